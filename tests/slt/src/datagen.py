@@ -5,7 +5,7 @@ Rewrites, in place, every block of a tests/slt/src/*.sql-slt file delimited by
     # @datagen begin NAME
     ...
     # @datagen end NAME
-with multi-row INSERT ... VALUES statements for data set NAME, built from a seeded PRNG
+(`# @datagen begin NAME TABLE` inserts the same rows into another table) with multi-row INSERT ... VALUES statements for data set NAME, built from a seeded PRNG
 (random.Random with a fixed seed per data set), so the data is reproducible and the
 corpus needs no generate_series.  Run it, then scripts/slt-regen.
 """
@@ -118,8 +118,10 @@ DATASETS = {f.__name__: f for f in
             [pr_int, pr_big, pr_neg, pr_text, pr_comp, ag_sales, jn_orders, jn_customers]}
 
 
-def inserts(name, per_stmt=100, per_line=6):
+def inserts(name, table=None, per_stmt=100, per_line=6):
     target, rows = DATASETS[name]()
+    if table:
+        target = table + target[target.index(" "):]
     out = []
     for s in range(0, len(rows), per_stmt):
         chunk = rows[s:s + per_stmt]
@@ -135,10 +137,11 @@ def inserts(name, per_stmt=100, per_line=6):
 
 
 def main():
-    pat = re.compile(r"^# @datagen begin (\w+)\n.*?^# @datagen end \1$", re.S | re.M)
+    pat = re.compile(r"^# @datagen begin (\w+)( \w+)?\n.*?^# @datagen end \1$", re.S | re.M)
     for path in sorted(HERE.glob("*.sql-slt")):
         text = path.read_text()
-        new = pat.sub(lambda m: f"# @datagen begin {m.group(1)}\n\n{inserts(m.group(1))}\n"
+        new = pat.sub(lambda m: f"# @datagen begin {m.group(1)}{m.group(2) or ''}\n\n"
+                                f"{inserts(m.group(1), (m.group(2) or '').strip() or None)}\n"
                                 f"# @datagen end {m.group(1)}", text)
         if new != text:
             path.write_text(new)
