@@ -17,12 +17,23 @@ pub(crate) const W_SIZE: f64 = 5e-7;
 pub(crate) const INSERT_FRAC: f64 = 1.0;
 /// Bytes of a node header plus its allocations' bookkeeping (used by the size term).
 pub(crate) const NODE_BYTES: f64 = 192.0;
+/// Most keys a data node is built with.
+pub(crate) const MAX_DATA_KEYS: f64 = super::data_node::MAX_SLOTS as f64 * super::data_node::INIT_DENSITY;
 /// At most this many keys are used to estimate a cost (a stride sample of larger sets).
-pub(crate) const SAMPLE: usize = 1 << 20;
+pub(crate) const SAMPLE: usize = 1 << 17;
 
 #[inline]
 pub(crate) fn log2_err(d: usize) -> f64 {
-    ((d + 1) as f64).log2()
+    fast_log2((d + 1) as f64)
+}
+
+/// log2 for x >= 1, to within 0.09: the exponent plus the mantissa as a linear fraction.
+#[inline]
+pub(crate) fn fast_log2(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
+    let m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52));
+    e + (m - 1.0)
 }
 
 #[inline]
@@ -46,8 +57,10 @@ pub(crate) fn estimate(xs: &[f64], stride: f64, density: f64) -> (f64, f64) {
     for (i, &x) in xs.iter().enumerate() {
         let pred = super::data_node::predict_slot(&model, x, cap);
         let pos = pred.max(next_free).min(cap - (m - i));
-        let d = pred.abs_diff(pos) as f64 * stride;
-        iters += (d + 1.0).log2();
+        let d = pred.abs_diff(pos);
+        if d > 0 {
+            iters += fast_log2(d as f64 * stride + 1.0);
+        }
         if pos == next_free && i > 0 {
             run += 1.0;
         } else {
@@ -114,21 +127,28 @@ pub(crate) fn best_fanout(
         bounds.push(xs.len());
         let mut c = if traverse { W_TRAVERSE } else { 0.0 };
         let mut nonempty = 0usize;
+        let mut oversized = false;
         for g in 0..f {
             let part = &xs[bounds[g]..bounds[g + 1]];
             if !part.is_empty() {
                 nonempty += 1;
-                c += part.len() as f64 / m as f64
-                    * data_node_cost(part, stride, super::data_node::INIT_DENSITY);
+                let mut pc = data_node_cost(part, stride, super::data_node::INIT_DENSITY);
+                if part.len() as f64 * stride > MAX_DATA_KEYS {
+                    // Too big for one data node: it will need another level.
+                    pc += W_TRAVERSE;
+                    oversized = true;
+                }
+                c += part.len() as f64 / m as f64 * pc;
             }
         }
         c += size_scale * (f as f64 * 4.0 + nonempty as f64 * NODE_BYTES);
         if best.as_ref().is_none_or(|b| c < b.1) {
             best = Some((d, c, bounds));
         }
-        if c >= prev_cost {
+        // Stop once the cost rose three times in a row past a size that fits data nodes.
+        if c >= prev_cost && !oversized {
             rises += 1;
-            if rises >= 2 {
+            if rises >= 3 {
                 break;
             }
         } else {

@@ -93,50 +93,63 @@ impl<K: AlexKey> DataNode<K> {
                 b: fit.b + (cap - n) as f64,
             },
         };
-        let mut slots = vec![Slot { key: K::MAX, val: 0 }; cap].into_boxed_slice();
+        Self::place(entries.iter().copied(), n, base, model, cap)
+    }
+
+    /// Model-based placement of `n` strictly increasing entries into `cap` slots: each key at
+    /// its predicted slot or the next free one (leaving room for the rest); gaps hold the next
+    /// key. One sequential write pass. Also records the expected cost of the layout.
+    fn place(
+        entries: impl Iterator<Item = (K, u64)>,
+        n: usize,
+        base: K,
+        model: LinearModel,
+        cap: usize,
+    ) -> Self {
+        let mut slots: Vec<Slot<K>> = Vec::with_capacity(cap);
         let mut bitmap = vec![0u64; cap.div_ceil(64)].into_boxed_slice();
         let mut iters_sum = 0.0f64;
         let mut shifts_sum = 0.0f64;
         let mut run = 0.0f64;
-        let mut next_free = 0usize;
-        for (i, (&(k, v), x)) in entries.iter().zip(xs).enumerate() {
-            let pred = predict_slot(&model, x, cap);
-            let mut pos = pred.max(next_free);
-            pos = pos.min(cap - (n - i));
-            iters_sum += cost::log2_err(pred.abs_diff(pos));
+        let mut min_key = K::MAX;
+        let mut max_key = K::MIN;
+        for (i, (k, v)) in entries.take(n).enumerate() {
+            let next_free = slots.len();
+            let pred = predict_slot(&model, k.offset_from(base), cap);
+            let pos = pred.max(next_free).min(cap - (n - i));
+            if pos != pred {
+                iters_sum += cost::log2_err(pred.abs_diff(pos));
+            }
             if pos == next_free && i > 0 {
                 run += 1.0;
             } else {
                 shifts_sum += run * run;
                 run = 1.0;
             }
-            slots[pos] = Slot { key: k, val: v };
+            if i == 0 {
+                min_key = k;
+            }
+            max_key = k;
+            slots.resize(pos, Slot { key: k, val: 0 });
+            slots.push(Slot { key: k, val: v });
             bitmap[pos >> 6] |= 1u64 << (pos & 63);
-            next_free = pos + 1;
         }
         shifts_sum += run * run;
-        // Gaps take the key of the next occupied slot.
-        let mut next_key = K::MAX;
-        for i in (0..cap).rev() {
-            if bitmap[i >> 6] >> (i & 63) & 1 == 1 {
-                next_key = slots[i].key;
-            } else {
-                slots[i].key = next_key;
-            }
-        }
+        let placed = bitmap.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+        slots.resize(cap, Slot { key: K::MAX, val: 0 });
         let (exp_iters, exp_shifts) = if n > 0 {
             (iters_sum / n as f64, shifts_sum / (4.0 * n as f64))
         } else {
             (0.0, 0.0)
         };
         DataNode {
-            slots,
+            slots: slots.into_boxed_slice(),
             bitmap,
             model,
             base,
-            num_keys: n,
-            min_key: entries.first().map(|e| e.0).unwrap_or(K::MAX),
-            max_key: entries.last().map(|e| e.0).unwrap_or(K::MIN),
+            num_keys: placed,
+            min_key,
+            max_key,
             prev: NONE,
             next: NONE,
             n_inserts: 0,
@@ -147,6 +160,34 @@ impl<K: AlexKey> DataNode<K> {
             exp_iters: exp_iters as f32,
             exp_shifts: exp_shifts as f32,
         }
+    }
+
+    /// Expansion (or contraction) to `density` without retraining: the model is scaled by the
+    /// capacity ratio and the keys re-placed by it (paper §3.3.1). Links are kept.
+    pub fn resize_scaled(&mut self, density: f64) {
+        let n = self.num_keys;
+        let cap = ((n as f64 / density).ceil() as usize).max(n + 1).max(MIN_CAP);
+        let model = self.model.scaled(cap as f64 / self.cap() as f64);
+        let mut fresh = Self::place(self.iter_occupied(), n, self.base, model, cap);
+        fresh.prev = self.prev;
+        fresh.next = self.next;
+        *self = fresh;
+    }
+
+    /// The entries in key order, without allocating.
+    pub fn iter_occupied(&self) -> impl Iterator<Item = (K, u64)> + '_ {
+        self.bitmap.iter().enumerate().flat_map(move |(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let i = (w << 6) | bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let s = self.slots[i];
+                Some((s.key, s.val))
+            })
+        })
     }
 
     /// Rebuilds this node in place with the same entries (expansion, contraction, retraining).

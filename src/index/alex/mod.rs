@@ -54,7 +54,12 @@ impl AlexKey for u64 {
     }
     #[inline]
     fn offset_from(self, base: Self) -> f64 {
-        (self as i128 - base as i128) as f64
+        // The exact difference, rounded once (u64 -> f64 is cheap; i128 -> f64 is not).
+        if self >= base {
+            (self - base) as f64
+        } else {
+            -((base - self) as f64)
+        }
     }
 }
 
@@ -67,7 +72,12 @@ impl AlexKey for i64 {
     }
     #[inline]
     fn offset_from(self, base: Self) -> f64 {
-        (self as i128 - base as i128) as f64
+        // The exact difference (it fits in a u64 either way), rounded once.
+        if self >= base {
+            self.wrapping_sub(base) as u64 as f64
+        } else {
+            -(base.wrapping_sub(self) as u64 as f64)
+        }
     }
 }
 

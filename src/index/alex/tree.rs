@@ -286,7 +286,11 @@ impl<K: AlexKey> Alex<K> {
         } else {
             Layout::Spread
         };
-        dn.rebuild(INIT_DENSITY, layout);
+        if layout == Layout::Spread && dn.num_keys > 0 {
+            dn.resize_scaled(INIT_DENSITY);
+        } else {
+            dn.rebuild(INIT_DENSITY, layout);
+        }
         self.counters.expansions += 1;
     }
 

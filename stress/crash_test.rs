@@ -1,0 +1,354 @@
+//! crash_test: SIGKILL a process in the middle of durable commits, reopen, and check that every
+//! acknowledged commit survived, no transaction is half-visible, and the index equals the rows.
+//!
+//! The parent starts a child that runs a seeded random transactional workload from several
+//! threads (each owns a disjoint slice of the keys, so the expected state is exact). Before each
+//! commit the child prints the transaction's writes ("intent"); after `commit()` returns it
+//! prints an acknowledgement. The parent kills the child at a random moment, reopens the
+//! database and compares it with the acknowledged model: a key may differ from the model only
+//! if the thread's last, unacknowledged transaction wrote it, and then all of that
+//! transaction's writes must be present (or none).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value};
+use clap::Parser;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+#[derive(Parser, Debug)]
+#[command(about = "Kill -9 during durable commits; verify nothing acknowledged is lost or torn")]
+struct Args {
+    /// Number of kill/reopen cycles.
+    #[arg(long, default_value_t = 200)]
+    cycles: u64,
+    /// Database directory (default: a fresh temporary directory).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Writer threads in the child.
+    #[arg(long, default_value_t = 4)]
+    threads: u64,
+    /// Keys in the table.
+    #[arg(long, default_value_t = 4000)]
+    keys: i64,
+    /// Longest time the child runs before it is killed, milliseconds.
+    #[arg(long, default_value_t = 400)]
+    max_run_ms: u64,
+    /// Internal: run as the workload child.
+    #[arg(long, hide = true)]
+    child: bool,
+    #[arg(long, hide = true, default_value_t = 0)]
+    first_txid: u64,
+}
+
+const TABLE: &str = "kv";
+
+fn options() -> Options {
+    Options {
+        sync_commits: true,
+        // Small thresholds so that checkpoints, garbage collection and tombstone rules are
+        // exercised within each short run.
+        checkpoint_every: 3000,
+        maintenance_interval: Duration::from_millis(5),
+        row_cache_bytes: 4 << 20,
+        ..Options::default()
+    }
+}
+
+fn ensure_table(db: &Database) -> augur::Result<()> {
+    db.create_table_if_not_exists(TableDef::new(
+        TABLE,
+        vec![
+            ColumnDef::new("k", DataType::Int8),
+            ColumnDef::new("v", DataType::Int8),
+            ColumnDef::new("pad", DataType::Text(None)),
+        ],
+        &["k"],
+    )?)?;
+    Ok(())
+}
+
+fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
+    let db = Database::open(dir, options())?;
+    ensure_table(&db)?;
+    let out = std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout()));
+    {
+        let mut o = out.lock().unwrap();
+        writeln!(o, "READY")?;
+        o.flush()?;
+    }
+    let mut handles = Vec::new();
+    for th in 0..args.threads {
+        let db = db.clone();
+        let out = out.clone();
+        let threads = args.threads;
+        let keys = args.keys;
+        let seed = args.seed ^ (args.first_txid.wrapping_mul(31)) ^ th;
+        let first = args.first_txid;
+        handles.push(std::thread::spawn(move || -> anyhow::Result<()> {
+            let mut rng = StdRng::seed_from_u64(seed);
+            let per_thread = keys / threads as i64;
+            for n in 0.. {
+                let txid = first + n * threads + th;
+                let size = if rng.random_ratio(1, 50) { rng.random_range(100..400) } else { rng.random_range(1..12) };
+                let mut writes: Vec<(i64, Option<i64>)> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                for i in 0..size {
+                    let k = rng.random_range(0..per_thread) * threads as i64 + th as i64;
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                    let v = if rng.random_ratio(1, 4) { None } else { Some((txid * 1000 + i) as i64) };
+                    writes.push((k, v));
+                }
+                let mut tx = db.begin();
+                for (k, v) in &writes {
+                    match v {
+                        Some(v) => {
+                            tx.upsert(TABLE, vec![Value::Int(*k), Value::Int(*v), Value::Text("x".repeat(40))])?;
+                        }
+                        None => {
+                            tx.delete(TABLE, &Key::Int(*k))?;
+                        }
+                    }
+                }
+                let intent: Vec<String> = writes
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Some(v) => format!("{k}={v}"),
+                        None => format!("{k}=D"),
+                    })
+                    .collect();
+                {
+                    let mut o = out.lock().unwrap();
+                    writeln!(o, "I {th} {txid} {}", intent.join(" "))?;
+                    o.flush()?;
+                }
+                tx.commit()?;
+                {
+                    let mut o = out.lock().unwrap();
+                    writeln!(o, "A {th} {txid}")?;
+                    o.flush()?;
+                }
+            }
+            Ok(())
+        }));
+    }
+    for h in handles {
+        h.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Totals {
+    lost: u64,
+    torn: u64,
+    index_mismatch: u64,
+    acked: u64,
+    inflight_applied: u64,
+    inflight_absent: u64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let tmp;
+    let dir = match &args.dir {
+        Some(d) => d.clone(),
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().join("db")
+        }
+    };
+    if args.child {
+        return child(&args, &dir);
+    }
+    if args.threads == 0 || args.keys < args.threads as i64 {
+        anyhow::bail!("--threads must be at least 1 and --keys at least --threads");
+    }
+
+    let exe = std::env::current_exe()?;
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    // The acknowledged state of every key.
+    let mut model: HashMap<i64, i64> = HashMap::new();
+    let mut t = Totals::default();
+    let started = Instant::now();
+
+    for cycle in 0..args.cycles {
+        let mut ch = Command::new(&exe)
+            .arg("--child")
+            .arg("--dir")
+            .arg(&dir)
+            .arg("--seed")
+            .arg(args.seed.to_string())
+            .arg("--threads")
+            .arg(args.threads.to_string())
+            .arg("--keys")
+            .arg(args.keys.to_string())
+            .arg("--first-txid")
+            .arg(((cycle + 1) * 10_000_000).to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdout = ch.stdout.take().expect("piped");
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut lines = Vec::new();
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line == "READY" {
+                    let _ = ready_tx.send(());
+                }
+                lines.push(line);
+            }
+            lines
+        });
+        if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = ch.kill();
+            anyhow::bail!("cycle {cycle}: child did not open the database");
+        }
+        std::thread::sleep(Duration::from_millis(rng.random_range(1..=args.max_run_ms)));
+        ch.kill()?; // SIGKILL
+        let status = ch.wait()?;
+        let lines = reader.join().map_err(|_| anyhow::anyhow!("reader panicked"))?;
+        if status.success() {
+            anyhow::bail!("cycle {cycle}: child exited by itself: {lines:?}");
+        }
+
+        // Per thread: acknowledged transactions, and the last intent that was not acknowledged.
+        let mut intents: HashMap<u64, Vec<(i64, Option<i64>)>> = HashMap::new();
+        let mut order: Vec<(u64, u64)> = Vec::new(); // (thread, txid) in intent order
+        let mut acked: std::collections::HashSet<u64> = Default::default();
+        for l in &lines {
+            let mut p = l.split(' ');
+            match p.next() {
+                Some("I") => {
+                    let th: u64 = p.next().unwrap_or("0").parse()?;
+                    let txid: u64 = p.next().unwrap_or("0").parse()?;
+                    let mut w = Vec::new();
+                    for kv in p {
+                        let (k, v) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("bad line {l}"))?;
+                        w.push((k.parse()?, if v == "D" { None } else { Some(v.parse()?) }));
+                    }
+                    intents.insert(txid, w);
+                    order.push((th, txid));
+                }
+                Some("A") => {
+                    let _th: u64 = p.next().unwrap_or("0").parse()?;
+                    acked.insert(p.next().unwrap_or("0").parse()?);
+                }
+                _ => {}
+            }
+        }
+        let mut inflight: HashMap<u64, u64> = HashMap::new(); // thread -> txid
+        for (th, txid) in &order {
+            if acked.contains(txid) {
+                for (k, v) in &intents[txid] {
+                    match v {
+                        Some(v) => model.insert(*k, *v),
+                        None => model.remove(k),
+                    };
+                }
+                t.acked += 1;
+            } else {
+                inflight.insert(*th, *txid);
+            }
+        }
+
+        // Reopen and compare.
+        let db = Database::open(&dir, options())?;
+        ensure_table(&db)?;
+        if let Err(e) = db.verify_integrity() {
+            eprintln!("cycle {cycle}: index != rows: {e}");
+            t.index_mismatch += 1;
+        }
+        let mut actual: HashMap<i64, i64> = HashMap::new();
+        let tx = db.begin();
+        for (k, row) in tx.scan(TABLE, KeyRange::all())? {
+            let (Key::Int(k), Value::Int(v)) = (k, &row[1]) else {
+                anyhow::bail!("unexpected row shape");
+            };
+            actual.insert(k, *v);
+            // Every key the scan finds is found by a point lookup too.
+            if tx.get(TABLE, &Key::Int(k))?.is_none() {
+                t.index_mismatch += 1;
+            }
+        }
+        drop(tx);
+        let mut differing: Vec<i64> = model
+            .keys()
+            .chain(actual.keys())
+            .filter(|k| model.get(k) != actual.get(k))
+            .copied()
+            .collect();
+        differing.sort();
+        differing.dedup();
+        // Which in-flight transactions explain the differences?
+        for &txid in inflight.values() {
+            let w = &intents[&txid];
+            let applied = w.iter().filter(|(k, v)| actual.get(k) == v.as_ref()).count();
+            let differs = w.iter().any(|(k, v)| model.get(k) != v.as_ref());
+            if !differs {
+                continue; // a no-op either way
+            }
+            if applied == w.len() {
+                t.inflight_applied += 1;
+                for (k, v) in w {
+                    match v {
+                        Some(v) => model.insert(*k, *v),
+                        None => model.remove(k),
+                    };
+                }
+            } else if w.iter().any(|(k, v)| actual.get(k) == v.as_ref() && model.get(k) != v.as_ref()) {
+                eprintln!("cycle {cycle}: transaction {txid} is partially visible");
+                t.torn += 1;
+            } else {
+                t.inflight_absent += 1;
+            }
+        }
+        for k in differing {
+            if model.get(&k) != actual.get(&k) {
+                eprintln!(
+                    "cycle {cycle}: key {k}: acknowledged {:?}, found {:?}",
+                    model.get(&k),
+                    actual.get(&k)
+                );
+                t.lost += 1;
+                // Continue from what is there, so one loss is counted once.
+                match actual.get(&k) {
+                    Some(v) => model.insert(k, *v),
+                    None => model.remove(&k),
+                };
+            }
+        }
+        db.close()?;
+        drop(db);
+        if (cycle + 1) % 50 == 0 {
+            eprintln!(
+                "crash_test: {} cycles, {} acknowledged commits checked, {:.0}s",
+                cycle + 1,
+                t.acked,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    println!(
+        "acknowledged_commits={} inflight_applied={} inflight_absent={} keys={} seconds={:.1}",
+        t.acked,
+        t.inflight_applied,
+        t.inflight_absent,
+        model.len(),
+        started.elapsed().as_secs_f64()
+    );
+    println!("cycles={} lost={} torn={} index_mismatch={}", args.cycles, t.lost, t.torn, t.index_mismatch);
+    if t.lost + t.torn + t.index_mismatch > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
