@@ -24,8 +24,8 @@ const MAX_ROOT_ABOVE_LOG2: u32 = 10;
 pub(crate) type Pos = (u32, usize);
 
 /// Sorted finite offsets from `base` of a stride sample of `entries`.
-fn sample_offsets<K: AlexKey>(entries: &[(K, u64)], base: K) -> (Vec<f64>, f64) {
-    let stride = entries.len().div_ceil(SAMPLE).max(1);
+fn sample_offsets<K: AlexKey>(entries: &[(K, u64)], base: K, sample: usize) -> (Vec<f64>, f64) {
+    let stride = entries.len().div_ceil(sample).max(1);
     let xs = entries
         .iter()
         .step_by(stride)
@@ -155,7 +155,8 @@ impl<K: AlexKey> Alex<K> {
         if width <= 0.0 || depth >= MAX_BUILD_DEPTH || (!force_model && n <= SMALL_NODE) {
             return as_data(self, leaves);
         }
-        let (xs, stride) = sample_offsets(entries, base);
+        // The root's fanout decides most of the tree: it gets the big sample.
+        let (xs, stride) = sample_offsets(entries, base, if depth == 0 { SAMPLE } else { SAMPLE / 8 });
         let fits_data = n as f64 <= MAX_SLOTS as f64 * INIT_DENSITY;
         let data_cost = if fits_data && !force_model {
             data_node_cost(&xs, stride, INIT_DENSITY)
@@ -255,7 +256,7 @@ impl<K: AlexKey> Alex<K> {
             self.expand_leaf(leaf);
             return;
         }
-        let (xs, stride) = sample_offsets(&entries, base);
+        let (xs, stride) = sample_offsets(&entries, base, SAMPLE / 8);
         let path = self.path_to(key);
         let fan = best_fanout(
             &xs,
