@@ -138,11 +138,12 @@ fn run(initial: Vec<i64>, ops: Vec<Op>) -> Result<(), TestCaseError> {
     for (i, op) in ops.into_iter().enumerate() {
         match op {
             Op::Insert(k, v) => {
-                let exp = if m.contains_key(&k) {
-                    Err(AlexError::DuplicateKey)
-                } else {
-                    m.insert(k, v);
-                    Ok(())
+                let exp = match m.entry(k) {
+                    std::collections::btree_map::Entry::Occupied(_) => Err(AlexError::DuplicateKey),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        e.insert(v);
+                        Ok(())
+                    }
                 };
                 prop_assert_eq!(t.insert(k, v), exp, "insert {}", k);
             }

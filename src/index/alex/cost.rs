@@ -92,6 +92,7 @@ pub(crate) struct Fanout {
 /// two up to `max_log2`, keeps the cheapest (stopping after the cost rose twice in a row),
 /// then merges sibling children bottom-up while one data node over both is cheaper (the
 /// fanout-tree cut of paper §4.3). `min_log2` forces a split.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn best_fanout(
     xs: &[f64],
     stride: f64,
@@ -185,7 +186,7 @@ pub(crate) fn best_fanout(
         let mut any = false;
         while i < blocks.len() {
             let l = blocks[i];
-            if i + 1 < blocks.len() && l.1 == len && l.0 % (2 * len) == 0 && blocks[i + 1].1 == len {
+            if i + 1 < blocks.len() && l.1 == len && l.0.is_multiple_of(2 * len) && blocks[i + 1].1 == len {
                 let r = blocks[i + 1];
                 let part = &xs[l.2..r.3];
                 let c = part.len() as f64 * data_node_cost(part, stride, super::data_node::INIT_DENSITY);

@@ -578,7 +578,7 @@ impl<K: AlexKey> DataNode<K> {
                 if i + 1 < cap && self.occupied(i + 1) && self.slots[i].key >= self.slots[i + 1].key {
                     return Err(format!("order broken at {i}"));
                 }
-                if self.slots[i].key >= next && !(count == 1) {
+                if self.slots[i].key >= next && count != 1 {
                     return Err(format!("not increasing at {i}"));
                 }
                 next = self.slots[i].key;

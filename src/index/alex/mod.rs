@@ -152,10 +152,8 @@ impl<K: AlexKey> std::fmt::Debug for Alex<K> {
 impl<K: AlexKey> Alex<K> {
     /// An empty index (its root is an empty data node).
     pub fn new() -> Self {
-        let mut nodes = Vec::with_capacity(1);
-        nodes.push(Node::Data(DataNode::empty()));
         Alex {
-            nodes,
+            nodes: vec![Node::Data(DataNode::empty())],
             free: Vec::new(),
             root: 0,
             len: 0,

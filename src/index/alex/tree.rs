@@ -242,7 +242,7 @@ impl<K: AlexKey> Alex<K> {
         let dn = self.data(leaf);
         let n = dn.num_keys;
         let must_split = (n + 1) as f64 / INIT_DENSITY > MAX_SLOTS as f64;
-        if !must_split && !(dn.significant_cost_deviation() || dn.catastrophic_cost()) {
+        if !(must_split || dn.significant_cost_deviation() || dn.catastrophic_cost()) {
             self.expand_leaf(leaf);
             return;
         }
@@ -440,8 +440,7 @@ impl<K: AlexKey> Alex<K> {
             let nf = f * k;
             let mut children = Vec::with_capacity(nf);
             let mut leaves = Vec::new();
-            let new_off;
-            if right {
+            let new_off = if right {
                 children.extend_from_slice(&self.model(root).children);
                 let mut len = f;
                 while children.len() < nf {
@@ -450,7 +449,7 @@ impl<K: AlexKey> Alex<K> {
                     children.extend(std::iter::repeat_n(id, len));
                     len *= 2;
                 }
-                new_off = Some(off);
+                Some(off)
             } else {
                 let mut len = nf / 2;
                 while children.len() < nf - f {
@@ -460,11 +459,11 @@ impl<K: AlexKey> Alex<K> {
                     len /= 2;
                 }
                 children.extend_from_slice(&self.model(root).children);
-                new_off = i64::try_from(((nf - f) as i128) << shift)
+                i64::try_from(((nf - f) as i128) << shift)
                     .ok()
                     .and_then(|d| off.checked_add(d))
-                    .filter(|o| o.unsigned_abs() < 1 << 61);
-            }
+                    .filter(|o| o.unsigned_abs() < 1 << 61)
+            };
             let Some(new_off) = new_off else {
                 for id in leaves {
                     self.release(id);
