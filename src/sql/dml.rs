@@ -1,0 +1,548 @@
+//! INSERT / UPDATE / DELETE: binding and execution. A statement first computes all its
+//! changes against the transaction's snapshot (reads, expressions, conflict decisions), then
+//! applies them, so its own writes never feed back into its reads.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use sqlparser::ast as A;
+
+use super::bind::{apply_filter, ident, object_name, Binder, Scope, ScopeCol};
+use super::exec::{run, scan_rows, Exec};
+use super::expr::{assign, Expr, Ty};
+use super::plan::{Access, Column, Plan, Scan};
+use crate::engine::{Table, TableDef, Transaction};
+use crate::error::{Error, Result, SqlState};
+use crate::types::{DataType, Key, Row, Value};
+
+#[derive(Debug)]
+pub enum Conflict {
+    Nothing,
+    Update { sets: Vec<(usize, Expr)>, filter: Option<Expr> },
+}
+
+pub struct InsertPlan {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    /// Table column of each source column.
+    pub targets: Vec<usize>,
+    pub source: Plan,
+    /// Default expression of each table column (None: NULL).
+    pub defaults: Vec<Option<Expr>>,
+    pub conflict: Option<Conflict>,
+    pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+}
+
+pub struct UpdatePlan {
+    pub scan: Scan,
+    pub sets: Vec<(usize, Expr)>,
+    pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+}
+
+pub struct DeletePlan {
+    pub scan: Scan,
+    pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+}
+
+fn assignable(from: Ty, to: DataType) -> bool {
+    from == Ty::Unknown
+        || Ty::from_dt(to) == from
+        || (from.is_num() && to.is_numeric())
+        || matches!(to, DataType::Text(_))
+}
+
+fn type_error(col: &str, to: DataType, from: Ty) -> Error {
+    Error::mismatch(format!("column \"{col}\" is of type {} but expression is of type {}", to.sql_name(), from.name()))
+}
+
+/// Parses and binds a column's DEFAULT expression.
+pub fn bind_default(b: &mut Binder, text: &str, dt: DataType, col: &str) -> Result<Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let ast = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| Error::syntax(format!("invalid DEFAULT expression {text}: {e}")))?;
+    let (e, t) = b.bind_noagg(&ast, &Scope::default(), "DEFAULT expressions")?;
+    if !e.is_const() {
+        return Err(Error::syntax("cannot use column reference in DEFAULT expression"));
+    }
+    if !assignable(t, dt) {
+        return Err(type_error(col, dt, t));
+    }
+    b.coerce(e, t, Ty::from_dt(dt))
+}
+
+fn bind_returning(
+    b: &mut Binder,
+    items: &Option<Vec<A::SelectItem>>,
+    scope: &Scope,
+) -> Result<Option<(Vec<Expr>, Vec<Column>)>> {
+    let Some(items) = items else { return Ok(None) };
+    let mut exprs = Vec::new();
+    let mut cols = Vec::new();
+    for it in items {
+        match it {
+            A::SelectItem::Wildcard(_) => {
+                for (i, c) in scope.cols.iter().enumerate() {
+                    exprs.push(Expr::Col(i));
+                    cols.push(Column { name: c.name.clone(), ty: c.ty });
+                }
+            }
+            A::SelectItem::UnnamedExpr(e) | A::SelectItem::ExprWithAlias { expr: e, .. } => {
+                let (x, t) = b.bind_noagg(e, scope, "RETURNING")?;
+                let (x, t) = if t == Ty::Unknown { (b.coerce(x, t, Ty::Text)?, Ty::Text) } else { (x, t) };
+                let name = match it {
+                    A::SelectItem::ExprWithAlias { alias, .. } => ident(alias),
+                    _ => match e {
+                        A::Expr::Identifier(i) => ident(i),
+                        A::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
+                        _ => "?column?".into(),
+                    },
+                };
+                exprs.push(x);
+                cols.push(Column { name, ty: t });
+            }
+            other => return Err(Error::unsupported(format!("RETURNING item {other} is not supported"))),
+        }
+    }
+    Ok(Some((exprs, cols)))
+}
+
+fn bind_sets(b: &mut Binder, def: &TableDef, assignments: &[A::Assignment], scope: &Scope) -> Result<Vec<(usize, Expr)>> {
+    let mut sets = Vec::new();
+    for a in assignments {
+        let name = match &a.target {
+            A::AssignmentTarget::ColumnName(n) => match n.0.last() {
+                Some(A::ObjectNamePart::Identifier(i)) => ident(i),
+                _ => return Err(Error::syntax(format!("invalid assignment target {n}"))),
+            },
+            A::AssignmentTarget::Tuple(_) => return Err(Error::unsupported("multiple-column assignment is not supported")),
+        };
+        let c = def.column_index(&name).map_err(|_| {
+            Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{name}\" of relation \"{}\" does not exist", def.name),
+            )
+        })?;
+        if sets.iter().any(|(x, _)| *x == c) {
+            return Err(Error::syntax(format!("multiple assignments to same column \"{name}\"")));
+        }
+        let col = &def.columns[c];
+        let e = if matches!(&a.value, A::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+        {
+            match &col.default {
+                Some(t) => bind_default(b, t, col.ty, &col.name)?,
+                None => Expr::Lit(Value::Null),
+            }
+        } else {
+            let (e, t) = b.bind_noagg(&a.value, scope, "UPDATE")?;
+            if !assignable(t, col.ty) {
+                return Err(type_error(&col.name, col.ty, t));
+            }
+            b.coerce(e, t, Ty::from_dt(col.ty))?
+        };
+        sets.push((c, e));
+    }
+    Ok(sets)
+}
+
+pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
+    let A::TableObject::TableName(name) = &ins.table else {
+        return Err(Error::unsupported("INSERT into a table function is not supported"));
+    };
+    if ins.or.is_some() || ins.ignore || ins.overwrite || ins.partitioned.is_some() || !ins.assignments.is_empty() {
+        return Err(Error::unsupported("this form of INSERT is not supported"));
+    }
+    let table = b.table(name)?;
+    let def = table.def();
+    let alias = match &ins.table_alias {
+        Some(a) => ident(&a.alias),
+        None => def.name.clone(),
+    };
+    let mut targets = Vec::new();
+    if ins.columns.is_empty() {
+        targets.extend(0..def.columns.len());
+    } else {
+        for c in &ins.columns {
+            let n = match c.0.last() {
+                Some(A::ObjectNamePart::Identifier(i)) => ident(i),
+                _ => return Err(Error::syntax(format!("invalid column {c}"))),
+            };
+            let i = def.column_index(&n).map_err(|_| {
+                Error::new(
+                    SqlState::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" of relation \"{}\" does not exist", def.name),
+                )
+            })?;
+            if targets.contains(&i) {
+                return Err(Error::new(SqlState::DUPLICATE_COLUMN, format!("column \"{n}\" specified more than once")));
+            }
+            targets.push(i);
+        }
+    }
+    let mut defaults = Vec::new();
+    for c in &def.columns {
+        defaults.push(match &c.default {
+            Some(t) => Some(bind_default(b, t, c.ty, &c.name)?),
+            None => None,
+        });
+    }
+    let Some(src) = &ins.source else {
+        // INSERT ... DEFAULT VALUES
+        return finish_insert(b, ins, table, def, vec![], Plan::Values(vec![vec![]]), defaults, &alias);
+    };
+    let arity = |n: usize, targets: &[usize]| -> Result<()> {
+        if n > targets.len() {
+            Err(Error::syntax("INSERT has more expressions than target columns"))
+        } else if n < targets.len() && !ins.columns.is_empty() {
+            Err(Error::syntax("INSERT has more target columns than expressions"))
+        } else {
+            Ok(())
+        }
+    };
+    let source = match src.body.as_ref() {
+        A::SetExpr::Values(v) if src.order_by.is_none() && src.limit_clause.is_none() && src.with.is_none() => {
+            let mut rows = Vec::new();
+            let width = v.rows.first().map_or(0, |r| r.len());
+            for r in &v.rows {
+                if r.len() != width {
+                    return Err(Error::syntax("VALUES lists must all be the same length"));
+                }
+                arity(r.len(), &targets)?;
+                let mut row = Vec::new();
+                for (i, e) in r.iter().enumerate() {
+                    let c = targets[i];
+                    let col = &def.columns[c];
+                    if matches!(e, A::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+                    {
+                        row.push(defaults[c].clone().unwrap_or(Expr::Lit(Value::Null)));
+                        continue;
+                    }
+                    let (x, t) = b.bind_noagg(e, &Scope::default(), "VALUES")?;
+                    if !assignable(t, col.ty) {
+                        return Err(type_error(&col.name, col.ty, t));
+                    }
+                    row.push(b.coerce(x, t, Ty::from_dt(col.ty))?);
+                }
+                rows.push(row);
+            }
+            targets.truncate(width);
+            Plan::Values(rows)
+        }
+        _ => {
+            let (plan, cols) = b.bind_query(src)?;
+            arity(cols.len(), &targets)?;
+            targets.truncate(cols.len());
+            for (c, &t) in cols.iter().zip(&targets) {
+                let col = &def.columns[t];
+                if !assignable(c.ty, col.ty) {
+                    return Err(type_error(&col.name, col.ty, c.ty));
+                }
+            }
+            plan
+        }
+    };
+    finish_insert(b, ins, table, def, targets, source, defaults, &alias)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish_insert(
+    b: &mut Binder,
+    ins: &A::Insert,
+    table: Arc<Table>,
+    def: Arc<TableDef>,
+    targets: Vec<usize>,
+    source: Plan,
+    defaults: Vec<Option<Expr>>,
+    alias: &str,
+) -> Result<InsertPlan> {
+    let scope = Scope::of_table(&def, alias);
+    let conflict = match &ins.on {
+        None => None,
+        Some(A::OnInsert::OnConflict(oc)) => {
+            match &oc.conflict_target {
+                None => {}
+                Some(A::ConflictTarget::Columns(cols)) => {
+                    let mut idx: Vec<usize> = Vec::new();
+                    for c in cols {
+                        idx.push(def.column_index(&ident(c))?);
+                    }
+                    idx.sort_unstable();
+                    let mut pk = def.primary_key.clone();
+                    pk.sort_unstable();
+                    if idx != pk || pk.is_empty() {
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                        ));
+                    }
+                }
+                Some(A::ConflictTarget::OnConstraint(n)) => {
+                    let n = object_name(n)?;
+                    if def.pkey_name.as_deref() != Some(n.as_str()) {
+                        return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("constraint \"{n}\" does not exist")));
+                    }
+                }
+            }
+            if !def.has_primary_key() {
+                return Err(Error::new(
+                    SqlState("42P10"),
+                    "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                ));
+            }
+            Some(match &oc.action {
+                A::OnConflictAction::DoNothing => Conflict::Nothing,
+                A::OnConflictAction::DoUpdate(du) => {
+                    let mut sc = scope.clone();
+                    sc.cols.extend(
+                        def.columns
+                            .iter()
+                            .map(|c| ScopeCol { table: Some("excluded".into()), name: c.name.clone(), ty: Ty::from_dt(c.ty) }),
+                    );
+                    sc.tables.push("excluded".into());
+                    let sets = bind_sets(b, &def, &du.assignments, &sc)?;
+                    let filter = match &du.selection {
+                        Some(w) => {
+                            let (e, t) = b.bind_noagg(w, &sc, "WHERE")?;
+                            Some(b.require_bool(e, t, "WHERE")?)
+                        }
+                        None => None,
+                    };
+                    Conflict::Update { sets, filter }
+                }
+            })
+        }
+        Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY is not supported")),
+    };
+    let returning = bind_returning(b, &ins.returning, &scope)?;
+    Ok(InsertPlan { table, def, targets, source, defaults, conflict, returning })
+}
+
+fn table_scan(b: &mut Binder, twj: &A::TableWithJoins) -> Result<(Scan, Scope)> {
+    if !twj.joins.is_empty() {
+        return Err(Error::unsupported("joins in UPDATE / DELETE are not supported"));
+    }
+    let A::TableFactor::Table { name, alias, .. } = &twj.relation else {
+        return Err(Error::unsupported("UPDATE / DELETE of a non-table"));
+    };
+    let table = b.table(name)?;
+    let def = table.def();
+    let alias = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| def.name.clone());
+    let scope = Scope::of_table(&def, &alias);
+    Ok((
+        Scan { table, def, alias, access: Access::Full, filter: None, reverse: false, stop_after: None },
+        scope,
+    ))
+}
+
+fn with_where(b: &mut Binder, scan: Scan, scope: &Scope, w: &Option<A::Expr>) -> Result<Scan> {
+    let Some(w) = w else { return Ok(scan) };
+    let (e, t) = b.bind_noagg(w, scope, "WHERE")?;
+    let e = b.require_bool(e, t, "WHERE")?;
+    match apply_filter(Plan::Scan(scan), e) {
+        Plan::Scan(s) => Ok(s),
+        _ => Err(Error::internal("filter did not fold into the scan")),
+    }
+}
+
+pub fn bind_update(b: &mut Binder, u: &A::Update) -> Result<UpdatePlan> {
+    if u.from.is_some() || u.limit.is_some() || !u.order_by.is_empty() || u.or.is_some() {
+        return Err(Error::unsupported("UPDATE ... FROM / ORDER BY / LIMIT is not supported"));
+    }
+    let (scan, scope) = table_scan(b, &u.table)?;
+    let sets = bind_sets(b, &scan.def, &u.assignments, &scope)?;
+    let scan = with_where(b, scan, &scope, &u.selection)?;
+    let returning = bind_returning(b, &u.returning, &scope)?;
+    Ok(UpdatePlan { scan, sets, returning })
+}
+
+pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
+    if d.using.is_some() || d.limit.is_some() || !d.order_by.is_empty() || !d.tables.is_empty() {
+        return Err(Error::unsupported("DELETE ... USING / ORDER BY / LIMIT is not supported"));
+    }
+    let from = match &d.from {
+        A::FromTable::WithFromKeyword(v) => v,
+        A::FromTable::WithoutKeyword(_) => return Err(Error::syntax("syntax error at or near \"DELETE\": FROM expected")),
+    };
+    let [twj] = from.as_slice() else {
+        return Err(Error::unsupported("DELETE from several tables is not supported"));
+    };
+    let (scan, scope) = table_scan(b, twj)?;
+    let scan = with_where(b, scan, &scope, &d.selection)?;
+    let returning = bind_returning(b, &d.returning, &scope)?;
+    Ok(DeletePlan { scan, returning })
+}
+
+fn returning_rows(ret: &Option<(Vec<Expr>, Vec<Column>)>, rows: &[Row], cx: &super::expr::Ctx) -> Result<Vec<Row>> {
+    let Some((exprs, _)) = ret else { return Ok(vec![]) };
+    rows.iter().map(|r| exprs.iter().map(|e| e.eval(r, cx)).collect()).collect()
+}
+
+fn full_row(p: &InsertPlan, src: Row, cx: &super::expr::Ctx) -> Result<Row> {
+    let mut row = vec![Value::Null; p.def.columns.len()];
+    let mut given = vec![false; row.len()];
+    for (v, &c) in src.into_iter().zip(&p.targets) {
+        row[c] = v;
+        given[c] = true;
+    }
+    for (c, col) in p.def.columns.iter().enumerate() {
+        if !given[c] {
+            if let Some(d) = &p.defaults[c] {
+                row[c] = d.eval(&[], cx)?;
+            }
+        }
+        let v = std::mem::replace(&mut row[c], Value::Null);
+        row[c] = assign(v, col.ty, &col.name)?;
+    }
+    Ok(row)
+}
+
+enum Op {
+    Insert(Row),
+    Update(Key, Row),
+}
+
+/// Runs an INSERT; returns (rows affected, RETURNING rows).
+pub fn exec_insert(p: &InsertPlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+    let mut ops = Vec::new();
+    let mut ret_src = Vec::new();
+    {
+        let ex = Exec { tx, params, subplans, now };
+        let cx = ex.ctx();
+        let src = run(&p.source, &cx)?;
+        let mut seen: HashSet<Key> = HashSet::new();
+        for r in src {
+            let row = full_row(p, r, &cx)?;
+            match &p.conflict {
+                None => {
+                    ret_src.push(row.clone());
+                    ops.push(Op::Insert(row));
+                }
+                Some(c) => {
+                    let row = p.def.check_row(row)?;
+                    let key = p.def.key_of(&row)?;
+                    let first = seen.insert(key.clone());
+                    if !first {
+                        if let Conflict::Update { .. } = c {
+                            return Err(Error::new(
+                                SqlState::CARDINALITY_VIOLATION,
+                                "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                            ));
+                        }
+                        continue;
+                    }
+                    match tx.get_in(&p.table, &key)? {
+                        None => {
+                            ret_src.push(row.clone());
+                            ops.push(Op::Insert(row));
+                        }
+                        Some(old) => match c {
+                            Conflict::Nothing => {}
+                            Conflict::Update { sets, filter } => {
+                                let mut both: Row = (*old).clone();
+                                both.extend(row.iter().cloned());
+                                if let Some(f) = filter {
+                                    if !f.test(&both, &cx)? {
+                                        continue;
+                                    }
+                                }
+                                let mut new = (*old).clone();
+                                for (c, e) in sets {
+                                    let col = &p.def.columns[*c];
+                                    new[*c] = assign(e.eval(&both, &cx)?, col.ty, &col.name)?;
+                                }
+                                ret_src.push(new.clone());
+                                ops.push(Op::Update(key, new));
+                            }
+                        },
+                    }
+                }
+            }
+        }
+        let ret = returning_rows(&p.returning, &ret_src, &cx)?;
+        drop(cx);
+        let n = ops.len() as u64;
+        apply(ops, tx, &p.table)?;
+        return Ok((n, ret));
+    }
+}
+
+fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
+    for op in ops {
+        match op {
+            Op::Insert(r) => {
+                tx.insert_in(t, r)?;
+            }
+            Op::Update(k, r) => {
+                tx.update_in(t, &k, r)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn exec_update(p: &UpdatePlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+    let def = &p.scan.def;
+    let mut changes: Vec<(Key, Row)> = Vec::new();
+    let ret;
+    {
+        let ex = Exec { tx, params, subplans, now };
+        let cx = ex.ctx();
+        let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
+        scan_rows(&p.scan, &cx, &mut |k, r| {
+            olds.push((k.clone(), r.clone()));
+            Ok(true)
+        })?;
+        for (k, old) in olds {
+            let mut new = (*old).clone();
+            for (c, e) in &p.sets {
+                let col = &def.columns[*c];
+                new[*c] = assign(e.eval(&old, &cx)?, col.ty, &col.name)?;
+            }
+            changes.push((k, new));
+        }
+        let news: Vec<Row> = changes.iter().map(|c| c.1.clone()).collect();
+        ret = returning_rows(&p.returning, &news, &cx)?;
+    }
+    let n = changes.len() as u64;
+    let t = &p.scan.table;
+    let mut moved = Vec::new();
+    for (k, new) in changes {
+        let new = def.check_row(new)?;
+        if def.has_primary_key() && def.key_of(&new)? != k {
+            moved.push((k, new));
+        } else {
+            tx.update_in(t, &k, new)?;
+        }
+    }
+    for (k, _) in &moved {
+        tx.delete_in(t, k)?;
+    }
+    for (_, new) in moved {
+        tx.insert_in(t, new)?;
+    }
+    Ok((n, ret))
+}
+
+pub fn exec_delete(p: &DeletePlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+    let mut keys = Vec::new();
+    let ret;
+    {
+        let ex = Exec { tx, params, subplans, now };
+        let cx = ex.ctx();
+        let mut olds = Vec::new();
+        scan_rows(&p.scan, &cx, &mut |k, r| {
+            keys.push(k.clone());
+            if p.returning.is_some() {
+                olds.push((**r).clone());
+            }
+            Ok(true)
+        })?;
+        ret = returning_rows(&p.returning, &olds, &cx)?;
+    }
+    let n = keys.len() as u64;
+    for k in keys {
+        tx.delete_in(&p.scan.table, &k)?;
+    }
+    Ok((n, ret))
+}

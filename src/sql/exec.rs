@@ -1,0 +1,573 @@
+//! Plan execution over a transaction. Rows are materialized between operators; scans that
+//! read the primary key in the query's order stop as soon as LIMIT is satisfied.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use super::expr::{cast, Ctx, Expr, SubResult, SubqueryRunner, Ty};
+use super::plan::{Access, AggFunc, AggSpec, Plan, Scan, SortKey};
+use crate::engine::{KeyRange, TableDef, Transaction};
+use crate::error::{Error, Result, SqlState};
+use crate::index::keyed::IndexKind;
+use crate::types::codec::encode_key_values;
+use crate::types::{DataType, Key, Row, Value};
+
+/// Runs plans (and their subqueries) for one statement.
+pub struct Exec<'a> {
+    pub tx: &'a Transaction,
+    pub params: &'a [Value],
+    pub subplans: &'a [Plan],
+    pub now: i64,
+}
+
+impl SubqueryRunner for Exec<'_> {
+    fn run_subquery(&self, n: usize) -> Result<Arc<SubResult>> {
+        let plan = self.subplans.get(n).ok_or_else(|| Error::internal("no such subquery"))?;
+        let cx = self.ctx();
+        let rows = run(plan, &cx)?;
+        let mut set = HashSet::new();
+        let mut has_null = false;
+        for r in &rows {
+            match r.first() {
+                Some(Value::Null) | None => has_null = true,
+                Some(v) => {
+                    set.insert(v.clone());
+                }
+            }
+        }
+        Ok(Arc::new(SubResult { rows, set, has_null }))
+    }
+}
+
+impl<'a> Exec<'a> {
+    pub fn ctx(&'a self) -> Ctx<'a> {
+        Ctx { tx: self.tx, params: self.params, subs: self, now: self.now, cache: RefCell::new(Vec::new()) }
+    }
+}
+
+/// The value to look up for a key column of type `dt`, or None when no stored key can equal it.
+pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
+    Ok(match (v, dt) {
+        (Value::Null, _) => None,
+        (Value::Int(i), t) if t.is_integer() => {
+            let ok = match t {
+                DataType::Int2 => i16::try_from(i).is_ok(),
+                DataType::Int4 => i32::try_from(i).is_ok(),
+                _ => true,
+            };
+            ok.then_some(Value::Int(i))
+        }
+        (Value::Float(f), t) if t.is_integer() => {
+            if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
+                return key_value(Value::Int(f as i64), t);
+            }
+            None
+        }
+        (v, t) => match cast(v, Ty::from_dt(t), None) {
+            Ok(v) => Some(v),
+            Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
+            Err(e) => return Err(e),
+        },
+    })
+}
+
+/// The primary key for key column values, or None when no row can have it.
+pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
+    let mut out = Vec::with_capacity(vals.len());
+    for (v, &c) in vals.into_iter().zip(&def.primary_key) {
+        match key_value(v, def.columns[c].ty)? {
+            Some(v) => out.push(v),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(def.key_from_values(&out)?))
+}
+
+/// A conservative bound value for a range over a column of type `dt` (the predicate is
+/// re-checked): None means the range is empty (a NULL bound).
+fn bound_value(v: Value, dt: DataType, lo: bool, inclusive: bool) -> Result<Option<(Value, bool)>> {
+    Ok(match (v, dt) {
+        (Value::Null, _) => None,
+        (Value::Float(f), t) if t.is_integer() => {
+            if f.is_nan() {
+                return Ok(None);
+            }
+            let r = if lo { f.floor() } else { f.ceil() };
+            let r = r.clamp(i64::MIN as f64, i64::MAX as f64);
+            Some((Value::Int(r as i64), true))
+        }
+        (Value::Int(i), t) if t.is_integer() => Some((Value::Int(i), inclusive)),
+        (v, t) => match cast(v, Ty::from_dt(t), None) {
+            Ok(v) => Some((v, inclusive)),
+            Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
+            Err(e) => return Err(e),
+        },
+    })
+}
+
+fn eval_const(e: &Expr, cx: &Ctx) -> Result<Value> {
+    e.eval(&[], cx)
+}
+
+fn limit_of(e: &Option<Expr>, cx: &Ctx, what: &str) -> Result<Option<u64>> {
+    let Some(e) = e else { return Ok(None) };
+    match eval_const(e, cx)? {
+        Value::Null => Ok(None),
+        Value::Int(i) if i < 0 => Err(Error::new(
+            SqlState(if what == "LIMIT" { "2201W" } else { "2201X" }),
+            format!("{what} must not be negative"),
+        )),
+        Value::Int(i) => Ok(Some(i as u64)),
+        v => Err(Error::mismatch(format!("argument of {what} must be an integer, got {}", v.type_name()))),
+    }
+}
+
+/// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
+/// returns false or the scan's stop count is reached.
+pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
+    let tx = cx.tx;
+    let stop = match &s.stop_after {
+        Some((l, o)) => match limit_of(l, cx, "LIMIT")? {
+            Some(l) => Some(l.saturating_add(limit_of(o, cx, "OFFSET")?.unwrap_or(0))),
+            None => None,
+        },
+        None => None,
+    };
+    if stop == Some(0) {
+        return Ok(());
+    }
+    let mut n = 0u64;
+    let mut visit = |k: &Key, r: &Arc<Row>| -> Result<bool> {
+        if let Some(flt) = &s.filter {
+            if !flt.test(r, cx)? {
+                return Ok(true);
+            }
+        }
+        n += 1;
+        if !f(k, r)? {
+            return Ok(false);
+        }
+        Ok(stop.is_none_or(|m| n < m))
+    };
+    let def = &s.def;
+    match &s.access {
+        Access::Full => tx.scan_in(&s.table, &KeyRange::all(), s.reverse, visit),
+        Access::Point(vals) => {
+            let vals = vals.iter().map(|e| eval_const(e, cx)).collect::<Result<Vec<_>>>()?;
+            if let Some(k) = make_key(def, vals)? {
+                if let Some(r) = tx.get_in(&s.table, &k)? {
+                    visit(&k, &r)?;
+                }
+            }
+            Ok(())
+        }
+        Access::In(list) => {
+            let mut keys = Vec::new();
+            for e in list {
+                if let Some(k) = make_key(def, vec![eval_const(e, cx)?])? {
+                    keys.push(k);
+                }
+            }
+            keys.sort();
+            keys.dedup();
+            if s.reverse {
+                keys.reverse();
+            }
+            for k in keys {
+                if let Some(r) = tx.get_in(&s.table, &k)? {
+                    if !visit(&k, &r)? {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        }
+        Access::Range { lo, hi } => {
+            let col = def.primary_key[0];
+            let dt = def.columns[col].ty;
+            let alex = s.table.key_index_kind() == IndexKind::Alex;
+            let mk = |v: Value| -> Key {
+                match (alex, v) {
+                    (true, Value::Int(i)) | (true, Value::Timestamp(i)) => Key::Int(i),
+                    (_, v) => Key::Bytes(encode_key_values(&[v])),
+                }
+            };
+            let mut range = KeyRange::all();
+            if let Some((e, inc)) = lo {
+                match bound_value(eval_const(e, cx)?, dt, true, *inc)? {
+                    None => return Ok(()),
+                    Some((v, inc)) => {
+                        let k = mk(v);
+                        range.lo = if inc { Bound::Included(k) } else { Bound::Excluded(k) };
+                    }
+                }
+            }
+            if let Some((e, inc)) = hi {
+                match bound_value(eval_const(e, cx)?, dt, false, *inc)? {
+                    None => return Ok(()),
+                    Some((v, inc)) => {
+                        let k = mk(v);
+                        range.hi = if inc { Bound::Included(k) } else { Bound::Excluded(k) };
+                    }
+                }
+            }
+            if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (&range.lo, &range.hi) {
+                if a > b {
+                    return Ok(());
+                }
+            }
+            tx.scan_in(&s.table, &range, s.reverse, visit)
+        }
+        Access::Prefix(vals) => {
+            let mut vs = Vec::new();
+            for (e, &c) in vals.iter().zip(&def.primary_key) {
+                match key_value(eval_const(e, cx)?, def.columns[c].ty)? {
+                    Some(v) => vs.push(v),
+                    None => return Ok(()),
+                }
+            }
+            let p = encode_key_values(&vs);
+            let mut end = p.clone();
+            end.push(0xFF);
+            let range = KeyRange { lo: Bound::Included(Key::Bytes(p)), hi: Bound::Excluded(Key::Bytes(end)) };
+            tx.scan_in(&s.table, &range, s.reverse, visit)
+        }
+        Access::Index { index, eq, lo, hi } => {
+            let idx = &def.indexes[*index];
+            let (lo_b, hi_b): (Bound<Vec<u8>>, Bound<Vec<u8>>) = if !eq.is_empty() {
+                let mut vs = Vec::new();
+                for (e, &c) in eq.iter().zip(&idx.columns) {
+                    match key_value(eval_const(e, cx)?, def.columns[c].ty)? {
+                        Some(v) => vs.push(v),
+                        None => return Ok(()),
+                    }
+                }
+                let b = encode_key_values(&vs);
+                (Bound::Included(b.clone()), Bound::Included(b))
+            } else {
+                let dt = def.columns[idx.columns[0]].ty;
+                let mut out = (Bound::Unbounded, Bound::Unbounded);
+                if let Some((e, inc)) = lo {
+                    match bound_value(eval_const(e, cx)?, dt, true, *inc)? {
+                        None => return Ok(()),
+                        Some((v, inc)) => {
+                            let b = encode_key_values(&[v]);
+                            out.0 = if inc { Bound::Included(b) } else { Bound::Excluded(b) };
+                        }
+                    }
+                }
+                if let Some((e, inc)) = hi {
+                    match bound_value(eval_const(e, cx)?, dt, false, *inc)? {
+                        None => return Ok(()),
+                        Some((v, inc)) => {
+                            let b = encode_key_values(&[v]);
+                            out.1 = if inc { Bound::Included(b) } else { Bound::Excluded(b) };
+                        }
+                    }
+                }
+                out
+            };
+            let rows = tx.index_scan_in(&s.table, *index, bytes_bound(&lo_b), bytes_bound(&hi_b))?;
+            for (k, r) in rows {
+                if !visit(&k, &r)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn bytes_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(v) => Bound::Included(v.as_slice()),
+        Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    count: i64,
+    sum_i: i128,
+    sum_f: f64,
+    best: Option<Value>,
+    all: Option<bool>,
+    seen: Option<HashSet<Value>>,
+}
+
+impl Acc {
+    fn new(spec: &AggSpec) -> Acc {
+        Acc { seen: spec.distinct.then(HashSet::new), ..Acc::default() }
+    }
+
+    fn add(&mut self, spec: &AggSpec, v: Value) {
+        if spec.func == AggFunc::CountStar {
+            self.count += 1;
+            return;
+        }
+        if v.is_null() {
+            return;
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(v.clone()) {
+                return;
+            }
+        }
+        self.count += 1;
+        match spec.func {
+            AggFunc::Sum | AggFunc::Avg => match v {
+                Value::Int(i) => self.sum_i += i as i128,
+                Value::Float(f) => self.sum_f += f,
+                _ => {}
+            },
+            AggFunc::Min | AggFunc::Max => {
+                let better = match &self.best {
+                    None => true,
+                    Some(b) => {
+                        let o = v.total_cmp(b);
+                        if spec.func == AggFunc::Min {
+                            o == Ordering::Less
+                        } else {
+                            o == Ordering::Greater
+                        }
+                    }
+                };
+                if better {
+                    self.best = Some(v);
+                }
+            }
+            AggFunc::BoolAnd | AggFunc::BoolOr => {
+                let b = v == Value::Bool(true);
+                self.all = Some(match (self.all, spec.func) {
+                    (None, _) => b,
+                    (Some(a), AggFunc::BoolAnd) => a && b,
+                    (Some(a), _) => a || b,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self, spec: &AggSpec) -> Result<Value> {
+        Ok(match spec.func {
+            AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
+            _ if self.count == 0 => Value::Null,
+            AggFunc::Sum if spec.arg_ty.is_int() => Value::Int(
+                i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?,
+            ),
+            AggFunc::Sum => Value::Float(self.sum_f),
+            AggFunc::Avg if spec.arg_ty.is_int() => Value::Float(self.sum_i as f64 / self.count as f64),
+            AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
+            AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
+            AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
+        })
+    }
+}
+
+pub fn compare_rows(a: &[Value], b: &[Value], keys: &[(bool, bool)]) -> Ordering {
+    for (i, &(desc, nulls_first)) in keys.iter().enumerate() {
+        let (x, y) = (&a[i], &b[i]);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            _ => {
+                let o = x.total_cmp(y);
+                if desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+fn sort(rows: Vec<Row>, keys: &[SortKey], cx: &Ctx) -> Result<Vec<Row>> {
+    let mut dec: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
+    for r in rows {
+        let k = keys.iter().map(|k| k.expr.eval(&r, cx)).collect::<Result<Vec<_>>>()?;
+        dec.push((k, r));
+    }
+    let flags: Vec<(bool, bool)> = keys.iter().map(|k| (k.desc, k.nulls_first)).collect();
+    dec.sort_by(|a, b| compare_rows(&a.0, &b.0, &flags));
+    Ok(dec.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Runs a plan to completion.
+pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
+    Ok(match plan {
+        Plan::Values(rows) => rows
+            .iter()
+            .map(|r| r.iter().map(|e| e.eval(&[], cx)).collect::<Result<Vec<_>>>())
+            .collect::<Result<Vec<_>>>()?,
+        Plan::Scan(s) => {
+            let mut out = Vec::new();
+            scan_rows(s, cx, &mut |_, r| {
+                out.push((**r).clone());
+                Ok(true)
+            })?;
+            out
+        }
+        Plan::Join { left, right, left_join, on, lookup } => {
+            let lrows = run(left, cx)?;
+            let mut out = Vec::new();
+            match lookup {
+                Some(l) => {
+                    let rw = l.def.columns.len();
+                    for lr in lrows {
+                        let kv = l.key.eval(&lr, cx)?;
+                        let mut matched = false;
+                        if let Some(k) = make_key(&l.def, vec![kv])? {
+                            if let Some(r) = cx.tx.get_in(&l.table, &k)? {
+                                let mut row = lr.clone();
+                                row.extend(r.iter().cloned());
+                                if on.as_ref().map_or(Ok(true), |e| e.test(&row, cx))? {
+                                    out.push(row);
+                                    matched = true;
+                                }
+                            }
+                        }
+                        if !matched && *left_join {
+                            let mut row = lr;
+                            row.extend(std::iter::repeat_n(Value::Null, rw));
+                            out.push(row);
+                        }
+                    }
+                }
+                None => {
+                    let rrows = run(right, cx)?;
+                    let rw = right.width();
+                    for lr in lrows {
+                        let mut matched = false;
+                        for rr in &rrows {
+                            let mut row = Vec::with_capacity(lr.len() + rr.len());
+                            row.extend(lr.iter().cloned());
+                            row.extend(rr.iter().cloned());
+                            if on.as_ref().map_or(Ok(true), |e| e.test(&row, cx))? {
+                                out.push(row);
+                                matched = true;
+                            }
+                        }
+                        if !matched && *left_join {
+                            let mut row = lr;
+                            row.extend(std::iter::repeat_n(Value::Null, rw));
+                            out.push(row);
+                        }
+                    }
+                }
+            }
+            out
+        }
+        Plan::Filter(p, e) => {
+            let rows = run(p, cx)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                if e.test(&r, cx)? {
+                    out.push(r);
+                }
+            }
+            out
+        }
+        Plan::Aggregate { input, groups, aggs } => {
+            let rows = run(input, cx)?;
+            let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+            let mut states: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
+            if groups.is_empty() {
+                states.push((vec![], aggs.iter().map(Acc::new).collect()));
+            }
+            for r in &rows {
+                let g = groups.iter().map(|e| e.eval(r, cx)).collect::<Result<Vec<_>>>()?;
+                let i = if groups.is_empty() {
+                    0
+                } else {
+                    match index.get(&g) {
+                        Some(&i) => i,
+                        None => {
+                            states.push((g.clone(), aggs.iter().map(Acc::new).collect()));
+                            index.insert(g, states.len() - 1);
+                            states.len() - 1
+                        }
+                    }
+                };
+                let st = &mut states[i].1;
+                for (a, spec) in st.iter_mut().zip(aggs) {
+                    let v = match &spec.arg {
+                        Some(e) => e.eval(r, cx)?,
+                        None => Value::Null,
+                    };
+                    a.add(spec, v);
+                }
+            }
+            let mut out = Vec::with_capacity(states.len());
+            for (g, accs) in states {
+                let mut row = g;
+                for (a, spec) in accs.into_iter().zip(aggs) {
+                    row.push(a.finish(spec)?);
+                }
+                out.push(row);
+            }
+            out
+        }
+        Plan::IndexMinMax { scan, max } => {
+            let pk = scan.def.primary_key[0];
+            let mut s = scan.clone();
+            s.reverse = *max;
+            let mut best = Value::Null;
+            scan_rows(&s, cx, &mut |_, r| {
+                best = r[pk].clone();
+                Ok(false)
+            })?;
+            vec![vec![best]]
+        }
+        Plan::Project(p, exprs) => {
+            // A point lookup projects straight from the shared row.
+            if let Plan::Scan(s) = p.as_ref() {
+                let mut out = Vec::new();
+                scan_rows(s, cx, &mut |_, r| {
+                    out.push(exprs.iter().map(|e| e.eval(r, cx)).collect::<Result<Vec<_>>>()?);
+                    Ok(true)
+                })?;
+                return Ok(out);
+            }
+            let rows = run(p, cx)?;
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                out.push(exprs.iter().map(|e| e.eval(&r, cx)).collect::<Result<Vec<_>>>()?);
+            }
+            out
+        }
+        Plan::Distinct(p) => {
+            let rows = run(p, cx)?;
+            let mut seen = HashSet::new();
+            rows.into_iter().filter(|r| seen.insert(r.clone())).collect()
+        }
+        Plan::Sort(p, keys) => sort(run(p, cx)?, keys, cx)?,
+        Plan::Limit { input, limit, offset } => {
+            let l = limit_of(limit, cx, "LIMIT")?;
+            let o = limit_of(offset, cx, "OFFSET")?.unwrap_or(0);
+            let rows = run(input, cx)?;
+            rows.into_iter().skip(o as usize).take(l.map_or(usize::MAX, |l| l as usize)).collect()
+        }
+    })
+}

@@ -1,0 +1,379 @@
+//! Plans: what the executor runs. Built by the binder (`bind.rs`), printed by EXPLAIN.
+
+use std::fmt::Write;
+use std::sync::Arc;
+
+use super::expr::{Expr, Ty};
+use crate::engine::{Table, TableDef};
+use crate::index::keyed::IndexKind;
+
+/// An output column.
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub ty: Ty,
+}
+
+/// How a scan reads its table.
+#[derive(Clone, Debug)]
+pub enum Access {
+    /// Every row, in primary-key order.
+    Full,
+    /// Primary-key equality: one value per key column.
+    Point(Vec<Expr>),
+    /// `pk IN (...)` on a single-column key.
+    In(Vec<Expr>),
+    /// A range of a single-column key: (bound, inclusive).
+    Range { lo: Option<(Expr, bool)>, hi: Option<(Expr, bool)> },
+    /// Equality on a prefix of a composite key.
+    Prefix(Vec<Expr>),
+    /// Secondary index `index`: equality on all its columns, or a range on its only column.
+    Index { index: usize, eq: Vec<Expr>, lo: Option<(Expr, bool)>, hi: Option<(Expr, bool)> },
+}
+
+#[derive(Clone)]
+pub struct Scan {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    pub alias: String,
+    pub access: Access,
+    /// Residual predicate over the table's row.
+    pub filter: Option<Expr>,
+    /// Read the primary key in descending order.
+    pub reverse: bool,
+    /// Stop after (limit + offset) rows pass the filter: the scan order is the query's order.
+    pub stop_after: Option<(Option<Expr>, Option<Expr>)>,
+}
+
+impl std::fmt::Debug for Scan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&scan_line(self))
+    }
+}
+
+impl std::fmt::Debug for Lookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lookup({} by {})", self.alias, show(&self.key))
+    }
+}
+
+impl Scan {
+    pub fn pk_col(&self) -> Option<usize> {
+        match self.def.primary_key.as_slice() {
+            [c] => Some(*c),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    BoolAnd,
+    BoolOr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggSpec {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+    pub distinct: bool,
+    /// Type of the argument.
+    pub arg_ty: Ty,
+}
+
+#[derive(Clone, Debug)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+/// Index-lookup join: for each left row, evaluate `key` and fetch the right row by primary key.
+#[derive(Clone)]
+pub struct Lookup {
+    pub table: Arc<Table>,
+    pub def: Arc<TableDef>,
+    pub alias: String,
+    pub key: Expr,
+}
+
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Constant rows (SELECT without FROM, VALUES).
+    Values(Vec<Vec<Expr>>),
+    Scan(Scan),
+    Join { left: Box<Plan>, right: Box<Plan>, left_join: bool, on: Option<Expr>, lookup: Option<Lookup> },
+    Filter(Box<Plan>, Expr),
+    Aggregate { input: Box<Plan>, groups: Vec<Expr>, aggs: Vec<AggSpec> },
+    /// min(pk) / max(pk) read from one end of the index.
+    IndexMinMax { scan: Scan, max: bool },
+    Project(Box<Plan>, Vec<Expr>),
+    Distinct(Box<Plan>),
+    Sort(Box<Plan>, Vec<SortKey>),
+    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+}
+
+impl Plan {
+    /// Number of columns of the rows this plan produces.
+    pub fn width(&self) -> usize {
+        match self {
+            Plan::Values(rows) => rows.first().map_or(0, |r| r.len()),
+            Plan::Scan(s) => s.def.columns.len(),
+            Plan::Join { left, right, lookup, .. } => {
+                left.width() + lookup.as_ref().map_or_else(|| right.width(), |l| l.def.columns.len())
+            }
+            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
+            Plan::Limit { input, .. } => input.width(),
+            Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
+            Plan::IndexMinMax { .. } => 1,
+            Plan::Project(_, e) => e.len(),
+        }
+    }
+
+    /// EXPLAIN text, one node per line, children indented.
+    pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
+        let pad = if depth == 0 { String::new() } else { format!("{}-> ", "  ".repeat(depth - 1)) };
+        match self {
+            Plan::Values(rows) => out.push(format!("{pad}Values ({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" })),
+            Plan::Scan(s) => out.push(format!("{pad}{}", scan_line(s))),
+            Plan::Join { left, right, left_join, on, lookup } => {
+                let kind = if *left_join { "Left join" } else { "Inner join" };
+                match lookup {
+                    Some(l) => {
+                        let how = match l.table.key_index_kind() {
+                            IndexKind::Alex => "ALEX point lookup",
+                            IndexKind::BTree => "ordered index (fallback) lookup",
+                        };
+                        out.push(format!("{pad}{kind} (index-lookup join: {how} on {} per outer row)", l.alias));
+                        if let Some(on) = on {
+                            out.push(format!("{}   join filter: {}", "  ".repeat(depth), show(on)));
+                        }
+                        left.explain(out, depth + 1);
+                    }
+                    None => {
+                        out.push(format!("{pad}{kind} (nested loop)"));
+                        if let Some(on) = on {
+                            out.push(format!("{}   join filter: {}", "  ".repeat(depth), show(on)));
+                        }
+                        left.explain(out, depth + 1);
+                        right.explain(out, depth + 1);
+                    }
+                }
+            }
+            Plan::Filter(p, e) => {
+                out.push(format!("{pad}Filter: {}", show(e)));
+                p.explain(out, depth + 1);
+            }
+            Plan::Aggregate { input, groups, aggs } => {
+                let a: Vec<String> = aggs.iter().map(show_agg).collect();
+                if groups.is_empty() {
+                    out.push(format!("{pad}Aggregate: {}", a.join(", ")));
+                } else {
+                    let g: Vec<String> = groups.iter().map(show).collect();
+                    out.push(format!("{pad}HashAggregate by {}: {}", g.join(", "), a.join(", ")));
+                }
+                input.explain(out, depth + 1);
+            }
+            Plan::IndexMinMax { scan, max } => {
+                out.push(format!("{pad}{} from one end of the index", if *max { "max" } else { "min" }));
+                out.push(format!("{}-> {}", "  ".repeat(depth), scan_line(scan)));
+            }
+            Plan::Project(p, e) => {
+                let cols: Vec<String> = e.iter().map(show).collect();
+                out.push(format!("{pad}Project: {}", cols.join(", ")));
+                p.explain(out, depth + 1);
+            }
+            Plan::Distinct(p) => {
+                out.push(format!("{pad}Distinct"));
+                p.explain(out, depth + 1);
+            }
+            Plan::Sort(p, keys) => {
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|k| {
+                        let mut s = show(&k.expr);
+                        if k.desc {
+                            s.push_str(" DESC");
+                        }
+                        if k.nulls_first != k.desc {
+                            s.push_str(if k.nulls_first { " NULLS FIRST" } else { " NULLS LAST" });
+                        }
+                        s
+                    })
+                    .collect();
+                out.push(format!("{pad}Sort: {}", k.join(", ")));
+                p.explain(out, depth + 1);
+            }
+            Plan::Limit { input, limit, offset } => {
+                let mut s = format!("{pad}Limit");
+                if let Some(l) = limit {
+                    let _ = write!(s, " {}", show(l));
+                }
+                if let Some(o) = offset {
+                    let _ = write!(s, " offset {}", show(o));
+                }
+                out.push(s);
+                input.explain(out, depth + 1);
+            }
+        }
+    }
+}
+
+fn bound(b: &Option<(Expr, bool)>, lo: bool) -> Option<String> {
+    b.as_ref().map(|(e, inc)| {
+        let op = match (lo, inc) {
+            (true, true) => ">=",
+            (true, false) => ">",
+            (false, true) => "<=",
+            (false, false) => "<",
+        };
+        format!("{op} {}", show(e))
+    })
+}
+
+fn scan_line(s: &Scan) -> String {
+    let kind = s.table.key_index_kind();
+    let pk_names: Vec<&str> = s.def.primary_key.iter().map(|&i| s.def.columns[i].name.as_str()).collect();
+    let pk = pk_names.join(", ");
+    let name = if s.alias == s.def.name { s.def.name.clone() } else { format!("{} {}", s.def.name, s.alias) };
+    let idx = match kind {
+        IndexKind::Alex => "ALEX",
+        IndexKind::BTree => "ordered index (fallback)",
+    };
+    let mut line = match &s.access {
+        Access::Full => {
+            if s.stop_after.is_some() && s.def.has_primary_key() {
+                format!(
+                    "{} on {name} ({pk} order{}, stops early)",
+                    if kind == IndexKind::Alex { "ALEX range scan" } else { "ordered index (fallback) range scan" },
+                    if s.reverse { " descending" } else { "" }
+                )
+            } else {
+                format!("full scan on {name}")
+            }
+        }
+        Access::Point(v) => {
+            let vals: Vec<String> = v.iter().map(show).collect();
+            if kind == IndexKind::Alex {
+                format!("ALEX point lookup on {name} ({pk} = {})", vals.join(", "))
+            } else {
+                format!("ordered index (fallback) point lookup on {name} (({pk}) = ({}))", vals.join(", "))
+            }
+        }
+        Access::In(v) => {
+            let vals: Vec<String> = v.iter().map(show).collect();
+            format!(
+                "{} on {name} ({pk} IN ({}))",
+                if kind == IndexKind::Alex { "ALEX point lookups" } else { "ordered index (fallback) point lookups" },
+                vals.join(", ")
+            )
+        }
+        Access::Range { lo, hi } => {
+            let b: Vec<String> = [bound(lo, true), bound(hi, false)]
+                .into_iter()
+                .flatten()
+                .map(|b| format!("{pk} {b}"))
+                .collect();
+            format!(
+                "{} on {name} ({}{})",
+                if kind == IndexKind::Alex { "ALEX range scan" } else { "ordered index (fallback) range scan" },
+                b.join(" AND "),
+                if s.reverse { ", descending" } else { "" }
+            )
+        }
+        Access::Prefix(v) => {
+            let vals: Vec<String> = v.iter().map(show).collect();
+            let cols: Vec<&str> = pk_names[..v.len()].to_vec();
+            format!("{idx} prefix range scan on {name} (({}) = ({}))", cols.join(", "), vals.join(", "))
+        }
+        Access::Index { index, eq, lo, hi } => {
+            let idef = &s.def.indexes[*index];
+            let cols: Vec<&str> = idef.columns.iter().map(|&i| s.def.columns[i].name.as_str()).collect();
+            let cond = if !eq.is_empty() {
+                let vals: Vec<String> = eq.iter().map(show).collect();
+                format!("({}) = ({})", cols.join(", "), vals.join(", "))
+            } else {
+                [bound(lo, true), bound(hi, false)]
+                    .into_iter()
+                    .flatten()
+                    .map(|b| format!("{} {b}", cols[0]))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
+            };
+            format!(
+                "ordered index (secondary{}) {} on {name} using {} ({cond})",
+                if idef.unique { ", unique" } else { "" },
+                if eq.is_empty() { "range scan" } else { "lookup" },
+                idef.name
+            )
+        }
+    };
+    if let Some(f) = &s.filter {
+        let _ = write!(line, " filter: {}", show(f));
+    }
+    line
+}
+
+fn show_agg(a: &AggSpec) -> String {
+    let name = match a.func {
+        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::Count => "count",
+        AggFunc::Sum => "sum",
+        AggFunc::Avg => "avg",
+        AggFunc::Min => "min",
+        AggFunc::Max => "max",
+        AggFunc::BoolAnd => "bool_and",
+        AggFunc::BoolOr => "bool_or",
+    };
+    format!(
+        "{name}({}{})",
+        if a.distinct { "DISTINCT " } else { "" },
+        a.arg.as_ref().map(show).unwrap_or_default()
+    )
+}
+
+/// A compact rendering of a bound expression (columns by position: `#n`).
+pub fn show(e: &Expr) -> String {
+    match e {
+        Expr::Lit(v) => match v {
+            crate::types::Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
+            crate::types::Value::Null => "NULL".into(),
+            v => v.to_text().unwrap_or_default(),
+        },
+        Expr::Col(i) => format!("#{i}"),
+        Expr::Param(i, _) => format!("${}", i + 1),
+        Expr::Neg(a, _) => format!("-{}", show(a)),
+        Expr::Arith(op, a, b, _) => format!("({} {} {})", show(a), op.sym(), show(b)),
+        Expr::Cmp(op, a, b) => format!("{} {} {}", show(a), op.sym(), show(b)),
+        Expr::And(a, b) => format!("({} AND {})", show(a), show(b)),
+        Expr::Or(a, b) => format!("({} OR {})", show(a), show(b)),
+        Expr::Not(a) => format!("NOT {}", show(a)),
+        Expr::IsNull(a, n) => format!("{} IS {}NULL", show(a), if *n { "NOT " } else { "" }),
+        Expr::IsBool(a, v, n) => format!("{} IS {}{}", show(a), if *n { "NOT " } else { "" }, if *v { "TRUE" } else { "FALSE" }),
+        Expr::IsDistinct(a, b, n) => format!("{} IS {}DISTINCT FROM {}", show(a), if *n { "NOT " } else { "" }, show(b)),
+        Expr::InList(a, l, n) => {
+            let l: Vec<String> = l.iter().map(show).collect();
+            format!("{} {}IN ({})", show(a), if *n { "NOT " } else { "" }, l.join(", "))
+        }
+        Expr::InSub(a, s, n) => format!("{} {}IN (subquery {s})", show(a), if *n { "NOT " } else { "" }),
+        Expr::Exists(s, n) => format!("{}EXISTS (subquery {s})", if *n { "NOT " } else { "" }),
+        Expr::ScalarSub(s) => format!("(subquery {s})"),
+        Expr::Like(a, b, _, n, ci) => {
+            format!("{} {}{} {}", show(a), if *n { "NOT " } else { "" }, if *ci { "ILIKE" } else { "LIKE" }, show(b))
+        }
+        Expr::Case { .. } => "CASE ... END".into(),
+        Expr::Cast(a, t, _) => format!("{}::{}", show(a), t.name()),
+        Expr::Concat(a, b) => format!("({} || {})", show(a), show(b)),
+        Expr::Func(f, args, _) => {
+            let a: Vec<String> = args.iter().map(show).collect();
+            format!("{}({})", format!("{f:?}").to_lowercase(), a.join(", "))
+        }
+        Expr::Agg(i) => format!("agg{i}"),
+    }
+}

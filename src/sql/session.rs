@@ -1,0 +1,1147 @@
+//! Sessions: one per connection. Transaction state (autocommit, blocks, failed blocks),
+//! settings, prepared statements, DDL, COPY.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sqlparser::ast as A;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use super::bind::{ident, object_name, parse_type, Binder};
+use super::dml::{bind_default, bind_delete, bind_insert, bind_update, exec_delete, exec_insert, exec_update};
+use super::dml::{DeletePlan, InsertPlan, UpdatePlan};
+use super::exec::{run, Exec};
+use super::expr::{assign, Ty};
+use super::plan::{Column, Plan};
+use crate::engine::{ColumnDef, Database, IndexDef, Table, TableDef, Transaction};
+use crate::error::{Error, Result, SqlState};
+use crate::types::{DataType, Row, Value};
+
+/// Transaction state, as the wire protocol's ReadyForQuery reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxStatus {
+    /// Not in a transaction block ('I').
+    Idle,
+    /// In a transaction block ('T').
+    InTransaction,
+    /// In a failed transaction block ('E'): statements fail with 25P02 until ROLLBACK.
+    Failed,
+}
+
+/// What `COPY ... FROM STDIN` needs to parse the data the client sends.
+#[derive(Clone, Debug)]
+pub struct CopyState {
+    pub table: String,
+    /// Table columns, in the order of the data's fields.
+    pub columns: Vec<usize>,
+    pub csv: bool,
+    pub header: bool,
+    pub delimiter: char,
+    pub null: String,
+    pub quote: char,
+    pub escape: char,
+}
+
+/// The result of one statement.
+#[derive(Clone, Debug)]
+pub enum StatementResult {
+    /// A statement that returns rows (SELECT, SHOW, EXPLAIN, ... RETURNING).
+    Query { tag: String, columns: Vec<(String, DataType)>, rows: Vec<Row> },
+    /// A statement without a result set.
+    Command { tag: String },
+    /// `COPY ... FROM STDIN`: send the data with [`Session::copy_in`].
+    CopyIn(CopyState),
+}
+
+impl StatementResult {
+    /// The command tag (`SELECT 3`, `INSERT 0 1`, `BEGIN`, ...).
+    pub fn tag(&self) -> &str {
+        match self {
+            StatementResult::Query { tag, .. } | StatementResult::Command { tag } => tag,
+            StatementResult::CopyIn(_) => "COPY",
+        }
+    }
+    pub fn columns(&self) -> &[(String, DataType)] {
+        match self {
+            StatementResult::Query { columns, .. } => columns,
+            _ => &[],
+        }
+    }
+    pub fn rows(&self) -> &[Row] {
+        match self {
+            StatementResult::Query { rows, .. } => rows,
+            _ => &[],
+        }
+    }
+    /// Rows affected or returned, from the tag.
+    pub fn count(&self) -> u64 {
+        self.tag().rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+    }
+}
+
+enum Planned {
+    Query { plan: Plan, cols: Vec<Column> },
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+struct PlannedStmt {
+    planned: Planned,
+    subplans: Vec<Plan>,
+    params: Vec<Ty>,
+    deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+}
+
+impl PlannedStmt {
+    fn valid(&self) -> bool {
+        self.deps.iter().all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+    }
+}
+
+/// A parsed (and, for queries and DML, planned) statement, for the extended protocol.
+pub struct Prepared {
+    pub sql: String,
+    stmt: A::Statement,
+    planned: Mutex<Option<Arc<PlannedStmt>>>,
+    /// Parameter types inferred from the statement ($1 is `param_types[0]`).
+    pub param_types: Vec<DataType>,
+    /// Result columns (empty for statements that return no rows).
+    pub columns: Vec<(String, DataType)>,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Prepared({:?})", self.sql)
+    }
+}
+
+pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Augur 0.1.0, ALEX learned index over RocksDB)";
+
+fn default_settings() -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for (k, v) in [
+        ("application_name", ""),
+        ("client_encoding", "UTF8"),
+        ("datestyle", "ISO, MDY"),
+        ("default_transaction_isolation", "repeatable read"),
+        ("extra_float_digits", "1"),
+        ("integer_datetimes", "on"),
+        ("intervalstyle", "postgres"),
+        ("is_superuser", "on"),
+        ("lc_collate", "C"),
+        ("lc_ctype", "C"),
+        ("max_identifier_length", "63"),
+        ("search_path", "\"$user\", public"),
+        ("server_encoding", "UTF8"),
+        ("server_version", "15.0"),
+        ("server_version_num", "150000"),
+        ("session_authorization", "augur"),
+        ("standard_conforming_strings", "on"),
+        ("statement_timeout", "0"),
+        ("synchronous_commit", "on"),
+        ("timezone", "UTC"),
+        ("transaction_isolation", "repeatable read"),
+        ("transaction_read_only", "off"),
+    ] {
+        m.insert(k.to_string(), v.to_string());
+    }
+    m
+}
+
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601.
+pub fn parse(sql: &str) -> Result<Vec<A::Statement>> {
+    let dialect = PostgreSqlDialect {};
+    Parser::new(&dialect)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| {
+            let msg = e.to_string();
+            let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string();
+            Error::syntax(format!("syntax error: {msg}"))
+        })
+}
+
+const RESERVED: &[&str] = &[
+    "all", "analyse", "analyze", "and", "any", "as", "asc", "both", "case", "cast", "check", "column", "constraint",
+    "create", "default", "desc", "distinct", "do", "else", "end", "except", "false", "for", "foreign", "from", "grant",
+    "group", "having", "in", "intersect", "into", "leading", "limit", "not", "null", "offset", "on", "only", "or",
+    "order", "primary", "references", "select", "table", "then", "to", "true", "union", "unique", "user", "using",
+    "when", "where", "with",
+];
+
+fn check_name(i: &A::Ident) -> Result<String> {
+    let n = ident(i);
+    if i.quote_style.is_none() && RESERVED.contains(&n.as_str()) {
+        return Err(Error::syntax(format!("syntax error at or near \"{}\"", i.value)));
+    }
+    Ok(n)
+}
+
+/// One client's session.
+pub struct Session {
+    db: Database,
+    tx: Option<Transaction>,
+    failed: bool,
+    settings: BTreeMap<String, String>,
+}
+
+impl Session {
+    pub fn new(db: Database) -> Session {
+        Session { db, tx: None, failed: false, settings: default_settings() }
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn status(&self) -> TxStatus {
+        match (&self.tx, self.failed) {
+            (_, true) => TxStatus::Failed,
+            (Some(_), false) => TxStatus::InTransaction,
+            (None, false) => TxStatus::Idle,
+        }
+    }
+
+    /// A setting's current value (`SHOW name`).
+    pub fn setting(&self, name: &str) -> Option<&str> {
+        self.settings.get(&name.to_lowercase()).map(String::as_str)
+    }
+
+    /// Settings PostgreSQL reports to clients in ParameterStatus messages.
+    pub fn reported_settings(&self) -> Vec<(String, String)> {
+        [
+            "application_name",
+            "client_encoding",
+            "datestyle",
+            "integer_datetimes",
+            "intervalstyle",
+            "is_superuser",
+            "server_encoding",
+            "server_version",
+            "session_authorization",
+            "standard_conforming_strings",
+            "timezone",
+        ]
+        .iter()
+        .map(|k| {
+            let name = match *k {
+                "datestyle" => "DateStyle",
+                "timezone" => "TimeZone",
+                "intervalstyle" => "IntervalStyle",
+                k => k,
+            };
+            (name.to_string(), self.settings.get(*k).cloned().unwrap_or_default())
+        })
+        .collect()
+    }
+
+    /// Executes every statement of `sql` (as psql sends them) with parameters `$1..$n`.
+    /// Stops at the first error (earlier statements keep their effects) and after a
+    /// `COPY ... FROM STDIN`.
+    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
+        if let Some(r) = self.maintenance_noop(sql) {
+            return Ok(vec![r]);
+        }
+        let stmts = match parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                if self.tx.is_some() {
+                    self.failed = true;
+                }
+                return Err(e);
+            }
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for st in &stmts {
+            let r = self.run_statement(st, params, None)?;
+            let stop = matches!(r, StatementResult::CopyIn(_));
+            out.push(r);
+            if stop {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them).
+    fn maintenance_noop(&self, sql: &str) -> Option<StatementResult> {
+        let t = sql.trim_start().to_ascii_lowercase();
+        for kw in ["vacuum", "analyze", "analyse", "checkpoint"] {
+            if t.starts_with(kw) && t[kw.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_') {
+                let tag = if kw == "analyse" { "ANALYZE".to_string() } else { kw.to_uppercase() };
+                return Some(StatementResult::Command { tag });
+            }
+        }
+        None
+    }
+
+    /// Parses and plans one statement for later execution (the extended protocol's Parse).
+    pub fn prepare(&mut self, sql: &str) -> Result<Arc<Prepared>> {
+        let mut stmts = parse(sql)?;
+        if stmts.len() > 1 {
+            return Err(Error::syntax("cannot insert multiple commands into a prepared statement"));
+        }
+        let Some(stmt) = stmts.pop() else {
+            return Ok(Arc::new(Prepared {
+                sql: sql.into(),
+                stmt: A::Statement::Commit { chain: false, end: false, modifier: None },
+                planned: Mutex::new(None),
+                param_types: vec![],
+                columns: vec![],
+            }));
+        };
+        let planned = self.plan(&stmt)?;
+        let (param_types, columns) = match &planned {
+            Some(p) => (
+                p.params.iter().map(|t| t.to_dt()).collect(),
+                match &p.planned {
+                    Planned::Query { cols, .. } => cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect(),
+                    Planned::Insert(InsertPlan { returning: Some((_, c)), .. })
+                    | Planned::Update(UpdatePlan { returning: Some((_, c)), .. })
+                    | Planned::Delete(DeletePlan { returning: Some((_, c)), .. }) => {
+                        c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect()
+                    }
+                    _ => vec![],
+                },
+            ),
+            None => (vec![], self.describe_other(&stmt)),
+        };
+        Ok(Arc::new(Prepared { sql: sql.into(), stmt, planned: Mutex::new(planned.map(Arc::new)), param_types, columns }))
+    }
+
+    fn describe_other(&self, stmt: &A::Statement) -> Vec<(String, DataType)> {
+        match stmt {
+            A::Statement::ShowVariable { variable } => {
+                vec![(variable.iter().map(ident).collect::<Vec<_>>().join("_"), DataType::Text(None))]
+            }
+            A::Statement::Explain { .. } => vec![("QUERY PLAN".into(), DataType::Text(None))],
+            _ => vec![],
+        }
+    }
+
+    /// Parameter types and result columns of a statement (Parse + Describe).
+    #[allow(clippy::type_complexity)]
+    pub fn describe(&mut self, sql: &str) -> Result<(Vec<DataType>, Vec<(String, DataType)>)> {
+        let p = self.prepare(sql)?;
+        Ok((p.param_types.clone(), p.columns.clone()))
+    }
+
+    /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
+    pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        if p.sql.trim().is_empty() {
+            return Ok(StatementResult::Command { tag: "EMPTY".into() });
+        }
+        let cached = p.planned.lock().clone();
+        let planned = match cached {
+            Some(pl) if pl.valid() => Some(pl),
+            Some(_) => {
+                let pl = self.plan(&p.stmt).map_err(|e| self.fail(e))?.map(Arc::new);
+                *p.planned.lock() = pl.clone();
+                pl
+            }
+            None => None,
+        };
+        self.run_statement(&p.stmt, params, planned)
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        if self.tx.is_some() {
+            self.failed = true;
+        }
+        e
+    }
+
+    /// Plans queries and DML; None for other statements.
+    fn plan(&self, stmt: &A::Statement) -> Result<Option<PlannedStmt>> {
+        let mut b = Binder::new(&self.db, Some(&self.settings));
+        let planned = match stmt {
+            A::Statement::Query(q) => {
+                let (plan, cols) = b.bind_query(q)?;
+                Planned::Query { plan, cols }
+            }
+            A::Statement::Insert(i) => Planned::Insert(bind_insert(&mut b, i)?),
+            A::Statement::Update(u) => Planned::Update(bind_update(&mut b, u)?),
+            A::Statement::Delete(d) => Planned::Delete(bind_delete(&mut b, d)?),
+            _ => return Ok(None),
+        };
+        let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
+        Ok(Some(PlannedStmt { planned, subplans: b.subplans, params: b.params, deps }))
+    }
+
+    fn run_statement(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
+        let cmd = |t: &str| Ok(StatementResult::Command { tag: t.to_string() });
+        match st {
+            A::Statement::StartTransaction { .. } => {
+                if self.tx.is_none() && !self.failed {
+                    let mut tx = self.db.begin();
+                    if self.setting("synchronous_commit") == Some("off") {
+                        tx.set_sync(false);
+                    }
+                    self.tx = Some(tx);
+                }
+                return cmd("BEGIN");
+            }
+            A::Statement::Commit { chain: false, .. } => {
+                let failed = std::mem::replace(&mut self.failed, false);
+                return match self.tx.take() {
+                    Some(tx) if failed => {
+                        tx.rollback();
+                        cmd("ROLLBACK")
+                    }
+                    Some(tx) => {
+                        tx.commit()?;
+                        cmd("COMMIT")
+                    }
+                    None => cmd("COMMIT"),
+                };
+            }
+            A::Statement::Rollback { chain: false, savepoint: None } => {
+                self.failed = false;
+                if let Some(tx) = self.tx.take() {
+                    tx.rollback();
+                }
+                return cmd("ROLLBACK");
+            }
+            _ => {}
+        }
+        if self.failed {
+            return Err(Error::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let r = self.run_in_tx(st, params, planned);
+        if r.is_err() && self.tx.is_some() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn run_in_tx(&mut self, st: &A::Statement, params: &[Value], planned: Option<Arc<PlannedStmt>>) -> Result<StatementResult> {
+        match st {
+            A::Statement::Query(_) | A::Statement::Insert(_) | A::Statement::Update(_) | A::Statement::Delete(_) => {
+                let planned = match planned {
+                    Some(p) => p,
+                    None => Arc::new(self.plan(st)?.ok_or_else(|| Error::internal("statement was not planned"))?),
+                };
+                self.with_tx(|tx, _| exec_planned(&planned, tx, params))
+            }
+            A::Statement::Explain { statement, analyze, .. } => {
+                if *analyze {
+                    return Err(Error::unsupported("EXPLAIN ANALYZE is not supported"));
+                }
+                let p = self.plan(statement)?.ok_or_else(|| Error::unsupported("EXPLAIN of this statement"))?;
+                let lines = explain(&p);
+                let n = lines.len();
+                Ok(StatementResult::Query {
+                    tag: format!("EXPLAIN {n}"),
+                    columns: vec![("QUERY PLAN".into(), DataType::Text(None))],
+                    rows: lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
+                })
+            }
+            A::Statement::CreateTable(ct) => self.create_table(ct),
+            A::Statement::Drop { object_type, if_exists, names, .. } => self.drop(*object_type, *if_exists, names),
+            A::Statement::CreateIndex(ci) => self.create_index(ci),
+            A::Statement::AlterTable(at) => self.alter_table(at),
+            A::Statement::Truncate(t) => {
+                let names: Vec<String> = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<_>>()?;
+                for n in &names {
+                    self.db.table(n)?;
+                }
+                for n in &names {
+                    self.db.truncate(n)?;
+                }
+                Ok(StatementResult::Command { tag: "TRUNCATE TABLE".into() })
+            }
+            A::Statement::Set(s) => self.set(s),
+            A::Statement::ShowVariable { variable } => {
+                let name: Vec<String> = variable.iter().map(ident).collect();
+                let name = name.join(" ");
+                let key = match name.as_str() {
+                    "transaction isolation level" => "transaction_isolation".to_string(),
+                    "time zone" => "timezone".to_string(),
+                    n => n.replace(' ', "_"),
+                };
+                if key == "all" {
+                    let rows = self.settings.iter().map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())]).collect();
+                    return Ok(StatementResult::Query {
+                        tag: "SHOW".into(),
+                        columns: vec![("name".into(), DataType::Text(None)), ("setting".into(), DataType::Text(None))],
+                        rows,
+                    });
+                }
+                let v = self.settings.get(&key).cloned().ok_or_else(|| {
+                    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+                })?;
+                Ok(StatementResult::Query {
+                    tag: "SHOW".into(),
+                    columns: vec![(key, DataType::Text(None))],
+                    rows: vec![vec![Value::Text(v)]],
+                })
+            }
+            A::Statement::Copy { source, to, target, options, legacy_options, values } => {
+                self.copy(source, *to, target, options, legacy_options, values)
+            }
+            A::Statement::Discard { .. } => Ok(StatementResult::Command { tag: "DISCARD ALL".into() }),
+            A::Statement::Analyze(_) => Ok(StatementResult::Command { tag: "ANALYZE".into() }),
+            A::Statement::Rollback { savepoint: Some(_), .. } | A::Statement::Savepoint { .. } => {
+                Err(Error::unsupported("savepoints are not supported"))
+            }
+            other => {
+                let s = other.to_string();
+                let head: String = s.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                Err(Error::unsupported(format!("{head} is not supported by Augur")))
+            }
+        }
+    }
+
+    /// Runs `f` in the session's transaction block, or in its own transaction (autocommit;
+    /// a serialization failure is returned, never retried behind the user's back).
+    fn with_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Database) -> Result<T>) -> Result<T> {
+        if let Some(tx) = &mut self.tx {
+            return f(tx, &self.db);
+        }
+        let mut tx = self.db.begin();
+        if self.setting("synchronous_commit") == Some("off") {
+            tx.set_sync(false);
+        }
+        let r = f(&mut tx, &self.db)?;
+        if tx.has_writes() {
+            tx.commit()?;
+        }
+        Ok(r)
+    }
+
+    fn set(&mut self, s: &A::Set) -> Result<StatementResult> {
+        let render = |e: &A::Expr| -> String {
+            match e {
+                A::Expr::Value(v) => match &v.value {
+                    A::Value::SingleQuotedString(s) => s.clone(),
+                    A::Value::Number(n, _) => n.clone(),
+                    A::Value::Boolean(b) => if *b { "on" } else { "off" }.into(),
+                    v => v.to_string(),
+                },
+                A::Expr::Identifier(i) => i.value.clone(),
+                e => e.to_string(),
+            }
+        };
+        match s {
+            A::Set::SingleAssignment { variable, values, .. } => {
+                let name = object_name(variable).unwrap_or_else(|_| variable.to_string().to_lowercase());
+                let v: Vec<String> = values.iter().map(render).collect();
+                let mut v = v.join(", ");
+                if v.eq_ignore_ascii_case("default") {
+                    v = default_settings().get(&name).cloned().unwrap_or_default();
+                }
+                let name = if name == "time_zone" { "timezone".to_string() } else { name };
+                if name == "transaction_isolation" || name == "default_transaction_isolation" {
+                    v = v.to_lowercase();
+                }
+                self.settings.insert(name, v);
+            }
+            A::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    let name = object_name(&a.name).unwrap_or_default();
+                    self.settings.insert(name, render(&a.value));
+                }
+            }
+            A::Set::SetTimeZone { value, .. } => {
+                self.settings.insert("timezone".into(), render(value));
+            }
+            A::Set::SetNames { charset_name, .. } => {
+                self.settings.insert("client_encoding".into(), charset_name.value.clone());
+            }
+            A::Set::SetNamesDefault {} | A::Set::SetTransaction { .. } => {}
+            A::Set::SetSessionParam(_) | A::Set::SetRole { .. } | A::Set::SetSessionAuthorization(_) => {}
+            A::Set::ParenthesizedAssignments { .. } => return Err(Error::unsupported("SET (a, b) = ... is not supported")),
+        }
+        if let Some(tx) = &mut self.tx {
+            if let Some(v) = self.settings.get("synchronous_commit") {
+                tx.set_sync(v != "off");
+            }
+        }
+        Ok(StatementResult::Command { tag: "SET".into() })
+    }
+
+    fn relation_exists(&self, name: &str) -> bool {
+        self.db.table(name).is_ok() || self.db.tables().iter().any(|t| t.def().indexes.iter().any(|i| i.name == name))
+    }
+
+    fn create_table(&mut self, ct: &A::CreateTable) -> Result<StatementResult> {
+        if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() || ct.partition_of.is_some() {
+            return Err(Error::unsupported("CREATE TABLE AS / LIKE / PARTITION OF is not supported"));
+        }
+        let name = match ct.name.0.last() {
+            Some(A::ObjectNamePart::Identifier(i)) => {
+                object_name(&ct.name)?;
+                check_name(i)?
+            }
+            _ => return Err(Error::syntax("invalid table name")),
+        };
+        if self.db.table(&name).is_ok() {
+            if ct.if_not_exists {
+                return Ok(StatementResult::Command { tag: "CREATE TABLE".into() });
+            }
+            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        }
+        if self.relation_exists(&name) {
+            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        }
+        let mut cols = Vec::new();
+        let mut pk: Vec<String> = Vec::new();
+        let mut pk_name = None;
+        let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
+        let multiple_pk =
+            || Error::new(SqlState::INVALID_PRIMARY_KEY, format!("multiple primary keys for table \"{name}\" are not allowed"));
+        for c in &ct.columns {
+            let cname = check_name(&c.name)?;
+            let (ty, _) = parse_type(&c.data_type)?;
+            let mut cd = ColumnDef::new(cname.clone(), ty);
+            for o in &c.options {
+                match &o.option {
+                    A::ColumnOption::Null => cd.nullable = true,
+                    A::ColumnOption::NotNull => cd.nullable = false,
+                    A::ColumnOption::Default(e) => {
+                        let text = e.to_string();
+                        let mut b = Binder::new(&self.db, None);
+                        bind_default(&mut b, &text, ty, &cname)?;
+                        cd.default = Some(text);
+                    }
+                    A::ColumnOption::PrimaryKey(p) => {
+                        if !pk.is_empty() {
+                            return Err(multiple_pk());
+                        }
+                        pk.push(cname.clone());
+                        pk_name = p.name.as_ref().map(ident);
+                    }
+                    A::ColumnOption::Unique(u) => uniques.push((u.name.as_ref().map(ident), vec![cname.clone()])),
+                    other => return Err(Error::unsupported(format!("column option {other} is not supported"))),
+                }
+            }
+            cols.push(cd);
+        }
+        let index_cols = |cols: &[A::IndexColumn]| -> Result<Vec<String>> {
+            cols.iter()
+                .map(|c| match &c.column.expr {
+                    A::Expr::Identifier(i) => Ok(ident(i)),
+                    e => Err(Error::unsupported(format!("index expression {e} is not supported"))),
+                })
+                .collect()
+        };
+        for c in &ct.constraints {
+            match c {
+                A::TableConstraint::PrimaryKey(p) => {
+                    if !pk.is_empty() {
+                        return Err(multiple_pk());
+                    }
+                    pk = index_cols(&p.columns)?;
+                    pk_name = p.name.as_ref().map(ident);
+                }
+                A::TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(ident), index_cols(&u.columns)?)),
+                other => return Err(Error::unsupported(format!("table constraint {other} is not supported"))),
+            }
+        }
+        let pk_refs: Vec<&str> = pk.iter().map(String::as_str).collect();
+        let mut def = TableDef::new(name.clone(), cols, &pk_refs).map_err(|e| match e {
+            Error::Sql { state, message } if state == SqlState::UNDEFINED_COLUMN => Error::new(
+                state,
+                format!("{} in key", message.replace(" does not exist", " named in key does not exist")),
+            ),
+            e => e,
+        })?;
+        def.pkey_name = pk_name.or(def.pkey_name);
+        if ct.if_not_exists {
+            self.db.create_table_if_not_exists(def)?;
+        } else {
+            self.db.create_table(def)?;
+        }
+        for (n, cols) in uniques {
+            let iname = n.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
+            let t = self.db.table(&name)?;
+            let d = t.def();
+            let columns = cols.iter().map(|c| d.column_index(c)).collect::<Result<Vec<_>>>()?;
+            self.db.create_index(&name, IndexDef { name: iname, columns, unique: true }, false)?;
+        }
+        Ok(StatementResult::Command { tag: "CREATE TABLE".into() })
+    }
+
+    fn drop(&mut self, ty: A::ObjectType, if_exists: bool, names: &[A::ObjectName]) -> Result<StatementResult> {
+        let names: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
+        match ty {
+            A::ObjectType::Table => {
+                if !if_exists {
+                    for n in &names {
+                        self.db.table(n)?;
+                    }
+                }
+                for n in &names {
+                    self.db.drop_table(n, if_exists)?;
+                }
+                Ok(StatementResult::Command { tag: "DROP TABLE".into() })
+            }
+            A::ObjectType::Index => {
+                for n in &names {
+                    if !self.db.drop_index(n)? && !if_exists {
+                        return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("index \"{n}\" does not exist")));
+                    }
+                }
+                Ok(StatementResult::Command { tag: "DROP INDEX".into() })
+            }
+            other => Err(Error::unsupported(format!("DROP {other} is not supported"))),
+        }
+    }
+
+    fn create_index(&mut self, ci: &A::CreateIndex) -> Result<StatementResult> {
+        if ci.predicate.is_some() || !ci.include.is_empty() {
+            return Err(Error::unsupported("partial indexes and INCLUDE are not supported"));
+        }
+        let table = object_name(&ci.table_name)?;
+        let t = self.db.table(&table)?;
+        let def = t.def();
+        let mut columns = Vec::new();
+        let mut cnames = Vec::new();
+        for c in &ci.columns {
+            match &c.column.expr {
+                A::Expr::Identifier(i) => {
+                    let n = ident(i);
+                    columns.push(def.column_index(&n)?);
+                    cnames.push(n);
+                }
+                e => return Err(Error::unsupported(format!("index expression {e} is not supported"))),
+            }
+        }
+        let name = match &ci.name {
+            Some(n) => object_name(n)?,
+            None => format!("{table}_{}_idx", cnames.join("_")),
+        };
+        if self.db.table(&name).is_ok() {
+            if ci.if_not_exists {
+                return Ok(StatementResult::Command { tag: "CREATE INDEX".into() });
+            }
+            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+        }
+        self.db.create_index(&table, IndexDef { name, columns, unique: ci.unique }, ci.if_not_exists)?;
+        Ok(StatementResult::Command { tag: "CREATE INDEX".into() })
+    }
+
+    fn alter_table(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
+        let table = object_name(&at.name)?;
+        if self.db.table(&table).is_err() && at.if_exists {
+            return Ok(StatementResult::Command { tag: "ALTER TABLE".into() });
+        }
+        self.db.table(&table)?;
+        for op in &at.operations {
+            match op {
+                A::AlterTableOperation::AddConstraint { constraint: A::TableConstraint::PrimaryKey(p), .. } => {
+                    let cols: Vec<String> = p
+                        .columns
+                        .iter()
+                        .map(|c| match &c.column.expr {
+                            A::Expr::Identifier(i) => Ok(ident(i)),
+                            e => Err(Error::unsupported(format!("key expression {e}"))),
+                        })
+                        .collect::<Result<_>>()?;
+                    let pname = p.name.as_ref().map(ident);
+                    self.db.rebuild_table(&table, |d| {
+                        if d.has_primary_key() {
+                            return Err(Error::new(
+                                SqlState::INVALID_PRIMARY_KEY,
+                                format!("multiple primary keys for table \"{}\" are not allowed", d.name),
+                            ));
+                        }
+                        let mut nd = d.clone();
+                        nd.primary_key = cols.iter().map(|c| d.column_index(c)).collect::<Result<_>>()?;
+                        nd.pkey_name = pname.clone();
+                        Ok(nd)
+                    })?;
+                }
+                A::AlterTableOperation::AddConstraint { constraint: A::TableConstraint::Unique(u), .. } => {
+                    let t = self.db.table(&table)?;
+                    let d = t.def();
+                    let mut columns = Vec::new();
+                    let mut names = Vec::new();
+                    for c in &u.columns {
+                        let A::Expr::Identifier(i) = &c.column.expr else {
+                            return Err(Error::unsupported("unique constraint on an expression"));
+                        };
+                        names.push(ident(i));
+                        columns.push(d.column_index(&ident(i))?);
+                    }
+                    let name = u.name.as_ref().map(ident).unwrap_or_else(|| format!("{table}_{}_key", names.join("_")));
+                    self.db.create_index(&table, IndexDef { name, columns, unique: true }, false)?;
+                }
+                other => return Err(Error::unsupported(format!("ALTER TABLE {other} is not supported"))),
+            }
+        }
+        Ok(StatementResult::Command { tag: "ALTER TABLE".into() })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn copy(
+        &mut self,
+        source: &A::CopySource,
+        to: bool,
+        target: &A::CopyTarget,
+        options: &[A::CopyOption],
+        legacy: &[A::CopyLegacyOption],
+        values: &[Option<String>],
+    ) -> Result<StatementResult> {
+        let A::CopySource::Table { table_name, columns } = source else {
+            return Err(Error::unsupported("COPY (query) is not supported"));
+        };
+        if to || !matches!(target, A::CopyTarget::Stdin) {
+            return Err(Error::unsupported("only COPY ... FROM STDIN is supported"));
+        }
+        let name = object_name(table_name)?;
+        let t = self.db.table(&name)?;
+        let def = t.def();
+        let cols = if columns.is_empty() {
+            (0..def.columns.len()).collect()
+        } else {
+            columns.iter().map(|c| def.column_index(&ident(c))).collect::<Result<Vec<_>>>()?
+        };
+        let mut st = CopyState {
+            table: name,
+            columns: cols,
+            csv: false,
+            header: false,
+            delimiter: '\t',
+            null: "\\N".into(),
+            quote: '"',
+            escape: '"',
+        };
+        let mut delim = None;
+        let mut null = None;
+        for o in options {
+            match o {
+                A::CopyOption::Format(f) => st.csv = f.value.eq_ignore_ascii_case("csv"),
+                A::CopyOption::Header(h) => st.header = *h,
+                A::CopyOption::Delimiter(c) => delim = Some(*c),
+                A::CopyOption::Null(n) => null = Some(n.clone()),
+                A::CopyOption::Quote(c) => st.quote = *c,
+                A::CopyOption::Escape(c) => st.escape = *c,
+                A::CopyOption::Freeze(_) | A::CopyOption::Encoding(_) => {}
+                other => return Err(Error::unsupported(format!("COPY option {other} is not supported"))),
+            }
+        }
+        for o in legacy {
+            match o {
+                A::CopyLegacyOption::Csv(opts) => {
+                    st.csv = true;
+                    for c in opts {
+                        match c {
+                            A::CopyLegacyCsvOption::Header => st.header = true,
+                            A::CopyLegacyCsvOption::Quote(q) => st.quote = *q,
+                            A::CopyLegacyCsvOption::Escape(e) => st.escape = *e,
+                            _ => {}
+                        }
+                    }
+                }
+                A::CopyLegacyOption::Header => st.header = true,
+                A::CopyLegacyOption::Delimiter(c) => delim = Some(*c),
+                A::CopyLegacyOption::Null(n) => null = Some(n.clone()),
+                other => return Err(Error::unsupported(format!("COPY option {other} is not supported"))),
+            }
+        }
+        st.delimiter = delim.unwrap_or(if st.csv { ',' } else { '\t' });
+        st.null = null.unwrap_or_else(|| if st.csv { String::new() } else { "\\N".into() });
+        if !values.is_empty() {
+            // Data inline after the statement (a script fed to the parser).
+            let n = st.columns.len().max(1);
+            let rows: Vec<Vec<Option<String>>> = values.chunks(n).map(|c| c.to_vec()).collect();
+            let count = self.copy_rows(&st, rows)?;
+            return Ok(StatementResult::Command { tag: format!("COPY {count}") });
+        }
+        Ok(StatementResult::CopyIn(st))
+    }
+
+    /// Loads the data of a `COPY ... FROM STDIN` (all of it, as the client sent it).
+    /// Returns the number of rows inserted.
+    pub fn copy_in(&mut self, st: &CopyState, data: &[u8]) -> Result<u64> {
+        if self.failed {
+            return Err(Error::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let text = std::str::from_utf8(data).map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+        let rows = if st.csv { parse_csv(text, st)? } else { parse_copy_text(text, st)? };
+        let r = self.copy_rows(st, rows);
+        if r.is_err() && self.tx.is_some() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn copy_rows(&mut self, st: &CopyState, rows: Vec<Vec<Option<String>>>) -> Result<u64> {
+        let t = self.db.table(&st.table)?;
+        let def = t.def();
+        let mut b = Binder::new(&self.db, None);
+        let mut defaults = Vec::new();
+        for c in &def.columns {
+            defaults.push(match &c.default {
+                Some(d) if !st.columns.contains(&defaults.len()) => Some(bind_default(&mut b, d, c.ty, &c.name)?),
+                _ => None,
+            });
+        }
+        let mut full = Vec::with_capacity(rows.len());
+        {
+            let tx = self.db.begin();
+            let ex = Exec { tx: &tx, params: &[], subplans: &[], now: now_micros() };
+            let cx = ex.ctx();
+            for (line, r) in rows.into_iter().enumerate() {
+                if r.len() != st.columns.len() {
+                    return Err(Error::new(
+                        SqlState("22P04"),
+                        format!(
+                            "{} data for line {}: expected {} columns, got {}",
+                            if r.len() < st.columns.len() { "missing" } else { "extra" },
+                            line + 1,
+                            st.columns.len(),
+                            r.len()
+                        ),
+                    ));
+                }
+                let mut row = vec![Value::Null; def.columns.len()];
+                for (i, d) in defaults.iter().enumerate() {
+                    if let Some(d) = d {
+                        row[i] = d.eval(&[], &cx)?;
+                    }
+                }
+                for (v, &c) in r.into_iter().zip(&st.columns) {
+                    let col = &def.columns[c];
+                    row[c] = match v {
+                        None => Value::Null,
+                        Some(s) => assign(Value::Text(s), col.ty, &col.name)?,
+                    };
+                }
+                full.push(row);
+            }
+        }
+        let n = full.len() as u64;
+        self.with_tx(|tx, _| {
+            for r in full {
+                tx.insert_in(&t, r)?;
+            }
+            Ok(())
+        })?;
+        Ok(n)
+    }
+}
+
+fn parse_copy_text(text: &str, st: &CopyState) -> Result<Vec<Vec<Option<String>>>> {
+    let mut rows = Vec::new();
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line == "\\." {
+            break;
+        }
+        if line.is_empty() && i > 0 && text[..].ends_with('\n') {
+            continue;
+        }
+        if st.header && i == 0 {
+            continue;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        for raw in line.split(st.delimiter) {
+            if raw == st.null {
+                fields.push(None);
+                continue;
+            }
+            let mut out = String::with_capacity(raw.len());
+            let mut it = raw.chars().peekable();
+            while let Some(c) = it.next() {
+                if c != '\\' {
+                    out.push(c);
+                    continue;
+                }
+                match it.next() {
+                    Some('t') => out.push('\t'),
+                    Some('n') => out.push('\n'),
+                    Some('r') => out.push('\r'),
+                    Some('b') => out.push('\u{8}'),
+                    Some('f') => out.push('\u{c}'),
+                    Some('v') => out.push('\u{b}'),
+                    Some(d @ '0'..='7') => {
+                        let mut v = d.to_digit(8).unwrap_or(0);
+                        for _ in 0..2 {
+                            match it.peek().and_then(|c| c.to_digit(8)) {
+                                Some(x) => {
+                                    v = v * 8 + x;
+                                    it.next();
+                                }
+                                None => break,
+                            }
+                        }
+                        out.push(char::from_u32(v).unwrap_or('?'));
+                    }
+                    Some('x') => {
+                        let mut v = 0;
+                        for _ in 0..2 {
+                            match it.peek().and_then(|c| c.to_digit(16)) {
+                                Some(x) => {
+                                    v = v * 16 + x;
+                                    it.next();
+                                }
+                                None => break,
+                            }
+                        }
+                        out.push(char::from_u32(v).unwrap_or('?'));
+                    }
+                    Some(c) => out.push(c),
+                    None => out.push('\\'),
+                }
+            }
+            fields.push(Some(out));
+        }
+        rows.push(fields);
+    }
+    Ok(rows)
+}
+
+fn parse_csv(text: &str, st: &CopyState) -> Result<Vec<Vec<Option<String>>>> {
+    let mut rows = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut first = true;
+    while i < chars.len() {
+        // One record.
+        let mut fields = Vec::new();
+        let line_start = i;
+        loop {
+            let mut field = String::new();
+            let mut quoted = false;
+            if i < chars.len() && chars[i] == st.quote {
+                quoted = true;
+                i += 1;
+                loop {
+                    if i >= chars.len() {
+                        return Err(Error::new(SqlState("22P04"), "unterminated CSV quoted field"));
+                    }
+                    let c = chars[i];
+                    if c == st.escape && i + 1 < chars.len() && chars[i + 1] == st.quote {
+                        field.push(st.quote);
+                        i += 2;
+                    } else if c == st.quote {
+                        i += 1;
+                        break;
+                    } else {
+                        field.push(c);
+                        i += 1;
+                    }
+                }
+            }
+            while i < chars.len() && chars[i] != st.delimiter && chars[i] != '\n' && chars[i] != '\r' {
+                field.push(chars[i]);
+                i += 1;
+            }
+            fields.push(if !quoted && field == st.null { None } else { Some(field) });
+            if i < chars.len() && chars[i] == st.delimiter {
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if i < chars.len() && chars[i] == '\r' {
+            i += 1;
+        }
+        if i < chars.len() && chars[i] == '\n' {
+            i += 1;
+        }
+        let raw: String = chars[line_start..i].iter().collect();
+        if raw.trim_end() == "\\." {
+            break;
+        }
+        if std::mem::replace(&mut first, false) && st.header {
+            continue;
+        }
+        if raw.trim_end_matches(['\r', '\n']).is_empty() {
+            continue;
+        }
+        rows.push(fields);
+    }
+    Ok(rows)
+}
+
+fn exec_planned(p: &PlannedStmt, tx: &mut Transaction, params: &[Value]) -> Result<StatementResult> {
+    check_params(&p.params, params)?;
+    let now = now_micros();
+    let cols = |c: &[Column]| c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect::<Vec<_>>();
+    let dml = |tag: String, ret: &Option<(Vec<super::expr::Expr>, Vec<Column>)>, rows: Vec<Row>| match ret {
+        Some((_, c)) => StatementResult::Query { tag, columns: cols(c), rows },
+        None => StatementResult::Command { tag },
+    };
+    Ok(match &p.planned {
+        Planned::Query { plan, cols: c } => {
+            let ex = Exec { tx, params, subplans: &p.subplans, now };
+            let cx = ex.ctx();
+            let rows = run(plan, &cx)?;
+            StatementResult::Query { tag: format!("SELECT {}", rows.len()), columns: cols(c), rows }
+        }
+        Planned::Insert(ip) => {
+            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now)?;
+            dml(format!("INSERT 0 {n}"), &ip.returning, rows)
+        }
+        Planned::Update(up) => {
+            let (n, rows) = exec_update(up, tx, params, &p.subplans, now)?;
+            dml(format!("UPDATE {n}"), &up.returning, rows)
+        }
+        Planned::Delete(dp) => {
+            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now)?;
+            dml(format!("DELETE {n}"), &dp.returning, rows)
+        }
+    })
+}
+
+fn check_params(types: &[Ty], params: &[Value]) -> Result<()> {
+    if params.len() < types.len() {
+        return Err(Error::new(
+            SqlState::PROTOCOL_VIOLATION,
+            format!("bind message supplies {} parameters, but prepared statement requires {}", params.len(), types.len()),
+        ));
+    }
+    Ok(())
+}
+
+fn explain(p: &PlannedStmt) -> Vec<String> {
+    let mut out = Vec::new();
+    let scan_root = |s: &super::plan::Scan| Plan::Scan(s.clone());
+    match &p.planned {
+        Planned::Query { plan, .. } => plan.explain(&mut out, 0),
+        Planned::Insert(ip) => {
+            out.push(format!("Insert on {}{}", ip.def.name, if ip.conflict.is_some() { " (ON CONFLICT on primary key: ALEX point lookup per row)" } else { "" }));
+            ip.source.explain(&mut out, 1);
+        }
+        Planned::Update(up) => {
+            out.push(format!("Update on {}", up.scan.def.name));
+            scan_root(&up.scan).explain(&mut out, 1);
+        }
+        Planned::Delete(dp) => {
+            out.push(format!("Delete on {}", dp.scan.def.name));
+            scan_root(&dp.scan).explain(&mut out, 1);
+        }
+    }
+    for (i, s) in p.subplans.iter().enumerate() {
+        out.push(format!("Subquery {i}:"));
+        s.explain(&mut out, 1);
+    }
+    out
+}
