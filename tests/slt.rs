@@ -34,7 +34,7 @@ fn render(v: &Value) -> String {
     match v {
         Value::Null => "NULL".into(),
         Value::Text(s) if s.is_empty() => "(empty)".into(),
-        v => v.to_text().unwrap_or_default(),
+        v => augur::sql::expr::text_of(v).unwrap_or_default(),
     }
 }
 

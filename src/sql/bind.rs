@@ -99,7 +99,12 @@ fn number(s: &str) -> (Value, Ty) {
             return if i32::try_from(i).is_ok() { (Value::Int(i), Ty::Int4) } else { (Value::Int(i), Ty::Int8) };
         }
     }
-    (Value::Float(s.parse::<f64>().unwrap_or(f64::NAN)), Ty::Float8)
+    let mut f = s.parse::<f64>().unwrap_or(f64::NAN);
+    if !s.contains(['.', 'e', 'E']) && f == i64::MIN as f64 {
+        // An integer literal just below the int8 range must not round into it.
+        f = f.next_down();
+    }
+    (Value::Float(f), Ty::Float8)
 }
 
 fn split_and(e: Expr, out: &mut Vec<Expr>) {
@@ -252,8 +257,11 @@ impl<'a> Binder<'a> {
         let l = self.coerce(l, lt, lt2)?;
         let r = self.coerce(r, rt, rt2)?;
         // Constant folding keeps literal arithmetic cheap (and errors surface when binding).
+        // (An error is left for run time: `CASE WHEN true THEN 1 ELSE 1 / 0 END` is fine.)
         if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r) {
-            return Ok((Expr::Lit(super::expr::arith(op, a, b, ty)?), ty));
+            if let Ok(v) = super::expr::arith(op, a, b, ty) {
+                return Ok((Expr::Lit(v), ty));
+            }
         }
         Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty))
     }
@@ -423,6 +431,12 @@ impl<'a> Binder<'a> {
                 (Expr::InList(Box::new(x), out, *negated), Ty::Bool)
             }
             E::InSubquery { expr, subquery, negated } => {
+                if let A::SetExpr::Select(sel) = subquery.body.as_ref() {
+                    let wild = sel.projection.iter().any(|p| !matches!(p, A::SelectItem::UnnamedExpr(_) | A::SelectItem::ExprWithAlias { .. }));
+                    if sel.projection.len() > 1 && !wild {
+                        return Err(Error::syntax("subquery has too many columns"));
+                    }
+                }
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 let (n, cols) = self.subquery(subquery)?;
                 if cols.len() != 1 {
@@ -1362,6 +1376,9 @@ impl<'a> Binder<'a> {
             A::TableFactor::Table { name, alias, args, .. } => {
                 if args.is_some() {
                     return Err(unsupported(format!("table function {name}")));
+                }
+                if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
+                    super::session::check_name(i)?;
                 }
                 let t = self.table(name)?;
                 let def = t.def();

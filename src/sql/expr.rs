@@ -574,8 +574,9 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             Some(n) if s.chars().count() > n as usize => V::Text(s.chars().take(n as usize).collect()),
             _ => V::Text(s),
         },
+        (V::Bool(b), Ty::Text) => cast(V::Text(if b { "true" } else { "false" }.into()), Ty::Text, len)?,
         (v, Ty::Text) => {
-            let s = v.to_text().unwrap_or_default();
+            let s = text_of(&v).unwrap_or_default();
             return cast(V::Text(s), Ty::Text, len);
         }
         (V::Text(s), Ty::Timestamp) => {
@@ -637,8 +638,38 @@ fn text_arg(v: &Value) -> Option<String> {
     match v {
         Value::Null => None,
         Value::Text(s) => Some(s.clone()),
+        v => text_of(v),
+    }
+}
+
+/// PostgreSQL's text output of a value (`None` for NULL). Floats print as PostgreSQL 12+
+/// prints float8: shortest round-trip digits, exponent form below 1e-4 and from 1e15.
+pub fn text_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Float(f) => Some(format_float(*f)),
         v => v.to_text(),
     }
+}
+
+/// float8 output as PostgreSQL prints it (`extra_float_digits` = 1, the default since 12).
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let s = format!("{f:e}");
+    let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = e.parse().unwrap_or(0);
+    if !(-4..15).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
+    }
+    format!("{f}")
 }
 
 fn int_arg(v: &Value) -> Option<i64> {
@@ -1065,6 +1096,17 @@ mod tests {
         assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
         let e = arith(ArOp::Mul, &Value::Float(1e308), &v(10), Ty::Float8).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+    }
+
+    #[test]
+    fn floats_print_like_postgres() {
+        assert_eq!(format_float(1e-5), "1e-05");
+        assert_eq!(format_float(0.00025), "0.00025");
+        assert_eq!(format_float(1e15), "1e+15");
+        assert_eq!(format_float(123456789012.0), "123456789012");
+        assert_eq!(format_float(9007199254740992.0), "9.007199254740992e+15");
+        assert_eq!(format_float(1.0000000000000013e17), "1.0000000000000013e+17");
+        assert_eq!(format_float(-0.0625), "-0.0625");
     }
 
     #[test]

@@ -179,7 +179,7 @@ const RESERVED: &[&str] = &[
     "when", "where", "with",
 ];
 
-fn check_name(i: &A::Ident) -> Result<String> {
+pub(crate) fn check_name(i: &A::Ident) -> Result<String> {
     let n = ident(i);
     if i.quote_style.is_none() && RESERVED.contains(&n.as_str()) {
         return Err(Error::syntax(format!("syntax error at or near \"{}\"", i.value)));
