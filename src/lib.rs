@@ -1,1 +1,20 @@
-pub fn hello() {}
+//! Augur: a relational database whose primary-key index is an ALEX learned index over rows
+//! persisted in RocksDB.
+//!
+//! Layers (one module each; see `docs/ARCHITECTURE.md`):
+//! - [`index`]: ALEX and the ordered fallback index (no I/O).
+//! - [`store`]: RocksDB column families, key layout, group commit.
+//! - [`engine`]: tables, transactions, recovery, garbage collection.
+//! - [`types`] and [`error`]: values, encodings, SQLSTATE-carrying errors.
+
+pub mod engine;
+pub mod error;
+pub mod index;
+pub mod sql;
+pub mod store;
+pub mod types;
+
+pub use engine::{ColumnDef, Database, IndexDef, KeyRange, Options, Stats, Table, TableDef, Transaction};
+pub use error::{Error, Result, SqlState};
+pub use sql::{Session, StatementResult, TxStatus};
+pub use types::{DataType, Key, Row, Value};

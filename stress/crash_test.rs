@@ -96,7 +96,11 @@ fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
             let per_thread = keys / threads as i64;
             for n in 0.. {
                 let txid = first + n * threads + th;
-                let size = if rng.random_ratio(1, 50) { rng.random_range(100..400) } else { rng.random_range(1..12) };
+                let size = if rng.random_ratio(1, 50) {
+                    rng.random_range(100..400)
+                } else {
+                    rng.random_range(1..12)
+                };
                 let mut writes: Vec<(i64, Option<i64>)> = Vec::new();
                 let mut seen = std::collections::HashSet::new();
                 for i in 0..size {
@@ -104,14 +108,21 @@ fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
                     if !seen.insert(k) {
                         continue;
                     }
-                    let v = if rng.random_ratio(1, 4) { None } else { Some((txid * 1000 + i) as i64) };
+                    let v = if rng.random_ratio(1, 4) {
+                        None
+                    } else {
+                        Some((txid * 1000 + i) as i64)
+                    };
                     writes.push((k, v));
                 }
                 let mut tx = db.begin();
                 for (k, v) in &writes {
                     match v {
                         Some(v) => {
-                            tx.upsert(TABLE, vec![Value::Int(*k), Value::Int(*v), Value::Text("x".repeat(40))])?;
+                            tx.upsert(
+                                TABLE,
+                                vec![Value::Int(*k), Value::Int(*v), Value::Text("x".repeat(40))],
+                            )?;
                         }
                         None => {
                             tx.delete(TABLE, &Key::Int(*k))?;
@@ -233,7 +244,9 @@ fn main() -> anyhow::Result<()> {
                     let txid: u64 = p.next().unwrap_or("0").parse()?;
                     let mut w = Vec::new();
                     for kv in p {
-                        let (k, v) = kv.split_once('=').ok_or_else(|| anyhow::anyhow!("bad line {l}"))?;
+                        let (k, v) = kv
+                            .split_once('=')
+                            .ok_or_else(|| anyhow::anyhow!("bad line {l}"))?;
                         w.push((k.parse()?, if v == "D" { None } else { Some(v.parse()?) }));
                     }
                     intents.insert(txid, w);
@@ -305,7 +318,10 @@ fn main() -> anyhow::Result<()> {
                         None => model.remove(k),
                     };
                 }
-            } else if w.iter().any(|(k, v)| actual.get(k) == v.as_ref() && model.get(k) != v.as_ref()) {
+            } else if w
+                .iter()
+                .any(|(k, v)| actual.get(k) == v.as_ref() && model.get(k) != v.as_ref())
+            {
                 eprintln!("cycle {cycle}: transaction {txid} is partially visible");
                 t.torn += 1;
             } else {
@@ -346,7 +362,10 @@ fn main() -> anyhow::Result<()> {
         model.len(),
         started.elapsed().as_secs_f64()
     );
-    println!("cycles={} lost={} torn={} index_mismatch={}", args.cycles, t.lost, t.torn, t.index_mismatch);
+    println!(
+        "cycles={} lost={} torn={} index_mismatch={}",
+        args.cycles, t.lost, t.torn, t.index_mismatch
+    );
     if t.lost + t.torn + t.index_mismatch > 0 {
         std::process::exit(1);
     }

@@ -1,0 +1,232 @@
+//! Garbage collection of row versions no snapshot can see, index checkpoints in the
+//! background, and the sweep that finds versions orphaned by a crash.
+//!
+//! Rules (see docs/ARCHITECTURE.md):
+//! - A version superseded by a version at position `by` is deleted once every active snapshot
+//!   is at or past `by`.
+//! - A key whose newest version is a tombstone at `t` leaves the primary index once every
+//!   snapshot is at or past `t` (under the commit lock, so no commit can chain onto it meanwhile).
+//!   The tombstone row itself stays until an index checkpoint covers `t`: recovery replays
+//!   rows after the checkpoint, and without the tombstone it would resurrect the key.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rocksdb::WriteBatch;
+
+use super::{Inner, Table};
+use crate::error::Result;
+use crate::index::keyed::TOMBSTONE;
+use crate::store::{row_key, CF_ROWS};
+use crate::types::codec::decode_version_header;
+use crate::types::Key;
+
+pub(crate) enum GcKind {
+    Superseded,
+    Tombstone { key: Key, prev: u64 },
+}
+
+pub(crate) struct GcItem {
+    table: u32,
+    /// The version to delete (for a tombstone item: the tombstone).
+    rowid: u64,
+    /// Collectable once the oldest snapshot is at or past this position.
+    by: u64,
+    kind: GcKind,
+}
+
+impl GcItem {
+    pub fn superseded(table: u32, rowid: u64, by: u64) -> GcItem {
+        GcItem {
+            table,
+            rowid,
+            by,
+            kind: GcKind::Superseded,
+        }
+    }
+    pub fn tombstone(table: u32, key: Key, rowid: u64, prev: u64) -> GcItem {
+        GcItem {
+            table,
+            rowid,
+            by: rowid,
+            kind: GcKind::Tombstone { key, prev },
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct GcQueue {
+    /// In commit order, so `by` never decreases along the queue (sweep items are appended with
+    /// the open watermark, which is below every later commit's position... and are pushed before
+    /// any commit; see `sweep`).
+    items: VecDeque<GcItem>,
+    /// Tombstone rows waiting for an index checkpoint to cover them: (table, rowid).
+    tomb_rows: Vec<(u32, u64)>,
+}
+
+impl GcQueue {
+    pub fn push(&mut self, items: Vec<GcItem>) {
+        self.items.extend(items);
+    }
+
+    pub fn forget_table(&mut self, id: u32) {
+        self.items.retain(|i| i.table != id);
+        self.tomb_rows.retain(|(t, _)| *t != id);
+    }
+}
+
+fn tables_by_id(inner: &Inner) -> HashMap<u32, Arc<Table>> {
+    inner.tables.read().values().map(|t| (t.id, t.clone())).collect()
+}
+
+/// Collects what no snapshot can see. Returns the number of row versions deleted.
+pub(crate) fn collect(inner: &Inner) -> Result<usize> {
+    let min = inner.oldest_snapshot();
+    let ready: Vec<GcItem> = {
+        let mut q = inner.gc.lock();
+        let n = q.items.iter().take_while(|i| i.by <= min).count();
+        q.items.drain(..n).collect()
+    };
+    let tables = tables_by_id(inner);
+    let mut batch = WriteBatch::default();
+    let cf = inner.store.cf(CF_ROWS);
+    let mut deleted = 0usize;
+    let mut deferred = Vec::new();
+
+    for item in ready {
+        let Some(t) = tables.get(&item.table) else {
+            continue;
+        };
+        match item.kind {
+            GcKind::Superseded => {
+                drop_version(inner, t, item.rowid, &mut batch)?;
+                deleted += 1;
+            }
+            GcKind::Tombstone { key, prev } => {
+                {
+                    // Under the commit lock: a commit validating against this key either sees the
+                    // tombstone (and chains onto it) or sees no key at all.
+                    let _c = inner.commit.lock();
+                    let mut pk = t.pk.write();
+                    if pk.get(&key) == Some(item.rowid | TOMBSTONE) {
+                        pk.remove(&key);
+                    }
+                }
+                if prev != 0 {
+                    drop_version(inner, t, prev, &mut batch)?;
+                    deleted += 1;
+                }
+                deferred.push((item.table, item.rowid));
+            }
+        }
+    }
+
+    // Tombstone rows an index checkpoint now covers.
+    let mut q = inner.gc.lock();
+    q.tomb_rows.extend(deferred);
+    q.tomb_rows.retain(|&(tid, rowid)| match tables.get(&tid) {
+        None => false,
+        Some(t) if t.ckpt_watermark.load(Ordering::Acquire) >= rowid => {
+            batch.delete_cf(cf, row_key(tid, rowid));
+            inner.cache.remove(rowid);
+            deleted += 1;
+            false
+        }
+        Some(_) => true,
+    });
+    drop(q);
+    if !batch.is_empty() {
+        inner.store.write_nosync(batch)?;
+    }
+    inner.stats.lock().versions_collected += deleted as u64;
+    Ok(deleted)
+}
+
+/// Deletes one superseded version (and its secondary index entries).
+fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) -> Result<()> {
+    if !t.def().indexes.is_empty() {
+        if let Ok(v) = inner.fetch(t.id, rowid) {
+            if let Some(row) = &v.row {
+                t.remove_secondary_entries(row, &v.key, rowid);
+            }
+        }
+    }
+    batch.delete_cf(inner.store.cf(CF_ROWS), row_key(t.id, rowid));
+    inner.cache.remove(rowid);
+    Ok(())
+}
+
+/// After an unclean shutdown: finds row versions below `open_watermark` that are not the version
+/// the index held at open (garbage whose collection the crash interrupted) and queues them.
+pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
+    let tables = tables_by_id(inner);
+    let mut found = 0;
+    for t in tables.values() {
+        let mut items = Vec::new();
+        let ckpt = t.ckpt_watermark.load(Ordering::Acquire);
+        inner
+            .store
+            .for_each_row(t.id, 0, open_watermark + 1, |rowid, bytes| {
+                if inner.shutdown.load(Ordering::Acquire) {
+                    return Ok(false);
+                }
+                let (tomb, _, key) = decode_version_header(bytes)?;
+                let current_at_open = version_at_open(inner, t, &key, open_watermark)?;
+                if current_at_open == Some(rowid) {
+                    return Ok(true);
+                }
+                if tomb && rowid > ckpt {
+                    // Still needed by replay until a checkpoint covers it.
+                    inner.gc.lock().tomb_rows.push((t.id, rowid));
+                } else {
+                    items.push(GcItem::superseded(t.id, rowid, open_watermark));
+                }
+                found += 1;
+                Ok(true)
+            })?;
+        // Sweep items carry the open watermark, below every later commit: put them in front.
+        let mut q = inner.gc.lock();
+        for i in items.into_iter().rev() {
+            q.items.push_front(i);
+        }
+    }
+    Ok(found)
+}
+
+/// The position the index held for `key` when the database was opened (walking back from the
+/// current entry past versions committed since).
+fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> Result<Option<u64>> {
+    let Some(p) = t.pk.read().get(key) else {
+        return Ok(None);
+    };
+    let mut rowid = p & !TOMBSTONE;
+    while rowid > open_watermark {
+        match inner.fetch(t.id, rowid) {
+            Ok(v) => rowid = v.prev,
+            Err(_) => return Ok(None),
+        }
+    }
+    Ok((rowid != 0).then_some(rowid))
+}
+
+pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
+    let interval = inner.opts.maintenance_interval;
+    let mut last = Instant::now();
+    while !inner.shutdown.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(20).min(interval));
+        if last.elapsed() < interval {
+            continue;
+        }
+        last = Instant::now();
+        if let Err(e) = collect(&inner) {
+            tracing::warn!(error = %e, "garbage collection failed");
+        }
+        if inner.versions_since_ckpt.load(Ordering::Relaxed) >= inner.opts.checkpoint_every {
+            if let Err(e) = inner.checkpoint_all() {
+                tracing::warn!(error = %e, "index checkpoint failed");
+            }
+        }
+    }
+}

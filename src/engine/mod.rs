@@ -1,0 +1,723 @@
+//! The storage engine: tables in RocksDB, ALEX from primary keys to row positions, snapshot
+//! isolation, durable group commits, recovery.
+//!
+//! See `docs/ARCHITECTURE.md` ("Life of a commit") for the protocol; the invariants it defends
+//! are listed in `../shared/DESIGN.md`.
+//!
+//! ```
+//! use augur::{Database, Options, ColumnDef, DataType, TableDef, Value, Key};
+//! let dir = tempfile::tempdir().unwrap();
+//! let db = Database::open(dir.path(), Options::default()).unwrap();
+//! db.create_table(TableDef::new("users", vec![
+//!     ColumnDef::new("id", DataType::Int8),
+//!     ColumnDef::new("name", DataType::Text(None)),
+//! ], &["id"]).unwrap()).unwrap();
+//! db.transaction(|tx| {
+//!     tx.insert("users", vec![Value::Int(1), "ada".into()])?;
+//!     tx.insert("users", vec![Value::Int(2), "grace".into()])?;
+//!     Ok(())
+//! }).unwrap();
+//! let row = db.get("users", &Key::Int(2)).unwrap().unwrap();
+//! assert_eq!(row[1], Value::from("grace"));
+//! ```
+
+mod cache;
+pub mod catalog;
+mod gc;
+mod recovery;
+mod sql_support;
+pub mod table;
+mod txn;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::WriteBatch;
+
+pub use catalog::{ColumnDef, IndexDef, TableDef};
+pub use table::Table;
+pub use txn::{KeyRange, Transaction};
+
+use crate::error::{Error, Result, SqlState};
+use crate::index::keyed::{KeyIndex, TOMBSTONE};
+use crate::store::{Store, StoreOptions, CF_CATALOG, CF_IDXSNAP, CF_META, CF_ROWS};
+use crate::types::codec::Version;
+use crate::types::{Key, Row};
+use cache::RowCache;
+
+/// Options for [`Database::open`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// fsync the write-ahead log before a commit returns (default: true). When false, a commit
+    /// that returned may be lost in a crash (but never torn).
+    pub sync_commits: bool,
+    /// Byte budget of the in-process row cache (decoded row versions by rowid).
+    pub row_cache_bytes: usize,
+    /// RocksDB tuning.
+    pub store: StoreOptions,
+    /// Write a new index checkpoint after this many row versions (recovery replays at most
+    /// about this many versions per table after a crash).
+    pub checkpoint_every: u64,
+    /// How often the background thread collects old versions and checks for checkpoints.
+    pub maintenance_interval: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sync_commits: true,
+            row_cache_bytes: 256 << 20,
+            store: StoreOptions::default(),
+            checkpoint_every: 1_000_000,
+            maintenance_interval: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Counters for monitoring and tests.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct Stats {
+    pub commits: u64,
+    pub conflicts: u64,
+    pub versions_collected: u64,
+    pub checkpoints: u64,
+    pub cache_hits: u64,
+    pub cache_misses: u64,
+    pub row_cache_bytes: u64,
+    pub recovery_ms: u64,
+    pub recovered_unclean: bool,
+}
+
+struct CommitState {
+    next_rowid: u64,
+    next_table_id: u32,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: Store,
+    pub(crate) opts: Options,
+    path: PathBuf,
+    tables: RwLock<HashMap<String, Arc<Table>>>,
+    commit: Mutex<CommitState>,
+    /// Every rowid at or below this is committed, applied to the indexes and (for durable commits)
+    /// synced. A snapshot is a value of this watermark.
+    visible: AtomicU64,
+    /// Active snapshots (value -> count), for garbage collection.
+    snapshots: Mutex<BTreeMap<u64, usize>>,
+    pub(crate) cache: RowCache,
+    gc: Mutex<gc::GcQueue>,
+    versions_since_ckpt: AtomicU64,
+    /// One checkpoint at a time.
+    ckpt_lock: Mutex<()>,
+    shutdown: AtomicBool,
+    closed: AtomicBool,
+    stats: Mutex<Stats>,
+}
+
+/// A database handle. Cheap to clone; all clones share one engine. The database closes (final
+/// checkpoint, clean-shutdown marker) when [`Database::close`] is called or the last clone drops.
+#[derive(Clone)]
+pub struct Database {
+    inner: Arc<Inner>,
+    _bg: Arc<Background>,
+}
+
+struct Background {
+    inner: Arc<Inner>,
+    handle: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = shutdown(&self.inner, &self.handle);
+    }
+}
+
+fn shutdown(inner: &Arc<Inner>, handle: &Mutex<Option<JoinHandle<()>>>) -> Result<()> {
+    inner.shutdown.store(true, Ordering::Release);
+    if let Some(h) = handle.lock().take() {
+        let _ = h.join();
+    }
+    if inner.closed.swap(true, Ordering::AcqRel) {
+        return Ok(());
+    }
+    // Collect what can be collected, then checkpoint so the next open replays nothing.
+    gc::collect(inner)?;
+    inner.checkpoint_all()?;
+    let mut b = WriteBatch::default();
+    b.put_cf(inner.store.cf(CF_META), b"clean_shutdown", [1u8]);
+    inner.store.write_sync(b)?;
+    Ok(())
+}
+
+impl Database {
+    /// Opens (creating if needed) the database in `path` and recovers it: every committed
+    /// transaction is visible, the primary indexes equal the persisted rows.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
+        let path = path.as_ref().to_path_buf();
+        let store = Store::open(&path, &opts.store)?;
+        let inner = Arc::new(Inner {
+            cache: RowCache::new(opts.row_cache_bytes),
+            store,
+            opts,
+            path,
+            tables: RwLock::new(HashMap::new()),
+            commit: Mutex::new(CommitState {
+                next_rowid: 1,
+                next_table_id: 1,
+            }),
+            visible: AtomicU64::new(0),
+            snapshots: Mutex::new(BTreeMap::new()),
+            gc: Mutex::new(gc::GcQueue::default()),
+            versions_since_ckpt: AtomicU64::new(0),
+            ckpt_lock: Mutex::new(()),
+            shutdown: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            stats: Mutex::new(Stats::default()),
+        });
+        recovery::recover(&inner)?;
+        let bg_inner = inner.clone();
+        let handle = std::thread::Builder::new()
+            .name("augur-maintenance".into())
+            .spawn(move || gc::maintenance_loop(bg_inner))
+            .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
+        let bg = Arc::new(Background {
+            inner: inner.clone(),
+            handle: Mutex::new(Some(handle)),
+        });
+        Ok(Database { inner, _bg: bg })
+    }
+
+    /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown
+    /// marker. Later calls on any clone fail.
+    pub fn close(&self) -> Result<()> {
+        shutdown(&self.inner, &self._bg.handle)
+    }
+
+    /// Stops background work and releases the database without the clean-shutdown steps (no
+    /// final checkpoint, no marker), as if the process had died after its last commit. For
+    /// recovery tests; durability itself is tested by SIGKILL in `crash_test`.
+    #[doc(hidden)]
+    pub fn abandon(self) {
+        self.inner.shutdown.store(true, Ordering::Release);
+        if let Some(h) = self._bg.handle.lock().take() {
+            let _ = h.join();
+        }
+        self.inner.closed.store(true, Ordering::Release);
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.inner.opts
+    }
+
+    /// Starts a transaction at the current snapshot.
+    pub fn begin(&self) -> Transaction {
+        Transaction::new(self.inner.clone())
+    }
+
+    /// Runs `f` in a transaction and commits it; rolls back if `f` fails.
+    pub fn transaction<T>(&self, f: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
+        let mut tx = self.begin();
+        let out = f(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    /// Like [`Database::transaction`], retrying up to `attempts` times on serialization failures.
+    pub fn transaction_retry<T>(
+        &self,
+        attempts: usize,
+        mut f: impl FnMut(&mut Transaction) -> Result<T>,
+    ) -> Result<T> {
+        let mut last = None;
+        for _ in 0..attempts.max(1) {
+            let mut tx = self.begin();
+            match f(&mut tx).and_then(|v| tx.commit().map(|_| v)) {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_serialization_failure() => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(Error::serialization))
+    }
+
+    /// Reads one row by primary key at the latest snapshot.
+    pub fn get(&self, table: &str, key: &Key) -> Result<Option<Row>> {
+        self.begin().get(table, key)
+    }
+
+    /// Inserts one row in its own transaction.
+    pub fn insert(&self, table: &str, row: Row) -> Result<Key> {
+        self.transaction(|tx| tx.insert(table, row))
+    }
+
+    /// Creates a table. `def.id` is assigned here.
+    pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
+        self.inner.create_table(def, false)
+    }
+
+    /// Creates a table unless one with that name exists (then returns the existing one).
+    pub fn create_table_if_not_exists(&self, def: TableDef) -> Result<Arc<Table>> {
+        self.inner.create_table(def, true)
+    }
+
+    pub fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
+        self.inner.drop_table(name, if_exists)
+    }
+
+    /// Removes every row of a table (gives it a new table id; the old rows are deleted in bulk).
+    pub fn truncate(&self, name: &str) -> Result<()> {
+        self.inner.rebuild_table(name, |d| Ok(d.clone()), false)
+    }
+
+    /// Replaces a table's definition and rewrites its live rows under it (ALTER TABLE ... ADD
+    /// PRIMARY KEY uses this). Fails, changing nothing, if the rows do not fit the new definition.
+    pub fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()> {
+        self.inner.rebuild_table(name, f, true)
+    }
+
+    pub fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
+        self.inner.create_index(table, index, if_not_exists)
+    }
+
+    /// Drops the index named `name` on any table; returns false if none exists.
+    pub fn drop_index(&self, name: &str) -> Result<bool> {
+        self.inner.drop_index(name)
+    }
+
+    pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.inner.table(name)
+    }
+
+    /// Every table, sorted by name.
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        let mut v: Vec<_> = self.inner.tables.read().values().cloned().collect();
+        v.sort_by_key(|t| t.name());
+        v
+    }
+
+    /// Writes an index checkpoint for every table now.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.inner.checkpoint_all()
+    }
+
+    /// Collects row versions no snapshot can see, now.
+    pub fn collect_garbage(&self) -> Result<usize> {
+        gc::collect(&self.inner)
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut s = self.inner.stats.lock().clone();
+        let (h, m) = self.inner.cache.hits_misses();
+        s.cache_hits = h;
+        s.cache_misses = m;
+        s.row_cache_bytes = self.inner.cache.weight();
+        s
+    }
+
+    /// Verifies invariant 4 of the design: for every table, an ordered scan of the primary index
+    /// equals the newest version of each key found by scanning the persisted rows. Returns the
+    /// number of live keys checked. Expensive: reads every stored version.
+    pub fn verify_integrity(&self) -> Result<usize> {
+        self.inner.verify_integrity()
+    }
+
+    /// Total bytes of the database directory on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        fn walk(p: &Path) -> u64 {
+            std::fs::read_dir(p)
+                .map(|rd| {
+                    rd.flatten()
+                        .map(|e| match e.metadata() {
+                            Ok(m) if m.is_dir() => walk(&e.path()),
+                            Ok(m) => m.len(),
+                            Err(_) => 0,
+                        })
+                        .sum()
+                })
+                .unwrap_or(0)
+        }
+        walk(&self.inner.path)
+    }
+}
+
+impl Inner {
+    pub(crate) fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.tables
+            .read()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::undefined_table(name))
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::new(SqlState::IO_ERROR, "the database is closed"));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn begin_snapshot(&self) -> u64 {
+        let mut s = self.snapshots.lock();
+        let v = self.visible.load(Ordering::Acquire);
+        *s.entry(v).or_insert(0) += 1;
+        v
+    }
+
+    pub(crate) fn end_snapshot(&self, v: u64) {
+        let mut s = self.snapshots.lock();
+        if let Some(c) = s.get_mut(&v) {
+            *c -= 1;
+            if *c == 0 {
+                s.remove(&v);
+            }
+        }
+    }
+
+    /// The oldest snapshot any reader may hold.
+    pub(crate) fn oldest_snapshot(&self) -> u64 {
+        let s = self.snapshots.lock();
+        s.keys()
+            .next()
+            .copied()
+            .unwrap_or_else(|| self.visible.load(Ordering::Acquire))
+    }
+
+    /// A row version by position: row cache first, then RocksDB.
+    pub(crate) fn fetch(&self, table: u32, rowid: u64) -> Result<Arc<Version>> {
+        if let Some(v) = self.cache.get(rowid) {
+            return Ok(v);
+        }
+        let bytes = self
+            .store
+            .get_row(table, rowid)?
+            .ok_or_else(|| Error::Corrupt(format!("row version {rowid} of table {table} is missing")))?;
+        let v = Arc::new(crate::types::codec::decode_version(&bytes)?);
+        self.cache.insert(rowid, v.clone());
+        Ok(v)
+    }
+
+    /// The row a snapshot sees, starting from an index payload (newest version of the key).
+    pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Version>>> {
+        let mut rowid = payload & !TOMBSTONE;
+        if rowid <= snapshot && payload & TOMBSTONE != 0 {
+            return Ok(None);
+        }
+        loop {
+            if rowid == 0 {
+                return Ok(None);
+            }
+            let v = self.fetch(table, rowid)?;
+            if rowid <= snapshot {
+                return Ok(if v.row.is_some() { Some(v) } else { None });
+            }
+            rowid = v.prev;
+        }
+    }
+
+    fn create_table(&self, mut def: TableDef, if_not_exists: bool) -> Result<Arc<Table>> {
+        self.check_open()?;
+        def.validate()?;
+        let mut c = self.commit.lock();
+        if let Some(t) = self.tables.read().get(&def.name) {
+            if if_not_exists {
+                return Ok(t.clone());
+            }
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", def.name),
+            ));
+        }
+        def.id = c.next_table_id;
+        let mut b = WriteBatch::default();
+        b.put_cf(
+            self.store.cf(CF_CATALOG),
+            def.id.to_be_bytes(),
+            serde_json::to_vec(&def).expect("serializable"),
+        );
+        b.put_cf(
+            self.store.cf(CF_META),
+            b"next_table_id",
+            (def.id as u64 + 1).to_be_bytes(),
+        );
+        self.store.write_sync(b)?;
+        c.next_table_id += 1;
+        let t = Arc::new(Table::new(def.clone(), KeyIndex::new(def.key_kind())));
+        self.tables.write().insert(def.name.clone(), t.clone());
+        Ok(t)
+    }
+
+    fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
+        self.check_open()?;
+        let _c = self.commit.lock();
+        let Some(t) = self.tables.read().get(name).cloned() else {
+            if if_exists {
+                return Ok(false);
+            }
+            return Err(Error::undefined_table(name));
+        };
+        let mut b = WriteBatch::default();
+        self.delete_table_data(&mut b, t.id);
+        self.store.write_sync(b)?;
+        t.dropped.store(true, Ordering::Release);
+        self.tables.write().remove(name);
+        self.gc.lock().forget_table(t.id);
+        Ok(true)
+    }
+
+    /// Adds to `b` the deletion of everything stored for table `id`.
+    fn delete_table_data(&self, b: &mut WriteBatch, id: u32) {
+        b.delete_cf(self.store.cf(CF_CATALOG), id.to_be_bytes());
+        b.delete_range_cf(
+            self.store.cf(CF_ROWS),
+            crate::store::row_key(id, 0),
+            crate::store::row_key(id + 1, 0),
+        );
+        b.delete_range_cf(
+            self.store.cf(CF_IDXSNAP),
+            crate::store::idxsnap_key(id, 0, 0),
+            crate::store::idxsnap_key(id + 1, 0, 0),
+        );
+        b.delete_cf(self.store.cf(CF_META), format!("ckpt/{id}"));
+    }
+
+    /// Creates a table under a new id from `f(old definition)`, copies the live rows into it
+    /// (when `copy_rows`), and swaps it in atomically; the old rows are deleted.
+    fn rebuild_table(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        copy_rows: bool,
+    ) -> Result<()> {
+        self.check_open()?;
+        let mut c = self.commit.lock();
+        let old = self.table(name)?;
+        let old_def = old.def();
+        let mut def = f(&old_def)?;
+        def.id = c.next_table_id;
+        def.name = old_def.name.clone();
+        def.validate()?;
+        // Read every live row at the latest state (the commit lock keeps writers out).
+        let mut rows: Vec<(Key, Row)> = Vec::new();
+        if copy_rows {
+            let snapshot = c.next_rowid - 1;
+            let entries = old.pk.read().entries();
+            for (k, p) in entries {
+                if let Some(v) = self.resolve(old.id, p, snapshot)? {
+                    let row = v.row.clone().expect("resolve returns live versions");
+                    let row = def.check_row(row)?;
+                    let key = if def.has_primary_key() {
+                        def.key_of(&row)?
+                    } else {
+                        k
+                    };
+                    rows.push((key, row));
+                }
+            }
+            rows.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
+                let _ = w;
+                return Err(Error::new(
+                    SqlState::UNIQUE_VIOLATION,
+                    format!(
+                        "could not create unique index \"{}\": key is duplicated",
+                        def.pkey_name.clone().unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+        let mut b = WriteBatch::default();
+        let mut entries = Vec::with_capacity(rows.len());
+        let mut buf = Vec::new();
+        let cf_rows = self.store.cf(CF_ROWS);
+        let mut rowid = c.next_rowid;
+        for (k, row) in &rows {
+            crate::types::codec::encode_version(0, k, Some(row), &mut buf);
+            b.put_cf(cf_rows, crate::store::row_key(def.id, rowid), &buf);
+            entries.push((k.clone(), rowid));
+            rowid += 1;
+        }
+        b.put_cf(
+            self.store.cf(CF_CATALOG),
+            def.id.to_be_bytes(),
+            serde_json::to_vec(&def).expect("serializable"),
+        );
+        b.put_cf(
+            self.store.cf(CF_META),
+            b"next_table_id",
+            (def.id as u64 + 1).to_be_bytes(),
+        );
+        b.put_cf(self.store.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
+        self.delete_table_data(&mut b, old.id);
+        self.store.write_sync(b)?;
+        c.next_table_id += 1;
+        c.next_rowid = rowid;
+        let t = Arc::new(Table::new(
+            def.clone(),
+            KeyIndex::bulk_load(def.key_kind(), entries),
+        ));
+        for (i, (k, row)) in rows.iter().enumerate() {
+            t.add_secondary_entries(row, k, c.next_rowid - rows.len() as u64 + i as u64);
+        }
+        old.dropped.store(true, Ordering::Release);
+        self.tables.write().insert(def.name.clone(), t);
+        self.gc.lock().forget_table(old.id);
+        self.visible.fetch_max(rowid - 1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
+        self.check_open()?;
+        let c = self.commit.lock();
+        if self
+            .tables
+            .read()
+            .values()
+            .any(|t| t.def().indexes.iter().any(|i| i.name == index.name))
+        {
+            if if_not_exists {
+                return Ok(());
+            }
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", index.name),
+            ));
+        }
+        let t = self.table(table)?;
+        let mut def = (*t.def()).clone();
+        if index.columns.is_empty() || index.columns.iter().any(|&i| i >= def.columns.len()) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                "index column does not exist",
+            ));
+        }
+        // Build from the newest version of every key.
+        let snapshot = c.next_rowid - 1;
+        let mut entries = std::collections::BTreeSet::new();
+        for (k, p) in t.pk.read().entries() {
+            if let Some(v) = self.resolve(t.id, p, snapshot)? {
+                if let Some(val) = def.index_value(&index, v.row.as_ref().expect("live")) {
+                    entries.insert((val, k, p & !TOMBSTONE));
+                }
+            }
+        }
+        if index.unique {
+            let mut prev: Option<&Vec<u8>> = None;
+            for (v, _, _) in &entries {
+                if prev == Some(v) {
+                    return Err(Error::new(
+                        SqlState::UNIQUE_VIOLATION,
+                        format!(
+                            "could not create unique index \"{}\": a key is duplicated",
+                            index.name
+                        ),
+                    ));
+                }
+                prev = Some(v);
+            }
+        }
+        def.indexes.push(index.clone());
+        let mut b = WriteBatch::default();
+        b.put_cf(
+            self.store.cf(CF_CATALOG),
+            def.id.to_be_bytes(),
+            serde_json::to_vec(&def).expect("serializable"),
+        );
+        self.store.write_sync(b)?;
+        t.secondary
+            .write()
+            .push(table::SecondaryIndex { def: index, entries });
+        t.set_def(def);
+        Ok(())
+    }
+
+    fn drop_index(&self, name: &str) -> Result<bool> {
+        self.check_open()?;
+        let _c = self.commit.lock();
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        for t in tables {
+            let mut def = (*t.def()).clone();
+            if let Some(pos) = def.indexes.iter().position(|i| i.name == name) {
+                def.indexes.remove(pos);
+                let mut b = WriteBatch::default();
+                b.put_cf(
+                    self.store.cf(CF_CATALOG),
+                    def.id.to_be_bytes(),
+                    serde_json::to_vec(&def).expect("serializable"),
+                );
+                self.store.write_sync(b)?;
+                t.secondary.write().remove(pos);
+                t.set_def(def);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    pub(crate) fn checkpoint_all(&self) -> Result<()> {
+        let _one = self.ckpt_lock.lock();
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        for t in tables {
+            recovery::checkpoint_table(self, &t)?;
+        }
+        self.versions_since_ckpt.store(0, Ordering::Release);
+        self.stats.lock().checkpoints += 1;
+        Ok(())
+    }
+
+    fn verify_integrity(&self) -> Result<usize> {
+        let _c = self.commit.lock();
+        let tables: Vec<_> = self.tables.read().values().cloned().collect();
+        let mut checked = 0;
+        for t in tables {
+            // Newest version per key from the persisted rows.
+            let mut newest: BTreeMap<Key, (u64, bool)> = BTreeMap::new();
+            self.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
+                let (tomb, _, key) = crate::types::codec::decode_version_header(bytes)?;
+                let e = newest.entry(key).or_insert((rowid, tomb));
+                if rowid >= e.0 {
+                    *e = (rowid, tomb);
+                }
+                Ok(true)
+            })?;
+            let from_rows: Vec<(Key, u64)> = newest
+                .into_iter()
+                .filter(|(_, (_, tomb))| !tomb)
+                .map(|(k, (r, _))| (k, r))
+                .collect();
+            let from_index: Vec<(Key, u64)> =
+                t.pk.read()
+                    .entries()
+                    .into_iter()
+                    .filter(|(_, p)| p & TOMBSTONE == 0)
+                    .collect();
+            if from_rows != from_index {
+                let first_diff = from_rows
+                    .iter()
+                    .zip(&from_index)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(from_rows.len().min(from_index.len()));
+                return Err(Error::Corrupt(format!(
+                    "table \"{}\": index has {} live keys, rows say {}; first difference at position {}: index {:?} rows {:?}",
+                    t.name(),
+                    from_index.len(),
+                    from_rows.len(),
+                    first_diff,
+                    from_index.get(first_diff),
+                    from_rows.get(first_diff)
+                )));
+            }
+            checked += from_rows.len();
+        }
+        Ok(checked)
+    }
+}

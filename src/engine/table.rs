@@ -1,0 +1,149 @@
+//! A table at run time: its definition, its primary-key index (ALEX or the ordered fallback)
+//! and its secondary indexes.
+
+use std::collections::BTreeSet;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use super::catalog::{IndexDef, TableDef};
+use crate::index::keyed::{IndexKind, KeyIndex};
+use crate::types::{Key, Value};
+
+/// A secondary index: every (encoded column values, primary key, rowid) of the row versions that
+/// are still stored. Readers re-check each candidate against the version their snapshot sees, so
+/// an entry is exactly as long-lived as its row version.
+pub struct SecondaryIndex {
+    pub def: IndexDef,
+    pub entries: BTreeSet<(Vec<u8>, Key, u64)>,
+}
+
+impl SecondaryIndex {
+    /// Primary keys whose entries fall within the encoded-value bounds (may repeat a key).
+    pub fn candidates(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<Key> {
+        let lo_b: Bound<(Vec<u8>, Key, u64)> = match lo {
+            Bound::Unbounded => Bound::Unbounded,
+            // (v, smallest key, 0) is the first entry with value v; equal values are skipped
+            // below for an excluded bound.
+            Bound::Included(v) | Bound::Excluded(v) => Bound::Included((v.to_vec(), Key::Int(i64::MIN), 0)),
+        };
+        let mut out = Vec::new();
+        for (v, k, _) in self.entries.range((lo_b, Bound::Unbounded)) {
+            let past = match hi {
+                Bound::Unbounded => false,
+                Bound::Included(h) => v.as_slice() > h,
+                Bound::Excluded(h) => v.as_slice() >= h,
+            };
+            if past {
+                break;
+            }
+            if let Bound::Excluded(l) = lo {
+                if v.as_slice() == l {
+                    continue;
+                }
+            }
+            out.push(k.clone());
+        }
+        out
+    }
+}
+
+pub struct Table {
+    /// Stable for the life of this object; TRUNCATE and rebuilds create a new `Table`.
+    pub id: u32,
+    def: RwLock<Arc<TableDef>>,
+    pub(crate) pk: RwLock<KeyIndex>,
+    pub(crate) secondary: RwLock<Vec<SecondaryIndex>>,
+    /// Next hidden row identity for tables without a primary key.
+    pub(crate) hidden_next: AtomicI64,
+    /// Rowid up to which the persisted index checkpoint covers this table.
+    pub(crate) ckpt_watermark: AtomicU64,
+    pub(crate) ckpt_generation: AtomicU64,
+    pub(crate) dropped: AtomicBool,
+}
+
+impl Table {
+    pub(crate) fn new(def: TableDef, pk: KeyIndex) -> Table {
+        let hidden_next = match (def.has_primary_key(), pk.last()) {
+            (false, Some((Key::Int(i), _))) => i.saturating_add(1),
+            _ => 1,
+        };
+        let secondary = def
+            .indexes
+            .iter()
+            .map(|d| SecondaryIndex {
+                def: d.clone(),
+                entries: BTreeSet::new(),
+            })
+            .collect();
+        Table {
+            id: def.id,
+            def: RwLock::new(Arc::new(def)),
+            pk: RwLock::new(pk),
+            secondary: RwLock::new(secondary),
+            hidden_next: AtomicI64::new(hidden_next),
+            ckpt_watermark: AtomicU64::new(0),
+            ckpt_generation: AtomicU64::new(0),
+            dropped: AtomicBool::new(false),
+        }
+    }
+
+    /// The current definition.
+    pub fn def(&self) -> Arc<TableDef> {
+        self.def.read().clone()
+    }
+
+    pub(crate) fn set_def(&self, def: TableDef) {
+        *self.def.write() = Arc::new(def);
+    }
+
+    pub fn name(&self) -> String {
+        self.def.read().name.clone()
+    }
+
+    /// Which structure answers primary-key lookups.
+    pub fn key_index_kind(&self) -> IndexKind {
+        self.pk.read().kind()
+    }
+
+    /// Number of keys in the primary index (including not-yet-collected deletes).
+    pub fn index_len(&self) -> usize {
+        self.pk.read().len()
+    }
+
+    pub fn index_heap_bytes(&self) -> usize {
+        self.pk.read().heap_bytes()
+    }
+
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn add_secondary_entries(&self, row: &[Value], key: &Key, rowid: u64) {
+        let def = self.def();
+        if def.indexes.is_empty() {
+            return;
+        }
+        let mut sec = self.secondary.write();
+        for s in sec.iter_mut() {
+            if let Some(v) = def.index_value(&s.def, row) {
+                s.entries.insert((v, key.clone(), rowid));
+            }
+        }
+    }
+
+    pub(crate) fn remove_secondary_entries(&self, row: &[Value], key: &Key, rowid: u64) {
+        let def = self.def();
+        if def.indexes.is_empty() {
+            return;
+        }
+        let mut sec = self.secondary.write();
+        for s in sec.iter_mut() {
+            if let Some(v) = def.index_value(&s.def, row) {
+                s.entries.remove(&(v, key.clone(), rowid));
+            }
+        }
+    }
+}

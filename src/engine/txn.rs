@@ -1,0 +1,659 @@
+//! Transactions: snapshot reads with read-your-writes, buffered writes, first-committer-wins
+//! validation, and the commit protocol (one WriteBatch, group fsync, then publish).
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use rocksdb::WriteBatch;
+
+use super::gc::GcItem;
+use super::{Inner, Table};
+use crate::error::{Error, Result, SqlState};
+use crate::index::keyed::TOMBSTONE;
+use crate::store::{row_key, CF_META, CF_ROWS};
+use crate::types::codec::{encode_version, Version};
+use crate::types::{Key, Row, Value};
+
+#[derive(Clone, Debug)]
+enum Pending {
+    Put(Arc<Row>),
+    Delete,
+}
+
+struct TableWrites {
+    table: Arc<Table>,
+    ops: BTreeMap<Key, Pending>,
+}
+
+/// Bounds on the primary key for [`Transaction::scan`].
+#[derive(Clone, Debug)]
+pub struct KeyRange {
+    pub lo: Bound<Key>,
+    pub hi: Bound<Key>,
+}
+
+impl KeyRange {
+    pub fn all() -> KeyRange {
+        KeyRange {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        }
+    }
+    pub fn contains(&self, k: &Key) -> bool {
+        (match &self.lo {
+            Bound::Unbounded => true,
+            Bound::Included(l) => k >= l,
+            Bound::Excluded(l) => k > l,
+        }) && (match &self.hi {
+            Bound::Unbounded => true,
+            Bound::Included(h) => k <= h,
+            Bound::Excluded(h) => k < h,
+        })
+    }
+}
+
+/// A transaction with snapshot isolation. Reads see the database as of `begin` plus this
+/// transaction's own writes; writes are buffered until [`Transaction::commit`]. Dropping an
+/// uncommitted transaction rolls it back.
+pub struct Transaction {
+    db: Arc<Inner>,
+    snapshot: u64,
+    writes: HashMap<u32, TableWrites>,
+    finished: bool,
+    /// Per-transaction override of `Options::sync_commits`.
+    sync: Option<bool>,
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.db.end_snapshot(self.snapshot);
+        }
+    }
+}
+
+const SCAN_BATCH: usize = 256;
+
+/// Commits with at least this many row versions are written as an ingested SST file.
+pub const BULK_COMMIT_ROWS: usize = 50_000;
+
+impl Transaction {
+    pub(crate) fn new(db: Arc<Inner>) -> Transaction {
+        let snapshot = db.begin_snapshot();
+        Transaction {
+            db,
+            snapshot,
+            writes: HashMap::new(),
+            finished: false,
+            sync: None,
+        }
+    }
+
+    /// The snapshot (a rowid watermark) this transaction reads at.
+    pub fn snapshot(&self) -> u64 {
+        self.snapshot
+    }
+
+    /// Whether this transaction has buffered any write.
+    pub fn has_writes(&self) -> bool {
+        self.writes.values().any(|w| !w.ops.is_empty())
+    }
+
+    /// Overrides whether this commit waits for fsync.
+    pub fn set_sync(&mut self, sync: bool) {
+        self.sync = Some(sync);
+    }
+
+    fn check_active(&self) -> Result<()> {
+        if self.finished {
+            return Err(Error::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "transaction already finished",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.db.table(name)
+    }
+
+    fn pending(&self, t: &Table, key: &Key) -> Option<&Pending> {
+        self.writes.get(&t.id).and_then(|w| w.ops.get(key))
+    }
+
+    fn put_pending(&mut self, t: &Arc<Table>, key: Key, p: Pending) {
+        self.writes
+            .entry(t.id)
+            .or_insert_with(|| TableWrites {
+                table: t.clone(),
+                ops: BTreeMap::new(),
+            })
+            .ops
+            .insert(key, p);
+    }
+
+    /// Reads the row with primary key `key` (for tables without a primary key: its row identity).
+    pub fn get(&self, table: &str, key: &Key) -> Result<Option<Row>> {
+        let t = self.db.table(table)?;
+        Ok(self.get_in(&t, key)?.map(|r| (*r).clone()))
+    }
+
+    /// [`Transaction::get`] on a resolved table, without cloning the row.
+    pub fn get_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
+        self.check_active()?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(match p {
+                Pending::Put(r) => Some(r.clone()),
+                Pending::Delete => None,
+            });
+        }
+        let payload = t.pk.read().get(key);
+        match payload {
+            None => Ok(None),
+            Some(p) => Ok(self.db.resolve(t.id, p, self.snapshot)?.map(|v| row_of(&v))),
+        }
+    }
+
+    /// Visits rows with primary key in `range`, in key order (descending when `reverse`),
+    /// until `f` returns false.
+    pub fn scan_in(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.check_active()?;
+        // This transaction's own writes in the range, merged by key order.
+        let mut mine: Vec<(Key, Pending)> = match self.writes.get(&t.id) {
+            None => Vec::new(),
+            Some(w) => w
+                .ops
+                .iter()
+                .filter(|(k, _)| range.contains(k))
+                .map(|(k, p)| (k.clone(), p.clone()))
+                .collect(),
+        };
+        if reverse {
+            mine.reverse();
+        }
+        let mut mine = mine.into_iter().peekable();
+        let before = |a: &Key, b: &Key| if reverse { a > b } else { a < b };
+
+        let mut lo = range.lo.clone();
+        let mut hi = range.hi.clone();
+        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        loop {
+            batch.clear();
+            let more =
+                t.pk.read()
+                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, SCAN_BATCH, &mut batch);
+            for (k, p) in &batch {
+                // Own writes that sort before this key come first.
+                while let Some((mk, _)) = mine.peek() {
+                    if before(mk, k) {
+                        let (mk, mp) = mine.next().expect("peeked");
+                        if let Pending::Put(r) = mp {
+                            if !f(&mk, &r)? {
+                                return Ok(());
+                            }
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                if let Some((mk, _)) = mine.peek() {
+                    if mk == k {
+                        let (mk, mp) = mine.next().expect("peeked");
+                        if let Pending::Put(r) = mp {
+                            if !f(&mk, &r)? {
+                                return Ok(());
+                            }
+                        }
+                        continue;
+                    }
+                }
+                if let Some(v) = self.db.resolve(t.id, *p, self.snapshot)? {
+                    if !f(k, &row_of(&v))? {
+                        return Ok(());
+                    }
+                }
+            }
+            if !more {
+                break;
+            }
+            let last = batch.last().expect("a full batch").0.clone();
+            if reverse {
+                hi = Bound::Excluded(last);
+            } else {
+                lo = Bound::Excluded(last);
+            }
+        }
+        for (mk, mp) in mine {
+            if let Pending::Put(r) = mp {
+                if !f(&mk, &r)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Collects the rows with primary key in `range`, in key order.
+    pub fn scan(&self, table: &str, range: KeyRange) -> Result<Vec<(Key, Row)>> {
+        let t = self.db.table(table)?;
+        let mut out = Vec::new();
+        self.scan_in(&t, &range, false, |k, r| {
+            out.push((k.clone(), (**r).clone()));
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Rows whose secondary index `index` (position in the table's index list) has encoded
+    /// values within the bounds, ordered by (value, key).
+    pub fn index_scan_in(
+        &self,
+        t: &Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
+        self.check_active()?;
+        let def = t.def();
+        let idx = def
+            .indexes
+            .get(index)
+            .ok_or_else(|| Error::internal(format!("no index {index} on {}", def.name)))?
+            .clone();
+        let mut keys = t
+            .secondary
+            .read()
+            .get(index)
+            .map(|s| s.candidates(lo, hi))
+            .unwrap_or_default();
+        if let Some(w) = self.writes.get(&t.id) {
+            keys.extend(w.ops.keys().cloned());
+        }
+        keys.sort();
+        keys.dedup();
+        let in_range = |v: &[u8]| {
+            (match lo {
+                Bound::Unbounded => true,
+                Bound::Included(l) => v >= l,
+                Bound::Excluded(l) => v > l,
+            }) && (match hi {
+                Bound::Unbounded => true,
+                Bound::Included(h) => v <= h,
+                Bound::Excluded(h) => v < h,
+            })
+        };
+        let mut out = Vec::new();
+        for k in keys {
+            if let Some(row) = self.get_in(t, &k)? {
+                if let Some(v) = def.index_value(&idx, &row) {
+                    if in_range(&v) {
+                        out.push((v, k, row));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        Ok(out.into_iter().map(|(_, k, r)| (k, r)).collect())
+    }
+
+    fn duplicate_key(t: &Table) -> Error {
+        let def = t.def();
+        Error::new(
+            SqlState::UNIQUE_VIOLATION,
+            format!(
+                "duplicate key value violates unique constraint \"{}\"",
+                def.pkey_name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}_pkey", def.name))
+            ),
+        )
+    }
+
+    /// Checks unique secondary indexes for `row` (with key `key`) against what this transaction sees.
+    fn check_unique(&self, t: &Table, key: &Key, row: &[Value]) -> Result<()> {
+        let def = t.def();
+        for (i, idx) in def.indexes.iter().enumerate() {
+            if !idx.unique {
+                continue;
+            }
+            let Some(v) = def.index_value(idx, row) else {
+                continue;
+            };
+            let conflict = self
+                .index_scan_in(t, i, Bound::Included(&v), Bound::Included(&v))?
+                .into_iter()
+                .any(|(k, _)| &k != key);
+            if conflict {
+                return Err(Error::new(
+                    SqlState::UNIQUE_VIOLATION,
+                    format!("duplicate key value violates unique constraint \"{}\"", idx.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a row; fails with 23505 if its primary key exists. Returns the row's key.
+    pub fn insert(&mut self, table: &str, row: Row) -> Result<Key> {
+        let t = self.db.table(table)?;
+        self.insert_in(&t, row)
+    }
+
+    pub fn insert_in(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
+        self.check_active()?;
+        let def = t.def();
+        let row = def.check_row(row)?;
+        let key = if def.has_primary_key() {
+            let key = def.key_of(&row)?;
+            if self.get_in(t, &key)?.is_some() {
+                return Err(Self::duplicate_key(t));
+            }
+            key
+        } else {
+            Key::Int(t.hidden_next.fetch_add(1, Ordering::Relaxed))
+        };
+        self.check_unique(t, &key, &row)?;
+        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
+        Ok(key)
+    }
+
+    /// Inserts or replaces the row with the same primary key. Returns the key.
+    pub fn upsert(&mut self, table: &str, row: Row) -> Result<Key> {
+        let t = self.db.table(table)?;
+        self.check_active()?;
+        let def = t.def();
+        if !def.has_primary_key() {
+            return self.insert_in(&t, row);
+        }
+        let row = def.check_row(row)?;
+        let key = def.key_of(&row)?;
+        self.check_unique(&t, &key, &row)?;
+        self.put_pending(&t, key.clone(), Pending::Put(Arc::new(row)));
+        Ok(key)
+    }
+
+    /// Replaces the row with key `key` by `row` (whose key may differ: then it moves, with a
+    /// uniqueness check). Returns false if no such row.
+    pub fn update_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
+        self.check_active()?;
+        if self.get_in(t, key)?.is_none() {
+            return Ok(false);
+        }
+        let def = t.def();
+        let row = def.check_row(row)?;
+        let new_key = if def.has_primary_key() {
+            def.key_of(&row)?
+        } else {
+            key.clone()
+        };
+        if &new_key != key {
+            if self.get_in(t, &new_key)?.is_some() {
+                return Err(Self::duplicate_key(t));
+            }
+            self.put_pending(t, key.clone(), Pending::Delete);
+        }
+        self.check_unique(t, &new_key, &row)?;
+        self.put_pending(t, new_key, Pending::Put(Arc::new(row)));
+        Ok(true)
+    }
+
+    pub fn update(&mut self, table: &str, key: &Key, row: Row) -> Result<bool> {
+        let t = self.db.table(table)?;
+        self.update_in(&t, key, row)
+    }
+
+    /// Deletes the row with key `key`; returns false if there was none.
+    pub fn delete_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        self.check_active()?;
+        if self.get_in(t, key)?.is_none() {
+            return Ok(false);
+        }
+        self.put_pending(t, key.clone(), Pending::Delete);
+        Ok(true)
+    }
+
+    pub fn delete(&mut self, table: &str, key: &Key) -> Result<bool> {
+        let t = self.db.table(table)?;
+        self.delete_in(&t, key)
+    }
+
+    /// Discards every write.
+    pub fn rollback(mut self) {
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.db.end_snapshot(self.snapshot);
+        }
+    }
+
+    /// Commits: validates (first committer wins: a key written by a transaction that committed
+    /// after this one's snapshot fails the commit with 40001), writes one RocksDB batch, waits for
+    /// the WAL fsync (shared with concurrent commits), then publishes to the indexes. All or nothing.
+    pub fn commit(mut self) -> Result<()> {
+        self.check_active()?;
+        let r = self.commit_inner();
+        self.finish();
+        r
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
+        let writes = std::mem::take(&mut self.writes);
+        let n: usize = writes.values().map(|w| w.ops.len()).sum();
+        if n == 0 {
+            return Ok(());
+        }
+        let db = self.db.clone();
+        db.check_open()?;
+        let sync = self.sync.unwrap_or(db.opts.sync_commits);
+        let mut c = db.commit.lock();
+
+        // 1. Validate against everything committed so far (including commits not yet synced).
+        let mut prevs: Vec<Vec<u64>> = Vec::with_capacity(writes.len());
+        for w in writes.values() {
+            if w.table.is_dropped() {
+                return Err(Error::undefined_table(&w.table.name()));
+            }
+            let pk = w.table.pk.read();
+            let mut p = Vec::with_capacity(w.ops.len());
+            for k in w.ops.keys() {
+                let cur = pk.get(k).unwrap_or(0);
+                if cur & !TOMBSTONE > self.snapshot {
+                    db.stats.lock().conflicts += 1;
+                    return Err(Error::serialization());
+                }
+                p.push(cur);
+            }
+            prevs.push(p);
+        }
+        for w in writes.values() {
+            check_unique_committed(&db, &w.table, &w.ops)?;
+        }
+
+        // 2. One atomic write: every version appended at fresh positions. Small commits go
+        //    through the WAL as one WriteBatch (fsync shared by group commit); large ones are
+        //    written as one SST file and ingested (atomic and durable by itself).
+        let first = c.next_rowid;
+        let bulk = n >= BULK_COMMIT_ROWS;
+        let mut encoded: Vec<([u8; 12], Vec<u8>)> = Vec::with_capacity(if bulk { n } else { 0 });
+        let mut batch = WriteBatch::default();
+        let cf_rows = db.store.cf(CF_ROWS);
+        let mut buf = Vec::with_capacity(128);
+        let mut rowid = first;
+        // Tables in id order, keys in key order: with ascending rowids the row keys ascend too.
+        let mut order: Vec<usize> = (0..writes.len()).collect();
+        let tables: Vec<&TableWrites> = writes.values().collect();
+        order.sort_by_key(|&i| tables[i].table.id);
+        for &i in &order {
+            let w = tables[i];
+            for ((k, op), prev) in w.ops.iter().zip(&prevs[i]) {
+                let row = match op {
+                    Pending::Put(r) => Some(r.as_slice()),
+                    Pending::Delete => None,
+                };
+                encode_version(prev & !TOMBSTONE, k, row, &mut buf);
+                if bulk {
+                    encoded.push((row_key(w.table.id, rowid), buf.clone()));
+                } else {
+                    batch.put_cf(cf_rows, row_key(w.table.id, rowid), &buf);
+                }
+                rowid += 1;
+            }
+        }
+        let last = rowid - 1;
+        batch.put_cf(db.store.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
+        c.next_rowid = rowid;
+        let ticket = if bulk {
+            db.store
+                .ingest_rows(encoded.iter().map(|(k, v)| (*k, v.as_slice())))?;
+            drop(encoded);
+            db.store.append(batch)?
+        } else {
+            db.store.append(batch)?
+        };
+
+        // 3. Publish to the indexes and the row cache (readers with older snapshots follow the
+        //    version chain past these positions, so publishing before the fsync is safe).
+        let mut rowid = first;
+        let mut gc_items = Vec::new();
+        let mut writes: Vec<(TableWrites, Vec<u64>)> = writes.into_values().zip(prevs).collect();
+        writes.sort_by_key(|(w, _)| w.table.id);
+        for (w, p) in writes {
+            let t = &w.table;
+            let has_sec = !t.def().indexes.is_empty();
+            let mut pk = t.pk.write();
+            if pk.is_empty()
+                && w.ops.len() >= BULK_COMMIT_ROWS
+                && w.ops.values().all(|o| matches!(o, Pending::Put(_)))
+            {
+                // Loading an empty table: build the index in bulk from the sorted keys.
+                let entries: Vec<(Key, u64)> = w.ops.keys().cloned().zip(rowid..).collect();
+                *pk = crate::index::keyed::KeyIndex::bulk_load(pk.kind(), entries);
+                for (k, op) in w.ops {
+                    if let Pending::Put(r) = op {
+                        if has_sec {
+                            t.add_secondary_entries(&r, &k, rowid);
+                        }
+                    }
+                    rowid += 1;
+                }
+                continue;
+            }
+            for ((k, op), prev) in w.ops.into_iter().zip(p) {
+                let prev_rowid = prev & !TOMBSTONE;
+                match op {
+                    Pending::Put(r) => {
+                        pk.upsert(&k, rowid);
+                        if has_sec {
+                            t.add_secondary_entries(&r, &k, rowid);
+                        }
+                        let v = Version {
+                            prev: prev_rowid,
+                            key: k.clone(),
+                            row: Some(Arc::unwrap_or_clone(r)),
+                        };
+                        db.cache.insert(rowid, Arc::new(v));
+                        if prev_rowid != 0 {
+                            gc_items.push(GcItem::superseded(t.id, prev_rowid, rowid));
+                        }
+                    }
+                    Pending::Delete => {
+                        pk.upsert(&k, rowid | TOMBSTONE);
+                        db.cache.insert(
+                            rowid,
+                            Arc::new(Version {
+                                prev: prev_rowid,
+                                key: k.clone(),
+                                row: None,
+                            }),
+                        );
+                        gc_items.push(GcItem::tombstone(t.id, k, rowid, prev_rowid));
+                    }
+                }
+                rowid += 1;
+            }
+        }
+        db.gc.lock().push(gc_items);
+        drop(c);
+
+        // 4. Durability, then visibility.
+        if sync {
+            db.store.wait_durable(ticket)?;
+        }
+        db.visible.fetch_max(last, Ordering::AcqRel);
+        db.versions_since_ckpt.fetch_add(n as u64, Ordering::Relaxed);
+        db.stats.lock().commits += 1;
+        Ok(())
+    }
+}
+
+fn row_of(v: &Version) -> Arc<Row> {
+    Arc::new(v.row.clone().unwrap_or_default())
+}
+
+fn bound_ref(b: &Bound<Key>) -> Bound<&Key> {
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+    }
+}
+
+/// Under the commit lock: no committed row other than the one being replaced holds a value
+/// this transaction puts into a unique index, and the transaction does not put one twice.
+fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -> Result<()> {
+    let def = t.def();
+    if !def.indexes.iter().any(|i| i.unique) {
+        return Ok(());
+    }
+    let sec = t.secondary.read();
+    let pk = t.pk.read();
+    for (i, idx) in def.indexes.iter().enumerate() {
+        if !idx.unique {
+            continue;
+        }
+        let mut mine: HashMap<Vec<u8>, &Key> = HashMap::new();
+        for (k, op) in ops {
+            let Pending::Put(row) = op else { continue };
+            let Some(v) = def.index_value(idx, row) else {
+                continue;
+            };
+            if mine.insert(v.clone(), k).is_some() {
+                return Err(unique_err(&idx.name));
+            }
+            for k2 in sec[i].candidates(Bound::Included(&v), Bound::Included(&v)) {
+                if &k2 == k || ops.contains_key(&k2) {
+                    continue; // replaced or deleted by this transaction
+                }
+                // Does the newest committed version of k2 still hold v?
+                if let Some(p) = pk.get(&k2) {
+                    if p & TOMBSTONE == 0 {
+                        let ver = db.fetch(t.id, p)?;
+                        if ver.row.as_ref().and_then(|r| def.index_value(idx, r)).as_ref() == Some(&v) {
+                            return Err(unique_err(&idx.name));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn unique_err(name: &str) -> Error {
+    Error::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{name}\""),
+    )
+}

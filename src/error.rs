@@ -1,0 +1,149 @@
+//! One error type for the whole database. Every error carries a PostgreSQL SQLSTATE so the
+//! embedded API, the SQL layer and the wire server report the same code for the same fault.
+
+use std::fmt;
+
+/// A PostgreSQL SQLSTATE code (five characters).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SqlState(pub &'static str);
+
+impl SqlState {
+    pub const SYNTAX_ERROR: SqlState = SqlState("42601");
+    pub const UNDEFINED_TABLE: SqlState = SqlState("42P01");
+    pub const UNDEFINED_COLUMN: SqlState = SqlState("42703");
+    pub const UNDEFINED_OBJECT: SqlState = SqlState("42704");
+    pub const UNDEFINED_FUNCTION: SqlState = SqlState("42883");
+    pub const DUPLICATE_TABLE: SqlState = SqlState("42P07");
+    pub const DUPLICATE_OBJECT: SqlState = SqlState("42710");
+    pub const DUPLICATE_COLUMN: SqlState = SqlState("42701");
+    pub const AMBIGUOUS_COLUMN: SqlState = SqlState("42702");
+    pub const DATATYPE_MISMATCH: SqlState = SqlState("42804");
+    pub const GROUPING_ERROR: SqlState = SqlState("42803");
+    pub const INVALID_PRIMARY_KEY: SqlState = SqlState("42P16");
+    pub const UNIQUE_VIOLATION: SqlState = SqlState("23505");
+    pub const NOT_NULL_VIOLATION: SqlState = SqlState("23502");
+    pub const INVALID_TEXT_REPRESENTATION: SqlState = SqlState("22P02");
+    pub const NUMERIC_OUT_OF_RANGE: SqlState = SqlState("22003");
+    pub const DIVISION_BY_ZERO: SqlState = SqlState("22012");
+    pub const STRING_DATA_RIGHT_TRUNCATION: SqlState = SqlState("22001");
+    pub const INVALID_PARAMETER_VALUE: SqlState = SqlState("22023");
+    pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
+    pub const CARDINALITY_VIOLATION: SqlState = SqlState("21000");
+    pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
+    pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
+    pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
+    pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
+    pub const IN_FAILED_SQL_TRANSACTION: SqlState = SqlState("25P02");
+    pub const PROTOCOL_VIOLATION: SqlState = SqlState("08P01");
+    pub const PROGRAM_LIMIT_EXCEEDED: SqlState = SqlState("54000");
+    pub const QUERY_CANCELED: SqlState = SqlState("57014");
+    pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
+    pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
+    pub const IO_ERROR: SqlState = SqlState("58030");
+    pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
+    pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
+
+    pub fn code(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Debug for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl fmt::Display for SqlState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// Every fault Augur reports.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A user-facing SQL-level error with its SQLSTATE.
+    #[error("{message}")]
+    Sql { state: SqlState, message: String },
+    /// Storage failure (RocksDB or the file system). After a failed durable write the database
+    /// refuses further commits: what reached the disk is unknown until it is reopened.
+    #[error("storage error: {0}")]
+    Storage(String),
+    /// Persisted bytes that cannot be decoded.
+    #[error("corrupt data: {0}")]
+    Corrupt(String),
+}
+
+impl Error {
+    pub fn new(state: SqlState, message: impl Into<String>) -> Self {
+        Error::Sql {
+            state,
+            message: message.into(),
+        }
+    }
+
+    /// The SQLSTATE this error is reported with.
+    pub fn sqlstate(&self) -> SqlState {
+        match self {
+            Error::Sql { state, .. } => *state,
+            Error::Storage(_) => SqlState::IO_ERROR,
+            Error::Corrupt(_) => SqlState::DATA_CORRUPTED,
+        }
+    }
+
+    pub fn is_serialization_failure(&self) -> bool {
+        self.sqlstate() == SqlState::SERIALIZATION_FAILURE
+    }
+
+    pub fn syntax(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::SYNTAX_ERROR, msg)
+    }
+    pub fn unsupported(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::FEATURE_NOT_SUPPORTED, msg)
+    }
+    pub fn undefined_table(name: &str) -> Self {
+        Self::new(
+            SqlState::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        )
+    }
+    pub fn undefined_column(name: &str) -> Self {
+        Self::new(
+            SqlState::UNDEFINED_COLUMN,
+            format!("column \"{name}\" does not exist"),
+        )
+    }
+    pub fn invalid_text(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::INVALID_TEXT_REPRESENTATION, msg)
+    }
+    pub fn out_of_range(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::NUMERIC_OUT_OF_RANGE, msg)
+    }
+    pub fn mismatch(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::DATATYPE_MISMATCH, msg)
+    }
+    pub fn internal(msg: impl Into<String>) -> Self {
+        Self::new(SqlState::INTERNAL_ERROR, msg)
+    }
+    pub fn serialization() -> Self {
+        Self::new(
+            SqlState::SERIALIZATION_FAILURE,
+            "could not serialize access due to concurrent update",
+        )
+    }
+}
+
+impl From<rocksdb::Error> for Error {
+    fn from(e: rocksdb::Error) -> Self {
+        Error::Storage(e.into_string())
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Storage(e.to_string())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

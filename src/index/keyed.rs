@@ -1,0 +1,238 @@
+//! The index a table's primary key (or a secondary index) lives in: ALEX for integer keys, an
+//! ordered B-tree fallback for every other key, behind one interface.
+//!
+//! Payloads are row positions (rowids). The top bit of a payload marks a *tombstone*: the key's
+//! newest version is a delete that some snapshot may still need to see past.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use super::alex::Alex;
+use crate::types::Key;
+
+/// Set in a payload when the newest version of the key is a delete.
+pub const TOMBSTONE: u64 = 1 << 63;
+
+/// Which structure answers; EXPLAIN prints this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    Alex,
+    BTree,
+}
+
+impl IndexKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            IndexKind::Alex => "ALEX",
+            IndexKind::BTree => "ordered fallback (B-tree)",
+        }
+    }
+}
+
+/// A unique map from [`Key`] to a u64 payload, ordered by key.
+pub enum KeyIndex {
+    Alex(Alex<i64>),
+    BTree(BTreeMap<Vec<u8>, u64>),
+}
+
+impl KeyIndex {
+    pub fn new(kind: IndexKind) -> KeyIndex {
+        match kind {
+            IndexKind::Alex => KeyIndex::Alex(Alex::new()),
+            IndexKind::BTree => KeyIndex::BTree(BTreeMap::new()),
+        }
+    }
+
+    /// Builds from entries sorted by key with no duplicates.
+    pub fn bulk_load(kind: IndexKind, sorted: Vec<(Key, u64)>) -> KeyIndex {
+        match kind {
+            IndexKind::Alex => {
+                let pairs: Vec<(i64, u64)> = sorted
+                    .into_iter()
+                    .filter_map(|(k, v)| match k {
+                        Key::Int(i) => Some((i, v)),
+                        Key::Bytes(_) => None,
+                    })
+                    .collect();
+                match Alex::bulk_load(&pairs) {
+                    Ok(a) => KeyIndex::Alex(a),
+                    // Unsorted input is a caller bug; fall back to inserting one by one.
+                    Err(_) => {
+                        let mut a = Alex::new();
+                        for (k, v) in pairs {
+                            a.upsert(k, v);
+                        }
+                        KeyIndex::Alex(a)
+                    }
+                }
+            }
+            IndexKind::BTree => KeyIndex::BTree(
+                sorted
+                    .into_iter()
+                    .filter_map(|(k, v)| match k {
+                        Key::Bytes(b) => Some((b, v)),
+                        Key::Int(_) => None,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn kind(&self) -> IndexKind {
+        match self {
+            KeyIndex::Alex(_) => IndexKind::Alex,
+            KeyIndex::BTree(_) => IndexKind::BTree,
+        }
+    }
+
+    pub fn get(&self, key: &Key) -> Option<u64> {
+        match (self, key) {
+            (KeyIndex::Alex(a), Key::Int(i)) => a.get(*i),
+            (KeyIndex::BTree(b), Key::Bytes(k)) => b.get(k).copied(),
+            _ => None,
+        }
+    }
+
+    /// Inserts or replaces; returns the old payload.
+    pub fn upsert(&mut self, key: &Key, payload: u64) -> Option<u64> {
+        match (self, key) {
+            (KeyIndex::Alex(a), Key::Int(i)) => a.upsert(*i, payload),
+            (KeyIndex::BTree(b), Key::Bytes(k)) => b.insert(k.clone(), payload),
+            _ => None,
+        }
+    }
+
+    pub fn remove(&mut self, key: &Key) -> Option<u64> {
+        match (self, key) {
+            (KeyIndex::Alex(a), Key::Int(i)) => a.remove(*i),
+            (KeyIndex::BTree(b), Key::Bytes(k)) => b.remove(k),
+            _ => None,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            KeyIndex::Alex(a) => a.len(),
+            KeyIndex::BTree(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends up to `limit` entries within the bounds to `out`, in key order (descending when
+    /// `reverse`). Returns true when the range may hold more entries than were appended.
+    pub fn range_batch(
+        &self,
+        lo: Bound<&Key>,
+        hi: Bound<&Key>,
+        reverse: bool,
+        limit: usize,
+        out: &mut Vec<(Key, u64)>,
+    ) -> bool {
+        let start = out.len();
+        match self {
+            KeyIndex::Alex(a) => {
+                let (Some(lo), Some(hi)) = (int_bound(lo), int_bound(hi)) else {
+                    return false;
+                };
+                if bounds_empty(lo, hi) {
+                    return false;
+                }
+                let r = a.range((lo, hi));
+                if reverse {
+                    out.extend(r.rev().take(limit).map(|(k, v)| (Key::Int(k), v)));
+                } else {
+                    out.extend(r.take(limit).map(|(k, v)| (Key::Int(k), v)));
+                }
+            }
+            KeyIndex::BTree(b) => {
+                let (Some(lo), Some(hi)) = (bytes_bound(lo), bytes_bound(hi)) else {
+                    return false;
+                };
+                if bytes_bounds_empty(&lo, &hi) {
+                    return false;
+                }
+                let r = b.range::<Vec<u8>, _>((lo, hi));
+                if reverse {
+                    out.extend(r.rev().take(limit).map(|(k, v)| (Key::Bytes(k.clone()), *v)));
+                } else {
+                    out.extend(r.take(limit).map(|(k, v)| (Key::Bytes(k.clone()), *v)));
+                }
+            }
+        }
+        out.len() - start == limit
+    }
+
+    /// Every entry in key order.
+    pub fn entries(&self) -> Vec<(Key, u64)> {
+        let mut out = Vec::with_capacity(self.len());
+        match self {
+            KeyIndex::Alex(a) => out.extend(a.iter().map(|(k, v)| (Key::Int(k), v))),
+            KeyIndex::BTree(b) => out.extend(b.iter().map(|(k, v)| (Key::Bytes(k.clone()), *v))),
+        }
+        out
+    }
+
+    pub fn first(&self) -> Option<(Key, u64)> {
+        match self {
+            KeyIndex::Alex(a) => a.min().map(|(k, v)| (Key::Int(k), v)),
+            KeyIndex::BTree(b) => b.first_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
+        }
+    }
+
+    pub fn last(&self) -> Option<(Key, u64)> {
+        match self {
+            KeyIndex::Alex(a) => a.max().map(|(k, v)| (Key::Int(k), v)),
+            KeyIndex::BTree(b) => b.last_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
+        }
+    }
+
+    /// Bytes the structure holds (counted by the structure itself).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            KeyIndex::Alex(a) => a.stats().bytes,
+            KeyIndex::BTree(b) => b.keys().map(|k| k.capacity() + 8 + 32).sum(),
+        }
+    }
+}
+
+/// Converts a key bound to an i64 bound. `None` when the bound cannot match any integer key.
+fn int_bound(b: Bound<&Key>) -> Option<Bound<i64>> {
+    Some(match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(Key::Int(i)) => Bound::Included(*i),
+        Bound::Excluded(Key::Int(i)) => Bound::Excluded(*i),
+        _ => return None,
+    })
+}
+
+fn bytes_bound(b: Bound<&Key>) -> Option<Bound<Vec<u8>>> {
+    Some(match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(Key::Bytes(k)) => Bound::Included(k.clone()),
+        Bound::Excluded(Key::Bytes(k)) => Bound::Excluded(k.clone()),
+        _ => return None,
+    })
+}
+
+/// True when no key can satisfy both bounds (BTreeMap::range panics on such ranges).
+fn bounds_empty(lo: Bound<i64>, hi: Bound<i64>) -> bool {
+    use Bound::*;
+    match (lo, hi) {
+        (Included(a), Included(b)) => a > b,
+        (Included(a), Excluded(b)) | (Excluded(a), Included(b)) => a >= b,
+        (Excluded(a), Excluded(b)) => a >= b || a.checked_add(1) == Some(b),
+        _ => false,
+    }
+}
+
+fn bytes_bounds_empty(lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bool {
+    use Bound::*;
+    match (lo, hi) {
+        (Included(a), Included(b)) => a > b,
+        (Included(a), Excluded(b)) | (Excluded(a), Included(b)) | (Excluded(a), Excluded(b)) => a >= b,
+        _ => false,
+    }
+}

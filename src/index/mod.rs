@@ -1,0 +1,2 @@
+pub mod alex;
+pub mod keyed;

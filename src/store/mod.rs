@@ -1,0 +1,377 @@
+//! RocksDB: column families, key layout, durable writes with group commit.
+//!
+//! This layer knows bytes and column families, not SQL.
+//!
+//! | column family | key | value |
+//! |---|---|---|
+//! | `catalog` | table id (u32 BE) | table definition (JSON) |
+//! | `rows` | table id (u32 BE) ‖ rowid (u64 BE) | one row version ([`crate::types::codec`]) |
+//! | `meta` | ASCII name | counters, index checkpoint headers, clean-shutdown marker |
+//! | `idxsnap` | table id ‖ generation (u64 BE) ‖ chunk (u32 BE) | sorted (key, rowid) pairs of an index checkpoint |
+//!
+//! Rowids only grow, so every row write RocksDB sees is an append at the end of its table's key
+//! range, whatever the order of the primary keys.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::{Condvar, Mutex};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction,
+    IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB,
+};
+
+use crate::error::{Error, Result};
+
+pub const CF_CATALOG: &str = "catalog";
+pub const CF_ROWS: &str = "rows";
+pub const CF_META: &str = "meta";
+pub const CF_IDXSNAP: &str = "idxsnap";
+
+/// RocksDB tuning a user may want to change. Defaults suit a machine with a few GiB to spare.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// RocksDB block cache for the rows column family, bytes.
+    pub block_cache_bytes: usize,
+    /// Bits per key of the bloom filter on row blocks (0 disables it).
+    pub bloom_bits_per_key: f64,
+    /// Compress row blocks with LZ4.
+    pub compression: bool,
+    /// Memtable size, bytes.
+    pub write_buffer_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            block_cache_bytes: 256 << 20,
+            bloom_bits_per_key: 10.0,
+            compression: true,
+            write_buffer_bytes: 64 << 20,
+        }
+    }
+}
+
+/// `table id ‖ rowid`, the key of a row version.
+#[inline]
+pub fn row_key(table: u32, rowid: u64) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    k[..4].copy_from_slice(&table.to_be_bytes());
+    k[4..].copy_from_slice(&rowid.to_be_bytes());
+    k
+}
+
+pub fn decode_row_key(k: &[u8]) -> Option<(u32, u64)> {
+    if k.len() != 12 {
+        return None;
+    }
+    Some((
+        u32::from_be_bytes(k[..4].try_into().ok()?),
+        u64::from_be_bytes(k[4..].try_into().ok()?),
+    ))
+}
+
+pub fn idxsnap_key(table: u32, generation: u64, chunk: u32) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..4].copy_from_slice(&table.to_be_bytes());
+    k[4..12].copy_from_slice(&generation.to_be_bytes());
+    k[12..].copy_from_slice(&chunk.to_be_bytes());
+    k
+}
+
+struct SyncState {
+    /// Tickets handed out to writes that reached the WAL (not yet necessarily synced).
+    written: u64,
+    /// Every ticket up to this one is on stable storage.
+    synced: u64,
+    syncing: bool,
+}
+
+/// The RocksDB database and the group-commit state around it.
+pub struct Store {
+    db: DB,
+    sync: Mutex<SyncState>,
+    synced_cv: Condvar,
+    /// Set when an fsync failed: what reached the disk is unknown, so no further commit is
+    /// acknowledged until the database is reopened (PostgreSQL PANICs in this case).
+    poisoned: AtomicBool,
+    /// Options of the rows column family (an SST written for ingestion must match them).
+    rows_opts: Options,
+    path: std::path::PathBuf,
+    _cache: Cache,
+}
+
+impl Store {
+    pub fn open(path: &Path, o: &StoreOptions) -> Result<Store> {
+        std::fs::create_dir_all(path)?;
+        let cache = Cache::new_lru_cache(o.block_cache_bytes.max(1 << 20));
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        db_opts.set_bytes_per_sync(1 << 20);
+        db_opts.set_keep_log_file_num(4);
+
+        let mut rows = Options::default();
+        let mut bb = BlockBasedOptions::default();
+        bb.set_block_cache(&cache);
+        bb.set_block_size(16 << 10);
+        bb.set_cache_index_and_filter_blocks(true);
+        bb.set_pin_l0_filter_and_index_blocks_in_cache(true);
+        if o.bloom_bits_per_key > 0.0 {
+            bb.set_bloom_filter(o.bloom_bits_per_key, false);
+        }
+        rows.set_block_based_table_factory(&bb);
+        rows.set_compression_type(if o.compression {
+            DBCompressionType::Lz4
+        } else {
+            DBCompressionType::None
+        });
+        rows.set_write_buffer_size(o.write_buffer_bytes);
+        rows.set_level_compaction_dynamic_level_bytes(true);
+
+        let mut small = Options::default();
+        small.set_write_buffer_size(8 << 20);
+        let mut snap = Options::default();
+        snap.set_write_buffer_size(32 << 20);
+        snap.set_compression_type(DBCompressionType::None);
+
+        let cfs = vec![
+            ColumnFamilyDescriptor::new(CF_CATALOG, small.clone()),
+            ColumnFamilyDescriptor::new(CF_ROWS, rows.clone()),
+            ColumnFamilyDescriptor::new(CF_META, small),
+            ColumnFamilyDescriptor::new(CF_IDXSNAP, snap),
+        ];
+        let db = DB::open_cf_descriptors(&db_opts, path, cfs)?;
+        Ok(Store {
+            db,
+            sync: Mutex::new(SyncState {
+                written: 0,
+                synced: 0,
+                syncing: false,
+            }),
+            synced_cv: Condvar::new(),
+            poisoned: AtomicBool::new(false),
+            rows_opts: rows,
+            path: path.to_path_buf(),
+            _cache: cache,
+        })
+    }
+
+    pub fn cf(&self, name: &str) -> &ColumnFamily {
+        self.db.cf_handle(name).expect("column family created at open")
+    }
+
+    pub fn db(&self) -> &DB {
+        &self.db
+    }
+
+    fn check_poisoned(&self) -> Result<()> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(Error::Storage(
+                "an earlier write-ahead-log sync failed; reopen the database".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes `batch` to the WAL and memtables without syncing and returns a ticket for
+    /// [`Store::wait_durable`]. Callers serialize their calls (the engine's commit lock), so ticket
+    /// order is WAL order.
+    pub fn append(&self, batch: WriteBatch) -> Result<u64> {
+        self.check_poisoned()?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.db.write_opt(batch, &wo)?;
+        let mut s = self.sync.lock();
+        s.written += 1;
+        Ok(s.written)
+    }
+
+    /// Blocks until the write with `ticket` is on stable storage. Concurrent callers share one
+    /// WAL fsync (group commit): whoever finds no sync in progress syncs everything written so
+    /// far; the others wait for it.
+    pub fn wait_durable(&self, ticket: u64) -> Result<()> {
+        let mut s = self.sync.lock();
+        loop {
+            if s.synced >= ticket {
+                return Ok(());
+            }
+            self.check_poisoned()?;
+            if !s.syncing {
+                s.syncing = true;
+                let target = s.written;
+                drop(s);
+                let r = self.db.flush_wal(true);
+                s = self.sync.lock();
+                s.syncing = false;
+                match r {
+                    Ok(()) => s.synced = s.synced.max(target),
+                    Err(e) => {
+                        self.poisoned.store(true, Ordering::Release);
+                        self.synced_cv.notify_all();
+                        return Err(Error::Storage(format!("WAL sync failed: {e}")));
+                    }
+                }
+                self.synced_cv.notify_all();
+            } else {
+                self.synced_cv.wait(&mut s);
+            }
+        }
+    }
+
+    /// Writes rows (keys strictly ascending) into one SST file and ingests it: atomic (all rows
+    /// or none become part of the database) and durable when this returns, without the WAL.
+    /// Used for large commits; rowids are fresh, so the file overlaps no existing key.
+    pub fn ingest_rows<'a>(&self, rows: impl Iterator<Item = ([u8; 12], &'a [u8])>) -> Result<()> {
+        self.check_poisoned()?;
+        let dir = self.path.join("ingest");
+        std::fs::create_dir_all(&dir)?;
+        let file = dir.join(format!(
+            "bulk-{}-{}.sst",
+            std::process::id(),
+            rand::random::<u64>()
+        ));
+        let mut w = rocksdb::SstFileWriter::create(&self.rows_opts);
+        w.open(&file)?;
+        let mut any = false;
+        for (k, v) in rows {
+            w.put(k, v)?;
+            any = true;
+        }
+        if !any {
+            return Ok(());
+        }
+        w.finish()?;
+        let mut io = rocksdb::IngestExternalFileOptions::default();
+        io.set_move_files(true);
+        let r = self
+            .db
+            .ingest_external_file_cf_opts(self.cf(CF_ROWS), &io, vec![&file]);
+        let _ = std::fs::remove_file(&file);
+        r?;
+        Ok(())
+    }
+
+    /// A synchronous, individually fsynced write (catalog changes, checkpoints).
+    pub fn write_sync(&self, batch: WriteBatch) -> Result<()> {
+        self.check_poisoned()?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.db.write_opt(batch, &wo)?;
+        Ok(())
+    }
+
+    /// A write that need not be durable (garbage collection deletes).
+    pub fn write_nosync(&self, batch: WriteBatch) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.db.write_opt(batch, &wo)?;
+        Ok(())
+    }
+
+    pub fn get_row(&self, table: u32, rowid: u64) -> Result<Option<rocksdb::DBPinnableSlice<'_>>> {
+        Ok(self.db.get_pinned_cf(self.cf(CF_ROWS), row_key(table, rowid))?)
+    }
+
+    /// Fetches several rows at once; `rowids` sorted ascending is fastest.
+    pub fn multi_get_rows(&self, table: u32, rowids: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
+        let cf = self.cf(CF_ROWS);
+        let keys: Vec<[u8; 12]> = rowids.iter().map(|&r| row_key(table, r)).collect();
+        self.db
+            .batched_multi_get_cf(cf, keys.iter(), rowids.windows(2).all(|w| w[0] <= w[1]))
+            .into_iter()
+            .map(|r| r.map(|o| o.map(|s| s.to_vec())).map_err(Error::from))
+            .collect()
+    }
+
+    /// Iterates the row versions of `table` with rowid in `[from, to)`, in rowid order.
+    pub fn for_each_row(
+        &self,
+        table: u32,
+        from: u64,
+        to: u64,
+        mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(row_key(table, to).to_vec());
+        ro.fill_cache(false);
+        ro.set_readahead_size(2 << 20);
+        let start = row_key(table, from);
+        let it = self.db.iterator_cf_opt(
+            self.cf(CF_ROWS),
+            ro,
+            IteratorMode::From(&start, Direction::Forward),
+        );
+        for item in it {
+            let (k, v) = item?;
+            let (t, rowid) = decode_row_key(&k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
+            if t != table {
+                break;
+            }
+            if !f(rowid, &v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The highest rowid stored under any table (0 when empty).
+    pub fn max_rowid(&self) -> Result<u64> {
+        // Rowids are global, but keys sort by table first: look at each table's last key.
+        let mut max = 0;
+        let mut it = self.db.raw_iterator_cf(self.cf(CF_ROWS));
+        it.seek_to_last();
+        while it.valid() {
+            let k = it.key().unwrap_or_default();
+            let (table, rowid) = decode_row_key(k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
+            max = max.max(rowid);
+            if table == 0 {
+                break;
+            }
+            // Jump to the last key of the previous table.
+            it.seek_for_prev(row_key(table, 0));
+        }
+        it.status()?;
+        Ok(max)
+    }
+
+    pub fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get_cf(self.cf(CF_META), key.as_bytes())?)
+    }
+
+    pub fn get_meta_u64(&self, key: &str) -> Result<Option<u64>> {
+        Ok(match self.get_meta(key)? {
+            None => None,
+            Some(v) => Some(u64::from_be_bytes(
+                v.as_slice()
+                    .try_into()
+                    .map_err(|_| Error::Corrupt(format!("meta {key}")))?,
+            )),
+        })
+    }
+
+    /// Every (key, value) in a column family whose key starts with `prefix`.
+    pub fn scan_prefix(&self, cf: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        let it = self
+            .db
+            .iterator_cf(self.cf(cf), IteratorMode::From(prefix, Direction::Forward));
+        for item in it {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) {
+                break;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// A RocksDB property of the rows column family, e.g. `rocksdb.estimate-live-data-size`.
+    pub fn rows_property(&self, name: &str) -> Option<u64> {
+        self.db
+            .property_int_value_cf(self.cf(CF_ROWS), name)
+            .ok()
+            .flatten()
+    }
+}

@@ -1,0 +1,11 @@
+//! Column types, values, and their byte encodings.
+//!
+//! - [`DataType`] / [`Value`]: what a column holds.
+//! - [`Key`]: a primary-key value as the indexes see it: `Int` for integer and timestamp keys
+//!   (served by ALEX), `Bytes` (an order-preserving encoding) for every other key.
+//! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
+
+pub mod codec;
+mod value;
+
+pub use value::{DataType, Key, Row, Value};

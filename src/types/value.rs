@@ -1,0 +1,612 @@
+use std::cmp::Ordering;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, SqlState};
+
+/// A column type. Integer widths are kept so that range checks match PostgreSQL's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DataType {
+    Int2,
+    Int4,
+    Int8,
+    Float8,
+    Bool,
+    /// `text`, or `varchar(n)` when `Some(n)`.
+    Text(Option<u32>),
+    Bytea,
+    /// `timestamp without time zone`, microseconds since 1970-01-01 00:00:00.
+    Timestamp,
+}
+
+impl DataType {
+    /// Parses a PostgreSQL type name (as written in DDL or a cast), case-insensitively.
+    pub fn from_sql_name(name: &str, len: Option<u32>) -> Result<DataType> {
+        let n = name.trim().to_ascii_lowercase();
+        Ok(match n.as_str() {
+            "smallint" | "int2" => DataType::Int2,
+            "int" | "integer" | "int4" => DataType::Int4,
+            "bigint" | "int8" => DataType::Int8,
+            "double precision" | "float8" | "float" | "double" => DataType::Float8,
+            "boolean" | "bool" => DataType::Bool,
+            "text" | "string" => DataType::Text(None),
+            "varchar" | "character varying" | "char" | "character" | "bpchar" => DataType::Text(len),
+            "bytea" => DataType::Bytea,
+            "timestamp" | "timestamp without time zone" => DataType::Timestamp,
+            _ => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_OBJECT,
+                    format!("type \"{name}\" does not exist or is not supported by Augur"),
+                ))
+            }
+        })
+    }
+
+    /// The PostgreSQL name used in catalogs and error messages.
+    pub fn sql_name(&self) -> String {
+        match self {
+            DataType::Int2 => "smallint".into(),
+            DataType::Int4 => "integer".into(),
+            DataType::Int8 => "bigint".into(),
+            DataType::Float8 => "double precision".into(),
+            DataType::Bool => "boolean".into(),
+            DataType::Text(None) => "text".into(),
+            DataType::Text(Some(n)) => format!("character varying({n})"),
+            DataType::Bytea => "bytea".into(),
+            DataType::Timestamp => "timestamp without time zone".into(),
+        }
+    }
+
+    /// PostgreSQL type OID (for the wire protocol and pg_catalog).
+    pub fn pg_oid(&self) -> u32 {
+        match self {
+            DataType::Int2 => 21,
+            DataType::Int4 => 23,
+            DataType::Int8 => 20,
+            DataType::Float8 => 701,
+            DataType::Bool => 16,
+            DataType::Text(None) => 25,
+            DataType::Text(Some(_)) => 1043,
+            DataType::Bytea => 17,
+            DataType::Timestamp => 1114,
+        }
+    }
+
+    /// Integer-like types whose keys ALEX indexes directly.
+    pub fn is_int_key(&self) -> bool {
+        matches!(
+            self,
+            DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Timestamp
+        )
+    }
+
+    pub fn is_integer(&self) -> bool {
+        matches!(self, DataType::Int2 | DataType::Int4 | DataType::Int8)
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        self.is_integer() || matches!(self, DataType::Float8)
+    }
+
+    /// Converts `v` to a value this column can store: range checks, text parsing, length checks.
+    pub fn coerce(&self, v: Value) -> Result<Value> {
+        use DataType as T;
+        use Value as V;
+        Ok(match (self, v) {
+            (_, V::Null) => V::Null,
+            (T::Int2, V::Int(i)) => V::Int(check_range(i, i16::MIN as i64, i16::MAX as i64, "smallint")?),
+            (T::Int4, V::Int(i)) => V::Int(check_range(i, i32::MIN as i64, i32::MAX as i64, "integer")?),
+            (T::Int8, V::Int(i)) => V::Int(i),
+            (T::Int2 | T::Int4 | T::Int8, V::Float(f)) => {
+                let r = f.round_ties_even();
+                if !r.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
+                    return Err(Error::out_of_range(format!("{} out of range", self.sql_name())));
+                }
+                self.coerce(V::Int(r as i64))?
+            }
+            (T::Float8, V::Float(f)) => V::Float(f),
+            (T::Float8, V::Int(i)) => V::Float(i as f64),
+            (T::Bool, V::Bool(b)) => V::Bool(b),
+            (T::Text(None), V::Text(s)) => V::Text(s),
+            (T::Text(Some(n)), V::Text(s)) => {
+                if s.chars().count() > *n as usize {
+                    return Err(Error::new(
+                        SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type character varying({n})"),
+                    ));
+                }
+                V::Text(s)
+            }
+            (T::Bytea, V::Bytes(b)) => V::Bytes(b),
+            (T::Timestamp, V::Timestamp(t)) => V::Timestamp(t),
+            (t, V::Text(s)) => Value::parse_text(&s, *t)?,
+            (t, v) => {
+                return Err(Error::mismatch(format!(
+                    "cannot convert {} to {}",
+                    v.type_name(),
+                    t.sql_name()
+                )))
+            }
+        })
+    }
+}
+
+fn check_range(i: i64, lo: i64, hi: i64, name: &str) -> Result<i64> {
+    if i < lo || i > hi {
+        Err(Error::out_of_range(format!("{name} out of range")))
+    } else {
+        Ok(i)
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.sql_name())
+    }
+}
+
+/// One value. Integers of every width are held as `i64`; the column type bounds them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+    /// Microseconds since 1970-01-01 00:00:00 (no time zone).
+    Timestamp(i64),
+}
+
+pub type Row = Vec<Value>;
+
+impl Value {
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) => "double precision",
+            Value::Text(_) => "text",
+            Value::Bytes(_) => "bytea",
+            Value::Timestamp(_) => "timestamp",
+        }
+    }
+
+    /// Parses PostgreSQL's text representation of a value of type `t`.
+    pub fn parse_text(s: &str, t: DataType) -> Result<Value> {
+        let bad = |tn: &str| Error::invalid_text(format!("invalid input syntax for type {tn}: \"{s}\""));
+        let trimmed = s.trim();
+        Ok(match t {
+            DataType::Int2 | DataType::Int4 | DataType::Int8 => {
+                let i: i64 = match trimmed.parse::<i64>() {
+                    Ok(i) => i,
+                    Err(e) => {
+                        use std::num::IntErrorKind::*;
+                        return Err(match e.kind() {
+                            PosOverflow | NegOverflow => Error::out_of_range(format!(
+                                "value \"{s}\" is out of range for type {}",
+                                t.sql_name()
+                            )),
+                            _ => bad(&t.sql_name()),
+                        });
+                    }
+                };
+                t.coerce(Value::Int(i)).map_err(|_| {
+                    Error::out_of_range(format!("value \"{s}\" is out of range for type {}", t.sql_name()))
+                })?
+            }
+            DataType::Float8 => {
+                let l = trimmed.to_ascii_lowercase();
+                let f = match l.as_str() {
+                    "nan" => f64::NAN,
+                    "infinity" | "inf" | "+infinity" => f64::INFINITY,
+                    "-infinity" | "-inf" => f64::NEG_INFINITY,
+                    _ => trimmed.parse::<f64>().map_err(|_| bad("double precision"))?,
+                };
+                if f.is_infinite() && !l.contains("inf") {
+                    return Err(Error::out_of_range(format!(
+                        "\"{s}\" is out of range for type double precision"
+                    )));
+                }
+                Value::Float(f)
+            }
+            DataType::Bool => match trimmed.to_ascii_lowercase().as_str() {
+                "t" | "true" | "yes" | "y" | "on" | "1" => Value::Bool(true),
+                "f" | "false" | "no" | "n" | "off" | "0" => Value::Bool(false),
+                _ => return Err(bad("boolean")),
+            },
+            DataType::Text(_) => t.coerce(Value::Text(s.to_string()))?,
+            DataType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| bad("bytea"))?),
+            DataType::Timestamp => {
+                Value::Timestamp(parse_timestamp(trimmed).ok_or_else(|| bad("timestamp"))?)
+            }
+        })
+    }
+
+    /// PostgreSQL's text output format.
+    pub fn to_text(&self) -> Option<String> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format_float(*f),
+            Value::Text(s) => s.clone(),
+            Value::Bytes(b) => {
+                let mut s = String::with_capacity(2 + b.len() * 2);
+                s.push_str("\\x");
+                for byte in b {
+                    s.push_str(&format!("{byte:02x}"));
+                }
+                s
+            }
+            Value::Timestamp(t) => format_timestamp(*t),
+        })
+    }
+
+    /// SQL comparison: `None` when either side is NULL or the types cannot be compared.
+    pub fn sql_cmp(&self, other: &Value) -> Option<Ordering> {
+        use Value::*;
+        match (self, other) {
+            (Null, _) | (_, Null) => None,
+            (Int(a), Int(b)) => Some(a.cmp(b)),
+            (Float(a), Float(b)) => Some(float_total_cmp(*a, *b)),
+            (Int(a), Float(b)) => Some(float_total_cmp(*a as f64, *b)),
+            (Float(a), Int(b)) => Some(float_total_cmp(*a, *b as f64)),
+            (Bool(a), Bool(b)) => Some(a.cmp(b)),
+            (Text(a), Text(b)) => Some(a.cmp(b)),
+            (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
+            (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    }
+
+    /// A total order for sorting and grouping: NULL sorts after every value (PostgreSQL's
+    /// default for ascending order), values of different kinds by kind.
+    pub fn total_cmp(&self, other: &Value) -> Ordering {
+        if let Some(o) = self.sql_cmp(other) {
+            return o;
+        }
+        self.rank().cmp(&other.rank())
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Value::Bool(_) => 0,
+            Value::Int(_) | Value::Float(_) => 1,
+            Value::Text(_) => 2,
+            Value::Bytes(_) => 3,
+            Value::Timestamp(_) => 4,
+            Value::Null => 5,
+        }
+    }
+}
+
+/// PostgreSQL orders NaN above every other float and treats NaN = NaN.
+fn float_total_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            _ => self.total_cmp(other) == Ordering::Equal,
+        }
+    }
+}
+impl Eq for Value {}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Value {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.total_cmp(other)
+    }
+}
+
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Value::Null => 0u8.hash(state),
+            Value::Bool(b) => b.hash(state),
+            // Int and Float that compare equal must hash equally.
+            Value::Int(i) => (*i as f64).to_bits().hash(state),
+            Value::Float(f) => {
+                let f = if *f == 0.0 { 0.0 } else { *f };
+                f.to_bits().hash(state)
+            }
+            Value::Text(s) => s.hash(state),
+            Value::Bytes(b) => b.hash(state),
+            Value::Timestamp(t) => t.hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.to_text() {
+            None => f.write_str("NULL"),
+            Some(s) => f.write_str(&s),
+        }
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(v as i64)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Text(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Text(v)
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Self {
+        Value::Bytes(v)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+/// A primary-key value as the indexes see it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
+    /// Integer and timestamp keys (and the hidden row identity of tables without a primary key):
+    /// indexed by ALEX.
+    Int(i64),
+    /// Any other key: the order-preserving encoding of its column values
+    /// ([`codec::encode_key_values`](super::codec::encode_key_values)); indexed by the ordered fallback.
+    Bytes(Vec<u8>),
+}
+
+/// Shortest round-trip float text, as PostgreSQL 12+ prints float8.
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let exp = f.abs().log10().floor() as i32;
+    if !(-5..16).contains(&exp) {
+        // Exponent form like PostgreSQL: 1e+20, 1.5e-07
+        let s = format!("{f:e}");
+        let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        let sign = if e < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", e.abs());
+    }
+    format!("{f}")
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output).
+pub fn format_timestamp(micros: i64) -> String {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let tod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let mut s = format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        y,
+        m,
+        d,
+        tod / 3600,
+        (tod / 60) % 60,
+        tod % 60
+    );
+    if frac != 0 {
+        let f = format!(".{frac:06}");
+        s.push_str(f.trim_end_matches('0'));
+    }
+    s
+}
+
+/// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`).
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (date, time) = match s.find([' ', 'T']) {
+        Some(i) => (&s[..i], s[i + 1..].trim()),
+        None => (s, ""),
+    };
+    let mut dp = date.splitn(3, '-');
+    let y: i64 = dp.next()?.parse().ok()?;
+    let m: u32 = dp.next()?.parse().ok()?;
+    let d: u32 = dp.next()?.parse().ok()?;
+    if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {
+        return None;
+    }
+    let mut micros_of_day: i64 = 0;
+    if !time.is_empty() {
+        let mut tp = time.splitn(3, ':');
+        let h: i64 = tp.next()?.parse().ok()?;
+        let mi: i64 = tp.next()?.parse().ok()?;
+        let (sec, frac) = match tp.next() {
+            None => (0, 0),
+            Some(sf) => match sf.split_once('.') {
+                None => (sf.parse::<i64>().ok()?, 0),
+                Some((a, b)) => {
+                    if b.is_empty() || b.len() > 9 || !b.bytes().all(|c| c.is_ascii_digit()) {
+                        return None;
+                    }
+                    let mut digits = b.to_string();
+                    digits.truncate(6);
+                    while digits.len() < 6 {
+                        digits.push('0');
+                    }
+                    (a.parse::<i64>().ok()?, digits.parse::<i64>().ok()?)
+                }
+            },
+        };
+        if h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi > 0 || sec > 0 || frac > 0)) {
+            return None;
+        }
+        micros_of_day = ((h * 60 + mi) * 60 + sec) * 1_000_000 + frac;
+    }
+    let days = days_from_civil(y, m, d);
+    days.checked_mul(86_400_000_000)?.checked_add(micros_of_day)
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(y) => 29,
+        _ => 28,
+    }
+}
+
+// Howard Hinnant's civil-date algorithms.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn parse_bytea(s: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = s.strip_prefix("\\x") {
+        if hex.len() % 2 != 0 {
+            return None;
+        }
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+            .collect()
+    } else {
+        // Escape format: backslash-octal and doubled backslashes.
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\\' {
+                if b.get(i + 1) == Some(&b'\\') {
+                    out.push(b'\\');
+                    i += 2;
+                } else {
+                    let oct = s.get(i + 1..i + 4)?;
+                    out.push(u8::from_str_radix(oct, 8).ok()?);
+                    i += 4;
+                }
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_round_trip() {
+        for s in [
+            "1970-01-01 00:00:00",
+            "2024-02-29 23:59:59.5",
+            "1900-03-01 12:00:00",
+            "0001-01-01 00:00:00",
+        ] {
+            let t = parse_timestamp(s).unwrap();
+            assert_eq!(format_timestamp(t), s);
+        }
+        assert_eq!(parse_timestamp("2023-02-29"), None);
+        assert_eq!(parse_timestamp("2023-13-01"), None);
+    }
+
+    #[test]
+    fn floats_print_like_postgres() {
+        assert_eq!(format_float(0.1), "0.1");
+        assert_eq!(format_float(3.5), "3.5");
+        assert_eq!(format_float(1e20), "1e+20");
+        assert_eq!(format_float(1.5e-7), "1.5e-07");
+        assert_eq!(format_float(100.0), "100");
+        assert_eq!(format_float(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn coercion_checks_ranges() {
+        assert!(DataType::Int2.coerce(Value::Int(40000)).is_err());
+        assert_eq!(
+            DataType::Int4.coerce(Value::Text("42".into())).unwrap(),
+            Value::Int(42)
+        );
+        let e = DataType::Int4.coerce(Value::Text("abc".into())).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+        let e = DataType::Text(Some(3))
+            .coerce(Value::Text("abcd".into()))
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::STRING_DATA_RIGHT_TRUNCATION);
+    }
+}

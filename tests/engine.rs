@@ -1,0 +1,683 @@
+//! Engine behaviour: the invariants of ../shared/DESIGN.md, tested through the embedded API.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::time::Duration;
+
+use augur::{ColumnDef, DataType, Database, IndexDef, Key, KeyRange, Options, SqlState, TableDef, Value};
+use proptest::prelude::*;
+
+fn opts() -> Options {
+    Options {
+        maintenance_interval: Duration::from_millis(10),
+        checkpoint_every: 500,
+        ..Options::default()
+    }
+}
+
+fn kv_table(db: &Database, name: &str) {
+    db.create_table(
+        TableDef::new(
+            name,
+            vec![
+                ColumnDef::new("k", DataType::Int8),
+                ColumnDef::new("v", DataType::Int8),
+            ],
+            &["k"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+fn val(db: &Database, table: &str, k: i64) -> Option<i64> {
+    db.get(table, &Key::Int(k)).unwrap().map(|r| match r[1] {
+        Value::Int(v) => v,
+        ref o => panic!("unexpected {o:?}"),
+    })
+}
+
+#[test]
+fn insert_get_update_delete_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "t");
+        db.transaction(|tx| {
+            for k in (0..1000).rev() {
+                tx.insert("t", vec![Value::Int(k * 7 - 3000), Value::Int(k)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let e = db
+            .insert("t", vec![Value::Int(-3000), Value::Int(1)])
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+        db.transaction(|tx| {
+            assert!(tx.update("t", &Key::Int(3), vec![Value::Int(3), Value::Int(-1)])?);
+            assert!(tx.delete("t", &Key::Int(10))?);
+            assert!(!tx.delete("t", &Key::Int(12))?);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(val(&db, "t", 3), Some(-1));
+        assert_eq!(val(&db, "t", 10), None);
+        assert_eq!(db.verify_integrity().unwrap(), 999);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert_eq!(val(&db, "t", 3), Some(-1));
+    assert_eq!(val(&db, "t", 10), None);
+    assert_eq!(val(&db, "t", -3000), Some(0));
+    let rows = db.begin().scan("t", KeyRange::all()).unwrap();
+    assert_eq!(rows.len(), 999);
+    assert!(rows.windows(2).all(|w| w[0].0 < w[1].0), "scan is ordered");
+    assert_eq!(db.verify_integrity().unwrap(), 999);
+}
+
+#[test]
+fn rollback_leaves_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.insert("t", vec![Value::Int(1), Value::Int(1)]).unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", vec![Value::Int(2), Value::Int(2)]).unwrap();
+    tx.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(100)])
+        .unwrap();
+    assert_eq!(
+        tx.get("t", &Key::Int(2)).unwrap().unwrap()[1],
+        Value::Int(2),
+        "read your writes"
+    );
+    tx.rollback();
+    // A transaction dropped without commit also rolls back.
+    {
+        let mut tx = db.begin();
+        tx.insert("t", vec![Value::Int(3), Value::Int(3)]).unwrap();
+    }
+    assert_eq!(val(&db, "t", 1), Some(1));
+    assert_eq!(val(&db, "t", 2), None);
+    assert_eq!(val(&db, "t", 3), None);
+    assert_eq!(db.verify_integrity().unwrap(), 1);
+}
+
+#[test]
+fn first_committer_wins_and_snapshots_are_stable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.insert("t", vec![Value::Int(1), Value::Int(10)]).unwrap();
+    let mut a = db.begin();
+    let mut b = db.begin();
+    let reader = db.begin();
+    a.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(11)])
+        .unwrap();
+    b.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(12)])
+        .unwrap();
+    a.commit().unwrap();
+    let e = b.commit().unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::SERIALIZATION_FAILURE);
+    assert_eq!(val(&db, "t", 1), Some(11));
+    // The old snapshot still sees the old value, even after garbage collection runs.
+    db.collect_garbage().unwrap();
+    assert_eq!(reader.get("t", &Key::Int(1)).unwrap().unwrap()[1], Value::Int(10));
+    // Concurrent inserts of the same key: one wins.
+    let mut c = db.begin();
+    let mut d = db.begin();
+    c.insert("t", vec![Value::Int(5), Value::Int(1)]).unwrap();
+    d.insert("t", vec![Value::Int(5), Value::Int(2)]).unwrap();
+    c.commit().unwrap();
+    assert!(d.commit().unwrap_err().is_serialization_failure());
+    // A reader does not see a commit that happened after it began.
+    assert!(reader.get("t", &Key::Int(5)).unwrap().is_none());
+    drop(reader);
+}
+
+#[test]
+fn bank_transfers_keep_the_total_under_concurrency() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "acct");
+    const N: i64 = 20;
+    db.transaction(|tx| {
+        for k in 0..N {
+            tx.insert("acct", vec![Value::Int(k), Value::Int(1000)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut hs = Vec::new();
+    for th in 0..4u64 {
+        let db = db.clone();
+        hs.push(std::thread::spawn(move || {
+            let mut x = th * 7919 + 1;
+            let mut done = 0;
+            while done < 300 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let from = ((x >> 33) % N as u64) as i64;
+                let to = ((x >> 40) % N as u64) as i64;
+                if from == to {
+                    continue;
+                }
+                let r = db.transaction(|tx| {
+                    let f = tx.get("acct", &Key::Int(from))?.unwrap();
+                    let t = tx.get("acct", &Key::Int(to))?.unwrap();
+                    let (Value::Int(fv), Value::Int(tv)) = (&f[1], &t[1]) else {
+                        unreachable!()
+                    };
+                    tx.update(
+                        "acct",
+                        &Key::Int(from),
+                        vec![Value::Int(from), Value::Int(fv - 1)],
+                    )?;
+                    tx.update("acct", &Key::Int(to), vec![Value::Int(to), Value::Int(tv + 1)])?;
+                    Ok(())
+                });
+                match r {
+                    Ok(()) => done += 1,
+                    Err(e) if e.is_serialization_failure() => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }));
+    }
+    // Readers check the invariant on consistent snapshots while writers run.
+    for _ in 0..50 {
+        let rows = db.begin().scan("acct", KeyRange::all()).unwrap();
+        let total: i64 = rows
+            .iter()
+            .map(|(_, r)| if let Value::Int(v) = r[1] { v } else { 0 })
+            .sum();
+        assert_eq!(total, N * 1000, "a snapshot saw a torn transfer");
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    let rows = db.begin().scan("acct", KeyRange::all()).unwrap();
+    let total: i64 = rows
+        .iter()
+        .map(|(_, r)| if let Value::Int(v) = r[1] { v } else { 0 })
+        .sum();
+    assert_eq!(total, N * 1000);
+    assert!(db.stats().commits >= 1200);
+    std::thread::sleep(Duration::from_millis(50));
+    db.collect_garbage().unwrap();
+    assert!(db.stats().versions_collected > 0, "old versions are collected");
+    assert_eq!(db.verify_integrity().unwrap(), N as usize);
+}
+
+#[test]
+fn text_composite_and_keyless_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        db.create_table(
+            TableDef::new(
+                "names",
+                vec![
+                    ColumnDef::new("name", DataType::Text(None)),
+                    ColumnDef::new("n", DataType::Int4),
+                ],
+                &["name"],
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        db.create_table(
+            TableDef::new(
+                "pairs",
+                vec![
+                    ColumnDef::new("a", DataType::Int4),
+                    ColumnDef::new("b", DataType::Text(None)),
+                    ColumnDef::new("c", DataType::Float8),
+                ],
+                &["a", "b"],
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        db.create_table(
+            TableDef::new("log", vec![ColumnDef::new("msg", DataType::Text(None))], &[]).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            db.table("names").unwrap().key_index_kind().name(),
+            "ordered fallback (B-tree)"
+        );
+        assert_eq!(db.table("log").unwrap().key_index_kind().name(), "ALEX");
+        db.transaction(|tx| {
+            for w in ["pear", "apple", "fig", "", "apple pie", "Zebra"] {
+                tx.insert("names", vec![w.into(), Value::Int(w.len() as i64)])?;
+            }
+            for (a, b) in [(2, "x"), (1, "z"), (1, "a"), (-5, "m"), (1, "")] {
+                tx.insert("pairs", vec![Value::Int(a), b.into(), Value::Float(0.5)])?;
+            }
+            for m in ["one", "two", "two"] {
+                tx.insert("log", vec![m.into()])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let tx = db.begin();
+    let names: Vec<String> = tx
+        .scan("names", KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r[0].to_string())
+        .collect();
+    assert_eq!(names, ["", "Zebra", "apple", "apple pie", "fig", "pear"]);
+    let pairs: Vec<(String, String)> = tx
+        .scan("pairs", KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| (r[0].to_string(), r[1].to_string()))
+        .collect();
+    let expect: Vec<(String, String)> = [(-5, "m"), (1, ""), (1, "a"), (1, "z"), (2, "x")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(pairs, expect);
+    let log = tx.scan("log", KeyRange::all()).unwrap();
+    assert_eq!(log.len(), 3, "keyless tables keep duplicate rows");
+    let def = db.table("pairs").unwrap().def();
+    let k = def.key_from_values(&[Value::Int(1), "a".into()]).unwrap();
+    assert!(tx.get("pairs", &k).unwrap().is_some());
+    let e = def
+        .key_from_values(&[Value::Text("nope".into()), "a".into()])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+}
+
+#[test]
+fn range_scans_merge_own_writes_in_both_directions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.transaction(|tx| {
+        for k in (0..2000).step_by(2) {
+            tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", vec![Value::Int(101), Value::Int(-1)]).unwrap();
+    tx.delete("t", &Key::Int(100)).unwrap();
+    tx.update("t", &Key::Int(102), vec![Value::Int(102), Value::Int(-2)])
+        .unwrap();
+    let range = KeyRange {
+        lo: Bound::Included(Key::Int(96)),
+        hi: Bound::Excluded(Key::Int(106)),
+    };
+    let t = tx.table("t").unwrap();
+    let mut fwd = Vec::new();
+    tx.scan_in(&t, &range, false, |k, r| {
+        fwd.push((k.clone(), r[1].clone()));
+        Ok(true)
+    })
+    .unwrap();
+    let keys: Vec<Key> = fwd.iter().map(|x| x.0.clone()).collect();
+    assert_eq!(keys, [96, 98, 101, 102, 104].map(Key::Int));
+    assert_eq!(fwd[3].1, Value::Int(-2));
+    let mut rev = Vec::new();
+    tx.scan_in(&t, &range, true, |k, _| {
+        rev.push(k.clone());
+        Ok(rev.len() < 3)
+    })
+    .unwrap();
+    assert_eq!(rev, [104, 102, 101].map(Key::Int));
+    // A long scan crosses batch boundaries.
+    let all = tx.scan("t", KeyRange::all()).unwrap();
+    assert_eq!(all.len(), 1000);
+    // Empty and inverted ranges.
+    let empty = KeyRange {
+        lo: Bound::Excluded(Key::Int(5)),
+        hi: Bound::Excluded(Key::Int(6)),
+    };
+    tx.scan_in(&t, &empty, false, |_, _| panic!("nothing in range"))
+        .unwrap();
+    let inverted = KeyRange {
+        lo: Bound::Included(Key::Int(9)),
+        hi: Bound::Included(Key::Int(1)),
+    };
+    tx.scan_in(&t, &inverted, false, |_, _| panic!("nothing in range"))
+        .unwrap();
+}
+
+#[test]
+fn secondary_indexes_and_unique_constraints() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        db.create_table(
+            TableDef::new(
+                "u",
+                vec![
+                    ColumnDef::new("id", DataType::Int8),
+                    ColumnDef::new("email", DataType::Text(None)),
+                    ColumnDef::new("age", DataType::Int4),
+                ],
+                &["id"],
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        db.transaction(|tx| {
+            for i in 0..100 {
+                tx.insert(
+                    "u",
+                    vec![Value::Int(i), format!("u{i}@x").into(), Value::Int(i % 10)],
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.create_index(
+            "u",
+            IndexDef {
+                name: "u_email".into(),
+                columns: vec![1],
+                unique: true,
+            },
+            false,
+        )
+        .unwrap();
+        db.create_index(
+            "u",
+            IndexDef {
+                name: "u_age".into(),
+                columns: vec![2],
+                unique: false,
+            },
+            false,
+        )
+        .unwrap();
+        let e = db
+            .insert("u", vec![Value::Int(1000), "u5@x".into(), Value::Int(1)])
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+        // Moving the value away frees it.
+        db.transaction(|tx| {
+            tx.update(
+                "u",
+                &Key::Int(5),
+                vec![Value::Int(5), "five@x".into(), Value::Int(42)],
+            )?;
+            tx.insert("u", vec![Value::Int(1000), "u5@x".into(), Value::Int(42)])?;
+            Ok(())
+        })
+        .unwrap();
+        // Two concurrent transactions claiming one value: the second commit fails.
+        let mut a = db.begin();
+        let mut b = db.begin();
+        a.insert("u", vec![Value::Int(2000), "same@x".into(), Value::Null])
+            .unwrap();
+        b.insert("u", vec![Value::Int(2001), "same@x".into(), Value::Null])
+            .unwrap();
+        a.commit().unwrap();
+        assert_eq!(b.commit().unwrap_err().sqlstate(), SqlState::UNIQUE_VIOLATION);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let t = db.table("u").unwrap();
+    let tx = db.begin();
+    let enc = |v: i64| augur::types::codec::encode_key_values(&[Value::Int(v)]);
+    let (lo, hi) = (enc(42), enc(42));
+    let hits = tx
+        .index_scan_in(&t, 1, Bound::Included(&lo), Bound::Included(&hi))
+        .unwrap();
+    let ids: Vec<Key> = hits.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(ids, [Key::Int(5), Key::Int(1000)]);
+    let (lo, hi) = (enc(3), enc(4));
+    assert_eq!(
+        tx.index_scan_in(&t, 1, Bound::Included(&lo), Bound::Included(&hi))
+            .unwrap()
+            .len(),
+        20
+    );
+    assert!(db.drop_index("u_age").unwrap());
+    assert!(!db.drop_index("u_age").unwrap());
+}
+
+#[test]
+fn ddl_truncate_drop_and_add_primary_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    db.create_table(
+        TableDef::new(
+            "h",
+            vec![
+                ColumnDef::new("a", DataType::Int4),
+                ColumnDef::new("b", DataType::Int4),
+            ],
+            &[],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    db.transaction(|tx| {
+        for i in 0..50 {
+            tx.insert("h", vec![Value::Int(i), Value::Int(i * 2)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.rebuild_table("h", |d| {
+        let mut d = d.clone();
+        d.primary_key = vec![0];
+        Ok(d)
+    })
+    .unwrap();
+    assert_eq!(val(&db, "h", 7), Some(14));
+    assert_eq!(
+        db.insert("h", vec![Value::Int(7), Value::Int(0)])
+            .unwrap_err()
+            .sqlstate(),
+        SqlState::UNIQUE_VIOLATION
+    );
+    // Adding a primary key over duplicates fails and changes nothing.
+    db.insert("h", vec![Value::Int(100), Value::Int(2)]).unwrap();
+    let e = db
+        .rebuild_table("h", |d| {
+            let mut d = d.clone();
+            d.primary_key = vec![1];
+            Ok(d)
+        })
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+    assert_eq!(val(&db, "h", 7), Some(14));
+    db.truncate("h").unwrap();
+    assert_eq!(db.begin().scan("h", KeyRange::all()).unwrap().len(), 0);
+    assert!(db.drop_table("h", false).unwrap());
+    assert_eq!(
+        db.get("h", &Key::Int(1)).unwrap_err().sqlstate(),
+        SqlState::UNDEFINED_TABLE
+    );
+    assert!(!db.drop_table("h", true).unwrap());
+    kv_table(&db, "h");
+    assert_eq!(
+        db.create_table(TableDef::new("h", vec![ColumnDef::new("x", DataType::Int4)], &[]).unwrap())
+            .err()
+            .unwrap()
+            .sqlstate(),
+        SqlState::DUPLICATE_TABLE
+    );
+    db.close().unwrap();
+    drop(db);
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.tables().len(), 1);
+    assert_eq!(db.verify_integrity().unwrap(), 0);
+}
+
+#[test]
+fn checkpoint_plus_replay_equals_rows_after_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        checkpoint_every: u64::MAX,
+        ..opts()
+    };
+    {
+        let db = Database::open(dir.path(), o.clone()).unwrap();
+        kv_table(&db, "t");
+        db.transaction(|tx| {
+            for k in 0..5000 {
+                tx.insert("t", vec![Value::Int(k * 13 % 5000), Value::Int(k)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.checkpoint().unwrap();
+        // After the checkpoint: deletes, updates and re-inserts that replay must apply.
+        db.transaction(|tx| {
+            for k in 0..1000 {
+                tx.delete("t", &Key::Int(k))?;
+            }
+            for k in 1000..1500 {
+                tx.update("t", &Key::Int(k), vec![Value::Int(k), Value::Int(-k)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.transaction(|tx| {
+            for k in 0..10 {
+                tx.insert("t", vec![Value::Int(k), Value::Int(7)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        // Let GC drop the deleted keys from the index (tombstone rows stay until a checkpoint).
+        std::thread::sleep(Duration::from_millis(50));
+        db.collect_garbage().unwrap();
+        // Reopen without a clean close (no final checkpoint, no clean-shutdown marker).
+        db.abandon();
+    }
+    let db = Database::open(dir.path(), o).unwrap();
+    assert!(db.stats().recovered_unclean);
+    assert_eq!(db.verify_integrity().unwrap(), 4010);
+    assert_eq!(val(&db, "t", 5), Some(7));
+    assert_eq!(val(&db, "t", 500), None);
+    assert_eq!(val(&db, "t", 1200), Some(-1200));
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Begin,
+    Put(usize, i64, i64),
+    Del(usize, i64),
+    Get(usize, i64),
+    Scan(usize),
+    Commit(usize),
+    Rollback(usize),
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => Just(Op::Begin),
+        6 => (0..4usize, 0..24i64, any::<i64>()).prop_map(|(t, k, v)| Op::Put(t, k, v)),
+        2 => (0..4usize, 0..24i64).prop_map(|(t, k)| Op::Del(t, k)),
+        3 => (0..4usize, 0..24i64).prop_map(|(t, k)| Op::Get(t, k)),
+        1 => (0..4usize).prop_map(Op::Scan),
+        3 => (0..4usize).prop_map(Op::Commit),
+        1 => (0..4usize).prop_map(Op::Rollback),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+/// The model of snapshot isolation: committed state with a commit counter per key.
+struct ModelTx {
+    snap: BTreeMap<i64, i64>,
+    snap_version: u64,
+    writes: BTreeMap<i64, Option<i64>>,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// Interleaved transactions against a model of snapshot isolation with first-committer-wins.
+    #[test]
+    fn interleaved_transactions_match_the_model(ops in proptest::collection::vec(op(), 1..80)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "t");
+        let mut committed: BTreeMap<i64, i64> = BTreeMap::new();
+        let mut last_write: BTreeMap<i64, u64> = BTreeMap::new();
+        let mut version = 0u64;
+        let mut open: Vec<(augur::Transaction, ModelTx)> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Begin if open.len() < 4 => {
+                    open.push((db.begin(), ModelTx { snap: committed.clone(), snap_version: version, writes: BTreeMap::new() }));
+                }
+                Op::Put(i, k, v) if i < open.len() => {
+                    let (tx, m) = &mut open[i];
+                    tx.upsert("t", vec![Value::Int(k), Value::Int(v)]).unwrap();
+                    m.writes.insert(k, Some(v));
+                }
+                Op::Del(i, k) if i < open.len() => {
+                    let (tx, m) = &mut open[i];
+                    let existed = tx.delete("t", &Key::Int(k)).unwrap();
+                    let model_has = match m.writes.get(&k) { Some(w) => w.is_some(), None => m.snap.contains_key(&k) };
+                    prop_assert_eq!(existed, model_has);
+                    if existed { m.writes.insert(k, None); }
+                }
+                Op::Get(i, k) if i < open.len() => {
+                    let (tx, m) = &open[i];
+                    let got = tx.get("t", &Key::Int(k)).unwrap().map(|r| r[1].clone());
+                    let want = match m.writes.get(&k) { Some(w) => *w, None => m.snap.get(&k).copied() };
+                    prop_assert_eq!(got, want.map(Value::Int));
+                }
+                Op::Scan(i) if i < open.len() => {
+                    let (tx, m) = &open[i];
+                    let got: Vec<(i64, i64)> = tx.scan("t", KeyRange::all()).unwrap().into_iter()
+                        .map(|(k, r)| (match k { Key::Int(k) => k, _ => unreachable!() }, match r[1] { Value::Int(v) => v, _ => unreachable!() }))
+                        .collect();
+                    let mut want = m.snap.clone();
+                    for (k, w) in &m.writes { match w { Some(v) => { want.insert(*k, *v); } None => { want.remove(k); } } }
+                    prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+                }
+                Op::Commit(i) if i < open.len() => {
+                    let (tx, m) = open.remove(i);
+                    let conflict = m.writes.keys().any(|k| last_write.get(k).is_some_and(|&v| v > m.snap_version));
+                    let r = tx.commit();
+                    if conflict {
+                        prop_assert!(r.unwrap_err().is_serialization_failure());
+                    } else {
+                        r.unwrap();
+                        if !m.writes.is_empty() {
+                            version += 1;
+                            for (k, w) in m.writes {
+                                last_write.insert(k, version);
+                                match w { Some(v) => { committed.insert(k, v); } None => { committed.remove(&k); } }
+                            }
+                        }
+                    }
+                }
+                Op::Rollback(i) if i < open.len() => {
+                    let (tx, _) = open.remove(i);
+                    tx.rollback();
+                }
+                Op::Reopen if open.is_empty() => {
+                    db.close().unwrap();
+                    drop(db);
+                    db = Database::open(dir.path(), opts()).unwrap();
+                    prop_assert_eq!(db.verify_integrity().unwrap(), committed.len());
+                }
+                _ => {}
+            }
+        }
+        drop(open);
+        let got: Vec<(i64, i64)> = db.begin().scan("t", KeyRange::all()).unwrap().into_iter()
+            .map(|(k, r)| (match k { Key::Int(k) => k, _ => unreachable!() }, match r[1] { Value::Int(v) => v, _ => unreachable!() }))
+            .collect();
+        prop_assert_eq!(got, committed.clone().into_iter().collect::<Vec<_>>());
+        prop_assert_eq!(db.verify_integrity().unwrap(), committed.len());
+    }
+}
