@@ -43,10 +43,10 @@ impl DB for Augur {
     type ColumnType = DefaultColumnType;
 
     fn run(&mut self, sql: &str) -> Result<DBOutput<DefaultColumnType>, SqlError> {
-        let out = self
-            .session
-            .execute(sql, &[])
-            .map_err(|e| SqlError { code: e.sqlstate().code().to_string(), message: e.to_string() })?;
+        let out = self.session.execute(sql, &[]).map_err(|e| SqlError {
+            code: e.sqlstate().code().to_string(),
+            message: e.to_string(),
+        })?;
         Ok(match out.last() {
             Some(StatementResult::Query { columns, rows, .. }) => DBOutput::Rows {
                 types: columns
@@ -75,9 +75,15 @@ impl DB for Augur {
 
 fn open() -> Augur {
     let dir = tempfile::tempdir().expect("tempdir");
-    let opts = Options { sync_commits: false, ..Options::default() };
+    let opts = Options {
+        sync_commits: false,
+        ..Options::default()
+    };
     let db = Database::open(dir.path(), opts).expect("open");
-    Augur { session: Session::new(db), _dir: dir }
+    Augur {
+        session: Session::new(db),
+        _dir: dir,
+    }
 }
 
 #[test]
@@ -133,7 +139,10 @@ fn sqllogictest_corpus() {
     }
     eprintln!("\nsqllogictest summary:\n{}", summary.join("\n"));
     if !failures.is_empty() {
-        let shown: Vec<&String> = failures.iter().take(if verbose { usize::MAX } else { 60 }).collect();
+        let shown: Vec<&String> = failures
+            .iter()
+            .take(if verbose { usize::MAX } else { 60 })
+            .collect();
         panic!(
             "{} sqllogictest record(s) failed:\n\n{}",
             failures.len(),

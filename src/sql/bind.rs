@@ -31,7 +31,11 @@ impl Scope {
             cols: def
                 .columns
                 .iter()
-                .map(|c| ScopeCol { table: Some(alias.to_string()), name: c.name.clone(), ty: Ty::from_dt(c.ty) })
+                .map(|c| ScopeCol {
+                    table: Some(alias.to_string()),
+                    name: c.name.clone(),
+                    ty: Ty::from_dt(c.ty),
+                })
                 .collect(),
             tables: vec![alias.to_string()],
         }
@@ -54,14 +58,13 @@ pub fn ident(i: &A::Ident) -> String {
 
 /// The unqualified object name (`public.t` and `t` are the same table).
 pub fn object_name(n: &A::ObjectName) -> Result<String> {
-    let parts: Vec<String> = n
-        .0
-        .iter()
-        .map(|p| match p {
-            A::ObjectNamePart::Identifier(i) => Ok(ident(i)),
-            _ => Err(Error::unsupported(format!("object name {n} is not supported"))),
-        })
-        .collect::<Result<_>>()?;
+    let parts: Vec<String> =
+        n.0.iter()
+            .map(|p| match p {
+                A::ObjectNamePart::Identifier(i) => Ok(ident(i)),
+                _ => Err(Error::unsupported(format!("object name {n} is not supported"))),
+            })
+            .collect::<Result<_>>()?;
     match parts.as_slice() {
         [t] => Ok(t.clone()),
         [s, t] if s == "public" || s == "pg_temp" => Ok(t.clone()),
@@ -77,10 +80,16 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
 pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
     let s = dt.to_string().to_lowercase();
     let (base, args) = match s.find('(') {
-        Some(i) => (s[..i].trim().to_string(), Some(s[i + 1..].trim_end_matches(')').to_string())),
+        Some(i) => (
+            s[..i].trim().to_string(),
+            Some(s[i + 1..].trim_end_matches(')').to_string()),
+        ),
         None => (s.trim().to_string(), None),
     };
-    let len = args.as_deref().and_then(|a| a.split(',').next()).and_then(|a| a.trim().parse::<u32>().ok());
+    let len = args
+        .as_deref()
+        .and_then(|a| a.split(',').next())
+        .and_then(|a| a.trim().parse::<u32>().ok());
     let base = base.trim_end_matches("[]").to_string();
     let t = match base.as_str() {
         "real" | "float4" | "numeric" | "decimal" | "float" => DataType::Float8,
@@ -96,7 +105,11 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
 fn number(s: &str) -> (Value, Ty) {
     if !s.contains(['.', 'e', 'E']) {
         if let Ok(i) = s.parse::<i64>() {
-            return if i32::try_from(i).is_ok() { (Value::Int(i), Ty::Int4) } else { (Value::Int(i), Ty::Int8) };
+            return if i32::try_from(i).is_ok() {
+                (Value::Int(i), Ty::Int4)
+            } else {
+                (Value::Int(i), Ty::Int8)
+            };
         }
     }
     let mut f = s.parse::<f64>().unwrap_or(f64::NAN);
@@ -181,7 +194,10 @@ impl<'a> Binder<'a> {
         match ty {
             Ty::Bool => Ok(e),
             Ty::Unknown => self.coerce(e, ty, Ty::Bool),
-            t => Err(Error::mismatch(format!("argument of {ctx} must be type boolean, not type {}", t.name()))),
+            t => Err(Error::mismatch(format!(
+                "argument of {ctx} must be type boolean, not type {}",
+                t.name()
+            ))),
         }
     }
 
@@ -250,7 +266,12 @@ impl<'a> Binder<'a> {
         if !(lt2.is_num() && rt2.is_num()) {
             return Err(Error::new(
                 SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {} {}", lt.name(), op.sym(), rt.name()),
+                format!(
+                    "operator does not exist: {} {} {}",
+                    lt.name(),
+                    op.sym(),
+                    rt.name()
+                ),
             ));
         }
         let ty = Ty::unify(lt2, rt2).unwrap_or(Ty::Float8);
@@ -270,10 +291,17 @@ impl<'a> Binder<'a> {
         let mut ty = Ty::Unknown;
         for (_, t) in &items {
             ty = Ty::unify(ty, *t).ok_or_else(|| {
-                Error::mismatch(format!("{what} types {} and {} cannot be matched", ty.name(), t.name()))
+                Error::mismatch(format!(
+                    "{what} types {} and {} cannot be matched",
+                    ty.name(),
+                    t.name()
+                ))
             })?;
         }
-        let out = items.into_iter().map(|(e, t)| self.coerce(e, t, ty)).collect::<Result<Vec<_>>>()?;
+        let out = items
+            .into_iter()
+            .map(|(e, t)| self.coerce(e, t, ty))
+            .collect::<Result<Vec<_>>>()?;
         Ok((out, ty))
     }
 
@@ -298,7 +326,11 @@ impl<'a> Binder<'a> {
             E::Nested(inner) => self.bind_expr(inner, scope)?,
             E::UnaryOp { op, expr } => match op {
                 A::UnaryOperator::Minus => {
-                    if let E::Value(A::ValueWithSpan { value: A::Value::Number(n, _), .. }) = expr.as_ref() {
+                    if let E::Value(A::ValueWithSpan {
+                        value: A::Value::Number(n, _),
+                        ..
+                    }) = expr.as_ref()
+                    {
                         let (v, t) = number(&format!("-{n}"));
                         return Ok((Expr::Lit(v), t));
                     }
@@ -312,10 +344,11 @@ impl<'a> Binder<'a> {
                     }
                     let x = self.coerce(x, t, t2)?;
                     if let Expr::Lit(v) = &x {
-                        let v = super::expr::arith(ArOp::Sub, &Value::Int(0), v, t2).or_else(|e| match v {
-                            Value::Float(f) => Ok(Value::Float(-f)),
-                            _ => Err(e),
-                        })?;
+                        let v =
+                            super::expr::arith(ArOp::Sub, &Value::Int(0), v, t2).or_else(|e| match v {
+                                Value::Float(f) => Ok(Value::Float(-f)),
+                                _ => Err(e),
+                            })?;
                         return Ok((Expr::Lit(v), t2));
                     }
                     (Expr::Neg(Box::new(x), t2), t2)
@@ -381,7 +414,12 @@ impl<'a> Binder<'a> {
                 let (x, _) = self.bind_expr(x, scope)?;
                 (Expr::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))), Ty::Bool)
             }
-            E::IsTrue(x) | E::IsNotTrue(x) | E::IsFalse(x) | E::IsNotFalse(x) | E::IsUnknown(x) | E::IsNotUnknown(x) => {
+            E::IsTrue(x)
+            | E::IsNotTrue(x)
+            | E::IsFalse(x)
+            | E::IsNotFalse(x)
+            | E::IsUnknown(x)
+            | E::IsNotUnknown(x) => {
                 let (b, t) = self.bind_expr(x, scope)?;
                 let b = self.require_bool(b, t, "IS")?;
                 let b = Box::new(b);
@@ -399,7 +437,10 @@ impl<'a> Binder<'a> {
                 let l = self.bind_expr(a, scope)?;
                 let r = self.bind_expr(b, scope)?;
                 let (l, r) = self.comparable(l, r, "=")?;
-                (Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))), Ty::Bool)
+                (
+                    Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))),
+                    Ty::Bool,
+                )
             }
             E::InList { expr, list, negated } => {
                 let mut items = vec![self.bind_expr(expr, scope)?];
@@ -430,9 +471,18 @@ impl<'a> Binder<'a> {
                 let x = out.remove(0);
                 (Expr::InList(Box::new(x), out, *negated), Ty::Bool)
             }
-            E::InSubquery { expr, subquery, negated } => {
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
                 if let A::SetExpr::Select(sel) = subquery.body.as_ref() {
-                    let wild = sel.projection.iter().any(|p| !matches!(p, A::SelectItem::UnnamedExpr(_) | A::SelectItem::ExprWithAlias { .. }));
+                    let wild = sel.projection.iter().any(|p| {
+                        !matches!(
+                            p,
+                            A::SelectItem::UnnamedExpr(_) | A::SelectItem::ExprWithAlias { .. }
+                        )
+                    });
                     if sel.projection.len() > 1 && !wild {
                         return Err(Error::syntax("subquery has too many columns"));
                     }
@@ -457,7 +507,12 @@ impl<'a> Binder<'a> {
                 }
                 (Expr::ScalarSub(n), cols[0].ty)
             }
-            E::Between { expr, negated, low, high } => {
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
                 let x = self.bind_expr(expr, scope)?;
                 let lo = self.bind_expr(low, scope)?;
                 let hi = self.bind_expr(high, scope)?;
@@ -466,8 +521,20 @@ impl<'a> Binder<'a> {
                 let e = Expr::And(Box::new(a), Box::new(c));
                 (if *negated { Expr::Not(Box::new(e)) } else { e }, b)
             }
-            E::Like { negated, any: false, expr, pattern, escape_char }
-            | E::ILike { negated, any: false, expr, pattern, escape_char } => {
+            E::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | E::ILike {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => {
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 let (p, pt) = self.bind_expr(pattern, scope)?;
                 let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
@@ -483,9 +550,23 @@ impl<'a> Binder<'a> {
                     Some(c) => Some(Box::new(self.bind_expr(c, scope)?.0)),
                     None => None,
                 };
-                (Expr::Like(Box::new(x), Box::new(p), esc, *negated, matches!(e, E::ILike { .. })), Ty::Bool)
+                (
+                    Expr::Like(
+                        Box::new(x),
+                        Box::new(p),
+                        esc,
+                        *negated,
+                        matches!(e, E::ILike { .. }),
+                    ),
+                    Ty::Bool,
+                )
             }
-            E::Case { operand, conditions, else_result, .. } => {
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
                 let op = match operand {
                     Some(o) => Some(self.bind_expr(o, scope)?),
                     None => None,
@@ -511,9 +592,16 @@ impl<'a> Binder<'a> {
                 let (mut results, mut ty) = self.unify_all(results, "CASE")?;
                 if ty == Ty::Unknown {
                     ty = Ty::Text;
-                    results = results.into_iter().map(|r| self.coerce(r, Ty::Unknown, Ty::Text)).collect::<Result<_>>()?;
+                    results = results
+                        .into_iter()
+                        .map(|r| self.coerce(r, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
                 }
-                let els = if else_result.is_some() { results.pop().map(Box::new) } else { None };
+                let els = if else_result.is_some() {
+                    results.pop().map(Box::new)
+                } else {
+                    None
+                };
                 let operand = match op {
                     Some((o, ot)) => {
                         let target = if ot == Ty::Unknown { Ty::Text } else { ot };
@@ -521,9 +609,21 @@ impl<'a> Binder<'a> {
                     }
                     None => None,
                 };
-                (Expr::Case { operand, whens: conds.into_iter().zip(results).collect(), els }, ty)
+                (
+                    Expr::Case {
+                        operand,
+                        whens: conds.into_iter().zip(results).collect(),
+                        els,
+                    },
+                    ty,
+                )
             }
-            E::Cast { expr, data_type, kind, .. } => {
+            E::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => {
                 if matches!(kind, A::CastKind::TryCast | A::CastKind::SafeCast) {
                     return Err(unsupported("TRY_CAST"));
                 }
@@ -537,7 +637,12 @@ impl<'a> Binder<'a> {
                 self.cast_expr(x, xt, Ty::from_dt(dt), len)?
             }
             E::Function(f) => self.bind_function(f, scope)?,
-            E::Substring { expr, substring_from, substring_for, .. } => {
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.bind_expr(expr, scope)?];
                 args.push(match substring_from {
                     Some(f) => self.bind_expr(f, scope)?,
@@ -548,7 +653,12 @@ impl<'a> Binder<'a> {
                 }
                 self.scalar_func("substring", args)?
             }
-            E::Trim { expr, trim_where, trim_what, trim_characters } => {
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
                 if trim_characters.is_some() {
                     return Err(unsupported("TRIM with a character list"));
                 }
@@ -582,7 +692,10 @@ impl<'a> Binder<'a> {
 
     fn cast_expr(&mut self, x: Expr, xt: Ty, to: Ty, len: Option<u32>) -> Result<(Expr, Ty)> {
         if !cast_allowed(xt, to) {
-            return Err(Error::new(SqlState("42846"), format!("cannot cast type {} to {}", xt.name(), to.name())));
+            return Err(Error::new(
+                SqlState("42846"),
+                format!("cannot cast type {} to {}", xt.name(), to.name()),
+            ));
         }
         Ok(match x {
             Expr::Lit(v) => (Expr::Lit(cast(v, to, len)?), to),
@@ -692,7 +805,10 @@ impl<'a> Binder<'a> {
                 ));
             }
             if self.in_agg {
-                return Err(Error::new(SqlState::GROUPING_ERROR, "aggregate function calls cannot be nested"));
+                return Err(Error::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate function calls cannot be nested",
+                ));
             }
             let (arg, arg_ty) = if func == AggFunc::CountStar {
                 (None, Ty::Int8)
@@ -710,7 +826,10 @@ impl<'a> Binder<'a> {
                 (Some(a), t)
             };
             let bad = || {
-                Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", arg_ty.name()))
+                Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", arg_ty.name()),
+                )
             };
             let ty = match func {
                 AggFunc::CountStar | AggFunc::Count => Ty::Int8,
@@ -723,7 +842,12 @@ impl<'a> Binder<'a> {
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
             };
             let sink = self.agg_sink.as_mut().expect("checked");
-            let spec = AggSpec { func, arg, distinct, arg_ty };
+            let spec = AggSpec {
+                func,
+                arg,
+                distinct,
+                arg_ty,
+            };
             let k = match sink.iter().position(|s| *s == spec) {
                 Some(k) => k,
                 None => {
@@ -734,7 +858,10 @@ impl<'a> Binder<'a> {
             return Ok((Expr::Agg(k), ty));
         }
         if star || distinct {
-            return Err(Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}(*) does not exist")));
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}(*) does not exist"),
+            ));
         }
         let mut bound = Vec::new();
         for a in args {
@@ -746,7 +873,10 @@ impl<'a> Binder<'a> {
     fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();
         let undefined = || {
-            Error::new(SqlState::UNDEFINED_FUNCTION, format!("function {name}({}) does not exist", types.join(", ")))
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", types.join(", ")),
+            )
         };
         let n = args.len();
         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
@@ -842,7 +972,10 @@ impl<'a> Binder<'a> {
                 let mut es = es;
                 if ty == Ty::Unknown {
                     ty = Ty::Text;
-                    es = es.into_iter().map(|e| self.coerce(e, Ty::Unknown, Ty::Text)).collect::<Result<_>>()?;
+                    es = es
+                        .into_iter()
+                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
                 }
                 let f = match name {
                     "coalesce" => Func::Coalesce,
@@ -854,11 +987,24 @@ impl<'a> Binder<'a> {
             ("nullif", 2) => {
                 let a = args.remove(0);
                 let b = args.remove(0);
-                let ty = if a.1 == Ty::Unknown { if b.1 == Ty::Unknown { Ty::Text } else { b.1 } } else { a.1 };
+                let ty = if a.1 == Ty::Unknown {
+                    if b.1 == Ty::Unknown {
+                        Ty::Text
+                    } else {
+                        b.1
+                    }
+                } else {
+                    a.1
+                };
                 let (x, y) = self.comparable(a, b, "=")?;
                 return Ok((Expr::Func(Func::Nullif, vec![x, y], ty), ty));
             }
-            ("round", 1 | 2) | ("floor", 1) | ("ceil" | "ceiling", 1) | ("sqrt", 1) | ("power" | "pow", 2) | ("mod", 2) => {
+            ("round", 1 | 2)
+            | ("floor", 1)
+            | ("ceil" | "ceiling", 1)
+            | ("sqrt", 1)
+            | ("power" | "pow", 2)
+            | ("mod", 2) => {
                 for i in 0..n {
                     let (e, t) = args[i].clone();
                     if !(t.is_num() || t == Ty::Unknown) {
@@ -869,8 +1015,14 @@ impl<'a> Binder<'a> {
                 }
                 match name {
                     "round" => (Func::Round, Ty::Float8),
-                    "floor" => (Func::Floor, if args[0].1.is_int() { args[0].1 } else { Ty::Float8 }),
-                    "ceil" | "ceiling" => (Func::Ceil, if args[0].1.is_int() { args[0].1 } else { Ty::Float8 }),
+                    "floor" => (
+                        Func::Floor,
+                        if args[0].1.is_int() { args[0].1 } else { Ty::Float8 },
+                    ),
+                    "ceil" | "ceiling" => (
+                        Func::Ceil,
+                        if args[0].1.is_int() { args[0].1 } else { Ty::Float8 },
+                    ),
                     "sqrt" => (Func::Sqrt, Ty::Float8),
                     "mod" => {
                         let ty = Ty::unify(args[0].1, args[1].1).unwrap_or(Ty::Float8);
@@ -881,23 +1033,36 @@ impl<'a> Binder<'a> {
             }
             ("random", 0) => (Func::Random, Ty::Float8),
             (
-                "now" | "current_timestamp" | "localtimestamp" | "statement_timestamp" | "transaction_timestamp"
+                "now"
+                | "current_timestamp"
+                | "localtimestamp"
+                | "statement_timestamp"
+                | "transaction_timestamp"
                 | "clock_timestamp",
                 0,
             ) => (Func::Now, Ty::Timestamp),
             ("version", 0) => return lit(Value::Text(super::session::VERSION_STRING.into()), Ty::Text),
-            ("current_database", 0) | ("current_catalog", 0) => return lit(Value::Text("augur".into()), Ty::Text),
+            ("current_database", 0) | ("current_catalog", 0) => {
+                return lit(Value::Text("augur".into()), Ty::Text)
+            }
             ("current_schema", 0) => return lit(Value::Text("public".into()), Ty::Text),
             ("current_user" | "session_user" | "user" | "current_role", 0) => {
                 return lit(Value::Text("augur".into()), Ty::Text)
             }
             ("pg_backend_pid", 0) => return lit(Value::Int(std::process::id() as i64), Ty::Int4),
             ("current_setting", 1) => {
-                let Expr::Lit(Value::Text(s)) = &args[0].0 else { return Err(undefined()) };
+                let Expr::Lit(Value::Text(s)) = &args[0].0 else {
+                    return Err(undefined());
+                };
                 let v = self
                     .settings
                     .and_then(|m| m.get(&s.to_lowercase()).cloned())
-                    .ok_or_else(|| Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{s}\"")))?;
+                    .ok_or_else(|| {
+                        Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("unrecognized configuration parameter \"{s}\""),
+                        )
+                    })?;
                 return lit(Value::Text(v), Ty::Text);
             }
             _ => return Err(undefined()),
@@ -911,17 +1076,25 @@ impl<'a> Binder<'a> {
         if q.with.is_some() {
             return Err(unsupported("WITH"));
         }
-        if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || !q.pipe_operators.is_empty() {
+        if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || !q.pipe_operators.is_empty()
+        {
             return Err(unsupported("FETCH / FOR UPDATE / pipe operators"));
         }
         let order: Vec<A::OrderByExpr> = match &q.order_by {
             None => vec![],
-            Some(A::OrderBy { kind: A::OrderByKind::Expressions(v), .. }) => v.clone(),
+            Some(A::OrderBy {
+                kind: A::OrderByKind::Expressions(v),
+                ..
+            }) => v.clone(),
             Some(_) => return Err(unsupported("ORDER BY ALL")),
         };
         let (limit, offset) = match &q.limit_clause {
             None => (None, None),
-            Some(A::LimitClause::LimitOffset { limit, offset, limit_by }) => {
+            Some(A::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
                 if !limit_by.is_empty() {
                     return Err(unsupported("LIMIT BY"));
                 }
@@ -955,13 +1128,18 @@ impl<'a> Binder<'a> {
     fn bind_limit(&mut self, e: &A::Expr, what: &'static str) -> Result<Option<Expr>> {
         let (x, t) = self.bind_noagg(e, &Scope::default(), what)?;
         if !x.is_const() {
-            return Err(Error::syntax(format!("argument of {what} must not contain variables")));
+            return Err(Error::syntax(format!(
+                "argument of {what} must not contain variables"
+            )));
         }
         if matches!(x, Expr::Lit(Value::Null)) {
             return Ok(None);
         }
         if !(t.is_num() || t == Ty::Unknown) {
-            return Err(Error::mismatch(format!("argument of {what} must be type bigint, not type {}", t.name())));
+            return Err(Error::mismatch(format!(
+                "argument of {what} must be type bigint, not type {}",
+                t.name()
+            )));
         }
         Ok(Some(self.coerce(x, t, Ty::Int8)?))
     }
@@ -989,9 +1167,19 @@ impl<'a> Binder<'a> {
             for (r, e) in rows.iter_mut().zip(es) {
                 r[c] = (e, ty);
             }
-            cols.push(Column { name: format!("column{}", c + 1), ty });
+            cols.push(Column {
+                name: format!("column{}", c + 1),
+                ty,
+            });
         }
-        Ok((Plan::Values(rows.into_iter().map(|r| r.into_iter().map(|x| x.0).collect()).collect()), cols))
+        Ok((
+            Plan::Values(
+                rows.into_iter()
+                    .map(|r| r.into_iter().map(|x| x.0).collect())
+                    .collect(),
+            ),
+            cols,
+        ))
     }
 
     /// ORDER BY / LIMIT over a plan whose output columns are all there is.
@@ -1005,13 +1193,23 @@ impl<'a> Binder<'a> {
     ) -> Result<(Plan, Vec<Column>)> {
         if !order.is_empty() {
             let scope = Scope {
-                cols: cols.iter().map(|c| ScopeCol { table: None, name: c.name.clone(), ty: c.ty }).collect(),
+                cols: cols
+                    .iter()
+                    .map(|c| ScopeCol {
+                        table: None,
+                        name: c.name.clone(),
+                        ty: c.ty,
+                    })
+                    .collect(),
                 tables: vec![],
             };
             let mut keys = Vec::new();
             for o in order {
                 let e = match &o.expr {
-                    A::Expr::Value(A::ValueWithSpan { value: A::Value::Number(n, _), .. }) => {
+                    A::Expr::Value(A::ValueWithSpan {
+                        value: A::Value::Number(n, _),
+                        ..
+                    }) => {
                         let p: usize = n.parse().unwrap_or(0);
                         if p == 0 || p > cols.len() {
                             return Err(Error::new(
@@ -1028,7 +1226,11 @@ impl<'a> Binder<'a> {
             plan = Plan::Sort(Box::new(plan), keys);
         }
         if limit.is_some() || offset.is_some() {
-            plan = Plan::Limit { input: Box::new(plan), limit, offset };
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
         }
         Ok((plan, cols))
     }
@@ -1046,7 +1248,11 @@ impl<'a> Binder<'a> {
         if s.top.is_some() || s.into.is_some() || !s.lateral_views.is_empty() || s.prewhere.is_some() {
             return Err(unsupported("TOP / SELECT INTO / LATERAL VIEW"));
         }
-        if !s.named_window.is_empty() || s.qualify.is_some() || !s.sort_by.is_empty() || !s.cluster_by.is_empty() {
+        if !s.named_window.is_empty()
+            || s.qualify.is_some()
+            || !s.sort_by.is_empty()
+            || !s.cluster_by.is_empty()
+        {
             return Err(unsupported("WINDOW / QUALIFY / SORT BY"));
         }
         let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
@@ -1105,14 +1311,33 @@ impl<'a> Binder<'a> {
                         if pk == *c && matches!(sc.access, Access::Full | Access::Range { .. }) {
                             let mut sc = sc.clone();
                             sc.reverse = aggs[0].func == AggFunc::Max;
-                            plan = Plan::IndexMinMax { scan: sc, max: aggs[0].func == AggFunc::Max };
+                            plan = Plan::IndexMinMax {
+                                scan: sc,
+                                max: aggs[0].func == AggFunc::Max,
+                            };
                             done = true;
                         }
                     }
                 }
             }
+            let count_only = groups.is_empty()
+                && having.is_none()
+                && aggs.len() == 1
+                && aggs[0].func == AggFunc::CountStar;
+            if !done && count_only {
+                if let Plan::Scan(sc) = &plan {
+                    if sc.def.has_primary_key() && !matches!(sc.access, Access::Index { .. }) {
+                        plan = Plan::IndexCount { scan: sc.clone() };
+                        done = true;
+                    }
+                }
+            }
             if !done {
-                plan = Plan::Aggregate { input: Box::new(plan), groups, aggs };
+                plan = Plan::Aggregate {
+                    input: Box::new(plan),
+                    groups,
+                    aggs,
+                };
             }
             if let Some(h) = having {
                 plan = Plan::Filter(Box::new(plan), h);
@@ -1149,7 +1374,10 @@ impl<'a> Binder<'a> {
                 let (idx, o) = &keys[0];
                 let desc = matches!(o.sort, Some(A::OrderBySort::Desc));
                 if sc.pk_col().is_some_and(|pk| exprs[*idx] == Expr::Col(pk))
-                    && matches!(sc.access, Access::Full | Access::Range { .. } | Access::Point(_) | Access::In(_))
+                    && matches!(
+                        sc.access,
+                        Access::Full | Access::Range { .. } | Access::Point(_) | Access::In(_)
+                    )
                 {
                     sc.reverse = desc;
                     if limit.is_some() {
@@ -1165,16 +1393,27 @@ impl<'a> Binder<'a> {
             plan = Plan::Distinct(Box::new(plan));
         }
         if !keys.is_empty() && !sorted_by_scan {
-            let keys = keys.into_iter().map(|(i, o)| sort_key(Expr::Col(i), &o)).collect();
+            let keys = keys
+                .into_iter()
+                .map(|(i, o)| sort_key(Expr::Col(i), &o))
+                .collect();
             plan = Plan::Sort(Box::new(plan), keys);
         }
         if limit.is_some() || offset.is_some() {
-            plan = Plan::Limit { input: Box::new(plan), limit, offset };
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
         }
         if plan.width() != nvis {
             plan = Plan::Project(Box::new(plan), (0..nvis).map(Expr::Col).collect());
         }
-        let cols = names.into_iter().zip(types).map(|(name, ty)| Column { name, ty }).collect();
+        let cols = names
+            .into_iter()
+            .zip(types)
+            .map(|(name, ty)| Column { name, ty })
+            .collect();
         Ok((plan, cols))
     }
 
@@ -1184,7 +1423,13 @@ impl<'a> Binder<'a> {
         s: &A::Select,
         scope: &Scope,
         order: &[A::OrderByExpr],
-    ) -> Result<(Vec<Expr>, Vec<String>, Vec<Ty>, Option<Expr>, Vec<(OrderRef, A::OrderByOptions)>)> {
+    ) -> Result<(
+        Vec<Expr>,
+        Vec<String>,
+        Vec<Ty>,
+        Option<Expr>,
+        Vec<(OrderRef, A::OrderByOptions)>,
+    )> {
         let mut proj = Vec::new();
         let mut names = Vec::new();
         let mut types = Vec::new();
@@ -1244,10 +1489,16 @@ impl<'a> Binder<'a> {
         let mut orefs = Vec::new();
         for o in order {
             let r = match &o.expr {
-                A::Expr::Value(A::ValueWithSpan { value: A::Value::Number(n, _), .. }) => {
+                A::Expr::Value(A::ValueWithSpan {
+                    value: A::Value::Number(n, _),
+                    ..
+                }) => {
                     let p: usize = n.parse().unwrap_or(0);
                     if p == 0 || p > names.len() {
-                        return Err(Error::new(SqlState("42P10"), format!("ORDER BY position {n} is not in select list")));
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
                     }
                     OrderRef::Out(p - 1)
                 }
@@ -1271,7 +1522,13 @@ impl<'a> Binder<'a> {
         }
     }
 
-    fn bind_group_by(&mut self, s: &A::Select, scope: &Scope, proj: &[Expr], names: &[String]) -> Result<Vec<Expr>> {
+    fn bind_group_by(
+        &mut self,
+        s: &A::Select,
+        scope: &Scope,
+        proj: &[Expr],
+        names: &[String],
+    ) -> Result<Vec<Expr>> {
         let list = match &s.group_by {
             A::GroupByExpr::Expressions(list, mods) => {
                 if !mods.is_empty() {
@@ -1284,16 +1541,25 @@ impl<'a> Binder<'a> {
         let mut groups = Vec::new();
         for g in list {
             let e = match g {
-                A::Expr::Value(A::ValueWithSpan { value: A::Value::Number(n, _), .. }) => {
+                A::Expr::Value(A::ValueWithSpan {
+                    value: A::Value::Number(n, _),
+                    ..
+                }) => {
                     let p: usize = n.parse().unwrap_or(0);
                     if p == 0 || p > proj.len() {
-                        return Err(Error::new(SqlState("42P10"), format!("GROUP BY position {n} is not in select list")));
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            format!("GROUP BY position {n} is not in select list"),
+                        ));
                     }
                     let e = proj[p - 1].clone();
                     let mut has_agg = false;
                     e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
                     if has_agg {
-                        return Err(Error::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY"));
+                        return Err(Error::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in GROUP BY",
+                        ));
                     }
                     e
                 }
@@ -1304,7 +1570,10 @@ impl<'a> Binder<'a> {
                     let mut has_agg = false;
                     e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
                     if has_agg {
-                        return Err(Error::new(SqlState::GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY"));
+                        return Err(Error::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in GROUP BY",
+                        ));
                     }
                     e
                 }
@@ -1323,9 +1592,16 @@ impl<'a> Binder<'a> {
             let (p, s) = self.bind_twj(twj)?;
             acc = Some(match acc {
                 None => (p, s),
-                Some((lp, ls)) => {
-                    (Plan::Join { left: Box::new(lp), right: Box::new(p), left_join: false, on: None, lookup: None }, ls.concat(s))
-                }
+                Some((lp, ls)) => (
+                    Plan::Join {
+                        left: Box::new(lp),
+                        right: Box::new(p),
+                        left_join: false,
+                        on: None,
+                        lookup: None,
+                    },
+                    ls.concat(s),
+                ),
             });
         }
         Ok(acc.unwrap_or_else(|| (Plan::Values(vec![vec![]]), Scope::default())))
@@ -1339,7 +1615,11 @@ impl<'a> Binder<'a> {
                 A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
                 A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
                 A::JoinOperator::CrossJoin(_) => (false, None),
-                other => return Err(unsupported(format!("join {other:?}").chars().take(60).collect::<String>())),
+                other => {
+                    return Err(unsupported(
+                        format!("join {other:?}").chars().take(60).collect::<String>(),
+                    ))
+                }
             };
             let lw = scope.cols.len();
             scope = scope.concat(rs);
@@ -1353,8 +1633,14 @@ impl<'a> Binder<'a> {
                     let mut conds = Vec::new();
                     for c in cols {
                         let n = object_name(c)?;
-                        let l = scope.cols[..lw].iter().position(|x| x.name == n).ok_or_else(|| Error::undefined_column(&n))?;
-                        let r = scope.cols[lw..].iter().position(|x| x.name == n).ok_or_else(|| Error::undefined_column(&n))?;
+                        let l = scope.cols[..lw]
+                            .iter()
+                            .position(|x| x.name == n)
+                            .ok_or_else(|| Error::undefined_column(&n))?;
+                        let r = scope.cols[lw..]
+                            .iter()
+                            .position(|x| x.name == n)
+                            .ok_or_else(|| Error::undefined_column(&n))?;
                         let (e, _) = self.compare(
                             CmpOp::Eq,
                             (Expr::Col(l), scope.cols[l].ty),
@@ -1373,7 +1659,9 @@ impl<'a> Binder<'a> {
 
     fn bind_factor(&mut self, f: &A::TableFactor) -> Result<(Plan, Scope)> {
         match f {
-            A::TableFactor::Table { name, alias, args, .. } => {
+            A::TableFactor::Table {
+                name, alias, args, ..
+            } => {
                 if args.is_some() {
                     return Err(unsupported(format!("table function {name}")));
                 }
@@ -1403,7 +1691,12 @@ impl<'a> Binder<'a> {
                 };
                 Ok((Plan::Scan(scan), scope))
             }
-            A::TableFactor::Derived { lateral, subquery, alias, .. } => {
+            A::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
                 if *lateral {
                     return Err(unsupported("LATERAL"));
                 }
@@ -1416,7 +1709,14 @@ impl<'a> Binder<'a> {
                 let (plan, cols) = r?;
                 let a = ident(&alias.name);
                 let mut scope = Scope {
-                    cols: cols.iter().map(|c| ScopeCol { table: Some(a.clone()), name: c.name.clone(), ty: c.ty }).collect(),
+                    cols: cols
+                        .iter()
+                        .map(|c| ScopeCol {
+                            table: Some(a.clone()),
+                            name: c.name.clone(),
+                            ty: c.ty,
+                        })
+                        .collect(),
                     tables: vec![a],
                 };
                 for (c, n) in scope.cols.iter_mut().zip(&alias.columns) {
@@ -1424,7 +1724,10 @@ impl<'a> Binder<'a> {
                 }
                 Ok((plan, scope))
             }
-            A::TableFactor::NestedJoin { table_with_joins, alias } => {
+            A::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
                 if alias.is_some() {
                     return Err(unsupported("alias on a parenthesized join"));
                 }
@@ -1437,7 +1740,11 @@ impl<'a> Binder<'a> {
 
 fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
     let desc = matches!(o.sort, Some(A::OrderBySort::Desc));
-    SortKey { expr: e, desc, nulls_first: o.nulls_first.unwrap_or(desc) }
+    SortKey {
+        expr: e,
+        desc,
+        nulls_first: o.nulls_first.unwrap_or(desc),
+    }
 }
 
 fn derive_name(e: &A::Expr) -> String {
@@ -1450,7 +1757,9 @@ fn derive_name(e: &A::Expr) -> String {
         },
         A::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
             A::Expr::Identifier(_) | A::Expr::CompoundIdentifier(_) => derive_name(expr),
-            _ => parse_type(data_type).map(|(t, _)| pg_type_short(t)).unwrap_or_else(|_| "?column?".into()),
+            _ => parse_type(data_type)
+                .map(|(t, _)| pg_type_short(t))
+                .unwrap_or_else(|_| "?column?".into()),
         },
         A::Expr::Nested(x) => derive_name(x),
         A::Expr::Case { .. } => "case".into(),
@@ -1504,8 +1813,11 @@ pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> 
     let lw = left.width();
     let mut lookup = None;
     let mut on = on;
-    if let (Plan::Scan(sc), Some(cond)) = (&right, &on) {
-        if let (Some(pk), Access::Full, None) = (sc.pk_col(), &sc.access, &sc.filter) {
+    let mut right = right;
+    if let (Plan::Scan(sc), Some(cond)) = (&mut right, &on) {
+        // A filter pushed into the inner scan (inner joins only) may move into the condition.
+        let movable = sc.filter.is_none() || !left_join;
+        if let (Some(pk), Access::Full, true) = (sc.pk_col(), &sc.access, movable) {
             let mut conj = Vec::new();
             split_and(cond.clone(), &mut conj);
             for c in &conj {
@@ -1525,17 +1837,34 @@ pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> 
                     }
                 }
             }
+            if lookup.is_some() {
+                if let Some(f) = sc.filter.take() {
+                    let f = f
+                        .rewrite(&mut |e| {
+                            Ok(match e {
+                                Expr::Col(i) => Expr::Col(i + lw),
+                                e => e,
+                            })
+                        })
+                        .expect("infallible");
+                    on = conjoin(on.into_iter().chain(std::iter::once(f)).collect());
+                }
+            }
         }
     }
-    if lookup.is_none() {
-        if let (Plan::Scan(_), Some(_)) = (&right, &on) {
-            // Nothing to do: nested loop.
-        }
-    }
-    if on.as_ref().is_some_and(|e| matches!(e, Expr::Lit(Value::Bool(true)))) {
+    if on
+        .as_ref()
+        .is_some_and(|e| matches!(e, Expr::Lit(Value::Bool(true))))
+    {
         on = None;
     }
-    Plan::Join { left: Box::new(left), right: Box::new(right), left_join, on, lookup }
+    Plan::Join {
+        left: Box::new(left),
+        right: Box::new(right),
+        left_join,
+        on,
+        lookup,
+    }
 }
 
 /// Adds a predicate to a plan, pushing conjuncts into scans (where they choose the access path)
@@ -1556,7 +1885,13 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
     }
     match plan {
         Plan::Scan(s) => (Plan::Scan(choose_access(s, conj)), vec![]),
-        Plan::Join { left, right, left_join, on, lookup } => {
+        Plan::Join {
+            left,
+            right,
+            left_join,
+            on,
+            lookup,
+        } => {
             let lw = left.width();
             let mut to_left = Vec::new();
             let mut to_right = Vec::new();
@@ -1566,7 +1901,9 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
                 let cols = c.columns();
                 let has_sub = {
                     let mut s = false;
-                    c.walk(&mut |x| s |= matches!(x, Expr::InSub(..) | Expr::Exists(..) | Expr::ScalarSub(_)));
+                    c.walk(&mut |x| {
+                        s |= matches!(x, Expr::InSub(..) | Expr::Exists(..) | Expr::ScalarSub(_))
+                    });
                     s
                 };
                 if cols.iter().all(|&i| i < lw) && !(cols.is_empty() && has_sub) {
@@ -1596,7 +1933,16 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
                     all.extend(to_on);
                     on = conjoin(all);
                 }
-                return (Plan::Join { left: Box::new(l), right: Box::new(r), left_join, on, lookup }, rest);
+                return (
+                    Plan::Join {
+                        left: Box::new(l),
+                        right: Box::new(r),
+                        left_join,
+                        on,
+                        lookup,
+                    },
+                    rest,
+                );
             }
             let mut all = on.into_iter().collect::<Vec<_>>();
             all.extend(to_on);
@@ -1674,7 +2020,10 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
                 let (mut lo, mut hi) = (None, None);
                 for c in &conj {
                     let bs: Vec<(CmpOp, Expr)> = match c {
-                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)].into_iter().flatten().collect(),
+                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
+                            .into_iter()
+                            .flatten()
+                            .collect(),
                         c => bound_of(c, col).into_iter().collect(),
                     };
                     for (op, v) in bs {
@@ -1693,7 +2042,10 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             // Equality on a prefix of a composite key.
             let mut prefix = Vec::new();
             for &col in &pk {
-                match conj.iter().find_map(|c| bound_of(c, col).filter(|(op, _)| *op == CmpOp::Eq)) {
+                match conj
+                    .iter()
+                    .find_map(|c| bound_of(c, col).filter(|(op, _)| *op == CmpOp::Eq))
+                {
                     Some((_, v)) => prefix.push(v),
                     None => break,
                 }
@@ -1709,10 +2061,19 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             let eq: Vec<Option<Expr>> = idx
                 .columns
                 .iter()
-                .map(|&col| conj.iter().find_map(|c| bound_of(c, col).filter(|(op, _)| *op == CmpOp::Eq)).map(|b| b.1))
+                .map(|&col| {
+                    conj.iter()
+                        .find_map(|c| bound_of(c, col).filter(|(op, _)| *op == CmpOp::Eq))
+                        .map(|b| b.1)
+                })
                 .collect();
             if eq.iter().all(Option::is_some) {
-                s.access = Access::Index { index: ix, eq: eq.into_iter().flatten().collect(), lo: None, hi: None };
+                s.access = Access::Index {
+                    index: ix,
+                    eq: eq.into_iter().flatten().collect(),
+                    lo: None,
+                    hi: None,
+                };
                 break;
             }
             if idx.columns.len() == 1 {
@@ -1720,7 +2081,10 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
                 let (mut lo, mut hi) = (None, None);
                 for c in &conj {
                     let bs: Vec<(CmpOp, Expr)> = match c {
-                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)].into_iter().flatten().collect(),
+                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
+                            .into_iter()
+                            .flatten()
+                            .collect(),
                         c => bound_of(c, col).into_iter().collect(),
                     };
                     for (op, v) in bs {
@@ -1732,7 +2096,12 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
                     }
                 }
                 if lo.is_some() || hi.is_some() {
-                    s.access = Access::Index { index: ix, eq: vec![], lo, hi };
+                    s.access = Access::Index {
+                        index: ix,
+                        eq: vec![],
+                        lo,
+                        hi,
+                    };
                     break;
                 }
             }

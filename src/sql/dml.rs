@@ -18,7 +18,10 @@ use crate::types::{DataType, Key, Row, Value};
 #[derive(Debug)]
 pub enum Conflict {
     Nothing,
-    Update { sets: Vec<(usize, Expr)>, filter: Option<Expr> },
+    Update {
+        sets: Vec<(usize, Expr)>,
+        filter: Option<Expr>,
+    },
 }
 
 pub struct InsertPlan {
@@ -52,7 +55,11 @@ fn assignable(from: Ty, to: DataType) -> bool {
 }
 
 fn type_error(col: &str, to: DataType, from: Ty) -> Error {
-    Error::mismatch(format!("column \"{col}\" is of type {} but expression is of type {}", to.sql_name(), from.name()))
+    Error::mismatch(format!(
+        "column \"{col}\" is of type {} but expression is of type {}",
+        to.sql_name(),
+        from.name()
+    ))
 }
 
 /// Parses and binds a column's DEFAULT expression.
@@ -85,12 +92,19 @@ fn bind_returning(
             A::SelectItem::Wildcard(_) => {
                 for (i, c) in scope.cols.iter().enumerate() {
                     exprs.push(Expr::Col(i));
-                    cols.push(Column { name: c.name.clone(), ty: c.ty });
+                    cols.push(Column {
+                        name: c.name.clone(),
+                        ty: c.ty,
+                    });
                 }
             }
             A::SelectItem::UnnamedExpr(e) | A::SelectItem::ExprWithAlias { expr: e, .. } => {
                 let (x, t) = b.bind_noagg(e, scope, "RETURNING")?;
-                let (x, t) = if t == Ty::Unknown { (b.coerce(x, t, Ty::Text)?, Ty::Text) } else { (x, t) };
+                let (x, t) = if t == Ty::Unknown {
+                    (b.coerce(x, t, Ty::Text)?, Ty::Text)
+                } else {
+                    (x, t)
+                };
                 let name = match it {
                     A::SelectItem::ExprWithAlias { alias, .. } => ident(alias),
                     _ => match e {
@@ -102,13 +116,22 @@ fn bind_returning(
                 exprs.push(x);
                 cols.push(Column { name, ty: t });
             }
-            other => return Err(Error::unsupported(format!("RETURNING item {other} is not supported"))),
+            other => {
+                return Err(Error::unsupported(format!(
+                    "RETURNING item {other} is not supported"
+                )))
+            }
         }
     }
     Ok(Some((exprs, cols)))
 }
 
-fn bind_sets(b: &mut Binder, def: &TableDef, assignments: &[A::Assignment], scope: &Scope) -> Result<Vec<(usize, Expr)>> {
+fn bind_sets(
+    b: &mut Binder,
+    def: &TableDef,
+    assignments: &[A::Assignment],
+    scope: &Scope,
+) -> Result<Vec<(usize, Expr)>> {
     let mut sets = Vec::new();
     for a in assignments {
         let name = match &a.target {
@@ -116,7 +139,9 @@ fn bind_sets(b: &mut Binder, def: &TableDef, assignments: &[A::Assignment], scop
                 Some(A::ObjectNamePart::Identifier(i)) => ident(i),
                 _ => return Err(Error::syntax(format!("invalid assignment target {n}"))),
             },
-            A::AssignmentTarget::Tuple(_) => return Err(Error::unsupported("multiple-column assignment is not supported")),
+            A::AssignmentTarget::Tuple(_) => {
+                return Err(Error::unsupported("multiple-column assignment is not supported"))
+            }
         };
         let c = def.column_index(&name).map_err(|_| {
             Error::new(
@@ -125,7 +150,9 @@ fn bind_sets(b: &mut Binder, def: &TableDef, assignments: &[A::Assignment], scop
             )
         })?;
         if sets.iter().any(|(x, _)| *x == c) {
-            return Err(Error::syntax(format!("multiple assignments to same column \"{name}\"")));
+            return Err(Error::syntax(format!(
+                "multiple assignments to same column \"{name}\""
+            )));
         }
         let col = &def.columns[c];
         let e = if matches!(&a.value, A::Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
@@ -148,9 +175,16 @@ fn bind_sets(b: &mut Binder, def: &TableDef, assignments: &[A::Assignment], scop
 
 pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
     let A::TableObject::TableName(name) = &ins.table else {
-        return Err(Error::unsupported("INSERT into a table function is not supported"));
+        return Err(Error::unsupported(
+            "INSERT into a table function is not supported",
+        ));
     };
-    if ins.or.is_some() || ins.ignore || ins.overwrite || ins.partitioned.is_some() || !ins.assignments.is_empty() {
+    if ins.or.is_some()
+        || ins.ignore
+        || ins.overwrite
+        || ins.partitioned.is_some()
+        || !ins.assignments.is_empty()
+    {
         return Err(Error::unsupported("this form of INSERT is not supported"));
     }
     let table = b.table(name)?;
@@ -175,7 +209,10 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
                 )
             })?;
             if targets.contains(&i) {
-                return Err(Error::new(SqlState::DUPLICATE_COLUMN, format!("column \"{n}\" specified more than once")));
+                return Err(Error::new(
+                    SqlState::DUPLICATE_COLUMN,
+                    format!("column \"{n}\" specified more than once"),
+                ));
             }
             targets.push(i);
         }
@@ -189,7 +226,16 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
     }
     let Some(src) = &ins.source else {
         // INSERT ... DEFAULT VALUES
-        return finish_insert(b, ins, table, def, vec![], Plan::Values(vec![vec![]]), defaults, &alias);
+        return finish_insert(
+            b,
+            ins,
+            table,
+            def,
+            vec![],
+            Plan::Values(vec![vec![]]),
+            defaults,
+            &alias,
+        );
     };
     let arity = |n: usize, targets: &[usize]| -> Result<()> {
         if n > targets.len() {
@@ -201,7 +247,9 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
         }
     };
     let source = match src.body.as_ref() {
-        A::SetExpr::Values(v) if src.order_by.is_none() && src.limit_clause.is_none() && src.with.is_none() => {
+        A::SetExpr::Values(v)
+            if src.order_by.is_none() && src.limit_clause.is_none() && src.with.is_none() =>
+        {
             let mut rows = Vec::new();
             let width = v.rows.first().map_or(0, |r| r.len());
             for r in &v.rows {
@@ -280,7 +328,10 @@ fn finish_insert(
                 Some(A::ConflictTarget::OnConstraint(n)) => {
                     let n = object_name(n)?;
                     if def.pkey_name.as_deref() != Some(n.as_str()) {
-                        return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("constraint \"{n}\" does not exist")));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("constraint \"{n}\" does not exist"),
+                        ));
                     }
                 }
             }
@@ -294,11 +345,11 @@ fn finish_insert(
                 A::OnConflictAction::DoNothing => Conflict::Nothing,
                 A::OnConflictAction::DoUpdate(du) => {
                     let mut sc = scope.clone();
-                    sc.cols.extend(
-                        def.columns
-                            .iter()
-                            .map(|c| ScopeCol { table: Some("excluded".into()), name: c.name.clone(), ty: Ty::from_dt(c.ty) }),
-                    );
+                    sc.cols.extend(def.columns.iter().map(|c| ScopeCol {
+                        table: Some("excluded".into()),
+                        name: c.name.clone(),
+                        ty: Ty::from_dt(c.ty),
+                    }));
                     sc.tables.push("excluded".into());
                     let sets = bind_sets(b, &def, &du.assignments, &sc)?;
                     let filter = match &du.selection {
@@ -315,7 +366,15 @@ fn finish_insert(
         Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY is not supported")),
     };
     let returning = bind_returning(b, &ins.returning, &scope)?;
-    Ok(InsertPlan { table, def, targets, source, defaults, conflict, returning })
+    Ok(InsertPlan {
+        table,
+        def,
+        targets,
+        source,
+        defaults,
+        conflict,
+        returning,
+    })
 }
 
 fn table_scan(b: &mut Binder, twj: &A::TableWithJoins) -> Result<(Scan, Scope)> {
@@ -327,10 +386,21 @@ fn table_scan(b: &mut Binder, twj: &A::TableWithJoins) -> Result<(Scan, Scope)> 
     };
     let table = b.table(name)?;
     let def = table.def();
-    let alias = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| def.name.clone());
+    let alias = alias
+        .as_ref()
+        .map(|a| ident(&a.name))
+        .unwrap_or_else(|| def.name.clone());
     let scope = Scope::of_table(&def, &alias);
     Ok((
-        Scan { table, def, alias, access: Access::Full, filter: None, reverse: false, stop_after: None },
+        Scan {
+            table,
+            def,
+            alias,
+            access: Access::Full,
+            filter: None,
+            reverse: false,
+            stop_after: None,
+        },
         scope,
     ))
 }
@@ -347,22 +417,32 @@ fn with_where(b: &mut Binder, scan: Scan, scope: &Scope, w: &Option<A::Expr>) ->
 
 pub fn bind_update(b: &mut Binder, u: &A::Update) -> Result<UpdatePlan> {
     if u.from.is_some() || u.limit.is_some() || !u.order_by.is_empty() || u.or.is_some() {
-        return Err(Error::unsupported("UPDATE ... FROM / ORDER BY / LIMIT is not supported"));
+        return Err(Error::unsupported(
+            "UPDATE ... FROM / ORDER BY / LIMIT is not supported",
+        ));
     }
     let (scan, scope) = table_scan(b, &u.table)?;
     let sets = bind_sets(b, &scan.def, &u.assignments, &scope)?;
     let scan = with_where(b, scan, &scope, &u.selection)?;
     let returning = bind_returning(b, &u.returning, &scope)?;
-    Ok(UpdatePlan { scan, sets, returning })
+    Ok(UpdatePlan {
+        scan,
+        sets,
+        returning,
+    })
 }
 
 pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
     if d.using.is_some() || d.limit.is_some() || !d.order_by.is_empty() || !d.tables.is_empty() {
-        return Err(Error::unsupported("DELETE ... USING / ORDER BY / LIMIT is not supported"));
+        return Err(Error::unsupported(
+            "DELETE ... USING / ORDER BY / LIMIT is not supported",
+        ));
     }
     let from = match &d.from {
         A::FromTable::WithFromKeyword(v) => v,
-        A::FromTable::WithoutKeyword(_) => return Err(Error::syntax("syntax error at or near \"DELETE\": FROM expected")),
+        A::FromTable::WithoutKeyword(_) => {
+            return Err(Error::syntax("syntax error at or near \"DELETE\": FROM expected"))
+        }
     };
     let [twj] = from.as_slice() else {
         return Err(Error::unsupported("DELETE from several tables is not supported"));
@@ -373,9 +453,15 @@ pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
     Ok(DeletePlan { scan, returning })
 }
 
-fn returning_rows(ret: &Option<(Vec<Expr>, Vec<Column>)>, rows: &[Row], cx: &super::expr::Ctx) -> Result<Vec<Row>> {
+fn returning_rows(
+    ret: &Option<(Vec<Expr>, Vec<Column>)>,
+    rows: &[Row],
+    cx: &super::expr::Ctx,
+) -> Result<Vec<Row>> {
     let Some((exprs, _)) = ret else { return Ok(vec![]) };
-    rows.iter().map(|r| exprs.iter().map(|e| e.eval(r, cx)).collect()).collect()
+    rows.iter()
+        .map(|r| exprs.iter().map(|e| e.eval(r, cx)).collect())
+        .collect()
 }
 
 fn full_row(p: &InsertPlan, src: Row, cx: &super::expr::Ctx) -> Result<Row> {
@@ -403,11 +489,22 @@ enum Op {
 }
 
 /// Runs an INSERT; returns (rows affected, RETURNING rows).
-pub fn exec_insert(p: &InsertPlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+pub fn exec_insert(
+    p: &InsertPlan,
+    tx: &mut Transaction,
+    params: &[Value],
+    subplans: &[Plan],
+    now: i64,
+) -> Result<(u64, Vec<Row>)> {
     let mut ops = Vec::new();
     let mut ret_src = Vec::new();
     {
-        let ex = Exec { tx, params, subplans, now };
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
         let cx = ex.ctx();
         let src = run(&p.source, &cx)?;
         let mut seen: HashSet<Key> = HashSet::new();
@@ -481,12 +578,23 @@ fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
     Ok(())
 }
 
-pub fn exec_update(p: &UpdatePlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+pub fn exec_update(
+    p: &UpdatePlan,
+    tx: &mut Transaction,
+    params: &[Value],
+    subplans: &[Plan],
+    now: i64,
+) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
     let ret;
     {
-        let ex = Exec { tx, params, subplans, now };
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
         scan_rows(&p.scan, &cx, &mut |k, r| {
@@ -524,11 +632,22 @@ pub fn exec_update(p: &UpdatePlan, tx: &mut Transaction, params: &[Value], subpl
     Ok((n, ret))
 }
 
-pub fn exec_delete(p: &DeletePlan, tx: &mut Transaction, params: &[Value], subplans: &[Plan], now: i64) -> Result<(u64, Vec<Row>)> {
+pub fn exec_delete(
+    p: &DeletePlan,
+    tx: &mut Transaction,
+    params: &[Value],
+    subplans: &[Plan],
+    now: i64,
+) -> Result<(u64, Vec<Row>)> {
     let mut keys = Vec::new();
     let ret;
     {
-        let ex = Exec { tx, params, subplans, now };
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
         let cx = ex.ctx();
         let mut olds = Vec::new();
         scan_rows(&p.scan, &cx, &mut |k, r| {

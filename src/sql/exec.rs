@@ -25,7 +25,10 @@ pub struct Exec<'a> {
 
 impl SubqueryRunner for Exec<'_> {
     fn run_subquery(&self, n: usize) -> Result<Arc<SubResult>> {
-        let plan = self.subplans.get(n).ok_or_else(|| Error::internal("no such subquery"))?;
+        let plan = self
+            .subplans
+            .get(n)
+            .ok_or_else(|| Error::internal("no such subquery"))?;
         let cx = self.ctx();
         let rows = run(plan, &cx)?;
         let mut set = HashSet::new();
@@ -44,7 +47,13 @@ impl SubqueryRunner for Exec<'_> {
 
 impl<'a> Exec<'a> {
     pub fn ctx(&'a self) -> Ctx<'a> {
-        Ctx { tx: self.tx, params: self.params, subs: self, now: self.now, cache: RefCell::new(Vec::new()) }
+        Ctx {
+            tx: self.tx,
+            params: self.params,
+            subs: self,
+            now: self.now,
+            cache: RefCell::new(Vec::new()),
+        }
     }
 }
 
@@ -121,7 +130,10 @@ fn limit_of(e: &Option<Expr>, cx: &Ctx, what: &str) -> Result<Option<u64>> {
             format!("{what} must not be negative"),
         )),
         Value::Int(i) => Ok(Some(i as u64)),
-        v => Err(Error::mismatch(format!("argument of {what} must be an integer, got {}", v.type_name()))),
+        v => Err(Error::mismatch(format!(
+            "argument of {what} must be an integer, got {}",
+            v.type_name()
+        ))),
     }
 }
 
@@ -156,7 +168,10 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
     match &s.access {
         Access::Full => tx.scan_in(&s.table, &KeyRange::all(), s.reverse, visit),
         Access::Point(vals) => {
-            let vals = vals.iter().map(|e| eval_const(e, cx)).collect::<Result<Vec<_>>>()?;
+            let vals = vals
+                .iter()
+                .map(|e| eval_const(e, cx))
+                .collect::<Result<Vec<_>>>()?;
             if let Some(k) = make_key(def, vals)? {
                 if let Some(r) = tx.get_in(&s.table, &k)? {
                     visit(&k, &r)?;
@@ -201,7 +216,11 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                     None => return Ok(()),
                     Some((v, inc)) => {
                         let k = mk(v);
-                        range.lo = if inc { Bound::Included(k) } else { Bound::Excluded(k) };
+                        range.lo = if inc {
+                            Bound::Included(k)
+                        } else {
+                            Bound::Excluded(k)
+                        };
                     }
                 }
             }
@@ -210,11 +229,17 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                     None => return Ok(()),
                     Some((v, inc)) => {
                         let k = mk(v);
-                        range.hi = if inc { Bound::Included(k) } else { Bound::Excluded(k) };
+                        range.hi = if inc {
+                            Bound::Included(k)
+                        } else {
+                            Bound::Excluded(k)
+                        };
                     }
                 }
             }
-            if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) = (&range.lo, &range.hi) {
+            if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) =
+                (&range.lo, &range.hi)
+            {
                 if a > b {
                     return Ok(());
                 }
@@ -232,7 +257,10 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
             let p = encode_key_values(&vs);
             let mut end = p.clone();
             end.push(0xFF);
-            let range = KeyRange { lo: Bound::Included(Key::Bytes(p)), hi: Bound::Excluded(Key::Bytes(end)) };
+            let range = KeyRange {
+                lo: Bound::Included(Key::Bytes(p)),
+                hi: Bound::Excluded(Key::Bytes(end)),
+            };
             tx.scan_in(&s.table, &range, s.reverse, visit)
         }
         Access::Index { index, eq, lo, hi } => {
@@ -255,7 +283,11 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                         None => return Ok(()),
                         Some((v, inc)) => {
                             let b = encode_key_values(&[v]);
-                            out.0 = if inc { Bound::Included(b) } else { Bound::Excluded(b) };
+                            out.0 = if inc {
+                                Bound::Included(b)
+                            } else {
+                                Bound::Excluded(b)
+                            };
                         }
                     }
                 }
@@ -264,7 +296,11 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                         None => return Ok(()),
                         Some((v, inc)) => {
                             let b = encode_key_values(&[v]);
-                            out.1 = if inc { Bound::Included(b) } else { Bound::Excluded(b) };
+                            out.1 = if inc {
+                                Bound::Included(b)
+                            } else {
+                                Bound::Excluded(b)
+                            };
                         }
                     }
                 }
@@ -301,7 +337,10 @@ struct Acc {
 
 impl Acc {
     fn new(spec: &AggSpec) -> Acc {
-        Acc { seen: spec.distinct.then(HashSet::new), ..Acc::default() }
+        Acc {
+            seen: spec.distinct.then(HashSet::new),
+            ..Acc::default()
+        }
     }
 
     fn add(&mut self, spec: &AggSpec, v: Value) {
@@ -356,9 +395,9 @@ impl Acc {
         Ok(match spec.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
             _ if self.count == 0 => Value::Null,
-            AggFunc::Sum if spec.arg_ty.is_int() => Value::Int(
-                i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?,
-            ),
+            AggFunc::Sum if spec.arg_ty.is_int() => {
+                Value::Int(i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?)
+            }
             AggFunc::Sum => Value::Float(self.sum_f),
             AggFunc::Avg if spec.arg_ty.is_int() => Value::Float(self.sum_i as f64 / self.count as f64),
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
@@ -406,7 +445,10 @@ pub fn compare_rows(a: &[Value], b: &[Value], keys: &[(bool, bool)]) -> Ordering
 fn sort(rows: Vec<Row>, keys: &[SortKey], cx: &Ctx) -> Result<Vec<Row>> {
     let mut dec: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
     for r in rows {
-        let k = keys.iter().map(|k| k.expr.eval(&r, cx)).collect::<Result<Vec<_>>>()?;
+        let k = keys
+            .iter()
+            .map(|k| k.expr.eval(&r, cx))
+            .collect::<Result<Vec<_>>>()?;
         dec.push((k, r));
     }
     let flags: Vec<(bool, bool)> = keys.iter().map(|k| (k.desc, k.nulls_first)).collect();
@@ -429,7 +471,13 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             })?;
             out
         }
-        Plan::Join { left, right, left_join, on, lookup } => {
+        Plan::Join {
+            left,
+            right,
+            left_join,
+            on,
+            lookup,
+        } => {
             let lrows = run(left, cx)?;
             let mut out = Vec::new();
             match lookup {
@@ -540,6 +588,14 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             })?;
             vec![vec![best]]
         }
+        Plan::IndexCount { scan } => {
+            let mut n = 0i64;
+            scan_rows(scan, cx, &mut |_, _| {
+                n += 1;
+                Ok(true)
+            })?;
+            vec![vec![Value::Int(n)]]
+        }
         Plan::Project(p, exprs) => {
             // A point lookup projects straight from the shared row.
             if let Plan::Scan(s) = p.as_ref() {
@@ -567,7 +623,10 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let l = limit_of(limit, cx, "LIMIT")?;
             let o = limit_of(offset, cx, "OFFSET")?.unwrap_or(0);
             let rows = run(input, cx)?;
-            rows.into_iter().skip(o as usize).take(l.map_or(usize::MAX, |l| l as usize)).collect()
+            rows.into_iter()
+                .skip(o as usize)
+                .take(l.map_or(usize::MAX, |l| l as usize))
+                .collect()
         }
     })
 }

@@ -216,7 +216,11 @@ pub enum Expr {
     Exists(usize, bool),
     ScalarSub(usize),
     Like(Box<Expr>, Box<Expr>, Option<Box<Expr>>, bool, bool),
-    Case { operand: Option<Box<Expr>>, whens: Vec<(Expr, Expr)>, els: Option<Box<Expr>> },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        els: Option<Box<Expr>>,
+    },
     Cast(Box<Expr>, Ty, Option<u32>),
     Concat(Box<Expr>, Box<Expr>),
     Func(Func, Vec<Expr>, Ty),
@@ -233,10 +237,17 @@ impl Expr {
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Lit(_) | Expr::Col(_) | Expr::Param(..) | Expr::Exists(..) | Expr::ScalarSub(_) | Expr::Agg(_) => {}
-            Expr::Neg(a, _) | Expr::Not(a) | Expr::IsNull(a, _) | Expr::IsBool(a, _, _) | Expr::Cast(a, _, _) => {
-                a.walk(f)
-            }
+            Expr::Lit(_)
+            | Expr::Col(_)
+            | Expr::Param(..)
+            | Expr::Exists(..)
+            | Expr::ScalarSub(_)
+            | Expr::Agg(_) => {}
+            Expr::Neg(a, _)
+            | Expr::Not(a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, _, _)
+            | Expr::Cast(a, _, _) => a.walk(f),
             Expr::InSub(a, _, _) => a.walk(f),
             Expr::Arith(_, a, b, _)
             | Expr::Cmp(_, a, b)
@@ -282,7 +293,9 @@ impl Expr {
 
     /// Replaces each direct child `c` by `f(c)`.
     pub fn map_children(self, f: &mut dyn FnMut(Expr) -> Result<Expr>) -> Result<Expr> {
-        let b = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> Result<Expr>| -> Result<Box<Expr>> { Ok(Box::new(f(*e)?)) };
+        let b = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> Result<Expr>| -> Result<Box<Expr>> {
+            Ok(Box::new(f(*e)?))
+        };
         let e = match self {
             Expr::Neg(a, t) => Expr::Neg(b(a, f)?, t),
             Expr::Not(a) => Expr::Not(b(a, f)?),
@@ -322,9 +335,11 @@ impl Expr {
                 };
                 Expr::Case { operand, whens, els }
             }
-            Expr::Func(func, args, t) => {
-                Expr::Func(func, args.into_iter().map(&mut *f).collect::<Result<Vec<_>>>()?, t)
-            }
+            Expr::Func(func, args, t) => Expr::Func(
+                func,
+                args.into_iter().map(&mut *f).collect::<Result<Vec<_>>>()?,
+                t,
+            ),
             e => e,
         };
         Ok(e)
@@ -423,7 +438,9 @@ pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
     }
     if ty.is_int() {
         let (Value::Int(x), Value::Int(y)) = (a, b) else {
-            return Err(Error::internal(format!("integer operands expected, got {a:?} and {b:?}")));
+            return Err(Error::internal(format!(
+                "integer operands expected, got {a:?} and {b:?}"
+            )));
         };
         let over = || Error::out_of_range(format!("{} out of range", ty.name()));
         let r = match op {
@@ -472,7 +489,10 @@ pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
 /// SQL `LIKE` (byte-wise; `%` any run, `_` one character, `esc` escapes the next character).
 pub fn like(s: &str, p: &str, esc: Option<char>, ci: bool) -> bool {
     let (s, p): (Vec<char>, Vec<char>) = if ci {
-        (s.to_lowercase().chars().collect(), p.to_lowercase().chars().collect())
+        (
+            s.to_lowercase().chars().collect(),
+            p.to_lowercase().chars().collect(),
+        )
     } else {
         (s.chars().collect(), p.chars().collect())
     };
@@ -544,7 +564,10 @@ fn timestamp_error(s: &str) -> Error {
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
         && t.chars().all(|c| c.is_ascii_digit() || " -:.T".contains(c));
     if shaped {
-        Error::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("date/time field value out of range: \"{s}\""))
+        Error::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            format!("date/time field value out of range: \"{s}\""),
+        )
     } else {
         Error::new(
             SqlState("22007"),
@@ -588,7 +611,9 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             if t == Ty::Float8 {
                 if let V::Float(f) = v {
                     if f.is_infinite() && !s.to_ascii_lowercase().contains("inf") {
-                        return Err(Error::out_of_range(format!("\"{s}\" is out of range for type double precision")));
+                        return Err(Error::out_of_range(format!(
+                            "\"{s}\" is out of range for type double precision"
+                        )));
                     }
                 }
             }
@@ -657,10 +682,18 @@ pub fn format_float(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let s = format!("{f:e}");
     let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
@@ -685,10 +718,16 @@ impl Expr {
     pub fn eval(&self, row: &[Value], cx: &Ctx) -> Result<Value> {
         Ok(match self {
             Expr::Lit(v) => v.clone(),
-            Expr::Col(i) => row.get(*i).cloned().ok_or_else(|| Error::internal("column out of range"))?,
+            Expr::Col(i) => row
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| Error::internal("column out of range"))?,
             Expr::Param(i, ty) => {
                 let v = cx.params.get(*i).cloned().ok_or_else(|| {
-                    Error::new(SqlState::PROTOCOL_VIOLATION, format!("no value for parameter ${}", i + 1))
+                    Error::new(
+                        SqlState::PROTOCOL_VIOLATION,
+                        format!("no value for parameter ${}", i + 1),
+                    )
                 })?;
                 cast(v, *ty, None)?
             }
@@ -696,7 +735,8 @@ impl Expr {
                 Value::Null => Value::Null,
                 Value::Int(i) => int_range(
                     *ty,
-                    i.checked_neg().ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
+                    i.checked_neg()
+                        .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
                 )?,
                 Value::Float(f) => Value::Float(-f),
                 v => return Err(Error::internal(format!("cannot negate {v:?}"))),
@@ -815,26 +855,25 @@ impl Expr {
             Expr::Like(a, p, esc, neg, ci) => {
                 let x = a.eval(row, cx)?;
                 let y = p.eval(row, cx)?;
-                let esc = match esc {
-                    None => Some('\\'),
-                    Some(e) => match e.eval(row, cx)? {
-                        Value::Null => return Ok(Value::Null),
-                        v => {
-                            let s = text_arg(&v).unwrap_or_default();
-                            let mut it = s.chars();
-                            match (it.next(), it.next()) {
-                                (None, _) => None,
-                                (Some(c), None) => Some(c),
-                                _ => {
-                                    return Err(Error::new(
+                let esc =
+                    match esc {
+                        None => Some('\\'),
+                        Some(e) => match e.eval(row, cx)? {
+                            Value::Null => return Ok(Value::Null),
+                            v => {
+                                let s = text_arg(&v).unwrap_or_default();
+                                let mut it = s.chars();
+                                match (it.next(), it.next()) {
+                                    (None, _) => None,
+                                    (Some(c), None) => Some(c),
+                                    _ => return Err(Error::new(
                                         SqlState("22019"),
                                         "invalid escape string: escape string must be empty or one character",
-                                    ))
+                                    )),
                                 }
                             }
-                        }
-                    },
-                };
+                        },
+                    };
                 match (text_arg(&x), text_arg(&y)) {
                     (Some(s), Some(p)) => Value::Bool(like(&s, &p, esc, *ci) != *neg),
                     _ => Value::Null,
@@ -936,7 +975,9 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
                     None => v,
                     Some(b) => {
                         let o = v.total_cmp(&b);
-                        if (f == Func::Greatest && o == Ordering::Greater) || (f == Func::Least && o == Ordering::Less) {
+                        if (f == Func::Greatest && o == Ordering::Greater)
+                            || (f == Func::Least && o == Ordering::Less)
+                        {
                             v
                         } else {
                             b
@@ -955,7 +996,11 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
         }
         _ if vals.iter().any(Value::is_null) => null,
         Func::Abs => match &vals[0] {
-            Value::Int(i) => int_range(ty, i.checked_abs().ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?),
+            Value::Int(i) => int_range(
+                ty,
+                i.checked_abs()
+                    .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
+            ),
             Value::Float(x) => Ok(Value::Float(x.abs())),
             _ => null,
         },
@@ -976,7 +1021,10 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
                 Some(l) => {
                     let l = int_arg(l).unwrap_or(0);
                     if l < 0 {
-                        return Err(Error::new(SqlState("22011"), "negative substring length not allowed"));
+                        return Err(Error::new(
+                            SqlState("22011"),
+                            "negative substring length not allowed",
+                        ));
                     }
                     (start, start.saturating_add(l))
                 }
@@ -987,7 +1035,9 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
             if to <= from {
                 return Ok(Value::Text(String::new()));
             }
-            Ok(Value::Text(s[(from - 1) as usize..(to - 1) as usize].iter().collect()))
+            Ok(Value::Text(
+                s[(from - 1) as usize..(to - 1) as usize].iter().collect(),
+            ))
         }
         Func::Round => {
             let x = as_f64(&vals[0]);
@@ -1011,7 +1061,10 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
         Func::Sqrt => {
             let x = as_f64(&vals[0]);
             if x < 0.0 {
-                return Err(Error::new(SqlState("2201F"), "cannot take square root of a negative number"));
+                return Err(Error::new(
+                    SqlState("2201F"),
+                    "cannot take square root of a negative number",
+                ));
             }
             Ok(Value::Float(x.sqrt()))
         }
@@ -1037,7 +1090,11 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
             let s = text_arg(&vals[0]).unwrap_or_default();
             let from = text_arg(&vals[1]).unwrap_or_default();
             let to = text_arg(&vals[2]).unwrap_or_default();
-            Ok(Value::Text(if from.is_empty() { s } else { s.replace(&from, &to) }))
+            Ok(Value::Text(if from.is_empty() {
+                s
+            } else {
+                s.replace(&from, &to)
+            }))
         }
         Func::Position => {
             let sub = text_arg(&vals[0]).unwrap_or_default();
@@ -1052,7 +1109,11 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
             let n = int_arg(&vals[1]).unwrap_or(0);
             let len = s.len() as i64;
             let k = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
-            Ok(Value::Text(if f == Func::Left { s[..k].iter().collect() } else { s[s.len() - k..].iter().collect() }))
+            Ok(Value::Text(if f == Func::Left {
+                s[..k].iter().collect()
+            } else {
+                s[s.len() - k..].iter().collect()
+            }))
         }
         Func::Coalesce | Func::Now | Func::Random => unreachable!("handled above"),
     }
@@ -1083,7 +1144,10 @@ mod tests {
     fn integer_arithmetic_overflows_per_width() {
         let v = |i| Value::Int(i);
         assert!(arith(ArOp::Add, &v(i32::MAX as i64), &v(1), Ty::Int4).is_err());
-        assert_eq!(arith(ArOp::Add, &v(i32::MAX as i64), &v(1), Ty::Int8).unwrap(), v(2147483648));
+        assert_eq!(
+            arith(ArOp::Add, &v(i32::MAX as i64), &v(1), Ty::Int8).unwrap(),
+            v(2147483648)
+        );
         assert!(arith(ArOp::Mul, &v(32767), &v(2), Ty::Int2).is_err());
         assert_eq!(arith(ArOp::Div, &v(-7), &v(2), Ty::Int4).unwrap(), v(-3));
         assert_eq!(arith(ArOp::Mod, &v(-7), &v(3), Ty::Int4).unwrap(), v(-1));
@@ -1091,7 +1155,10 @@ mod tests {
         assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
         let e = arith(ArOp::Div, &v(i64::MIN), &v(-1), Ty::Int8).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
-        assert_eq!(arith(ArOp::Add, &Value::Null, &v(1), Ty::Int4).unwrap(), Value::Null);
+        assert_eq!(
+            arith(ArOp::Add, &Value::Null, &v(1), Ty::Int4).unwrap(),
+            Value::Null
+        );
         let e = arith(ArOp::Div, &Value::Float(1.5), &v(0), Ty::Float8).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
         let e = arith(ArOp::Mul, &Value::Float(1e308), &v(10), Ty::Float8).unwrap_err();
@@ -1113,7 +1180,10 @@ mod tests {
     fn casts_follow_postgres() {
         assert_eq!(cast(Value::Float(2.5), Ty::Int4, None).unwrap(), Value::Int(2));
         assert_eq!(cast(Value::Float(3.5), Ty::Int4, None).unwrap(), Value::Int(4));
-        assert_eq!(cast(Value::Text(" 12 ".into()), Ty::Int4, None).unwrap(), Value::Int(12));
+        assert_eq!(
+            cast(Value::Text(" 12 ".into()), Ty::Int4, None).unwrap(),
+            Value::Int(12)
+        );
         assert_eq!(cast("abc".into(), Ty::Text, Some(2)).unwrap(), Value::from("ab"));
         let e = cast("1.5".into(), Ty::Int4, None).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);

@@ -52,6 +52,10 @@ impl Database {
     pub fn query(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
         let mut s = Session::new(self.clone());
         let out = s.execute(sql, params)?;
-        Ok(out.into_iter().last().map(|r| r.rows().to_vec()).unwrap_or_default())
+        Ok(out
+            .into_iter()
+            .last()
+            .map(|r| r.rows().to_vec())
+            .unwrap_or_default())
     }
 }

@@ -24,11 +24,19 @@ pub enum Access {
     /// `pk IN (...)` on a single-column key.
     In(Vec<Expr>),
     /// A range of a single-column key: (bound, inclusive).
-    Range { lo: Option<(Expr, bool)>, hi: Option<(Expr, bool)> },
+    Range {
+        lo: Option<(Expr, bool)>,
+        hi: Option<(Expr, bool)>,
+    },
     /// Equality on a prefix of a composite key.
     Prefix(Vec<Expr>),
     /// Secondary index `index`: equality on all its columns, or a range on its only column.
-    Index { index: usize, eq: Vec<Expr>, lo: Option<(Expr, bool)>, hi: Option<(Expr, bool)> },
+    Index {
+        index: usize,
+        eq: Vec<Expr>,
+        lo: Option<(Expr, bool)>,
+        hi: Option<(Expr, bool)>,
+    },
 }
 
 #[derive(Clone)]
@@ -108,15 +116,36 @@ pub enum Plan {
     /// Constant rows (SELECT without FROM, VALUES).
     Values(Vec<Vec<Expr>>),
     Scan(Scan),
-    Join { left: Box<Plan>, right: Box<Plan>, left_join: bool, on: Option<Expr>, lookup: Option<Lookup> },
+    Join {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        left_join: bool,
+        on: Option<Expr>,
+        lookup: Option<Lookup>,
+    },
     Filter(Box<Plan>, Expr),
-    Aggregate { input: Box<Plan>, groups: Vec<Expr>, aggs: Vec<AggSpec> },
+    Aggregate {
+        input: Box<Plan>,
+        groups: Vec<Expr>,
+        aggs: Vec<AggSpec>,
+    },
     /// min(pk) / max(pk) read from one end of the index.
-    IndexMinMax { scan: Scan, max: bool },
+    IndexMinMax {
+        scan: Scan,
+        max: bool,
+    },
+    /// count(*) counted while walking the primary index (no row is copied).
+    IndexCount {
+        scan: Scan,
+    },
     Project(Box<Plan>, Vec<Expr>),
     Distinct(Box<Plan>),
     Sort(Box<Plan>, Vec<SortKey>),
-    Limit { input: Box<Plan>, limit: Option<Expr>, offset: Option<Expr> },
+    Limit {
+        input: Box<Plan>,
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    },
 }
 
 impl Plan {
@@ -125,24 +154,92 @@ impl Plan {
         match self {
             Plan::Values(rows) => rows.first().map_or(0, |r| r.len()),
             Plan::Scan(s) => s.def.columns.len(),
-            Plan::Join { left, right, lookup, .. } => {
-                left.width() + lookup.as_ref().map_or_else(|| right.width(), |l| l.def.columns.len())
+            Plan::Join {
+                left, right, lookup, ..
+            } => {
+                left.width()
+                    + lookup
+                        .as_ref()
+                        .map_or_else(|| right.width(), |l| l.def.columns.len())
             }
             Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
             Plan::Limit { input, .. } => input.width(),
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
-            Plan::IndexMinMax { .. } => 1,
+            Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1,
             Plan::Project(_, e) => e.len(),
+        }
+    }
+
+    /// Display names of the output columns (for EXPLAIN).
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Plan::Values(rows) => (0..rows.first().map_or(0, |r| r.len()))
+                .map(|i| format!("column{}", i + 1))
+                .collect(),
+            Plan::Scan(s) => s
+                .def
+                .columns
+                .iter()
+                .map(|c| format!("{}.{}", s.alias, c.name))
+                .collect(),
+            Plan::Join {
+                left, right, lookup, ..
+            } => {
+                let mut n = left.names();
+                match lookup {
+                    Some(l) => n.extend(l.def.columns.iter().map(|c| format!("{}.{}", l.alias, c.name))),
+                    None => n.extend(right.names()),
+                }
+                n
+            }
+            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
+            Plan::Limit { input, .. } => input.names(),
+            Plan::Aggregate { input, groups, aggs } => {
+                let n = input.names();
+                groups
+                    .iter()
+                    .map(|g| show_n(g, &n))
+                    .chain(aggs.iter().map(|a| show_agg(a, &n)))
+                    .collect()
+            }
+            Plan::IndexMinMax { scan, max } => {
+                let pk = scan
+                    .def
+                    .primary_key
+                    .first()
+                    .map(|&i| scan.def.columns[i].name.clone())
+                    .unwrap_or_default();
+                vec![format!("{}({pk})", if *max { "max" } else { "min" })]
+            }
+            Plan::IndexCount { .. } => vec!["count(*)".into()],
+            Plan::Project(p, e) => {
+                let n = p.names();
+                e.iter().map(|x| show_n(x, &n)).collect()
+            }
         }
     }
 
     /// EXPLAIN text, one node per line, children indented.
     pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
-        let pad = if depth == 0 { String::new() } else { format!("{}-> ", "  ".repeat(depth - 1)) };
+        let pad = if depth == 0 {
+            String::new()
+        } else {
+            format!("{}-> ", "  ".repeat(depth - 1))
+        };
         match self {
-            Plan::Values(rows) => out.push(format!("{pad}Values ({} row{})", rows.len(), if rows.len() == 1 { "" } else { "s" })),
+            Plan::Values(rows) => out.push(format!(
+                "{pad}Values ({} row{})",
+                rows.len(),
+                if rows.len() == 1 { "" } else { "s" }
+            )),
             Plan::Scan(s) => out.push(format!("{pad}{}", scan_line(s))),
-            Plan::Join { left, right, left_join, on, lookup } => {
+            Plan::Join {
+                left,
+                right,
+                left_join,
+                on,
+                lookup,
+            } => {
                 let kind = if *left_join { "Left join" } else { "Inner join" };
                 match lookup {
                     Some(l) => {
@@ -150,16 +247,36 @@ impl Plan {
                             IndexKind::Alex => "ALEX point lookup",
                             IndexKind::BTree => "ordered index (fallback) lookup",
                         };
-                        out.push(format!("{pad}{kind} (index-lookup join: {how} on {} per outer row)", l.alias));
+                        let ln = left.names();
+                        let pk = l
+                            .def
+                            .primary_key
+                            .first()
+                            .map(|&i| l.def.columns[i].name.clone())
+                            .unwrap_or_default();
+                        out.push(format!(
+                            "{pad}{kind} (index-lookup join: {how} on {} {} by {pk} = {})",
+                            l.def.name,
+                            l.alias,
+                            show_n(&l.key, &ln)
+                        ));
                         if let Some(on) = on {
-                            out.push(format!("{}   join filter: {}", "  ".repeat(depth), show(on)));
+                            out.push(format!(
+                                "{}   join filter: {}",
+                                "  ".repeat(depth),
+                                show_n(on, &self.names())
+                            ));
                         }
                         left.explain(out, depth + 1);
                     }
                     None => {
                         out.push(format!("{pad}{kind} (nested loop)"));
                         if let Some(on) = on {
-                            out.push(format!("{}   join filter: {}", "  ".repeat(depth), show(on)));
+                            out.push(format!(
+                                "{}   join filter: {}",
+                                "  ".repeat(depth),
+                                show_n(on, &self.names())
+                            ));
                         }
                         left.explain(out, depth + 1);
                         right.explain(out, depth + 1);
@@ -167,25 +284,42 @@ impl Plan {
                 }
             }
             Plan::Filter(p, e) => {
-                out.push(format!("{pad}Filter: {}", show(e)));
+                out.push(format!("{pad}Filter: {}", show_n(e, &p.names())));
                 p.explain(out, depth + 1);
             }
             Plan::Aggregate { input, groups, aggs } => {
-                let a: Vec<String> = aggs.iter().map(show_agg).collect();
+                let n = input.names();
+                let a: Vec<String> = aggs.iter().map(|x| show_agg(x, &n)).collect();
                 if groups.is_empty() {
                     out.push(format!("{pad}Aggregate: {}", a.join(", ")));
                 } else {
-                    let g: Vec<String> = groups.iter().map(show).collect();
-                    out.push(format!("{pad}HashAggregate by {}: {}", g.join(", "), a.join(", ")));
+                    let g: Vec<String> = groups.iter().map(|x| show_n(x, &n)).collect();
+                    out.push(format!(
+                        "{pad}HashAggregate by {}: {}",
+                        g.join(", "),
+                        a.join(", ")
+                    ));
                 }
                 input.explain(out, depth + 1);
             }
             Plan::IndexMinMax { scan, max } => {
-                out.push(format!("{pad}{} from one end of the index", if *max { "max" } else { "min" }));
-                out.push(format!("{}-> {}", "  ".repeat(depth), scan_line(scan)));
+                out.push(format!(
+                    "{pad}{} from one end of the index (first row only)",
+                    if *max { "max" } else { "min" }
+                ));
+                let mut s = scan.clone();
+                s.stop_after = Some((None, None));
+                out.push(format!("{}-> {}", "  ".repeat(depth), scan_line(&s)));
+            }
+            Plan::IndexCount { scan } => {
+                out.push(format!("{pad}count(*) counted from the index"));
+                let mut s = scan.clone();
+                s.stop_after = Some((None, None));
+                out.push(format!("{}-> {}", "  ".repeat(depth), scan_line(&s)));
             }
             Plan::Project(p, e) => {
-                let cols: Vec<String> = e.iter().map(show).collect();
+                let n = p.names();
+                let cols: Vec<String> = e.iter().map(|x| show_n(x, &n)).collect();
                 out.push(format!("{pad}Project: {}", cols.join(", ")));
                 p.explain(out, depth + 1);
             }
@@ -194,15 +328,20 @@ impl Plan {
                 p.explain(out, depth + 1);
             }
             Plan::Sort(p, keys) => {
+                let n = p.names();
                 let k: Vec<String> = keys
                     .iter()
                     .map(|k| {
-                        let mut s = show(&k.expr);
+                        let mut s = show_n(&k.expr, &n);
                         if k.desc {
                             s.push_str(" DESC");
                         }
                         if k.nulls_first != k.desc {
-                            s.push_str(if k.nulls_first { " NULLS FIRST" } else { " NULLS LAST" });
+                            s.push_str(if k.nulls_first {
+                                " NULLS FIRST"
+                            } else {
+                                " NULLS LAST"
+                            });
                         }
                         s
                     })
@@ -239,9 +378,18 @@ fn bound(b: &Option<(Expr, bool)>, lo: bool) -> Option<String> {
 
 fn scan_line(s: &Scan) -> String {
     let kind = s.table.key_index_kind();
-    let pk_names: Vec<&str> = s.def.primary_key.iter().map(|&i| s.def.columns[i].name.as_str()).collect();
+    let pk_names: Vec<&str> = s
+        .def
+        .primary_key
+        .iter()
+        .map(|&i| s.def.columns[i].name.as_str())
+        .collect();
     let pk = pk_names.join(", ");
-    let name = if s.alias == s.def.name { s.def.name.clone() } else { format!("{} {}", s.def.name, s.alias) };
+    let name = if s.alias == s.def.name {
+        s.def.name.clone()
+    } else {
+        format!("{} {}", s.def.name, s.alias)
+    };
     let idx = match kind {
         IndexKind::Alex => "ALEX",
         IndexKind::BTree => "ordered index (fallback)",
@@ -250,9 +398,18 @@ fn scan_line(s: &Scan) -> String {
         Access::Full => {
             if s.stop_after.is_some() && s.def.has_primary_key() {
                 format!(
-                    "{} on {name} ({pk} order{}, stops early)",
-                    if kind == IndexKind::Alex { "ALEX range scan" } else { "ordered index (fallback) range scan" },
-                    if s.reverse { " descending" } else { "" }
+                    "{} on {name} ({pk} order{}{})",
+                    if kind == IndexKind::Alex {
+                        "ALEX range scan"
+                    } else {
+                        "ordered index (fallback) range scan"
+                    },
+                    if s.reverse { " descending" } else { "" },
+                    if matches!(s.stop_after, Some((Some(_), _))) {
+                        ", stops early"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!("full scan on {name}")
@@ -263,14 +420,21 @@ fn scan_line(s: &Scan) -> String {
             if kind == IndexKind::Alex {
                 format!("ALEX point lookup on {name} ({pk} = {})", vals.join(", "))
             } else {
-                format!("ordered index (fallback) point lookup on {name} (({pk}) = ({}))", vals.join(", "))
+                format!(
+                    "ordered index (fallback) point lookup on {name} (({pk}) = ({}))",
+                    vals.join(", ")
+                )
             }
         }
         Access::In(v) => {
             let vals: Vec<String> = v.iter().map(show).collect();
             format!(
                 "{} on {name} ({pk} IN ({}))",
-                if kind == IndexKind::Alex { "ALEX point lookups" } else { "ordered index (fallback) point lookups" },
+                if kind == IndexKind::Alex {
+                    "ALEX point lookups"
+                } else {
+                    "ordered index (fallback) point lookups"
+                },
                 vals.join(", ")
             )
         }
@@ -282,7 +446,11 @@ fn scan_line(s: &Scan) -> String {
                 .collect();
             format!(
                 "{} on {name} ({}{})",
-                if kind == IndexKind::Alex { "ALEX range scan" } else { "ordered index (fallback) range scan" },
+                if kind == IndexKind::Alex {
+                    "ALEX range scan"
+                } else {
+                    "ordered index (fallback) range scan"
+                },
                 b.join(" AND "),
                 if s.reverse { ", descending" } else { "" }
             )
@@ -290,11 +458,19 @@ fn scan_line(s: &Scan) -> String {
         Access::Prefix(v) => {
             let vals: Vec<String> = v.iter().map(show).collect();
             let cols: Vec<&str> = pk_names[..v.len()].to_vec();
-            format!("{idx} prefix range scan on {name} (({}) = ({}))", cols.join(", "), vals.join(", "))
+            format!(
+                "{idx} prefix range scan on {name} (({}) = ({}))",
+                cols.join(", "),
+                vals.join(", ")
+            )
         }
         Access::Index { index, eq, lo, hi } => {
             let idef = &s.def.indexes[*index];
-            let cols: Vec<&str> = idef.columns.iter().map(|&i| s.def.columns[i].name.as_str()).collect();
+            let cols: Vec<&str> = idef
+                .columns
+                .iter()
+                .map(|&i| s.def.columns[i].name.as_str())
+                .collect();
             let cond = if !eq.is_empty() {
                 let vals: Vec<String> = eq.iter().map(show).collect();
                 format!("({}) = ({})", cols.join(", "), vals.join(", "))
@@ -315,12 +491,13 @@ fn scan_line(s: &Scan) -> String {
         }
     };
     if let Some(f) = &s.filter {
-        let _ = write!(line, " filter: {}", show(f));
+        let names: Vec<String> = s.def.columns.iter().map(|c| c.name.clone()).collect();
+        let _ = write!(line, " filter: {}", show_n(f, &names));
     }
     line
 }
 
-fn show_agg(a: &AggSpec) -> String {
+fn show_agg(a: &AggSpec, n: &[String]) -> String {
     let name = match a.func {
         AggFunc::CountStar => return "count(*)".into(),
         AggFunc::Count => "count",
@@ -334,19 +511,25 @@ fn show_agg(a: &AggSpec) -> String {
     format!(
         "{name}({}{})",
         if a.distinct { "DISTINCT " } else { "" },
-        a.arg.as_ref().map(show).unwrap_or_default()
+        a.arg.as_ref().map(|x| show_n(x, n)).unwrap_or_default()
     )
 }
 
 /// A compact rendering of a bound expression (columns by position: `#n`).
 pub fn show(e: &Expr) -> String {
+    show_n(e, &[])
+}
+
+/// [`show`] with column names.
+pub fn show_n(e: &Expr, n: &[String]) -> String {
+    let show = |e: &Expr| show_n(e, n);
     match e {
         Expr::Lit(v) => match v {
             crate::types::Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
             crate::types::Value::Null => "NULL".into(),
             v => v.to_text().unwrap_or_default(),
         },
-        Expr::Col(i) => format!("#{i}"),
+        Expr::Col(i) => n.get(*i).cloned().unwrap_or_else(|| format!("#{i}")),
         Expr::Param(i, _) => format!("${}", i + 1),
         Expr::Neg(a, _) => format!("-{}", show(a)),
         Expr::Arith(op, a, b, _) => format!("({} {} {})", show(a), op.sym(), show(b)),
@@ -355,17 +538,38 @@ pub fn show(e: &Expr) -> String {
         Expr::Or(a, b) => format!("({} OR {})", show(a), show(b)),
         Expr::Not(a) => format!("NOT {}", show(a)),
         Expr::IsNull(a, n) => format!("{} IS {}NULL", show(a), if *n { "NOT " } else { "" }),
-        Expr::IsBool(a, v, n) => format!("{} IS {}{}", show(a), if *n { "NOT " } else { "" }, if *v { "TRUE" } else { "FALSE" }),
-        Expr::IsDistinct(a, b, n) => format!("{} IS {}DISTINCT FROM {}", show(a), if *n { "NOT " } else { "" }, show(b)),
+        Expr::IsBool(a, v, n) => format!(
+            "{} IS {}{}",
+            show(a),
+            if *n { "NOT " } else { "" },
+            if *v { "TRUE" } else { "FALSE" }
+        ),
+        Expr::IsDistinct(a, b, n) => format!(
+            "{} IS {}DISTINCT FROM {}",
+            show(a),
+            if *n { "NOT " } else { "" },
+            show(b)
+        ),
         Expr::InList(a, l, n) => {
             let l: Vec<String> = l.iter().map(show).collect();
-            format!("{} {}IN ({})", show(a), if *n { "NOT " } else { "" }, l.join(", "))
+            format!(
+                "{} {}IN ({})",
+                show(a),
+                if *n { "NOT " } else { "" },
+                l.join(", ")
+            )
         }
         Expr::InSub(a, s, n) => format!("{} {}IN (subquery {s})", show(a), if *n { "NOT " } else { "" }),
         Expr::Exists(s, n) => format!("{}EXISTS (subquery {s})", if *n { "NOT " } else { "" }),
         Expr::ScalarSub(s) => format!("(subquery {s})"),
         Expr::Like(a, b, _, n, ci) => {
-            format!("{} {}{} {}", show(a), if *n { "NOT " } else { "" }, if *ci { "ILIKE" } else { "LIKE" }, show(b))
+            format!(
+                "{} {}{} {}",
+                show(a),
+                if *n { "NOT " } else { "" },
+                if *ci { "ILIKE" } else { "LIKE" },
+                show(b)
+            )
         }
         Expr::Case { .. } => "CASE ... END".into(),
         Expr::Cast(a, t, _) => format!("{}::{}", show(a), t.name()),

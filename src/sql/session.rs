@@ -10,7 +10,9 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
 use super::bind::{ident, object_name, parse_type, Binder};
-use super::dml::{bind_default, bind_delete, bind_insert, bind_update, exec_delete, exec_insert, exec_update};
+use super::dml::{
+    bind_default, bind_delete, bind_insert, bind_update, exec_delete, exec_insert, exec_update,
+};
 use super::dml::{DeletePlan, InsertPlan, UpdatePlan};
 use super::exec::{run, Exec};
 use super::expr::{assign, Ty};
@@ -48,7 +50,11 @@ pub struct CopyState {
 #[derive(Clone, Debug)]
 pub enum StatementResult {
     /// A statement that returns rows (SELECT, SHOW, EXPLAIN, ... RETURNING).
-    Query { tag: String, columns: Vec<(String, DataType)>, rows: Vec<Row> },
+    Query {
+        tag: String,
+        columns: Vec<(String, DataType)>,
+        rows: Vec<Row>,
+    },
     /// A statement without a result set.
     Command { tag: String },
     /// `COPY ... FROM STDIN`: send the data with [`Session::copy_in`].
@@ -77,7 +83,11 @@ impl StatementResult {
     }
     /// Rows affected or returned, from the tag.
     pub fn count(&self) -> u64 {
-        self.tag().rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0)
+        self.tag()
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
     }
 }
 
@@ -97,7 +107,9 @@ struct PlannedStmt {
 
 impl PlannedStmt {
     fn valid(&self) -> bool {
-        self.deps.iter().all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+        self.deps
+            .iter()
+            .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
     }
 }
 
@@ -172,11 +184,60 @@ pub fn parse(sql: &str) -> Result<Vec<A::Statement>> {
 }
 
 const RESERVED: &[&str] = &[
-    "all", "analyse", "analyze", "and", "any", "as", "asc", "both", "case", "cast", "check", "column", "constraint",
-    "create", "default", "desc", "distinct", "do", "else", "end", "except", "false", "for", "foreign", "from", "grant",
-    "group", "having", "in", "intersect", "into", "leading", "limit", "not", "null", "offset", "on", "only", "or",
-    "order", "primary", "references", "select", "table", "then", "to", "true", "union", "unique", "user", "using",
-    "when", "where", "with",
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "as",
+    "asc",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "column",
+    "constraint",
+    "create",
+    "default",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "intersect",
+    "into",
+    "leading",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "primary",
+    "references",
+    "select",
+    "table",
+    "then",
+    "to",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "when",
+    "where",
+    "with",
 ];
 
 pub(crate) fn check_name(i: &A::Ident) -> Result<String> {
@@ -197,7 +258,12 @@ pub struct Session {
 
 impl Session {
     pub fn new(db: Database) -> Session {
-        Session { db, tx: None, failed: false, settings: default_settings() }
+        Session {
+            db,
+            tx: None,
+            failed: false,
+            settings: default_settings(),
+        }
     }
 
     pub fn database(&self) -> &Database {
@@ -240,7 +306,10 @@ impl Session {
                 "intervalstyle" => "IntervalStyle",
                 k => k,
             };
-            (name.to_string(), self.settings.get(*k).cloned().unwrap_or_default())
+            (
+                name.to_string(),
+                self.settings.get(*k).cloned().unwrap_or_default(),
+            )
         })
         .collect()
     }
@@ -277,8 +346,17 @@ impl Session {
     fn maintenance_noop(&self, sql: &str) -> Option<StatementResult> {
         let t = sql.trim_start().to_ascii_lowercase();
         for kw in ["vacuum", "analyze", "analyse", "checkpoint"] {
-            if t.starts_with(kw) && t[kw.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_') {
-                let tag = if kw == "analyse" { "ANALYZE".to_string() } else { kw.to_uppercase() };
+            if t.starts_with(kw)
+                && t[kw.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_alphanumeric() && c != '_')
+            {
+                let tag = if kw == "analyse" {
+                    "ANALYZE".to_string()
+                } else {
+                    kw.to_uppercase()
+                };
                 return Some(StatementResult::Command { tag });
             }
         }
@@ -289,12 +367,18 @@ impl Session {
     pub fn prepare(&mut self, sql: &str) -> Result<Arc<Prepared>> {
         let mut stmts = parse(sql)?;
         if stmts.len() > 1 {
-            return Err(Error::syntax("cannot insert multiple commands into a prepared statement"));
+            return Err(Error::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
         }
         let Some(stmt) = stmts.pop() else {
             return Ok(Arc::new(Prepared {
                 sql: sql.into(),
-                stmt: A::Statement::Commit { chain: false, end: false, modifier: None },
+                stmt: A::Statement::Commit {
+                    chain: false,
+                    end: false,
+                    modifier: None,
+                },
                 planned: Mutex::new(None),
                 param_types: vec![],
                 columns: vec![],
@@ -305,24 +389,42 @@ impl Session {
             Some(p) => (
                 p.params.iter().map(|t| t.to_dt()).collect(),
                 match &p.planned {
-                    Planned::Query { cols, .. } => cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect(),
-                    Planned::Insert(InsertPlan { returning: Some((_, c)), .. })
-                    | Planned::Update(UpdatePlan { returning: Some((_, c)), .. })
-                    | Planned::Delete(DeletePlan { returning: Some((_, c)), .. }) => {
-                        c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect()
+                    Planned::Query { cols, .. } => {
+                        cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect()
                     }
+                    Planned::Insert(InsertPlan {
+                        returning: Some((_, c)),
+                        ..
+                    })
+                    | Planned::Update(UpdatePlan {
+                        returning: Some((_, c)),
+                        ..
+                    })
+                    | Planned::Delete(DeletePlan {
+                        returning: Some((_, c)),
+                        ..
+                    }) => c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect(),
                     _ => vec![],
                 },
             ),
             None => (vec![], self.describe_other(&stmt)),
         };
-        Ok(Arc::new(Prepared { sql: sql.into(), stmt, planned: Mutex::new(planned.map(Arc::new)), param_types, columns }))
+        Ok(Arc::new(Prepared {
+            sql: sql.into(),
+            stmt,
+            planned: Mutex::new(planned.map(Arc::new)),
+            param_types,
+            columns,
+        }))
     }
 
     fn describe_other(&self, stmt: &A::Statement) -> Vec<(String, DataType)> {
         match stmt {
             A::Statement::ShowVariable { variable } => {
-                vec![(variable.iter().map(ident).collect::<Vec<_>>().join("_"), DataType::Text(None))]
+                vec![(
+                    variable.iter().map(ident).collect::<Vec<_>>().join("_"),
+                    DataType::Text(None),
+                )]
             }
             A::Statement::Explain { .. } => vec![("QUERY PLAN".into(), DataType::Text(None))],
             _ => vec![],
@@ -375,7 +477,12 @@ impl Session {
             _ => return Ok(None),
         };
         let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
-        Ok(Some(PlannedStmt { planned, subplans: b.subplans, params: b.params, deps }))
+        Ok(Some(PlannedStmt {
+            planned,
+            subplans: b.subplans,
+            params: b.params,
+            deps,
+        }))
     }
 
     fn run_statement(
@@ -410,7 +517,10 @@ impl Session {
                     None => cmd("COMMIT"),
                 };
             }
-            A::Statement::Rollback { chain: false, savepoint: None } => {
+            A::Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            } => {
                 self.failed = false;
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
@@ -432,20 +542,35 @@ impl Session {
         r
     }
 
-    fn run_in_tx(&mut self, st: &A::Statement, params: &[Value], planned: Option<Arc<PlannedStmt>>) -> Result<StatementResult> {
+    fn run_in_tx(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
         match st {
-            A::Statement::Query(_) | A::Statement::Insert(_) | A::Statement::Update(_) | A::Statement::Delete(_) => {
+            A::Statement::Query(_)
+            | A::Statement::Insert(_)
+            | A::Statement::Update(_)
+            | A::Statement::Delete(_) => {
                 let planned = match planned {
                     Some(p) => p,
-                    None => Arc::new(self.plan(st)?.ok_or_else(|| Error::internal("statement was not planned"))?),
+                    None => Arc::new(
+                        self.plan(st)?
+                            .ok_or_else(|| Error::internal("statement was not planned"))?,
+                    ),
                 };
                 self.with_tx(|tx, _| exec_planned(&planned, tx, params))
             }
-            A::Statement::Explain { statement, analyze, .. } => {
+            A::Statement::Explain {
+                statement, analyze, ..
+            } => {
                 if *analyze {
                     return Err(Error::unsupported("EXPLAIN ANALYZE is not supported"));
                 }
-                let p = self.plan(statement)?.ok_or_else(|| Error::unsupported("EXPLAIN of this statement"))?;
+                let p = self
+                    .plan(statement)?
+                    .ok_or_else(|| Error::unsupported("EXPLAIN of this statement"))?;
                 let lines = explain(&p);
                 let n = lines.len();
                 Ok(StatementResult::Query {
@@ -455,18 +580,29 @@ impl Session {
                 })
             }
             A::Statement::CreateTable(ct) => self.create_table(ct),
-            A::Statement::Drop { object_type, if_exists, names, .. } => self.drop(*object_type, *if_exists, names),
+            A::Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => self.drop(*object_type, *if_exists, names),
             A::Statement::CreateIndex(ci) => self.create_index(ci),
             A::Statement::AlterTable(at) => self.alter_table(at),
             A::Statement::Truncate(t) => {
-                let names: Vec<String> = t.table_names.iter().map(|n| object_name(&n.name)).collect::<Result<_>>()?;
+                let names: Vec<String> = t
+                    .table_names
+                    .iter()
+                    .map(|n| object_name(&n.name))
+                    .collect::<Result<_>>()?;
                 for n in &names {
                     self.db.table(n)?;
                 }
                 for n in &names {
                     self.db.truncate(n)?;
                 }
-                Ok(StatementResult::Command { tag: "TRUNCATE TABLE".into() })
+                Ok(StatementResult::Command {
+                    tag: "TRUNCATE TABLE".into(),
+                })
             }
             A::Statement::Set(s) => self.set(s),
             A::Statement::ShowVariable { variable } => {
@@ -478,15 +614,25 @@ impl Session {
                     n => n.replace(' ', "_"),
                 };
                 if key == "all" {
-                    let rows = self.settings.iter().map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())]).collect();
+                    let rows = self
+                        .settings
+                        .iter()
+                        .map(|(k, v)| vec![Value::Text(k.clone()), Value::Text(v.clone())])
+                        .collect();
                     return Ok(StatementResult::Query {
                         tag: "SHOW".into(),
-                        columns: vec![("name".into(), DataType::Text(None)), ("setting".into(), DataType::Text(None))],
+                        columns: vec![
+                            ("name".into(), DataType::Text(None)),
+                            ("setting".into(), DataType::Text(None)),
+                        ],
                         rows,
                     });
                 }
                 let v = self.settings.get(&key).cloned().ok_or_else(|| {
-                    Error::new(SqlState::UNDEFINED_OBJECT, format!("unrecognized configuration parameter \"{name}\""))
+                    Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    )
                 })?;
                 Ok(StatementResult::Query {
                     tag: "SHOW".into(),
@@ -494,14 +640,24 @@ impl Session {
                     rows: vec![vec![Value::Text(v)]],
                 })
             }
-            A::Statement::Copy { source, to, target, options, legacy_options, values } => {
-                self.copy(source, *to, target, options, legacy_options, values)
+            A::Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                values,
+            } => self.copy(source, *to, target, options, legacy_options, values),
+            A::Statement::Discard { .. } => Ok(StatementResult::Command {
+                tag: "DISCARD ALL".into(),
+            }),
+            A::Statement::Analyze(_) => Ok(StatementResult::Command {
+                tag: "ANALYZE".into(),
+            }),
+            A::Statement::Rollback {
+                savepoint: Some(_), ..
             }
-            A::Statement::Discard { .. } => Ok(StatementResult::Command { tag: "DISCARD ALL".into() }),
-            A::Statement::Analyze(_) => Ok(StatementResult::Command { tag: "ANALYZE".into() }),
-            A::Statement::Rollback { savepoint: Some(_), .. } | A::Statement::Savepoint { .. } => {
-                Err(Error::unsupported("savepoints are not supported"))
-            }
+            | A::Statement::Savepoint { .. } => Err(Error::unsupported("savepoints are not supported")),
             other => {
                 let s = other.to_string();
                 let head: String = s.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
@@ -548,7 +704,11 @@ impl Session {
                 if v.eq_ignore_ascii_case("default") {
                     v = default_settings().get(&name).cloned().unwrap_or_default();
                 }
-                let name = if name == "time_zone" { "timezone".to_string() } else { name };
+                let name = if name == "time_zone" {
+                    "timezone".to_string()
+                } else {
+                    name
+                };
                 if name == "transaction_isolation" || name == "default_transaction_isolation" {
                     v = v.to_lowercase();
                 }
@@ -564,11 +724,14 @@ impl Session {
                 self.settings.insert("timezone".into(), render(value));
             }
             A::Set::SetNames { charset_name, .. } => {
-                self.settings.insert("client_encoding".into(), charset_name.value.clone());
+                self.settings
+                    .insert("client_encoding".into(), charset_name.value.clone());
             }
             A::Set::SetNamesDefault {} | A::Set::SetTransaction { .. } => {}
             A::Set::SetSessionParam(_) | A::Set::SetRole { .. } | A::Set::SetSessionAuthorization(_) => {}
-            A::Set::ParenthesizedAssignments { .. } => return Err(Error::unsupported("SET (a, b) = ... is not supported")),
+            A::Set::ParenthesizedAssignments { .. } => {
+                return Err(Error::unsupported("SET (a, b) = ... is not supported"))
+            }
         }
         if let Some(tx) = &mut self.tx {
             if let Some(v) = self.settings.get("synchronous_commit") {
@@ -579,12 +742,19 @@ impl Session {
     }
 
     fn relation_exists(&self, name: &str) -> bool {
-        self.db.table(name).is_ok() || self.db.tables().iter().any(|t| t.def().indexes.iter().any(|i| i.name == name))
+        self.db.table(name).is_ok()
+            || self
+                .db
+                .tables()
+                .iter()
+                .any(|t| t.def().indexes.iter().any(|i| i.name == name))
     }
 
     fn create_table(&mut self, ct: &A::CreateTable) -> Result<StatementResult> {
         if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() || ct.partition_of.is_some() {
-            return Err(Error::unsupported("CREATE TABLE AS / LIKE / PARTITION OF is not supported"));
+            return Err(Error::unsupported(
+                "CREATE TABLE AS / LIKE / PARTITION OF is not supported",
+            ));
         }
         let name = match ct.name.0.last() {
             Some(A::ObjectNamePart::Identifier(i)) => {
@@ -595,19 +765,31 @@ impl Session {
         };
         if self.db.table(&name).is_ok() {
             if ct.if_not_exists {
-                return Ok(StatementResult::Command { tag: "CREATE TABLE".into() });
+                return Ok(StatementResult::Command {
+                    tag: "CREATE TABLE".into(),
+                });
             }
-            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
         }
         if self.relation_exists(&name) {
-            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
         }
         let mut cols = Vec::new();
         let mut pk: Vec<String> = Vec::new();
         let mut pk_name = None;
         let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
-        let multiple_pk =
-            || Error::new(SqlState::INVALID_PRIMARY_KEY, format!("multiple primary keys for table \"{name}\" are not allowed"));
+        let multiple_pk = || {
+            Error::new(
+                SqlState::INVALID_PRIMARY_KEY,
+                format!("multiple primary keys for table \"{name}\" are not allowed"),
+            )
+        };
         for c in &ct.columns {
             let cname = check_name(&c.name)?;
             let (ty, _) = parse_type(&c.data_type)?;
@@ -629,8 +811,14 @@ impl Session {
                         pk.push(cname.clone());
                         pk_name = p.name.as_ref().map(ident);
                     }
-                    A::ColumnOption::Unique(u) => uniques.push((u.name.as_ref().map(ident), vec![cname.clone()])),
-                    other => return Err(Error::unsupported(format!("column option {other} is not supported"))),
+                    A::ColumnOption::Unique(u) => {
+                        uniques.push((u.name.as_ref().map(ident), vec![cname.clone()]))
+                    }
+                    other => {
+                        return Err(Error::unsupported(format!(
+                            "column option {other} is not supported"
+                        )))
+                    }
                 }
             }
             cols.push(cd);
@@ -639,7 +827,9 @@ impl Session {
             cols.iter()
                 .map(|c| match &c.column.expr {
                     A::Expr::Identifier(i) => Ok(ident(i)),
-                    e => Err(Error::unsupported(format!("index expression {e} is not supported"))),
+                    e => Err(Error::unsupported(format!(
+                        "index expression {e} is not supported"
+                    ))),
                 })
                 .collect()
         };
@@ -652,15 +842,24 @@ impl Session {
                     pk = index_cols(&p.columns)?;
                     pk_name = p.name.as_ref().map(ident);
                 }
-                A::TableConstraint::Unique(u) => uniques.push((u.name.as_ref().map(ident), index_cols(&u.columns)?)),
-                other => return Err(Error::unsupported(format!("table constraint {other} is not supported"))),
+                A::TableConstraint::Unique(u) => {
+                    uniques.push((u.name.as_ref().map(ident), index_cols(&u.columns)?))
+                }
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "table constraint {other} is not supported"
+                    )))
+                }
             }
         }
         let pk_refs: Vec<&str> = pk.iter().map(String::as_str).collect();
         let mut def = TableDef::new(name.clone(), cols, &pk_refs).map_err(|e| match e {
             Error::Sql { state, message } if state == SqlState::UNDEFINED_COLUMN => Error::new(
                 state,
-                format!("{} in key", message.replace(" does not exist", " named in key does not exist")),
+                format!(
+                    "{} in key",
+                    message.replace(" does not exist", " named in key does not exist")
+                ),
             ),
             e => e,
         })?;
@@ -674,13 +873,31 @@ impl Session {
             let iname = n.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
             let t = self.db.table(&name)?;
             let d = t.def();
-            let columns = cols.iter().map(|c| d.column_index(c)).collect::<Result<Vec<_>>>()?;
-            self.db.create_index(&name, IndexDef { name: iname, columns, unique: true }, false)?;
+            let columns = cols
+                .iter()
+                .map(|c| d.column_index(c))
+                .collect::<Result<Vec<_>>>()?;
+            self.db.create_index(
+                &name,
+                IndexDef {
+                    name: iname,
+                    columns,
+                    unique: true,
+                },
+                false,
+            )?;
         }
-        Ok(StatementResult::Command { tag: "CREATE TABLE".into() })
+        Ok(StatementResult::Command {
+            tag: "CREATE TABLE".into(),
+        })
     }
 
-    fn drop(&mut self, ty: A::ObjectType, if_exists: bool, names: &[A::ObjectName]) -> Result<StatementResult> {
+    fn drop(
+        &mut self,
+        ty: A::ObjectType,
+        if_exists: bool,
+        names: &[A::ObjectName],
+    ) -> Result<StatementResult> {
         let names: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
         match ty {
             A::ObjectType::Table => {
@@ -692,15 +909,22 @@ impl Session {
                 for n in &names {
                     self.db.drop_table(n, if_exists)?;
                 }
-                Ok(StatementResult::Command { tag: "DROP TABLE".into() })
+                Ok(StatementResult::Command {
+                    tag: "DROP TABLE".into(),
+                })
             }
             A::ObjectType::Index => {
                 for n in &names {
                     if !self.db.drop_index(n)? && !if_exists {
-                        return Err(Error::new(SqlState::UNDEFINED_OBJECT, format!("index \"{n}\" does not exist")));
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("index \"{n}\" does not exist"),
+                        ));
                     }
                 }
-                Ok(StatementResult::Command { tag: "DROP INDEX".into() })
+                Ok(StatementResult::Command {
+                    tag: "DROP INDEX".into(),
+                })
             }
             other => Err(Error::unsupported(format!("DROP {other} is not supported"))),
         }
@@ -708,7 +932,9 @@ impl Session {
 
     fn create_index(&mut self, ci: &A::CreateIndex) -> Result<StatementResult> {
         if ci.predicate.is_some() || !ci.include.is_empty() {
-            return Err(Error::unsupported("partial indexes and INCLUDE are not supported"));
+            return Err(Error::unsupported(
+                "partial indexes and INCLUDE are not supported",
+            ));
         }
         let table = object_name(&ci.table_name)?;
         let t = self.db.table(&table)?;
@@ -722,7 +948,11 @@ impl Session {
                     columns.push(def.column_index(&n)?);
                     cnames.push(n);
                 }
-                e => return Err(Error::unsupported(format!("index expression {e} is not supported"))),
+                e => {
+                    return Err(Error::unsupported(format!(
+                        "index expression {e} is not supported"
+                    )))
+                }
             }
         }
         let name = match &ci.name {
@@ -731,23 +961,43 @@ impl Session {
         };
         if self.db.table(&name).is_ok() {
             if ci.if_not_exists {
-                return Ok(StatementResult::Command { tag: "CREATE INDEX".into() });
+                return Ok(StatementResult::Command {
+                    tag: "CREATE INDEX".into(),
+                });
             }
-            return Err(Error::new(SqlState::DUPLICATE_TABLE, format!("relation \"{name}\" already exists")));
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
         }
-        self.db.create_index(&table, IndexDef { name, columns, unique: ci.unique }, ci.if_not_exists)?;
-        Ok(StatementResult::Command { tag: "CREATE INDEX".into() })
+        self.db.create_index(
+            &table,
+            IndexDef {
+                name,
+                columns,
+                unique: ci.unique,
+            },
+            ci.if_not_exists,
+        )?;
+        Ok(StatementResult::Command {
+            tag: "CREATE INDEX".into(),
+        })
     }
 
     fn alter_table(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
         let table = object_name(&at.name)?;
         if self.db.table(&table).is_err() && at.if_exists {
-            return Ok(StatementResult::Command { tag: "ALTER TABLE".into() });
+            return Ok(StatementResult::Command {
+                tag: "ALTER TABLE".into(),
+            });
         }
         self.db.table(&table)?;
         for op in &at.operations {
             match op {
-                A::AlterTableOperation::AddConstraint { constraint: A::TableConstraint::PrimaryKey(p), .. } => {
+                A::AlterTableOperation::AddConstraint {
+                    constraint: A::TableConstraint::PrimaryKey(p),
+                    ..
+                } => {
                     let cols: Vec<String> = p
                         .columns
                         .iter()
@@ -770,7 +1020,10 @@ impl Session {
                         Ok(nd)
                     })?;
                 }
-                A::AlterTableOperation::AddConstraint { constraint: A::TableConstraint::Unique(u), .. } => {
+                A::AlterTableOperation::AddConstraint {
+                    constraint: A::TableConstraint::Unique(u),
+                    ..
+                } => {
                     let t = self.db.table(&table)?;
                     let d = t.def();
                     let mut columns = Vec::new();
@@ -782,13 +1035,31 @@ impl Session {
                         names.push(ident(i));
                         columns.push(d.column_index(&ident(i))?);
                     }
-                    let name = u.name.as_ref().map(ident).unwrap_or_else(|| format!("{table}_{}_key", names.join("_")));
-                    self.db.create_index(&table, IndexDef { name, columns, unique: true }, false)?;
+                    let name = u
+                        .name
+                        .as_ref()
+                        .map(ident)
+                        .unwrap_or_else(|| format!("{table}_{}_key", names.join("_")));
+                    self.db.create_index(
+                        &table,
+                        IndexDef {
+                            name,
+                            columns,
+                            unique: true,
+                        },
+                        false,
+                    )?;
                 }
-                other => return Err(Error::unsupported(format!("ALTER TABLE {other} is not supported"))),
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "ALTER TABLE {other} is not supported"
+                    )))
+                }
             }
         }
-        Ok(StatementResult::Command { tag: "ALTER TABLE".into() })
+        Ok(StatementResult::Command {
+            tag: "ALTER TABLE".into(),
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -813,7 +1084,10 @@ impl Session {
         let cols = if columns.is_empty() {
             (0..def.columns.len()).collect()
         } else {
-            columns.iter().map(|c| def.column_index(&ident(c))).collect::<Result<Vec<_>>>()?
+            columns
+                .iter()
+                .map(|c| def.column_index(&ident(c)))
+                .collect::<Result<Vec<_>>>()?
         };
         let mut st = CopyState {
             table: name,
@@ -836,7 +1110,11 @@ impl Session {
                 A::CopyOption::Quote(c) => st.quote = *c,
                 A::CopyOption::Escape(c) => st.escape = *c,
                 A::CopyOption::Freeze(_) | A::CopyOption::Encoding(_) => {}
-                other => return Err(Error::unsupported(format!("COPY option {other} is not supported"))),
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "COPY option {other} is not supported"
+                    )))
+                }
             }
         }
         for o in legacy {
@@ -855,7 +1133,11 @@ impl Session {
                 A::CopyLegacyOption::Header => st.header = true,
                 A::CopyLegacyOption::Delimiter(c) => delim = Some(*c),
                 A::CopyLegacyOption::Null(n) => null = Some(n.clone()),
-                other => return Err(Error::unsupported(format!("COPY option {other} is not supported"))),
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "COPY option {other} is not supported"
+                    )))
+                }
             }
         }
         st.delimiter = delim.unwrap_or(if st.csv { ',' } else { '\t' });
@@ -865,7 +1147,9 @@ impl Session {
             let n = st.columns.len().max(1);
             let rows: Vec<Vec<Option<String>>> = values.chunks(n).map(|c| c.to_vec()).collect();
             let count = self.copy_rows(&st, rows)?;
-            return Ok(StatementResult::Command { tag: format!("COPY {count}") });
+            return Ok(StatementResult::Command {
+                tag: format!("COPY {count}"),
+            });
         }
         Ok(StatementResult::CopyIn(st))
     }
@@ -879,8 +1163,13 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
-        let text = std::str::from_utf8(data).map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
-        let rows = if st.csv { parse_csv(text, st)? } else { parse_copy_text(text, st)? };
+        let text = std::str::from_utf8(data)
+            .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+        let rows = if st.csv {
+            parse_csv(text, st)?
+        } else {
+            parse_copy_text(text, st)?
+        };
         let r = self.copy_rows(st, rows);
         if r.is_err() && self.tx.is_some() {
             self.failed = true;
@@ -895,14 +1184,21 @@ impl Session {
         let mut defaults = Vec::new();
         for c in &def.columns {
             defaults.push(match &c.default {
-                Some(d) if !st.columns.contains(&defaults.len()) => Some(bind_default(&mut b, d, c.ty, &c.name)?),
+                Some(d) if !st.columns.contains(&defaults.len()) => {
+                    Some(bind_default(&mut b, d, c.ty, &c.name)?)
+                }
                 _ => None,
             });
         }
         let mut full = Vec::with_capacity(rows.len());
         {
             let tx = self.db.begin();
-            let ex = Exec { tx: &tx, params: &[], subplans: &[], now: now_micros() };
+            let ex = Exec {
+                tx: &tx,
+                params: &[],
+                subplans: &[],
+                now: now_micros(),
+            };
             let cx = ex.ctx();
             for (line, r) in rows.into_iter().enumerate() {
                 if r.len() != st.columns.len() {
@@ -910,7 +1206,11 @@ impl Session {
                         SqlState("22P04"),
                         format!(
                             "{} data for line {}: expected {} columns, got {}",
-                            if r.len() < st.columns.len() { "missing" } else { "extra" },
+                            if r.len() < st.columns.len() {
+                                "missing"
+                            } else {
+                                "extra"
+                            },
                             line + 1,
                             st.columns.len(),
                             r.len()
@@ -1053,7 +1353,11 @@ fn parse_csv(text: &str, st: &CopyState) -> Result<Vec<Vec<Option<String>>>> {
                 field.push(chars[i]);
                 i += 1;
             }
-            fields.push(if !quoted && field == st.null { None } else { Some(field) });
+            fields.push(if !quoted && field == st.null {
+                None
+            } else {
+                Some(field)
+            });
             if i < chars.len() && chars[i] == st.delimiter {
                 i += 1;
                 continue;
@@ -1084,17 +1388,34 @@ fn parse_csv(text: &str, st: &CopyState) -> Result<Vec<Vec<Option<String>>>> {
 fn exec_planned(p: &PlannedStmt, tx: &mut Transaction, params: &[Value]) -> Result<StatementResult> {
     check_params(&p.params, params)?;
     let now = now_micros();
-    let cols = |c: &[Column]| c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect::<Vec<_>>();
+    let cols = |c: &[Column]| {
+        c.iter()
+            .map(|c| (c.name.clone(), c.ty.to_dt()))
+            .collect::<Vec<_>>()
+    };
     let dml = |tag: String, ret: &Option<(Vec<super::expr::Expr>, Vec<Column>)>, rows: Vec<Row>| match ret {
-        Some((_, c)) => StatementResult::Query { tag, columns: cols(c), rows },
+        Some((_, c)) => StatementResult::Query {
+            tag,
+            columns: cols(c),
+            rows,
+        },
         None => StatementResult::Command { tag },
     };
     Ok(match &p.planned {
         Planned::Query { plan, cols: c } => {
-            let ex = Exec { tx, params, subplans: &p.subplans, now };
+            let ex = Exec {
+                tx,
+                params,
+                subplans: &p.subplans,
+                now,
+            };
             let cx = ex.ctx();
             let rows = run(plan, &cx)?;
-            StatementResult::Query { tag: format!("SELECT {}", rows.len()), columns: cols(c), rows }
+            StatementResult::Query {
+                tag: format!("SELECT {}", rows.len()),
+                columns: cols(c),
+                rows,
+            }
         }
         Planned::Insert(ip) => {
             let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now)?;
@@ -1115,7 +1436,11 @@ fn check_params(types: &[Ty], params: &[Value]) -> Result<()> {
     if params.len() < types.len() {
         return Err(Error::new(
             SqlState::PROTOCOL_VIOLATION,
-            format!("bind message supplies {} parameters, but prepared statement requires {}", params.len(), types.len()),
+            format!(
+                "bind message supplies {} parameters, but prepared statement requires {}",
+                params.len(),
+                types.len()
+            ),
         ));
     }
     Ok(())
@@ -1127,7 +1452,15 @@ fn explain(p: &PlannedStmt) -> Vec<String> {
     match &p.planned {
         Planned::Query { plan, .. } => plan.explain(&mut out, 0),
         Planned::Insert(ip) => {
-            out.push(format!("Insert on {}{}", ip.def.name, if ip.conflict.is_some() { " (ON CONFLICT on primary key: ALEX point lookup per row)" } else { "" }));
+            out.push(format!(
+                "Insert on {}{}",
+                ip.def.name,
+                if ip.conflict.is_some() {
+                    " (ON CONFLICT on primary key: ALEX point lookup per row)"
+                } else {
+                    ""
+                }
+            ));
             ip.source.explain(&mut out, 1);
         }
         Planned::Update(up) => {

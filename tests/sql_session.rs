@@ -1,0 +1,272 @@
+//! Session behaviour the SQL logic corpus does not cover: failed transaction blocks (25P02),
+//! statement atomicity, prepared statements and Describe, parameters, COPY, SET/SHOW, EXPLAIN,
+//! and inputs that must not panic.
+
+use augur::{DataType, Database, Options, Session, StatementResult, TxStatus, Value};
+
+fn open() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(
+        dir.path(),
+        Options {
+            sync_commits: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (dir, db)
+}
+
+fn code(r: augur::Result<Vec<StatementResult>>) -> String {
+    r.map(|_| "ok".to_string())
+        .unwrap_or_else(|e| e.sqlstate().code().to_string())
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    s.execute(sql, &[]).unwrap().pop().unwrap().rows().to_vec()
+}
+
+#[test]
+fn failed_block_until_rollback() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE t (id int PRIMARY KEY, v int)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 1)", &[]).unwrap();
+    assert_eq!(s.status(), TxStatus::Idle);
+    s.execute("BEGIN", &[]).unwrap();
+    assert_eq!(s.status(), TxStatus::InTransaction);
+    s.execute("INSERT INTO t VALUES (2, 2)", &[]).unwrap();
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (1, 9)", &[])), "23505");
+    assert_eq!(s.status(), TxStatus::Failed);
+    assert_eq!(code(s.execute("SELECT 1", &[])), "25P02");
+    // COMMIT of a failed block rolls back.
+    let r = s.execute("COMMIT", &[]).unwrap();
+    assert_eq!(r[0].tag(), "ROLLBACK");
+    assert_eq!(s.status(), TxStatus::Idle);
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(1)]]);
+    // Syntax errors also fail the block.
+    s.execute("BEGIN", &[]).unwrap();
+    assert_eq!(code(s.execute("SELEC 1", &[])), "42601");
+    assert_eq!(s.status(), TxStatus::Failed);
+    s.execute("ROLLBACK", &[]).unwrap();
+    assert_eq!(s.status(), TxStatus::Idle);
+}
+
+#[test]
+fn failing_statement_leaves_no_partial_writes() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    s.execute("CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 1), (5, 5)", &[]).unwrap();
+    assert_eq!(
+        code(s.execute("INSERT INTO t VALUES (2, 2), (3, 3), (5, 5)", &[])),
+        "23505"
+    );
+    assert_eq!(code(s.execute("UPDATE t SET v = v + 2147483647", &[])), "22003");
+    assert_eq!(
+        rows(&mut s, "SELECT id, v FROM t ORDER BY id"),
+        vec![
+            vec![Value::Int(1), Value::Int(1)],
+            vec![Value::Int(5), Value::Int(5)]
+        ]
+    );
+    // Keys can be shifted in one statement.
+    s.execute("UPDATE t SET id = id + 1", &[]).unwrap();
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM t ORDER BY id"),
+        vec![vec![Value::Int(2)], vec![Value::Int(6)]]
+    );
+}
+
+#[test]
+fn prepared_statements_and_describe() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute(
+        "CREATE TABLE acc (aid int PRIMARY KEY, bid int, abalance int, filler text)",
+        &[],
+    )
+    .unwrap();
+    s.execute("INSERT INTO acc VALUES (1, 1, 0, 'x'), (2, 1, 10, 'y')", &[])
+        .unwrap();
+    let (params, cols) = s
+        .describe("SELECT abalance, filler FROM acc WHERE aid = $1")
+        .unwrap();
+    assert_eq!(params, vec![DataType::Int4]);
+    assert_eq!(
+        cols,
+        vec![
+            ("abalance".into(), DataType::Int4),
+            ("filler".into(), DataType::Text(None))
+        ]
+    );
+    let upd = s
+        .prepare("UPDATE acc SET abalance = abalance + $1 WHERE aid = $2")
+        .unwrap();
+    assert_eq!(upd.param_types, vec![DataType::Int4, DataType::Int4]);
+    let sel = s.prepare("SELECT abalance FROM acc WHERE aid = $1").unwrap();
+    for _ in 0..3 {
+        let r = s.execute_prepared(&upd, &[Value::Int(5), Value::Int(2)]).unwrap();
+        assert_eq!(r.tag(), "UPDATE 1");
+    }
+    // Text parameters (the wire's text format) are converted to the inferred type.
+    let r = s.execute_prepared(&sel, &[Value::Text("2".into())]).unwrap();
+    assert_eq!(r.rows(), &[vec![Value::Int(25)]]);
+    assert_eq!(
+        s.execute_prepared(&sel, &[Value::Text("x".into())])
+            .unwrap_err()
+            .sqlstate()
+            .code(),
+        "22P02"
+    );
+    // A prepared statement survives DDL on its table (it is replanned).
+    s.execute("CREATE INDEX acc_bid ON acc (bid)", &[]).unwrap();
+    s.execute("TRUNCATE acc", &[]).unwrap();
+    s.execute("INSERT INTO acc VALUES (2, 1, 7, 'z')", &[]).unwrap();
+    let r = s.execute_prepared(&sel, &[Value::Int(2)]).unwrap();
+    assert_eq!(r.rows(), &[vec![Value::Int(7)]]);
+    let ins = s
+        .prepare("INSERT INTO acc VALUES ($1, $2, $3, $4) RETURNING aid")
+        .unwrap();
+    assert_eq!(ins.columns, vec![("aid".into(), DataType::Int4)]);
+    let r = s
+        .execute_prepared(&ins, &[Value::Int(9), Value::Int(1), Value::Int(0), Value::Null])
+        .unwrap();
+    assert_eq!(r.rows(), &[vec![Value::Int(9)]]);
+    assert_eq!(
+        s.execute_prepared(&sel, &[]).unwrap_err().sqlstate().code(),
+        "08P01"
+    );
+}
+
+#[test]
+fn copy_text_and_csv() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute(
+        "CREATE TABLE c (id int PRIMARY KEY, name text, score float8 DEFAULT 1.5)",
+        &[],
+    )
+    .unwrap();
+    let r = s.execute("COPY c FROM STDIN", &[]).unwrap();
+    let StatementResult::CopyIn(st) = &r[0] else {
+        panic!("expected CopyIn")
+    };
+    let n = s
+        .copy_in(st, b"1\talpha\t2.5\n2\t\\N\t3\n3\ttab\\there\t\\N\n\\.\n")
+        .unwrap();
+    assert_eq!(n, 3);
+    let r = s
+        .execute("COPY c (id, name) FROM STDIN WITH (FORMAT csv, HEADER true)", &[])
+        .unwrap();
+    let StatementResult::CopyIn(st) = &r[0] else {
+        panic!("expected CopyIn")
+    };
+    let n = s.copy_in(st, b"id,name\n4,\"x, \"\"quoted\"\"\"\n5,\n").unwrap();
+    assert_eq!(n, 2);
+    let got = rows(&mut s, "SELECT id, name, score FROM c ORDER BY id");
+    assert_eq!(got[1], vec![Value::Int(2), Value::Null, Value::Float(3.0)]);
+    assert_eq!(got[2][1], Value::from("tab\there"));
+    assert_eq!(
+        got[3],
+        vec![Value::Int(4), Value::from("x, \"quoted\""), Value::Float(1.5)]
+    );
+    assert_eq!(got[4][1], Value::Null);
+    let r = s.execute("COPY c FROM STDIN", &[]).unwrap();
+    let StatementResult::CopyIn(st) = &r[0] else {
+        panic!()
+    };
+    assert_eq!(
+        s.copy_in(st, b"9\tbad\tnotanumber\n")
+            .unwrap_err()
+            .sqlstate()
+            .code(),
+        "22P02"
+    );
+    assert_eq!(
+        s.copy_in(st, b"9\ttoo few\n").unwrap_err().sqlstate().code(),
+        "22P04"
+    );
+}
+
+#[test]
+fn settings_and_driver_queries() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("SET application_name = 'pgbench'", &[]).unwrap();
+    s.execute(
+        "SET extra_float_digits = 3; SET DateStyle = 'ISO'; SET TIME ZONE 'UTC'",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        rows(&mut s, "SHOW application_name"),
+        vec![vec![Value::from("pgbench")]]
+    );
+    assert_eq!(rows(&mut s, "SHOW datestyle"), vec![vec![Value::from("ISO")]]);
+    assert_eq!(rows(&mut s, "SHOW transaction isolation level").len(), 1);
+    s.execute("SET synchronous_commit = off", &[]).unwrap();
+    assert_eq!(s.setting("synchronous_commit"), Some("off"));
+    assert_eq!(code(s.execute("SHOW nosuchsetting", &[])), "42704");
+    let v = rows(&mut s, "SELECT version(), current_database(), current_schema()");
+    assert!(matches!(&v[0][0], Value::Text(t) if t.starts_with("PostgreSQL")));
+    for q in ["VACUUM", "vacuum pgbench_branches", "ANALYZE", "CHECKPOINT"] {
+        s.execute(q, &[]).unwrap();
+    }
+}
+
+#[test]
+fn errors_not_panics() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE t (id int PRIMARY KEY, a text, b float8)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 'x', 1.5)", &[]).unwrap();
+    let cases = [
+        ("SELECT * FROM t UNION SELECT * FROM t", "0A000"),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", "0A000"),
+        ("CREATE TABLE u (d date)", "42704"),
+        ("CREATE TABLE u (d nosuchtype)", "42704"),
+        ("SELECT $3", "08P01"),
+        ("SELECT 'a' LIKE 'a' ESCAPE 'ab'", "22019"),
+        ("SELECT (((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))))))))))))))))))))))))))))))))))))))))))", "42601"),
+        ("SELECT * FROM t WHERE id = 99999999999999999999999", "ok"),
+        ("SELECT * FROM t WHERE id > 1e300", "ok"),
+        ("SELECT * FROM t WHERE id IN (1.5, NULL)", "ok"),
+        ("SELECT -9223372036854775808 / -1", "22003"),
+        ("SELECT id FROM t ORDER BY 0", "42P10"),
+        ("INSERT INTO t SELECT 2, 'y'", "ok"),
+        ("SELECT * FROM t t1, t t2 WHERE t1.id = t2.id", "ok"),
+        ("SELECT count(*) FROM t GROUP BY a HAVING b > 1", "42803"),
+        ("", "ok"),
+        (";;", "ok"),
+        ("DELETE t", "42601"),
+    ];
+    for (sql, want) in cases {
+        let got = code(s.execute(sql, &[]));
+        assert_eq!(got, want, "{sql}");
+    }
+}
+
+#[test]
+fn explain_names_the_access_path() {
+    let (_d, db) = open();
+    db.execute("CREATE TABLE k (id bigint PRIMARY KEY, s text)", &[])
+        .unwrap();
+    db.execute("CREATE TABLE f (s text PRIMARY KEY, n int)", &[])
+        .unwrap();
+    let plan = |sql: &str| -> String {
+        db.query(sql, &[])
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(plan("EXPLAIN SELECT s FROM k WHERE id = 5").contains("ALEX point lookup"));
+    assert!(plan("EXPLAIN SELECT s FROM k WHERE id BETWEEN 1 AND 9").contains("ALEX range scan"));
+    assert!(plan("EXPLAIN SELECT n FROM f WHERE s = 'a'").contains("ordered index (fallback) point lookup"));
+    assert!(plan("EXPLAIN SELECT id FROM k WHERE s = 'a'").contains("full scan"));
+}
