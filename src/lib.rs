@@ -10,6 +10,7 @@
 pub mod engine;
 pub mod error;
 pub mod index;
+pub mod server;
 pub mod sql;
 pub mod store;
 pub mod types;

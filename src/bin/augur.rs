@@ -1,1 +1,235 @@
-fn main(){}
+//! The `augur` command: `augur serve` (PostgreSQL wire-protocol server), `augur sql` (embedded
+//! shell), `augur --version`, `augur help`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use augur::server::{self, Server, ServerConfig};
+use augur::{Database, Options};
+use clap::{Args, Parser, Subcommand};
+use tracing::{error, info, warn};
+
+#[derive(Parser)]
+#[command(
+    name = "augur",
+    version,
+    about = "Augur: a relational database whose primary-key index is an ALEX learned index over RocksDB"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the PostgreSQL wire protocol (psql, pgbench, drivers).
+    Serve(ServeArgs),
+    /// Embedded SQL shell on a data directory, without a server.
+    Sql(SqlArgs),
+}
+
+#[derive(Args)]
+struct StorageArgs {
+    /// Data directory (created if missing).
+    #[arg(long, default_value = "./augur-data")]
+    data_dir: PathBuf,
+    /// Do not fsync commits: a crash may lose recently acknowledged transactions (never tears one).
+    #[arg(long)]
+    no_sync: bool,
+    /// Row cache (decoded row versions), MiB.
+    #[arg(long, default_value_t = 256)]
+    row_cache_mb: usize,
+    /// RocksDB block cache, MiB.
+    #[arg(long, default_value_t = 256)]
+    block_cache_mb: usize,
+}
+
+impl StorageArgs {
+    fn options(&self) -> Options {
+        let mut o = Options {
+            sync_commits: !self.no_sync,
+            row_cache_bytes: self.row_cache_mb << 20,
+            ..Options::default()
+        };
+        o.store.block_cache_bytes = self.block_cache_mb << 20;
+        o
+    }
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    storage: StorageArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:5433")]
+    listen: String,
+    /// Require this password (SCRAM-SHA-256) for user --user. Also read from AUGUR_PASSWORD.
+    #[arg(long)]
+    password: Option<String>,
+    /// The user --password belongs to.
+    #[arg(long, default_value = "augur")]
+    user: String,
+    /// File of `name:password` lines (SCRAM-SHA-256).
+    #[arg(long)]
+    users_file: Option<PathBuf>,
+    /// Allow listening on a non-loopback address without a password.
+    #[arg(long)]
+    insecure_no_auth: bool,
+    /// TLS certificate chain (PEM); clients may then use sslmode=require.
+    #[arg(long)]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long)]
+    tls_key: Option<PathBuf>,
+    /// Connections beyond this get SQLSTATE 53300 and are closed.
+    #[arg(long, default_value_t = 100)]
+    max_connections: usize,
+    /// Seconds the shutdown waits for running statements.
+    #[arg(long, default_value_t = 10)]
+    shutdown_timeout: u64,
+    /// Log level (error, warn, info, debug, trace) or a tracing filter.
+    #[arg(long, default_value = "info")]
+    log_level: String,
+    /// Tokio worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct SqlArgs {
+    #[command(flatten)]
+    storage: StorageArgs,
+    /// Run this SQL and exit (non-zero on error).
+    #[arg(short = 'c', long)]
+    command: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(a) => match serve(a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e:#}");
+                eprintln!("augur serve: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Sql(a) => {
+            let db = match Database::open(&a.storage.data_dir, a.storage.options()) {
+                Ok(db) => db,
+                Err(e) => {
+                    eprintln!("augur sql: cannot open {}: {e}", a.storage.data_dir.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            let code = server::shell::run(db.clone(), a.command.as_deref());
+            if let Err(e) = db.close() {
+                eprintln!("augur sql: close failed: {e}");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(&a.log_level)
+        .with_context(|| format!("bad --log-level {:?}", a.log_level))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+
+    let mut users = match &a.users_file {
+        Some(p) => server::parse_users_file(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )?,
+        None => Default::default(),
+    };
+    if let Some(pw) = a.password.clone().or_else(|| std::env::var("AUGUR_PASSWORD").ok()) {
+        users.insert(a.user.clone(), pw);
+    }
+    let cfg = ServerConfig {
+        listen: a.listen.clone(),
+        users,
+        insecure_no_auth: a.insecure_no_auth,
+        tls_cert: a.tls_cert.clone(),
+        tls_key: a.tls_key.clone(),
+        max_connections: a.max_connections.max(1),
+        shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
+        ..ServerConfig::default()
+    };
+    if a.storage.no_sync {
+        warn!(
+            "--no-sync: commits are NOT fsynced; a crash or power loss may lose recently acknowledged \
+             transactions"
+        );
+    }
+    let opts = a.storage.options();
+    info!("opening {}", a.storage.data_dir.display());
+    let db = Database::open(&a.storage.data_dir, opts)
+        .with_context(|| format!("cannot open {}", a.storage.data_dir.display()))?;
+    let stats = db.stats();
+    info!(
+        "database open: {} tables, recovery {} ms{}",
+        db.tables().len(),
+        stats.recovery_ms,
+        if stats.recovered_unclean { " (after an unclean shutdown)" } else { "" }
+    );
+
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all();
+    if let Some(n) = a.threads {
+        rt.worker_threads(n.max(1));
+    }
+    let rt = rt.build()?;
+    let result = rt.block_on(async {
+        let server = Server::bind(db.clone(), cfg.clone()).await?;
+        let addr = server.local_addr()?;
+        let auth = if cfg.users.is_empty() { "trust (no password)" } else { "SCRAM-SHA-256" };
+        let tls = if cfg.tls_cert.is_some() { ", TLS available" } else { "" };
+        info!("augur {} listening on {addr} ({auth}{tls})", env!("CARGO_PKG_VERSION"));
+        println!(
+            "augur {} listening on {addr}; connect with: psql -h {} -p {} -U {} augur",
+            env!("CARGO_PKG_VERSION"),
+            addr.ip(),
+            addr.port(),
+            a.user
+        );
+        server.run(shutdown_signal()).await
+    });
+    // Connections are gone (their transactions rolled back); the final checkpoint follows.
+    rt.shutdown_timeout(Duration::from_secs(5));
+    info!("closing the database (final checkpoint)");
+    db.close().context("closing the database")?;
+    info!("bye");
+    result
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("cannot listen for SIGTERM: {e}");
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => info!("interrupt received"),
+            _ = term.recv() => info!("SIGTERM received"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,805 @@
+//! The pgwire handlers: simple and extended query protocol, COPY FROM STDIN, startup and
+//! authentication. One [`Conn`] (one [`Session`]) per connection, kept in the connection's
+//! session extensions; it is dropped with the connection, which rolls back an open transaction.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::BytesMut;
+use futures::sink::{Sink, SinkExt};
+use futures::stream;
+use parking_lot::Mutex;
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
+use pgwire::api::auth::{
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
+    ServerParameterProvider, StartupHandler,
+};
+use pgwire::api::copy::CopyHandler;
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::store::PortalStore;
+use pgwire::api::{
+    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator,
+    RandomPidSecretKeyGenerator, Type, DEFAULT_NAME, METADATA_APPLICATION_NAME, METADATA_DATABASE,
+    METADATA_USER,
+};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_ERROR, SEVERITY_FATAL, SEVERITY_WARNING};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse};
+use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
+use pgwire::messages::extendedquery::Sync as PgSync;
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
+};
+use pgwire::messages::startup::Startup;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+
+use super::catalog::{self, CatalogResult};
+use super::split::split_statements;
+use super::values;
+use crate::engine::Database;
+use crate::error::{Error, SqlState};
+use crate::sql::{CopyState, Prepared, Session, StatementResult, TxStatus};
+use crate::types::{DataType, Row, Value};
+
+/// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
+/// 15's) the catalog module answers, and Augur's own version.
+pub fn server_version() -> String {
+    format!("15.0 (Augur {})", env!("CARGO_PKG_VERSION"))
+}
+
+/// State shared by every connection.
+pub struct Shared {
+    pub db: Database,
+    /// Set when the server is shutting down: new statements are refused.
+    pub shutting_down: AtomicBool,
+    /// Statements executing right now (the shutdown waits for them, bounded).
+    pub busy: AtomicUsize,
+    /// Largest COPY FROM STDIN payload buffered for one statement.
+    pub max_copy_bytes: usize,
+    /// ParameterStatus values every session starts with (from `Session::reported_settings`).
+    base_params: Vec<(String, String)>,
+}
+
+impl Shared {
+    pub fn new(db: Database, max_copy_bytes: usize) -> Shared {
+        let base_params = Session::new(db.clone()).reported_settings();
+        Shared {
+            db,
+            shutting_down: AtomicBool::new(false),
+            busy: AtomicUsize::new(0),
+            max_copy_bytes,
+            base_params,
+        }
+    }
+}
+
+struct BusyGuard<'a>(&'a AtomicUsize);
+
+impl<'a> BusyGuard<'a> {
+    fn new(c: &'a AtomicUsize) -> Self {
+        c.fetch_add(1, Ordering::AcqRel);
+        BusyGuard(c)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Runs blocking engine work without stalling the runtime's other connections.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
+struct PendingCopy {
+    state: CopyState,
+    buf: Vec<u8>,
+}
+
+/// One connection's state.
+pub struct Conn {
+    session: Mutex<Session>,
+    copy: Mutex<Option<PendingCopy>>,
+    cx: catalog::Ctx,
+}
+
+impl Conn {
+    fn status(&self) -> TransactionStatus {
+        wire_status(self.session.lock().status())
+    }
+}
+
+fn wire_status(s: TxStatus) -> TransactionStatus {
+    match s {
+        TxStatus::Idle => TransactionStatus::Idle,
+        TxStatus::InTransaction => TransactionStatus::Transaction,
+        TxStatus::Failed => TransactionStatus::Error,
+    }
+}
+
+fn conn<C: ClientInfo + ?Sized>(client: &C, db: &Database) -> Arc<Conn> {
+    client.session_extensions().get_or_insert_with(|| {
+        let md = client.metadata();
+        let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
+        let database = md.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
+        Conn {
+            session: Mutex::new(Session::new(db.clone())),
+            copy: Mutex::new(None),
+            cx: catalog::Ctx { user, database },
+        }
+    })
+}
+
+/// An engine error as the client sees it (severity ERROR, the error's SQLSTATE).
+pub fn error_info(e: &Error) -> ErrorInfo {
+    let msg = match e {
+        Error::Sql { message, .. } => message.clone(),
+        other => other.to_string(),
+    };
+    ErrorInfo::new(SEVERITY_ERROR.to_owned(), e.sqlstate().code().to_owned(), msg)
+}
+
+fn user_error(e: &Error) -> PgWireError {
+    PgWireError::UserError(Box::new(error_info(e)))
+}
+
+fn admin_shutdown() -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        SEVERITY_FATAL.to_owned(),
+        "57P01".to_owned(),
+        "terminating connection due to administrator command".to_owned(),
+    )))
+}
+
+fn is_binary(f: &Format, i: usize) -> bool {
+    match f {
+        Format::UnifiedText => false,
+        Format::UnifiedBinary => true,
+        Format::Individual(v) => v.get(i) == Some(&1),
+    }
+}
+
+fn row_description(columns: &[(String, DataType)], binary: impl Fn(usize) -> bool) -> RowDescription {
+    RowDescription::new(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, (name, t))| {
+                FieldDescription::new(
+                    name.clone(),
+                    0,
+                    0,
+                    t.pg_oid(),
+                    values::type_size(*t),
+                    values::type_modifier(*t),
+                    i16::from(binary(i)),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn encode_row(row: &Row, columns: &[(String, DataType)], binary: impl Fn(usize) -> bool) -> Result<DataRow, Error> {
+    let mut buf = BytesMut::with_capacity(16 * row.len().max(1));
+    for (i, v) in row.iter().enumerate() {
+        let t = columns.get(i).map(|c| c.1).unwrap_or(DataType::Text(None));
+        if binary(i) {
+            values::put_binary(&mut buf, v, t)?;
+        } else {
+            values::put_text(&mut buf, v);
+        }
+    }
+    Ok(DataRow::new(buf, row.len() as i16))
+}
+
+/// The command a statement starts with, upper-cased (`BEGIN`, `COMMIT`, ...).
+fn leading_keyword(sql: &str) -> String {
+    let mut s = sql.trim_start();
+    // Skip leading comments.
+    loop {
+        if let Some(rest) = s.strip_prefix("--") {
+            s = rest.split_once('\n').map_or("", |x| x.1).trim_start();
+        } else if let Some(rest) = s.strip_prefix("/*") {
+            s = rest.split_once("*/").map_or("", |x| x.1).trim_start();
+        } else {
+            break;
+        }
+    }
+    s.split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase()
+}
+
+/// PostgreSQL's warnings for transaction control that does nothing.
+fn tx_warning(keyword: &str, before: TxStatus) -> Option<ErrorInfo> {
+    let w = |code: &str, msg: &str| {
+        Some(ErrorInfo::new(
+            SEVERITY_WARNING.to_owned(),
+            code.to_owned(),
+            msg.to_owned(),
+        ))
+    };
+    match (keyword, before) {
+        ("BEGIN" | "START", TxStatus::InTransaction | TxStatus::Failed) => {
+            w("25001", "there is already a transaction in progress")
+        }
+        ("COMMIT" | "END" | "ROLLBACK" | "ABORT", TxStatus::Idle) => {
+            w("25P01", "there is no transaction in progress")
+        }
+        _ => None,
+    }
+}
+
+/// What one statement produced, ready to be written.
+enum Outcome {
+    Rows {
+        tag: String,
+        columns: Vec<(String, DataType)>,
+        rows: Vec<Row>,
+    },
+    Command(String),
+    CopyIn(CopyState),
+}
+
+impl From<StatementResult> for Outcome {
+    fn from(r: StatementResult) -> Outcome {
+        match r {
+            StatementResult::Query { tag, columns, rows } => Outcome::Rows { tag, columns, rows },
+            StatementResult::Command { tag } => Outcome::Command(tag),
+            StatementResult::CopyIn(st) => Outcome::CopyIn(st),
+        }
+    }
+}
+
+impl From<CatalogResult> for Outcome {
+    fn from(r: CatalogResult) -> Outcome {
+        Outcome::Rows {
+            tag: r.tag(),
+            columns: r.columns,
+            rows: r.rows,
+        }
+    }
+}
+
+/// The query handlers (simple, extended, COPY).
+pub struct Backend {
+    shared: Arc<Shared>,
+    parser: Arc<AugurParser>,
+}
+
+impl Backend {
+    pub fn new(shared: Arc<Shared>) -> Backend {
+        Backend {
+            parser: Arc::new(AugurParser {
+                shared: shared.clone(),
+            }),
+            shared,
+        }
+    }
+
+    /// Runs one statement of a simple query (catalog first, then the SQL layer).
+    fn run_simple(&self, conn: &Conn, sql: &str) -> Result<Vec<Outcome>, Error> {
+        if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
+            return Ok(vec![r?.into()]);
+        }
+        let _busy = BusyGuard::new(&self.shared.busy);
+        let out = blocking(|| conn.session.lock().execute(sql, &[]))?;
+        Ok(out.into_iter().map(Outcome::from).collect())
+    }
+}
+
+async fn send_notice<C>(client: &mut C, info: ErrorInfo) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    client
+        .feed(PgWireBackendMessage::NoticeResponse(NoticeResponse::from(info)))
+        .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Backend {
+    async fn on_query<C>(&self, client: &mut C, query: pgwire::messages::simplequery::Query) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        if self.shared.shutting_down.load(Ordering::Acquire) {
+            return Err(admin_shutdown());
+        }
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let conn = conn(&*client, &self.shared.db);
+        let stmts = split_statements(&query.query);
+        if stmts.is_empty() {
+            client
+                .feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
+                .await?;
+        }
+        for sql in stmts {
+            let before = conn.session.lock().status();
+            let result = self.run_simple(&conn, sql);
+            let outcomes = match result {
+                Ok(o) => o,
+                Err(e) => {
+                    client
+                        .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))
+                        .await?;
+                    break;
+                }
+            };
+            if let Some(w) = tx_warning(&leading_keyword(sql), before) {
+                send_notice(client, w).await?;
+            }
+            if outcomes.is_empty() {
+                client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
+                    .await?;
+            }
+            for o in outcomes {
+                match o {
+                    Outcome::Rows { tag, columns, rows } => {
+                        client
+                            .feed(PgWireBackendMessage::RowDescription(row_description(&columns, |_| false)))
+                            .await?;
+                        for r in &rows {
+                            let dr = encode_row(r, &columns, |_| false).map_err(|e| user_error(&e))?;
+                            client.feed(PgWireBackendMessage::DataRow(dr)).await?;
+                        }
+                        client
+                            .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                            .await?;
+                    }
+                    Outcome::Command(tag) => {
+                        client
+                            .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                            .await?;
+                    }
+                    Outcome::CopyIn(st) => {
+                        let n = st.columns.len() as i16;
+                        *conn.copy.lock() = Some(PendingCopy {
+                            state: st,
+                            buf: Vec::new(),
+                        });
+                        client
+                            .send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(
+                                0,
+                                n,
+                                vec![0; n as usize],
+                            )))
+                            .await?;
+                        client.set_state(PgWireConnectionState::CopyInProgress(false));
+                        // Statements after COPY in the same query string are not run (the
+                        // session stops at COPY too); ReadyForQuery follows CopyDone.
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        let status = conn.status();
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        client.set_transaction_status(status);
+        client
+            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status)))
+            .await?;
+        Ok(())
+    }
+
+    async fn do_query<C>(&self, _client: &mut C, _query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        // on_query is overridden and never calls this.
+        Ok(vec![])
+    }
+}
+
+/// A statement of the extended protocol.
+#[derive(Debug)]
+pub struct Stmt {
+    kind: StmtKind,
+    /// Parameter types the SQL layer inferred.
+    params: Vec<DataType>,
+    columns: Vec<(String, DataType)>,
+    keyword: String,
+}
+
+#[derive(Debug)]
+enum StmtKind {
+    Sql(Arc<Prepared>),
+    Catalog(String),
+}
+
+/// Parses extended-protocol statements with the connection's session, so Parse reports errors
+/// and Describe reports the real parameter and result types.
+pub struct AugurParser {
+    shared: Arc<Shared>,
+}
+
+#[async_trait]
+impl QueryParser for AugurParser {
+    type Statement = Arc<Stmt>;
+
+    async fn parse_sql<C>(&self, client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Option<Arc<Stmt>>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let conn = conn(client, &self.shared.db);
+        if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
+            let r = r.map_err(|e| user_error(&e))?;
+            return Ok(Some(Arc::new(Stmt {
+                kind: StmtKind::Catalog(sql.to_string()),
+                params: vec![],
+                columns: r.columns,
+                keyword: "SELECT".into(),
+            })));
+        }
+        let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| user_error(&e))?;
+        Ok(Some(Arc::new(Stmt {
+            params: p.param_types.clone(),
+            columns: p.columns.clone(),
+            keyword: leading_keyword(sql),
+            kind: StmtKind::Sql(p),
+        })))
+    }
+
+    fn get_parameter_types(&self, stmt: &Arc<Stmt>) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.params.iter().map(|t| values::pg_type(*t)).collect())
+    }
+
+    fn get_result_schema(&self, stmt: &Arc<Stmt>, column_format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(values::fields(&stmt.columns, |i| {
+            column_format.is_some_and(|f| is_binary(f, i))
+        }))
+    }
+}
+
+fn decode_params(portal: &Portal<Arc<Stmt>>) -> Result<Vec<Value>, Error> {
+    let stmt = &portal.statement;
+    portal
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let client_oid = stmt
+                .parameter_types
+                .get(i)
+                .and_then(|t| t.as_ref())
+                .map(|t| t.oid())
+                .unwrap_or(0);
+            values::decode_param(
+                p.as_deref(),
+                is_binary(&portal.parameter_format, i),
+                client_oid,
+                stmt.statement.params.get(i).copied(),
+            )
+        })
+        .collect()
+}
+
+/// Splits a tag like `INSERT 0 5` into (`INSERT 0`, 5) for pgwire, which appends the row count.
+fn split_tag(tag: &str) -> String {
+    match tag.rsplit_once(' ') {
+        Some((head, n)) if n.parse::<u64>().is_ok() => head.to_string(),
+        _ => tag.to_string(),
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Backend {
+    type Statement = Arc<Stmt>;
+    type QueryParser = AugurParser;
+
+    fn query_parser(&self) -> Arc<Self::QueryParser> {
+        self.parser.clone()
+    }
+
+    async fn on_parse<C>(&self, client: &mut C, message: pgwire::messages::extendedquery::Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if self.shared.shutting_down.load(Ordering::Acquire) {
+            return Err(admin_shutdown());
+        }
+        let name = message.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+            Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
+        client
+            .send(PgWireBackendMessage::ParseComplete(
+                pgwire::messages::extendedquery::ParseComplete::new(),
+            ))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        client.portal_store().rm_portal(DEFAULT_NAME);
+        let status = conn(&*client, &self.shared.db).status();
+        client.set_transaction_status(status);
+        client
+            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status)))
+            .await?;
+        client.flush().await?;
+        Ok(())
+    }
+
+    async fn do_query<C>(&self, client: &mut C, portal: &Portal<Arc<Stmt>>, _max_rows: usize) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if self.shared.shutting_down.load(Ordering::Acquire) {
+            return Err(admin_shutdown());
+        }
+        let conn = conn(&*client, &self.shared.db);
+        let stmt = portal.statement.statement.clone();
+        let params = decode_params(portal).map_err(|e| user_error(&e))?;
+        let before = conn.session.lock().status();
+        let outcome: Outcome = match &stmt.kind {
+            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db, &conn.cx) {
+                Some(r) => r.map_err(|e| user_error(&e))?.into(),
+                None => Outcome::Rows {
+                    tag: "SELECT 0".into(),
+                    columns: stmt.columns.clone(),
+                    rows: vec![],
+                },
+            },
+            StmtKind::Sql(p) => {
+                let _busy = BusyGuard::new(&self.shared.busy);
+                blocking(|| conn.session.lock().execute_prepared(p, &params))
+                    .map_err(|e| user_error(&e))?
+                    .into()
+            }
+        };
+        if let Some(w) = tx_warning(&stmt.keyword, before) {
+            send_notice(client, w).await?;
+        }
+        Ok(match outcome {
+            Outcome::Rows { tag, columns, rows } => {
+                let fmt = &portal.result_column_format;
+                let schema = Arc::new(values::fields(&columns, |i| is_binary(fmt, i)));
+                let encoded: Vec<PgWireResult<DataRow>> = rows
+                    .iter()
+                    .map(|r| encode_row(r, &columns, |i| is_binary(fmt, i)).map_err(|e| user_error(&e)))
+                    .collect();
+                let mut resp = QueryResponse::new(schema, stream::iter(encoded));
+                resp.set_command_tag(&split_tag(&tag));
+                Response::Query(resp)
+            }
+            Outcome::Command(tag) => Response::Execution(Tag::new(&tag)),
+            Outcome::CopyIn(st) => {
+                let n = st.columns.len();
+                *conn.copy.lock() = Some(PendingCopy {
+                    state: st,
+                    buf: Vec::new(),
+                });
+                Response::CopyIn(CopyResponse::new(0, n, stream::empty()))
+            }
+        })
+    }
+}
+
+#[async_trait]
+impl CopyHandler for Backend {
+    async fn on_copy_data<C>(&self, client: &mut C, copy_data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let conn = conn(&*client, &self.shared.db);
+        let mut g = conn.copy.lock();
+        let Some(p) = g.as_mut() else {
+            return Ok(());
+        };
+        if p.buf.len() + copy_data.data.len() > self.shared.max_copy_bytes {
+            *g = None;
+            return Err(user_error(&Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "COPY data exceeds the server's limit of {} bytes per statement",
+                    self.shared.max_copy_bytes
+                ),
+            )));
+        }
+        p.buf.extend_from_slice(&copy_data.data);
+        Ok(())
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let conn = conn(&*client, &self.shared.db);
+        let Some(p) = conn.copy.lock().take() else {
+            return Ok(());
+        };
+        let r = {
+            let _busy = BusyGuard::new(&self.shared.busy);
+            blocking(|| conn.session.lock().copy_in(&p.state, &p.buf))
+        };
+        client.set_transaction_status(conn.status());
+        let n = r.map_err(|e| user_error(&e))?;
+        client
+            .send(PgWireBackendMessage::CommandComplete(CommandComplete::new(format!(
+                "COPY {n}"
+            ))))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_copy_fail<C>(&self, client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let conn = conn(&*client, &self.shared.db);
+        conn.copy.lock().take();
+        client.set_transaction_status(conn.status());
+        PgWireError::UserError(Box::new(ErrorInfo::new(
+            SEVERITY_ERROR.to_owned(),
+            "57014".to_owned(),
+            format!("COPY from stdin failed: {}", fail.message),
+        )))
+    }
+}
+
+/// ParameterStatus values sent after authentication.
+pub struct Params {
+    shared: Arc<Shared>,
+}
+
+impl ServerParameterProvider for Params {
+    fn server_parameters<C>(&self, client: &C) -> Option<HashMap<String, String>>
+    where
+        C: ClientInfo,
+    {
+        let md = client.metadata();
+        let mut m: HashMap<String, String> = self.shared.base_params.iter().cloned().collect();
+        m.insert("server_version".into(), server_version());
+        if let Some(u) = md.get(METADATA_USER) {
+            m.insert("session_authorization".into(), u.clone());
+        }
+        if let Some(a) = md.get(METADATA_APPLICATION_NAME) {
+            m.insert("application_name".into(), a.clone());
+        }
+        m.insert("client_encoding".into(), "UTF8".into());
+        m.insert("default_transaction_read_only".into(), "off".into());
+        m.insert("in_hot_standby".into(), "off".into());
+        Some(m)
+    }
+}
+
+/// Trust (no password) or SCRAM-SHA-256.
+pub struct AugurStartup {
+    params: Arc<Params>,
+    sasl: Option<SASLAuthStartupHandler<Params>>,
+    pids: RandomPidSecretKeyGenerator,
+}
+
+#[async_trait]
+impl StartupHandler for AugurStartup {
+    async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let PgWireFrontendMessage::Startup(ref s) = message {
+            check_startup(s)?;
+        }
+        if let Some(sasl) = &self.sasl {
+            return sasl.on_startup(client, message).await;
+        }
+        if let PgWireFrontendMessage::Startup(ref startup) = message {
+            protocol_negotiation(client, startup).await?;
+            save_startup_parameters_to_metadata(client, startup);
+            let (pid, key) = self.pids.generate(&*client);
+            client.set_pid_and_secret_key(pid, key);
+            finish_authentication(client, self.params.as_ref()).await?;
+        }
+        Ok(())
+    }
+}
+
+fn check_startup(s: &Startup) -> PgWireResult<()> {
+    if !s.parameters.contains_key(METADATA_USER) {
+        return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+            SEVERITY_FATAL.to_owned(),
+            "28000".to_owned(),
+            "no PostgreSQL user name specified in startup packet".to_owned(),
+        ))));
+    }
+    Ok(())
+}
+
+/// Everything a connection needs; cloned (cheaply) for each one.
+#[derive(Clone)]
+pub struct Handlers {
+    backend: Arc<Backend>,
+    startup: Arc<AugurStartup>,
+}
+
+impl Handlers {
+    /// `scram`: a configured SCRAM-SHA-256 authenticator; None: trust.
+    pub fn new(shared: Arc<Shared>, scram: Option<pgwire::api::auth::sasl::scram::ScramAuth>) -> Handlers {
+        let params = Arc::new(Params {
+            shared: shared.clone(),
+        });
+        let sasl = scram.map(|s| SASLAuthStartupHandler::new(params.clone()).with_scram(s));
+        Handlers {
+            backend: Arc::new(Backend::new(shared)),
+            startup: Arc::new(AugurStartup {
+                params,
+                sasl,
+                pids: RandomPidSecretKeyGenerator::default(),
+            }),
+        }
+    }
+}
+
+impl PgWireServerHandlers for Handlers {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.backend.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.backend.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        self.startup.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        self.backend.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_and_tags() {
+        assert_eq!(leading_keyword("  -- c\n begin;"), "BEGIN");
+        assert_eq!(leading_keyword("/* x */COMMIT"), "COMMIT");
+        assert_eq!(split_tag("INSERT 0 5"), "INSERT 0");
+        assert_eq!(split_tag("SELECT 3"), "SELECT");
+        assert_eq!(split_tag("SHOW"), "SHOW");
+    }
+}

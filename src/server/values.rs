@@ -1,0 +1,370 @@
+//! Values on the wire: result columns in text or binary format, parameters decoded from text or
+//! binary format, type OIDs and sizes for RowDescription / ParameterDescription.
+
+use bytes::{BufMut, BytesMut};
+use pgwire::api::results::{FieldFormat, FieldInfo};
+use pgwire::api::Type;
+
+use crate::error::{Error, Result, SqlState};
+use crate::types::{DataType, Value};
+
+/// Microseconds between 1970-01-01 (Augur's timestamp epoch) and 2000-01-01 (PostgreSQL's).
+const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
+
+/// OIDs of the types a client may name for a parameter.
+pub mod oid {
+    pub const BOOL: u32 = 16;
+    pub const BYTEA: u32 = 17;
+    pub const CHAR: u32 = 18;
+    pub const NAME: u32 = 19;
+    pub const INT8: u32 = 20;
+    pub const INT2: u32 = 21;
+    pub const INT4: u32 = 23;
+    pub const TEXT: u32 = 25;
+    pub const OID: u32 = 26;
+    pub const FLOAT4: u32 = 700;
+    pub const FLOAT8: u32 = 701;
+    pub const UNKNOWN: u32 = 705;
+    pub const BPCHAR: u32 = 1042;
+    pub const VARCHAR: u32 = 1043;
+    pub const DATE: u32 = 1082;
+    pub const TIMESTAMP: u32 = 1114;
+    pub const TIMESTAMPTZ: u32 = 1184;
+    pub const NUMERIC: u32 = 1700;
+}
+
+/// `pg_type.typlen` of a type.
+pub fn type_size(t: DataType) -> i16 {
+    match t {
+        DataType::Int2 => 2,
+        DataType::Int4 => 4,
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp => 8,
+        DataType::Bool => 1,
+        DataType::Text(_) | DataType::Bytea => -1,
+    }
+}
+
+/// `atttypmod` of a type: `varchar(n)` is n + 4, everything else -1.
+pub fn type_modifier(t: DataType) -> i32 {
+    match t {
+        DataType::Text(Some(n)) => n as i32 + 4,
+        _ => -1,
+    }
+}
+
+/// The pgwire `Type` of an engine type.
+pub fn pg_type(t: DataType) -> Type {
+    Type::from_oid(t.pg_oid()).unwrap_or(Type::TEXT)
+}
+
+/// Field descriptions of a result, in the given formats (`binary[i]` true for binary columns).
+pub fn fields(columns: &[(String, DataType)], binary: impl Fn(usize) -> bool) -> Vec<FieldInfo> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t))| {
+            let fmt = if binary(i) {
+                FieldFormat::Binary
+            } else {
+                FieldFormat::Text
+            };
+            FieldInfo::new(name.clone(), None, None, pg_type(*t), fmt)
+                .with_type_size(type_size(*t))
+                .with_type_modifier(type_modifier(*t))
+        })
+        .collect()
+}
+
+/// Appends one field of a DataRow (length-prefixed, -1 for NULL) in text format.
+pub fn put_text(buf: &mut BytesMut, v: &Value) {
+    match v {
+        Value::Null => buf.put_i32(-1),
+        Value::Text(s) => {
+            buf.put_i32(s.len() as i32);
+            buf.put_slice(s.as_bytes());
+        }
+        Value::Int(i) => {
+            let s = i.to_string();
+            buf.put_i32(s.len() as i32);
+            buf.put_slice(s.as_bytes());
+        }
+        Value::Bool(b) => {
+            buf.put_i32(1);
+            buf.put_u8(if *b { b't' } else { b'f' });
+        }
+        other => {
+            let s = other.to_text().unwrap_or_default();
+            buf.put_i32(s.len() as i32);
+            buf.put_slice(s.as_bytes());
+        }
+    }
+}
+
+/// Appends one field of a DataRow in PostgreSQL's binary format for column type `t`.
+pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
+    let as_int = |v: &Value| -> Result<i64> {
+        match v {
+            Value::Int(i) => Ok(*i),
+            Value::Float(f) => Ok(f.round() as i64),
+            Value::Bool(b) => Ok(*b as i64),
+            Value::Text(s) => s
+                .trim()
+                .parse()
+                .map_err(|_| Error::internal(format!("cannot send {s:?} as an integer"))),
+            other => Err(Error::internal(format!("cannot send {other:?} as an integer"))),
+        }
+    };
+    if v.is_null() {
+        buf.put_i32(-1);
+        return Ok(());
+    }
+    match t {
+        DataType::Int2 => {
+            buf.put_i32(2);
+            buf.put_i16(as_int(v)? as i16);
+        }
+        DataType::Int4 => {
+            buf.put_i32(4);
+            buf.put_i32(as_int(v)? as i32);
+        }
+        DataType::Int8 => {
+            buf.put_i32(8);
+            buf.put_i64(as_int(v)?);
+        }
+        DataType::Float8 => {
+            let f = match v {
+                Value::Float(f) => *f,
+                Value::Int(i) => *i as f64,
+                other => {
+                    return Err(Error::internal(format!(
+                        "cannot send {other:?} as double precision"
+                    )))
+                }
+            };
+            buf.put_i32(8);
+            buf.put_f64(f);
+        }
+        DataType::Bool => {
+            let b = match v {
+                Value::Bool(b) => *b,
+                Value::Int(i) => *i != 0,
+                other => return Err(Error::internal(format!("cannot send {other:?} as boolean"))),
+            };
+            buf.put_i32(1);
+            buf.put_u8(b as u8);
+        }
+        DataType::Timestamp => {
+            let t = match v {
+                Value::Timestamp(t) | Value::Int(t) => *t,
+                other => return Err(Error::internal(format!("cannot send {other:?} as timestamp"))),
+            };
+            buf.put_i32(8);
+            buf.put_i64(t - PG_EPOCH_OFFSET_MICROS);
+        }
+        DataType::Bytea => match v {
+            Value::Bytes(b) => {
+                buf.put_i32(b.len() as i32);
+                buf.put_slice(b);
+            }
+            other => {
+                let s = other.to_text().unwrap_or_default();
+                buf.put_i32(s.len() as i32);
+                buf.put_slice(s.as_bytes());
+            }
+        },
+        DataType::Text(_) => put_text(buf, v),
+    }
+    Ok(())
+}
+
+/// The engine type a client-declared parameter OID stands for (None: let the server decide).
+pub fn type_of_oid(oid: u32) -> Option<DataType> {
+    Some(match oid {
+        oid::BOOL => DataType::Bool,
+        oid::BYTEA => DataType::Bytea,
+        oid::INT2 => DataType::Int2,
+        oid::INT4 | oid::OID => DataType::Int4,
+        oid::INT8 => DataType::Int8,
+        oid::FLOAT4 | oid::FLOAT8 => DataType::Float8,
+        oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR => DataType::Text(None),
+        oid::TIMESTAMP | oid::TIMESTAMPTZ | oid::DATE => DataType::Timestamp,
+        _ => return None,
+    })
+}
+
+fn bad_binary(what: &str, len: usize) -> Error {
+    Error::new(
+        SqlState("22P03"),
+        format!("incorrect binary data format in bind parameter ({what}, {len} bytes)"),
+    )
+}
+
+fn fixed<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N]> {
+    b.try_into().map_err(|_| bad_binary(what, b.len()))
+}
+
+/// Decodes one Bind parameter. `client_oid` is the type the client declared in Parse (0 or
+/// absent: unspecified); `server` is the type the SQL layer inferred for the parameter.
+pub fn decode_param(bytes: Option<&[u8]>, binary: bool, client_oid: u32, server: Option<DataType>) -> Result<Value> {
+    let Some(b) = bytes else {
+        return Ok(Value::Null);
+    };
+    if !binary {
+        let s = std::str::from_utf8(b)
+            .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+        return match server {
+            Some(DataType::Text(_)) | None => Ok(Value::Text(s.to_string())),
+            Some(t) => Value::parse_text(s, t),
+        };
+    }
+    // Binary: the bytes are in the format of the type the client declared, or, if it declared
+    // none, of the type we described.
+    let oid = if client_oid != 0 {
+        client_oid
+    } else {
+        server.map(|t| t.pg_oid()).unwrap_or(oid::TEXT)
+    };
+    Ok(match oid {
+        oid::BOOL => Value::Bool(fixed::<1>(b, "boolean")?[0] != 0),
+        oid::INT2 => Value::Int(i16::from_be_bytes(fixed(b, "smallint")?) as i64),
+        oid::INT4 => Value::Int(i32::from_be_bytes(fixed(b, "integer")?) as i64),
+        oid::OID => Value::Int(u32::from_be_bytes(fixed(b, "oid")?) as i64),
+        oid::INT8 => Value::Int(i64::from_be_bytes(fixed(b, "bigint")?)),
+        oid::FLOAT4 => Value::Float(f32::from_be_bytes(fixed(b, "real")?) as f64),
+        oid::FLOAT8 => Value::Float(f64::from_be_bytes(fixed(b, "double precision")?)),
+        oid::BYTEA => Value::Bytes(b.to_vec()),
+        oid::TIMESTAMP | oid::TIMESTAMPTZ => {
+            let t = i64::from_be_bytes(fixed(b, "timestamp")?);
+            match t {
+                i64::MAX | i64::MIN => {
+                    return Err(Error::new(
+                        SqlState::DATETIME_FIELD_OVERFLOW,
+                        "infinite timestamps are not supported",
+                    ))
+                }
+                t => Value::Timestamp(t.checked_add(PG_EPOCH_OFFSET_MICROS).ok_or_else(|| {
+                    Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range")
+                })?),
+            }
+        }
+        oid::DATE => {
+            let d = i32::from_be_bytes(fixed(b, "date")?) as i64;
+            Value::Timestamp(d * 86_400_000_000 + PG_EPOCH_OFFSET_MICROS)
+        }
+        oid::NUMERIC => {
+            let s = numeric_to_string(b)?;
+            match server {
+                Some(t @ (DataType::Int2 | DataType::Int4 | DataType::Int8)) if !s.contains('.') => {
+                    Value::parse_text(&s, t)?
+                }
+                _ => Value::Float(s.parse().map_err(|_| bad_binary("numeric", b.len()))?),
+            }
+        }
+        oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR | oid::UNKNOWN => {
+            let s = std::str::from_utf8(b)
+                .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+            Value::Text(s.to_string())
+        }
+        other => {
+            return Err(Error::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("binary parameters of type oid {other} are not supported by Augur"),
+            ))
+        }
+    })
+}
+
+/// PostgreSQL's binary numeric (base-10000 digits) as decimal text.
+fn numeric_to_string(b: &[u8]) -> Result<String> {
+    let bad = || bad_binary("numeric", b.len());
+    if b.len() < 8 {
+        return Err(bad());
+    }
+    let ndigits = u16::from_be_bytes([b[0], b[1]]) as usize;
+    let weight = i16::from_be_bytes([b[2], b[3]]) as i32;
+    let sign = u16::from_be_bytes([b[4], b[5]]);
+    let dscale = u16::from_be_bytes([b[6], b[7]]) as usize;
+    if b.len() != 8 + 2 * ndigits {
+        return Err(bad());
+    }
+    if sign == 0xC000 {
+        return Ok("NaN".into());
+    }
+    let digit = |i: i32| -> u32 {
+        if i >= 0 && (i as usize) < ndigits {
+            u16::from_be_bytes([b[8 + 2 * i as usize], b[9 + 2 * i as usize]]) as u32
+        } else {
+            0
+        }
+    };
+    // Group at position p (10000^p) is digit index weight - p.
+    let mut int_part = String::new();
+    for p in (0..=weight.max(-1)).rev() {
+        let d = digit(weight - p);
+        if int_part.is_empty() {
+            if d != 0 {
+                int_part.push_str(&d.to_string());
+            }
+        } else {
+            int_part.push_str(&format!("{d:04}"));
+        }
+    }
+    if int_part.is_empty() {
+        int_part.push('0');
+    }
+    let mut frac_part = String::new();
+    let groups = dscale.div_ceil(4) as i32;
+    for p in 1..=groups {
+        frac_part.push_str(&format!("{:04}", digit(weight + p)));
+    }
+    frac_part.truncate(dscale);
+    let mut s = String::new();
+    if sign == 0x4000 {
+        s.push('-');
+    }
+    s.push_str(&int_part);
+    if !frac_part.is_empty() {
+        s.push('.');
+        s.push_str(&frac_part);
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_binary() {
+        // 12345.678: ndigits 3, weight 1, digits [1, 2345, 6780], dscale 3
+        let mut b = vec![0, 3, 0, 1, 0, 0, 0, 3];
+        for d in [1u16, 2345, 6780] {
+            b.extend_from_slice(&d.to_be_bytes());
+        }
+        assert_eq!(numeric_to_string(&b).unwrap(), "12345.678");
+        // 0.05: ndigits 1, weight -1, digits [500], dscale 2
+        let mut b = vec![0, 1, 0xff, 0xff, 0, 0, 0, 2];
+        b.extend_from_slice(&500u16.to_be_bytes());
+        assert_eq!(numeric_to_string(&b).unwrap(), "0.05");
+        // 20000: ndigits 1, weight 1, digits [2]
+        let mut b = vec![0, 1, 0, 1, 0, 0, 0, 0];
+        b.extend_from_slice(&2u16.to_be_bytes());
+        assert_eq!(numeric_to_string(&b).unwrap(), "20000");
+    }
+
+    #[test]
+    fn binary_roundtrip_ints_and_timestamps() {
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Int(-7), DataType::Int4).unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 4, 0xff, 0xff, 0xff, 0xf9]);
+        let v = decode_param(Some(&buf[4..]), true, 0, Some(DataType::Int4)).unwrap();
+        assert_eq!(v, Value::Int(-7));
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Timestamp(0), DataType::Timestamp).unwrap();
+        let v = decode_param(Some(&buf[4..]), true, oid::TIMESTAMP, None).unwrap();
+        assert_eq!(v, Value::Timestamp(0));
+        let f4 = 1.5f32.to_be_bytes();
+        let v = decode_param(Some(&f4), true, oid::FLOAT4, Some(DataType::Float8)).unwrap();
+        assert_eq!(v, Value::Float(1.5));
+    }
+}
