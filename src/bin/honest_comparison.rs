@@ -440,9 +440,10 @@ fn run_child(a: &Args, spec: &str) -> Result<()> {
     let ks = KeySet::generate(dist, cell.size, a.seed);
     let sh = shuffled(&ks.sorted, a.seed ^ 0x5151);
     let (deletable, stable) = sh.split_at(sh.len() / 2);
-    let dir = a
-        .data_dir
-        .join(format!("{}-{}-{}-{}", cell.system, cell.layer, cell.dist, cell.size));
+    let dir = a.data_dir.join(format!(
+        "{}-{}-{}-{}",
+        cell.system, cell.layer, cell.dist, cell.size
+    ));
     let rss_before = rss_bytes();
     let heap_before = allocated_bytes() as i64;
 
@@ -489,10 +490,7 @@ fn run_child(a: &Args, spec: &str) -> Result<()> {
         exp: Vec::with_capacity(4096),
     };
     // Bulk insert: time per row of each load (no warm-up: every load is a fresh directory).
-    let per_row_us: Vec<f64> = bulk_times
-        .iter()
-        .map(|s| s * 1e6 / cell.size as f64)
-        .collect();
+    let per_row_us: Vec<f64> = bulk_times.iter().map(|s| s * 1e6 / cell.size as f64).collect();
 
     // Reopen (API only): close, then time open + one lookup.
     if cell.layer == "api" {

@@ -61,12 +61,25 @@ fn disk_description(dir: &Path) -> String {
     let df = std::process::Command::new("df")
         .args(["--output=source,fstype", &dir.to_string_lossy()])
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().nth(1).unwrap_or("").to_string())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .nth(1)
+                .unwrap_or("")
+                .to_string()
+        })
         .unwrap_or_default();
     let dev = df.split_whitespace().next().unwrap_or("").to_string();
     let name = dev.trim_start_matches("/dev/");
     let rot = std::fs::read_to_string(format!("/sys/block/{name}/queue/rotational"))
-        .map(|s| if s.trim() == "1" { "rotational" } else { "non-rotational" }.to_string())
+        .map(|s| {
+            if s.trim() == "1" {
+                "rotational"
+            } else {
+                "non-rotational"
+            }
+            .to_string()
+        })
         .unwrap_or_else(|_| "rotational: unknown".into());
     format!("{} ({rot}; virtual disk of a VM)", df.trim())
 }
@@ -119,7 +132,15 @@ fn mib(b: u64) -> String {
 struct Idx<'a>(&'a [ResultRow]);
 
 impl<'a> Idx<'a> {
-    fn get(&self, sys: &str, layer: &str, dur: &str, op: &str, dist: &str, size: usize) -> Option<&'a ResultRow> {
+    fn get(
+        &self,
+        sys: &str,
+        layer: &str,
+        dur: &str,
+        op: &str,
+        dist: &str,
+        size: usize,
+    ) -> Option<&'a ResultRow> {
         self.0.iter().find(|r| {
             r.system == sys
                 && r.layer == layer
@@ -207,7 +228,11 @@ fn targets(ix: &Idx, sizes: &[usize], dists: &[String]) -> Vec<Verdict> {
             holds: fails.is_empty(),
             text: format!(
                 "**{name}** (target ≥ {goal}x): {} — measured {min:.2}x to {max:.2}x ({}){}",
-                if fails.is_empty() { "HOLDS" } else { "DOES NOT HOLD" },
+                if fails.is_empty() {
+                    "HOLDS"
+                } else {
+                    "DOES NOT HOLD"
+                },
                 all.join(", "),
                 if fails.is_empty() {
                     String::new()
@@ -225,7 +250,13 @@ fn targets(ix: &Idx, sizes: &[usize], dists: &[String]) -> Vec<Verdict> {
     out.push(verdict(
         "Durable bulk insert at 1M and 10M, seq and random",
         5.0,
-        collect("bulk_insert", "sync", "api", &[1_000_000, 10_000_000], &["seq", "random"]),
+        collect(
+            "bulk_insert",
+            "sync",
+            "api",
+            &[1_000_000, 10_000_000],
+            &["seq", "random"],
+        ),
     ));
     out.push(verdict(
         "Range scan of 100 keys (API)",
@@ -244,8 +275,11 @@ fn targets(ix: &Idx, sizes: &[usize], dists: &[String]) -> Vec<Verdict> {
         let v: Vec<(usize, f64)> = sizes
             .iter()
             .filter_map(|&n| {
-                ratio(ix.sqlite("sync", "point_hit", d, n), ix.get("augur", "api", "sync", "point_hit", d, n))
-                    .map(|r| (n, r))
+                ratio(
+                    ix.sqlite("sync", "point_hit", d, n),
+                    ix.get("augur", "api", "sync", "point_hit", d, n),
+                )
+                .map(|r| (n, r))
             })
             .collect();
         if v.len() >= 2 {
@@ -342,8 +376,7 @@ pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
         serde_json::to_string_pretty(&doc)?,
     )?;
     std::fs::write(dir.join("honest_comparison.md"), markdown(ctx, &m, all))?;
-    charts(&dir.join("honest_comparison.svg"), ctx, all)
-        .map_err(|e| anyhow::anyhow!("chart: {e}"))?;
+    charts(&dir.join("honest_comparison.svg"), ctx, all).map_err(|e| anyhow::anyhow!("chart: {e}"))?;
     Ok(())
 }
 
@@ -382,7 +415,10 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
     for v in targets(&ix, &sizes, &dists) {
         let _ = writeln!(w, "- {} {}", if v.holds { "✅" } else { "❌" }, v.text);
     }
-    let _ = writeln!(w, "\n### Where Augur wins and where it loses (API layer, vs SQLite)\n");
+    let _ = writeln!(
+        w,
+        "\n### Where Augur wins and where it loses (API layer, vs SQLite)\n"
+    );
     let mut wins = Vec::new();
     let mut losses = Vec::new();
     for &(op, dur, _) in OPS {
@@ -408,8 +444,24 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
             losses.push(format!("{line} (mixed: wins at some sizes, loses at others)"));
         }
     }
-    let _ = writeln!(w, "- **Augur faster everywhere measured:** {}", if wins.is_empty() { "nothing".into() } else { wins.join("; ") });
-    let _ = writeln!(w, "- **Augur slower somewhere:** {}\n", if losses.is_empty() { "nothing".into() } else { losses.join("; ") });
+    let _ = writeln!(
+        w,
+        "- **Augur faster everywhere measured:** {}",
+        if wins.is_empty() {
+            "nothing".into()
+        } else {
+            wins.join("; ")
+        }
+    );
+    let _ = writeln!(
+        w,
+        "- **Augur slower somewhere:** {}\n",
+        if losses.is_empty() {
+            "nothing".into()
+        } else {
+            losses.join("; ")
+        }
+    );
     let _ = writeln!(w, "{}\n", include_str!("why.md").trim());
 
     // ---------------------------------------------------------------- machine
@@ -420,11 +472,33 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
     let _ = writeln!(w, "| RAM | {:.1} GiB |", m.ram_bytes as f64 / (1u64 << 30) as f64);
     let _ = writeln!(w, "| kernel | Linux {} |", m.kernel);
     let _ = writeln!(w, "| disk | {} |", m.disk);
-    let _ = writeln!(w, "| Augur | git {} ({}, {} build) |", m.git_hash, m.rustc, m.profile);
+    let _ = writeln!(
+        w,
+        "| Augur | git {} ({}, {} build) |",
+        m.git_hash, m.rustc, m.profile
+    );
     let _ = writeln!(w, "| RocksDB | {} |", rocksdb_version());
     let _ = writeln!(w, "| SQLite | {} (rusqlite 0.41, bundled) |", rusqlite::version());
-    let _ = writeln!(w, "| other load at start | loadavg {}; {} |", ctx.load_start.0, if ctx.load_start.1.is_empty() { "no rustc/cargo/pgbench running".into() } else { ctx.load_start.1.clone() });
-    let _ = writeln!(w, "| other load at end | loadavg {}; {} |", ctx.load_end.0, if ctx.load_end.1.is_empty() { "no rustc/cargo/pgbench running".into() } else { ctx.load_end.1.clone() });
+    let _ = writeln!(
+        w,
+        "| other load at start | loadavg {}; {} |",
+        ctx.load_start.0,
+        if ctx.load_start.1.is_empty() {
+            "no rustc/cargo/pgbench running".into()
+        } else {
+            ctx.load_start.1.clone()
+        }
+    );
+    let _ = writeln!(
+        w,
+        "| other load at end | loadavg {}; {} |",
+        ctx.load_end.0,
+        if ctx.load_end.1.is_empty() {
+            "no rustc/cargo/pgbench running".into()
+        } else {
+            ctx.load_end.1.clone()
+        }
+    );
     let _ = writeln!(w, "| wall time | {:.0} s |", ctx.total_seconds);
     let _ = writeln!(w);
     let _ = writeln!(w, "| setting | value |\n|---|---|");
@@ -478,13 +552,19 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
     let _ = writeln!(w, "## API layer: Augur's Rust API vs rusqlite vs raw RocksDB\n");
     let _ = writeln!(w, "Mean = median over runs of the run's mean latency (µs); ops/s = 1e6 / mean (for bulk insert: rows/s). \"×SQLite\" = SQLite mean ÷ Augur mean; \"×RocksDB\" likewise. Spread = min–max of run means as % of the median.\n");
     for &(op, dur, title) in OPS {
-        let have = all.results.iter().any(|r| r.op == op && r.durability == dur && r.layer == "api");
+        let have = all
+            .results
+            .iter()
+            .any(|r| r.op == op && r.durability == dur && r.layer == "api");
         if !have {
             continue;
         }
         let _ = writeln!(w, "### {op} — {title} — durability: {}\n", dur_label(op, dur));
         let _ = writeln!(w, "| dist | rows | Augur mean µs | p50 | p95 | p99 | ops/s | spread | SQLite mean µs | p50 | p99 | ops/s | spread | RocksDB mean µs | p99 | ×SQLite | ×RocksDB | runs |");
-        let _ = writeln!(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(
+            w,
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
         for d in &dists {
             for &n in &sizes {
                 let au = ix.get("augur", "api", dur, op, d, n);
@@ -493,7 +573,9 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
                 if au.is_none() && sq.is_none() && rk.is_none() {
                     continue;
                 }
-                let c = |r: Option<&ResultRow>, f: &dyn Fn(&ResultRow) -> String| r.map(f).unwrap_or_else(|| "–".into());
+                let c = |r: Option<&ResultRow>, f: &dyn Fn(&ResultRow) -> String| {
+                    r.map(f).unwrap_or_else(|| "–".into())
+                };
                 let p = |x: Option<f64>| x.map(fmt_us).unwrap_or_else(|| "–".into());
                 let runs = au.or(sq).map(|r| r.runs).unwrap_or(0);
                 let _ = writeln!(
@@ -523,10 +605,19 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
         let _ = writeln!(w);
     }
 
-    let _ = writeln!(w, "## SQL layer: Augur's SQL (`Session` prepared statements) vs SQLite's SQL\n");
-    let _ = writeln!(w, "SQLite columns repeat the rows above (rusqlite prepared statements are SQLite's SQL).\n");
+    let _ = writeln!(
+        w,
+        "## SQL layer: Augur's SQL (`Session` prepared statements) vs SQLite's SQL\n"
+    );
+    let _ = writeln!(
+        w,
+        "SQLite columns repeat the rows above (rusqlite prepared statements are SQLite's SQL).\n"
+    );
     let _ = writeln!(w, "| op | durability | dist | rows | Augur SQL mean µs | p50 | p99 | ops/s | SQLite mean µs | p99 | ×SQLite | Augur SQL ÷ Augur API cost | runs |");
-    let _ = writeln!(w, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        w,
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for &(op, dur, _) in OPS {
         for d in &dists {
             for &n in &sizes {
@@ -547,8 +638,11 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
                     fmt_rate(au.ops_per_sec),
                     sq.map(|r| fmt_us(r.mean_us)).unwrap_or_else(|| "–".into()),
                     sq.map(|r| p(r.p99_us)).unwrap_or_else(|| "–".into()),
-                    ratio(sq, Some(au)).map(|x| format!("**{x:.2}**")).unwrap_or_else(|| "–".into()),
-                    api.map(|r| format!("{:.2}x", au.mean_us / r.mean_us)).unwrap_or_else(|| "–".into()),
+                    ratio(sq, Some(au))
+                        .map(|x| format!("**{x:.2}**"))
+                        .unwrap_or_else(|| "–".into()),
+                    api.map(|r| format!("{:.2}x", au.mean_us / r.mean_us))
+                        .unwrap_or_else(|| "–".into()),
                     au.runs,
                     if au.runs == 1 { " (single run)" } else { "" },
                 );
@@ -572,14 +666,34 @@ fn markdown(ctx: &Context, m: &Machine, all: &CellOut) -> String {
             .iter()
             .filter(|x| x.system == key.0 && x.layer == key.1 && x.dist == key.2 && x.size == key.3)
             .fold((0, 0), |(e, r), x| (e + x.expected, r + x.correct));
-        let _ = writeln!(w, "| {} | {} | {} | {} | {e} | {r} |", sys_label(&key.0), key.1, key.2, fmt_n(key.3));
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {e} | {r} |",
+            sys_label(&key.0),
+            key.1,
+            key.2,
+            fmt_n(key.3)
+        );
     }
     let _ = writeln!(w, "\n## Time per cell\n");
-    let _ = writeln!(w, "| system | layer | dist | rows | seconds |\n|---|---|---|---:|---:|");
+    let _ = writeln!(
+        w,
+        "| system | layer | dist | rows | seconds |\n|---|---|---|---:|---:|"
+    );
     for (c, secs) in &ctx.cell_seconds {
-        let _ = writeln!(w, "| {} | {} | {} | {} | {secs:.1} |", sys_label(&c.system), c.layer, c.dist, fmt_n(c.size));
+        let _ = writeln!(
+            w,
+            "| {} | {} | {} | {} | {secs:.1} |",
+            sys_label(&c.system),
+            c.layer,
+            c.dist,
+            fmt_n(c.size)
+        );
     }
-    let _ = writeln!(w, "\n## Charts\n\n![latency and throughput vs size](honest_comparison.svg)\n");
+    let _ = writeln!(
+        w,
+        "\n## Charts\n\n![latency and throughput vs size](honest_comparison.svg)\n"
+    );
     s
 }
 
@@ -596,24 +710,42 @@ fn charts(path: &Path, ctx: &Context, all: &CellOut) -> Result<(), Box<dyn std::
         ("point_miss", "sync", "point lookup (misses), mean µs", false),
         ("range100", "sync", "range scan 100 keys, mean µs", false),
         ("bulk_insert", "sync", "bulk insert, rows/s (durable)", true),
-        ("update", "nosync", "update, one commit each, ops/s (nosync)", true),
+        (
+            "update",
+            "nosync",
+            "update, one commit each, ops/s (nosync)",
+            true,
+        ),
         ("update", "sync", "update, one commit each, ops/s (fsync)", true),
     ];
     let root = SVGBackend::new(path, (1200, 1050)).into_drawing_area();
     root.fill(&WHITE)?;
     let (title, body) = root.split_vertically(40);
     title.titled(
-        &format!("Augur vs SQLite vs raw RocksDB, API layer, {dist} keys (log-log; see honest_comparison.md)"),
+        &format!(
+            "Augur vs SQLite vs raw RocksDB, API layer, {dist} keys (log-log; see honest_comparison.md)"
+        ),
         ("sans-serif", 20),
     )?;
     let areas = body.split_evenly((3, 2));
-    let series = [("augur", "api", RED), ("sqlite", "api", BLUE), ("rocksdb", "api", GREEN), ("augur", "sql", MAGENTA)];
+    let series = [
+        ("augur", "api", RED),
+        ("sqlite", "api", BLUE),
+        ("rocksdb", "api", GREEN),
+        ("augur", "sql", MAGENTA),
+    ];
     for (area, (op, dur, label, rate)) in areas.iter().zip(panels.iter()) {
         let pts = |sys: &str, layer: &str| -> Vec<(f64, f64)> {
             let mut v: Vec<(f64, f64)> = all
                 .results
                 .iter()
-                .filter(|r| r.system == sys && r.layer == layer && r.op == *op && r.durability == *dur && r.dist == dist)
+                .filter(|r| {
+                    r.system == sys
+                        && r.layer == layer
+                        && r.op == *op
+                        && r.durability == *dur
+                        && r.dist == dist
+                })
                 .map(|r| (r.size as f64, if *rate { r.ops_per_sec } else { r.mean_us }))
                 .filter(|p| p.1 > 0.0)
                 .collect();

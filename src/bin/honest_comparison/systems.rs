@@ -174,7 +174,11 @@ impl System for AugurApi {
         let t = self.t().clone();
         let mut tx = self.db().begin();
         tx.set_sync(sync);
-        let ok = tx.update_in(&t, &Key::Int(ik(k)), vec![Value::Int(ik(k)), Value::Bytes(v.to_vec())])?;
+        let ok = tx.update_in(
+            &t,
+            &Key::Int(ik(k)),
+            vec![Value::Int(ik(k)), Value::Bytes(v.to_vec())],
+        )?;
         tx.commit()?;
         Ok(ok)
     }
@@ -474,9 +478,7 @@ impl System for Sqlite {
     }
     fn insert(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
         self.set_sync(sync)?;
-        let mut st = self
-            .c()
-            .prepare_cached("INSERT INTO t (k, v) VALUES (?1, ?2)")?;
+        let mut st = self.c().prepare_cached("INSERT INTO t (k, v) VALUES (?1, ?2)")?;
         match st.execute(rusqlite::params![ik(k), v]) {
             Ok(_) => Ok(true),
             Err(rusqlite::Error::SqliteFailure(e, _))
@@ -581,7 +583,8 @@ impl System for Rocks {
             return Ok(false);
         }
         let s = self.s();
-        s.db().put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
+        s.db()
+            .put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
         Ok(true)
     }
     fn delete(&mut self, k: u64, sync: bool) -> Result<bool> {
@@ -589,7 +592,8 @@ impl System for Rocks {
             return Ok(false);
         }
         let s = self.s();
-        s.db().delete_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), &Self::wo(sync))?;
+        s.db()
+            .delete_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), &Self::wo(sync))?;
         Ok(true)
     }
     fn insert(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
@@ -597,7 +601,8 @@ impl System for Rocks {
             return Ok(false);
         }
         let s = self.s();
-        s.db().put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
+        s.db()
+            .put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
         Ok(true)
     }
     fn self_reported_memory(&self) -> Vec<(String, u64)> {
