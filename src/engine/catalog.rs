@@ -134,6 +134,15 @@ impl TableDef {
 
     /// The primary key of a row (already coerced to the column types).
     pub fn key_of(&self, row: &[Value]) -> Result<Key> {
+        // Fast path: a coerced integer or timestamp key column is the ALEX key itself.
+        if let [i] = self.primary_key.as_slice() {
+            if self.columns[*i].ty.is_int_key() {
+                match row.get(*i) {
+                    Some(Value::Int(v)) | Some(Value::Timestamp(v)) => return Ok(Key::Int(*v)),
+                    _ => {}
+                }
+            }
+        }
         self.key_from_values(
             &self
                 .primary_key

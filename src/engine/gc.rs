@@ -203,8 +203,11 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
     };
     let mut rowid = p & !TOMBSTONE;
     while rowid > open_watermark {
-        match inner.fetch(t.id, rowid) {
-            Ok(v) => rowid = v.prev,
+        match inner
+            .fetch_bytes(t.id, rowid)
+            .and_then(|b| decode_version_header(&b))
+        {
+            Ok((_, prev, _)) => rowid = prev,
             Err(_) => return Ok(None),
         }
     }

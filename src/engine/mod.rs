@@ -392,8 +392,8 @@ impl Inner {
             .unwrap_or_else(|| self.visible.load(Ordering::Acquire))
     }
 
-    /// A row version by position: row cache first, then RocksDB.
-    pub(crate) fn fetch(&self, table: u32, rowid: u64) -> Result<Arc<Version>> {
+    /// The encoded row version at a position: row cache first, then RocksDB.
+    pub(crate) fn fetch_bytes(&self, table: u32, rowid: u64) -> Result<cache::Bytes> {
         if let Some(v) = self.cache.get(rowid) {
             return Ok(v);
         }
@@ -401,13 +401,18 @@ impl Inner {
             .store
             .get_row(table, rowid)?
             .ok_or_else(|| Error::Corrupt(format!("row version {rowid} of table {table} is missing")))?;
-        let v = Arc::new(crate::types::codec::decode_version(&bytes)?);
+        let v: cache::Bytes = Arc::from(&bytes[..]);
         self.cache.insert(rowid, v.clone());
         Ok(v)
     }
 
+    /// A decoded row version by position.
+    pub(crate) fn fetch(&self, table: u32, rowid: u64) -> Result<Version> {
+        crate::types::codec::decode_version(&self.fetch_bytes(table, rowid)?)
+    }
+
     /// The row a snapshot sees, starting from an index payload (newest version of the key).
-    pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Version>>> {
+    pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Row>>> {
         let mut rowid = payload & !TOMBSTONE;
         if rowid <= snapshot && payload & TOMBSTONE != 0 {
             return Ok(None);
@@ -416,11 +421,12 @@ impl Inner {
             if rowid == 0 {
                 return Ok(None);
             }
-            let v = self.fetch(table, rowid)?;
+            let bytes = self.fetch_bytes(table, rowid)?;
             if rowid <= snapshot {
-                return Ok(if v.row.is_some() { Some(v) } else { None });
+                let v = crate::types::codec::decode_version(&bytes)?;
+                return Ok(v.row.map(Arc::new));
             }
-            rowid = v.prev;
+            rowid = crate::types::codec::decode_version_header(&bytes)?.1;
         }
     }
 
@@ -512,9 +518,8 @@ impl Inner {
             let snapshot = c.next_rowid - 1;
             let entries = old.pk.read().entries();
             for (k, p) in entries {
-                if let Some(v) = self.resolve(old.id, p, snapshot)? {
-                    let row = v.row.clone().expect("resolve returns live versions");
-                    let row = def.check_row(row)?;
+                if let Some(row) = self.resolve(old.id, p, snapshot)? {
+                    let row = def.check_row(Arc::unwrap_or_clone(row))?;
                     let key = if def.has_primary_key() {
                         def.key_of(&row)?
                     } else {
@@ -604,8 +609,8 @@ impl Inner {
         let snapshot = c.next_rowid - 1;
         let mut entries = std::collections::BTreeSet::new();
         for (k, p) in t.pk.read().entries() {
-            if let Some(v) = self.resolve(t.id, p, snapshot)? {
-                if let Some(val) = def.index_value(&index, v.row.as_ref().expect("live")) {
+            if let Some(row) = self.resolve(t.id, p, snapshot)? {
+                if let Some(val) = def.index_value(&index, &row) {
                     entries.insert((val, k, p & !TOMBSTONE));
                 }
             }

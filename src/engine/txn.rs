@@ -13,7 +13,7 @@ use super::{Inner, Table};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::TOMBSTONE;
 use crate::store::{row_key, CF_META, CF_ROWS};
-use crate::types::codec::{encode_version, Version};
+use crate::types::codec::encode_version;
 use crate::types::{Key, Row, Value};
 
 #[derive(Clone, Debug)]
@@ -153,7 +153,7 @@ impl Transaction {
         let payload = t.pk.read().get(key);
         match payload {
             None => Ok(None),
-            Some(p) => Ok(self.db.resolve(t.id, p, self.snapshot)?.map(|v| row_of(&v))),
+            Some(p) => self.db.resolve(t.id, p, self.snapshot),
         }
     }
 
@@ -216,8 +216,8 @@ impl Transaction {
                         continue;
                     }
                 }
-                if let Some(v) = self.db.resolve(t.id, *p, self.snapshot)? {
-                    if !f(k, &row_of(&v))? {
+                if let Some(row) = self.db.resolve(t.id, *p, self.snapshot)? {
+                    if !f(k, &row)? {
                         return Ok(());
                     }
                 }
@@ -353,16 +353,42 @@ impl Transaction {
         let def = t.def();
         let row = def.check_row(row)?;
         let key = if def.has_primary_key() {
-            let key = def.key_of(&row)?;
-            if self.get_in(t, &key)?.is_some() {
-                return Err(Self::duplicate_key(t));
-            }
-            key
+            def.key_of(&row)?
         } else {
             Key::Int(t.hidden_next.fetch_add(1, Ordering::Relaxed))
         };
-        self.check_unique(t, &key, &row)?;
-        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
+        if !def.indexes.is_empty() {
+            self.check_unique(t, &key, &row)?;
+        }
+        // One traversal of the transaction's write set: a pending put is a duplicate, a pending
+        // delete frees the key, otherwise the committed state decides.
+        let snapshot = self.snapshot;
+        let db = self.db.clone();
+        let ops = &mut self
+            .writes
+            .entry(t.id)
+            .or_insert_with(|| TableWrites {
+                table: t.clone(),
+                ops: BTreeMap::new(),
+            })
+            .ops;
+        match ops.entry(key.clone()) {
+            std::collections::btree_map::Entry::Occupied(mut e) => {
+                if matches!(e.get(), Pending::Put(_)) {
+                    return Err(Self::duplicate_key(t));
+                }
+                e.insert(Pending::Put(Arc::new(row)));
+            }
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let payload = t.pk.read().get(&key);
+                if let Some(p) = payload {
+                    if db.resolve(t.id, p, snapshot)?.is_some() {
+                        return Err(Self::duplicate_key(t));
+                    }
+                }
+                e.insert(Pending::Put(Arc::new(row)));
+            }
+        }
         Ok(key)
     }
 
@@ -487,6 +513,8 @@ impl Transaction {
         let first = c.next_rowid;
         let bulk = n >= BULK_COMMIT_ROWS;
         let mut encoded: Vec<([u8; 12], Vec<u8>)> = Vec::with_capacity(if bulk { n } else { 0 });
+        // Small commits put their versions in the row cache (bulk loads would only flush it).
+        let mut cached: Vec<super::cache::Bytes> = Vec::with_capacity(if bulk { 0 } else { n });
         let mut batch = WriteBatch::default();
         let cf_rows = db.store.cf(CF_ROWS);
         let mut buf = Vec::with_capacity(128);
@@ -507,6 +535,7 @@ impl Transaction {
                     encoded.push((row_key(w.table.id, rowid), buf.clone()));
                 } else {
                     batch.put_cf(cf_rows, row_key(w.table.id, rowid), &buf);
+                    cached.push(Arc::from(buf.as_slice()));
                 }
                 rowid += 1;
             }
@@ -558,26 +587,18 @@ impl Transaction {
                         if has_sec {
                             t.add_secondary_entries(&r, &k, rowid);
                         }
-                        let v = Version {
-                            prev: prev_rowid,
-                            key: k.clone(),
-                            row: Some(Arc::unwrap_or_clone(r)),
-                        };
-                        db.cache.insert(rowid, Arc::new(v));
+                        if let Some(b) = cached.get((rowid - first) as usize) {
+                            db.cache.insert(rowid, b.clone());
+                        }
                         if prev_rowid != 0 {
                             gc_items.push(GcItem::superseded(t.id, prev_rowid, rowid));
                         }
                     }
                     Pending::Delete => {
                         pk.upsert(&k, rowid | TOMBSTONE);
-                        db.cache.insert(
-                            rowid,
-                            Arc::new(Version {
-                                prev: prev_rowid,
-                                key: k.clone(),
-                                row: None,
-                            }),
-                        );
+                        if let Some(b) = cached.get((rowid - first) as usize) {
+                            db.cache.insert(rowid, b.clone());
+                        }
                         gc_items.push(GcItem::tombstone(t.id, k, rowid, prev_rowid));
                     }
                 }
@@ -596,10 +617,6 @@ impl Transaction {
         db.stats.lock().commits += 1;
         Ok(())
     }
-}
-
-fn row_of(v: &Version) -> Arc<Row> {
-    Arc::new(v.row.clone().unwrap_or_default())
 }
 
 fn bound_ref(b: &Bound<Key>) -> Bound<&Key> {

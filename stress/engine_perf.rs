@@ -1,0 +1,210 @@
+//! engine_perf: Augur's embedded engine alone at one size — durable bulk load, reopen (clean and
+//! after an unclean stop), warm point lookups of present and absent keys. A quick, single-run
+//! check for engine work; the comparison with SQLite is `honest_comparison`.
+//!
+//! engine_perf --rows 10000000 --dist random
+
+use std::time::{Duration, Instant};
+
+use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
+use clap::Parser;
+use hdrhistogram::Histogram;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+#[derive(Parser)]
+#[command(about = "Single-run engine measurements: bulk load, reopen, point lookups")]
+struct Args {
+    #[arg(long, default_value_t = 1_000_000)]
+    rows: u64,
+    /// random | seq
+    #[arg(long, default_value = "random")]
+    dist: String,
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
+    #[arg(long, default_value_t = 1_000_000)]
+    lookups: u64,
+    /// Row cache budget, MiB.
+    #[arg(long, default_value_t = 256)]
+    row_cache_mib: usize,
+    /// RocksDB block cache, MiB.
+    #[arg(long, default_value_t = 256)]
+    block_cache_mib: usize,
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = Args::parse();
+    let tmp = tempfile::tempdir()?;
+    let dir = a.dir.clone().unwrap_or_else(|| tmp.path().join("db"));
+    let mut opts = Options {
+        row_cache_bytes: a.row_cache_mib << 20,
+        ..Options::default()
+    };
+    opts.store.block_cache_bytes = a.block_cache_mib << 20;
+
+    let mut rng = StdRng::seed_from_u64(a.seed);
+    let keys: Vec<i64> = match a.dist.as_str() {
+        "seq" => (0..a.rows as i64).collect(),
+        "random" => {
+            let mut set = std::collections::HashSet::with_capacity(a.rows as usize);
+            let mut v = Vec::with_capacity(a.rows as usize);
+            while v.len() < a.rows as usize {
+                let k: i64 = rng.random();
+                if set.insert(k) {
+                    v.push(k);
+                }
+            }
+            v
+        }
+        d => anyhow::bail!("unknown --dist {d}"),
+    };
+    let payload = "v".repeat(a.value_size);
+
+    let db = Database::open(&dir, opts.clone())?;
+    db.create_table(TableDef::new(
+        "t",
+        vec![
+            ColumnDef::new("k", DataType::Int8),
+            ColumnDef::new("v", DataType::Text(None)),
+        ],
+        &["k"],
+    )?)?;
+    let t0 = Instant::now();
+    let t = db.table("t")?;
+    let mut tx = db.begin();
+    for &k in &keys {
+        tx.insert_in(&t, vec![Value::Int(k), Value::Text(payload.clone())])?;
+    }
+    let buffered = t0.elapsed();
+    tx.commit()?;
+    let load = t0.elapsed();
+    println!(
+        "bulk load (one durable transaction): {} rows in {:.2}s = {:.0} rows/s (buffering {:.2}s, commit {:.2}s)",
+        a.rows,
+        load.as_secs_f64(),
+        a.rows as f64 / load.as_secs_f64(),
+        buffered.as_secs_f64(),
+        (load - buffered).as_secs_f64()
+    );
+    db.close()?;
+    drop(db);
+    drop(t);
+
+    let t0 = Instant::now();
+    let db = Database::open(&dir, opts.clone())?;
+    println!("reopen after clean close: {:.3}s", t0.elapsed().as_secs_f64());
+    // Updates after the last checkpoint, then an unclean stop: recovery must replay them.
+    let t = db.table("t")?;
+    let n_upd = (a.rows / 100).max(1);
+    let mut tx = db.begin();
+    for &k in keys.iter().take(n_upd as usize) {
+        tx.update_in(&t, &Key::Int(k), vec![Value::Int(k), Value::Text("u".into())])?;
+    }
+    tx.commit()?;
+    drop(t);
+    db.abandon();
+    let t0 = Instant::now();
+    let db = Database::open(&dir, opts)?;
+    println!(
+        "reopen after unclean stop (replaying {} versions): {:.3}s",
+        n_upd,
+        t0.elapsed().as_secs_f64()
+    );
+    let t = db.table("t")?;
+    println!(
+        "index: {} keys, {} ({} bytes counted by the index)",
+        t.index_len(),
+        t.key_index_kind().name(),
+        t.index_heap_bytes()
+    );
+
+    // Warm-up, then timed lookups of present keys (each result checked) and absent keys.
+    let tx = db.begin();
+    let mut hist = Histogram::<u64>::new(3)?;
+    let probes: Vec<i64> = (0..a.lookups)
+        .map(|_| keys[rng.random_range(0..keys.len())])
+        .collect();
+    // Warm-up: two passes over the probe keys.
+    for _ in 0..2 {
+        for &k in &probes {
+            tx.get_in(&t, &Key::Int(k))?;
+        }
+    }
+    let mut hits = 0u64;
+    let t0 = Instant::now();
+    for &k in &probes {
+        let s = Instant::now();
+        let r = tx.get_in(&t, &Key::Int(k))?;
+        hist.record(s.elapsed().as_nanos() as u64)?;
+        if let Some(r) = r {
+            if r[0] == Value::Int(k) {
+                hits += 1;
+            }
+        }
+    }
+    let el = t0.elapsed();
+    println!(
+        "point hits: hits={hits}/{} mean {:.0} ns, p50 {} ns, p95 {} ns, p99 {} ns ({:.0} lookups/s)",
+        a.lookups,
+        el.as_nanos() as f64 / a.lookups as f64,
+        hist.value_at_quantile(0.5),
+        hist.value_at_quantile(0.95),
+        hist.value_at_quantile(0.99),
+        a.lookups as f64 / el.as_secs_f64()
+    );
+    let key_set: std::collections::HashSet<i64> = keys.iter().copied().collect();
+    let mut misses_checked = 0;
+    let mut hist = Histogram::<u64>::new(3)?;
+    let mut wrong = 0;
+    while misses_checked < a.lookups.min(200_000) {
+        let k: i64 = rng.random();
+        if key_set.contains(&k) {
+            continue;
+        }
+        let s = Instant::now();
+        if tx.get_in(&t, &Key::Int(k))?.is_some() {
+            wrong += 1;
+        }
+        hist.record(s.elapsed().as_nanos() as u64)?;
+        misses_checked += 1;
+    }
+    println!(
+        "point misses: found={wrong}/{misses_checked} mean {:.0} ns, p99 {} ns",
+        hist.mean(),
+        hist.value_at_quantile(0.99)
+    );
+    let s = db.stats();
+    println!(
+        "row cache: {} hits, {} misses, {} MiB; RSS {} MiB; disk {} MiB",
+        s.cache_hits,
+        s.cache_misses,
+        s.row_cache_bytes >> 20,
+        rss_bytes() >> 20,
+        db.disk_bytes() >> 20
+    );
+    drop(tx);
+    db.close()?;
+    std::thread::sleep(Duration::from_millis(10));
+    if hits != a.lookups || wrong != 0 {
+        anyhow::bail!(
+            "correctness failure: hits={hits}/{} false_hits={wrong}",
+            a.lookups
+        );
+    }
+    Ok(())
+}
