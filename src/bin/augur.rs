@@ -151,7 +151,11 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         )?,
         None => Default::default(),
     };
-    if let Some(pw) = a.password.clone().or_else(|| std::env::var("AUGUR_PASSWORD").ok()) {
+    if let Some(pw) = a
+        .password
+        .clone()
+        .or_else(|| std::env::var("AUGUR_PASSWORD").ok())
+    {
         users.insert(a.user.clone(), pw);
     }
     let cfg = ServerConfig {
@@ -179,7 +183,11 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         "database open: {} tables, recovery {} ms{}",
         db.tables().len(),
         stats.recovery_ms,
-        if stats.recovered_unclean { " (after an unclean shutdown)" } else { "" }
+        if stats.recovered_unclean {
+            " (after an unclean shutdown)"
+        } else {
+            ""
+        }
     );
 
     let mut rt = tokio::runtime::Builder::new_multi_thread();
@@ -191,9 +199,20 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let result = rt.block_on(async {
         let server = Server::bind(db.clone(), cfg.clone()).await?;
         let addr = server.local_addr()?;
-        let auth = if cfg.users.is_empty() { "trust (no password)" } else { "SCRAM-SHA-256" };
-        let tls = if cfg.tls_cert.is_some() { ", TLS available" } else { "" };
-        info!("augur {} listening on {addr} ({auth}{tls})", env!("CARGO_PKG_VERSION"));
+        let auth = if cfg.users.is_empty() {
+            "trust (no password)"
+        } else {
+            "SCRAM-SHA-256"
+        };
+        let tls = if cfg.tls_cert.is_some() {
+            ", TLS available"
+        } else {
+            ""
+        };
+        info!(
+            "augur {} listening on {addr} ({auth}{tls})",
+            env!("CARGO_PKG_VERSION")
+        );
         println!(
             "augur {} listening on {addr}; connect with: psql -h {} -p {} -U {} augur",
             env!("CARGO_PKG_VERSION"),

@@ -215,7 +215,11 @@ impl Query {
                 start = i + 1;
             }
         }
-        items.push(item(&sql[start..list_end], &lower[start..list_end], &mask[start..list_end]));
+        items.push(item(
+            &sql[start..list_end],
+            &lower[start..list_end],
+            &mask[start..list_end],
+        ));
         Some(Query {
             lower,
             items,
@@ -227,7 +231,11 @@ impl Query {
     fn oid_after(&self, key: &str) -> Option<i64> {
         self.lower.match_indices(key).find_map(|(i, _)| {
             let rest = &self.lower[i + key.len()..];
-            let rest = rest.trim_start().strip_prefix('=')?.trim_start().strip_prefix('\'')?;
+            let rest = rest
+                .trim_start()
+                .strip_prefix('=')?
+                .trim_start()
+                .strip_prefix('\'')?;
             let end = rest.find('\'')?;
             rest[..end].parse().ok()
         })
@@ -756,7 +764,8 @@ mod tests {
         assert_eq!(names, ["Schema", "Name", "Type"]);
         assert!(q.from_lower.starts_with("pg_catalog.pg_class c left join"));
         assert_eq!(relkind_filter(&q), vec!['r', 'p']);
-        let q = Query::new("SELECT c.relchecks, c.relkind FROM pg_catalog.pg_class c WHERE c.oid = '16484';").unwrap();
+        let q = Query::new("SELECT c.relchecks, c.relkind FROM pg_catalog.pg_class c WHERE c.oid = '16484';")
+            .unwrap();
         assert_eq!(q.oid_after("c.oid"), Some(16484));
         assert_eq!(q.items[1].2, "relkind");
     }

@@ -39,6 +39,7 @@ use pgwire::messages::startup::Startup;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::catalog::{self, CatalogResult};
+use super::gate::TxGate;
 use super::split::split_statements;
 use super::values;
 use crate::engine::Database;
@@ -63,6 +64,8 @@ pub struct Shared {
     pub max_copy_bytes: usize,
     /// ParameterStatus values every session starts with (from `Session::reported_settings`).
     base_params: Vec<(String, String)>,
+    /// One explicit transaction block at a time (see [`super::gate`]).
+    pub gate: Arc<TxGate>,
 }
 
 impl Shared {
@@ -74,6 +77,7 @@ impl Shared {
             busy: AtomicUsize::new(0),
             max_copy_bytes,
             base_params,
+            gate: Arc::new(TxGate::default()),
         }
     }
 }
@@ -108,11 +112,39 @@ pub struct Conn {
     session: Mutex<Session>,
     copy: Mutex<Option<PendingCopy>>,
     cx: catalog::Ctx,
+    id: u64,
+    gate: Arc<TxGate>,
 }
 
 impl Conn {
     fn status(&self) -> TransactionStatus {
         wire_status(self.session.lock().status())
+    }
+
+    /// Before a statement: a BEGIN outside a block waits for the gate.
+    async fn before(&self, keyword: &str) -> TxStatus {
+        let st = self.session.lock().status();
+        if st == TxStatus::Idle && (keyword == "BEGIN" || keyword == "START") {
+            self.gate.acquire(self.id).await;
+        }
+        self.gate.touch(self.id, true);
+        st
+    }
+
+    /// After a statement: leaving the block releases the gate.
+    fn after(&self) {
+        if self.session.lock().status() == TxStatus::Idle {
+            self.gate.release(self.id);
+        } else {
+            self.gate.touch(self.id, false);
+        }
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        // The session (and its open transaction) goes with the connection.
+        self.gate.release(self.id);
     }
 }
 
@@ -124,15 +156,17 @@ fn wire_status(s: TxStatus) -> TransactionStatus {
     }
 }
 
-fn conn<C: ClientInfo + ?Sized>(client: &C, db: &Database) -> Arc<Conn> {
+fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
     client.session_extensions().get_or_insert_with(|| {
         let md = client.metadata();
         let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
         let database = md.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
         Conn {
-            session: Mutex::new(Session::new(db.clone())),
+            session: Mutex::new(Session::new(shared.db.clone())),
             copy: Mutex::new(None),
             cx: catalog::Ctx { user, database },
+            id: shared.gate.new_id(),
+            gate: shared.gate.clone(),
         }
     })
 }
@@ -186,7 +220,11 @@ fn row_description(columns: &[(String, DataType)], binary: impl Fn(usize) -> boo
     )
 }
 
-fn encode_row(row: &Row, columns: &[(String, DataType)], binary: impl Fn(usize) -> bool) -> Result<DataRow, Error> {
+fn encode_row(
+    row: &Row,
+    columns: &[(String, DataType)],
+    binary: impl Fn(usize) -> bool,
+) -> Result<DataRow, Error> {
     let mut buf = BytesMut::with_capacity(16 * row.len().max(1));
     for (i, v) in row.iter().enumerate() {
         let t = columns.get(i).map(|c| c.1).unwrap_or(DataType::Text(None));
@@ -216,6 +254,20 @@ fn leading_keyword(sql: &str) -> String {
         .next()
         .unwrap_or("")
         .to_ascii_uppercase()
+}
+
+/// Rewrites what clients send that the SQL parser does not take yet: pgbench's
+/// `COPY ... WITH (FREEZE ON)` (FREEZE is a no-op in Augur).
+fn rewrite(sql: &str) -> std::borrow::Cow<'_, str> {
+    if sql.len() > 6 && sql[..4].eq_ignore_ascii_case("copy") {
+        let lower = sql.to_ascii_lowercase();
+        for opt in ["with (freeze on)", "with (freeze true)", "with (freeze)"] {
+            if let Some(i) = lower.find(opt) {
+                return format!("{}{}", &sql[..i], &sql[i + opt.len()..]).into();
+            }
+        }
+    }
+    sql.into()
 }
 
 /// PostgreSQL's warnings for transaction control that does nothing.
@@ -285,11 +337,32 @@ impl Backend {
         }
     }
 
+    /// Executes an extended-protocol statement.
+    fn run_extended(&self, conn: &Conn, stmt: &Stmt, params: &[Value]) -> PgWireResult<Outcome> {
+        Ok(match &stmt.kind {
+            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db, &conn.cx) {
+                Some(r) => r.map_err(|e| user_error(&e))?.into(),
+                None => Outcome::Rows {
+                    tag: "SELECT 0".into(),
+                    columns: stmt.columns.clone(),
+                    rows: vec![],
+                },
+            },
+            StmtKind::Sql(p) => {
+                let _busy = BusyGuard::new(&self.shared.busy);
+                blocking(|| conn.session.lock().execute_prepared(p, params))
+                    .map_err(|e| user_error(&e))?
+                    .into()
+            }
+        })
+    }
+
     /// Runs one statement of a simple query (catalog first, then the SQL layer).
     fn run_simple(&self, conn: &Conn, sql: &str) -> Result<Vec<Outcome>, Error> {
         if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
             return Ok(vec![r?.into()]);
         }
+        let sql = &*rewrite(sql);
         let _busy = BusyGuard::new(&self.shared.busy);
         let out = blocking(|| conn.session.lock().execute(sql, &[]))?;
         Ok(out.into_iter().map(Outcome::from).collect())
@@ -310,7 +383,11 @@ where
 
 #[async_trait]
 impl SimpleQueryHandler for Backend {
-    async fn on_query<C>(&self, client: &mut C, query: pgwire::messages::simplequery::Query) -> PgWireResult<()>
+    async fn on_query<C>(
+        &self,
+        client: &mut C,
+        query: pgwire::messages::simplequery::Query,
+    ) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore,
@@ -324,7 +401,7 @@ impl SimpleQueryHandler for Backend {
             return Err(admin_shutdown());
         }
         client.set_state(PgWireConnectionState::QueryInProgress);
-        let conn = conn(&*client, &self.shared.db);
+        let conn = conn(&*client, &self.shared);
         let stmts = split_statements(&query.query);
         if stmts.is_empty() {
             client
@@ -332,8 +409,10 @@ impl SimpleQueryHandler for Backend {
                 .await?;
         }
         for sql in stmts {
-            let before = conn.session.lock().status();
+            let keyword = leading_keyword(sql);
+            let before = conn.before(&keyword).await;
             let result = self.run_simple(&conn, sql);
+            conn.after();
             let outcomes = match result {
                 Ok(o) => o,
                 Err(e) => {
@@ -343,7 +422,7 @@ impl SimpleQueryHandler for Backend {
                     break;
                 }
             };
-            if let Some(w) = tx_warning(&leading_keyword(sql), before) {
+            if let Some(w) = tx_warning(&keyword, before) {
                 send_notice(client, w).await?;
             }
             if outcomes.is_empty() {
@@ -355,7 +434,10 @@ impl SimpleQueryHandler for Backend {
                 match o {
                     Outcome::Rows { tag, columns, rows } => {
                         client
-                            .feed(PgWireBackendMessage::RowDescription(row_description(&columns, |_| false)))
+                            .feed(PgWireBackendMessage::RowDescription(row_description(
+                                &columns,
+                                |_| false,
+                            )))
                             .await?;
                         for r in &rows {
                             let dr = encode_row(r, &columns, |_| false).map_err(|e| user_error(&e))?;
@@ -438,11 +520,16 @@ pub struct AugurParser {
 impl QueryParser for AugurParser {
     type Statement = Arc<Stmt>;
 
-    async fn parse_sql<C>(&self, client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Option<Arc<Stmt>>>
+    async fn parse_sql<C>(
+        &self,
+        client: &C,
+        sql: &str,
+        _types: &[Option<Type>],
+    ) -> PgWireResult<Option<Arc<Stmt>>>
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let conn = conn(client, &self.shared.db);
+        let conn = conn(client, &self.shared);
         if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
             let r = r.map_err(|e| user_error(&e))?;
             return Ok(Some(Arc::new(Stmt {
@@ -452,6 +539,7 @@ impl QueryParser for AugurParser {
                 keyword: "SELECT".into(),
             })));
         }
+        let sql = &*rewrite(sql);
         let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| user_error(&e))?;
         Ok(Some(Arc::new(Stmt {
             params: p.param_types.clone(),
@@ -465,7 +553,11 @@ impl QueryParser for AugurParser {
         Ok(stmt.params.iter().map(|t| values::pg_type(*t)).collect())
     }
 
-    fn get_result_schema(&self, stmt: &Arc<Stmt>, column_format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+    fn get_result_schema(
+        &self,
+        stmt: &Arc<Stmt>,
+        column_format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
         Ok(values::fields(&stmt.columns, |i| {
             column_format.is_some_and(|f| is_binary(f, i))
         }))
@@ -512,7 +604,11 @@ impl ExtendedQueryHandler for Backend {
         self.parser.clone()
     }
 
-    async fn on_parse<C>(&self, client: &mut C, message: pgwire::messages::extendedquery::Parse) -> PgWireResult<()>
+    async fn on_parse<C>(
+        &self,
+        client: &mut C,
+        message: pgwire::messages::extendedquery::Parse,
+    ) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -543,7 +639,7 @@ impl ExtendedQueryHandler for Backend {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         client.portal_store().rm_portal(DEFAULT_NAME);
-        let status = conn(&*client, &self.shared.db).status();
+        let status = conn(&*client, &self.shared).status();
         client.set_transaction_status(status);
         client
             .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status)))
@@ -552,7 +648,12 @@ impl ExtendedQueryHandler for Backend {
         Ok(())
     }
 
-    async fn do_query<C>(&self, client: &mut C, portal: &Portal<Arc<Stmt>>, _max_rows: usize) -> PgWireResult<Response>
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Arc<Stmt>>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::PortalStore: PortalStore<Statement = Self::Statement>,
@@ -562,26 +663,16 @@ impl ExtendedQueryHandler for Backend {
         if self.shared.shutting_down.load(Ordering::Acquire) {
             return Err(admin_shutdown());
         }
-        let conn = conn(&*client, &self.shared.db);
+        let conn = conn(&*client, &self.shared);
         let stmt = portal.statement.statement.clone();
         let params = decode_params(portal).map_err(|e| user_error(&e))?;
-        let before = conn.session.lock().status();
-        let outcome: Outcome = match &stmt.kind {
-            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db, &conn.cx) {
-                Some(r) => r.map_err(|e| user_error(&e))?.into(),
-                None => Outcome::Rows {
-                    tag: "SELECT 0".into(),
-                    columns: stmt.columns.clone(),
-                    rows: vec![],
-                },
-            },
-            StmtKind::Sql(p) => {
-                let _busy = BusyGuard::new(&self.shared.busy);
-                blocking(|| conn.session.lock().execute_prepared(p, &params))
-                    .map_err(|e| user_error(&e))?
-                    .into()
-            }
-        };
+        let before = conn.before(&stmt.keyword).await;
+        let outcome = self.run_extended(&conn, &stmt, &params);
+        conn.after();
+        let outcome = outcome?;
+        if let Some(w) = tx_warning(&stmt.keyword, before) {
+            send_notice(client, w).await?;
+        }
         if let Some(w) = tx_warning(&stmt.keyword, before) {
             send_notice(client, w).await?;
         }
@@ -618,7 +709,7 @@ impl CopyHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let conn = conn(&*client, &self.shared.db);
+        let conn = conn(&*client, &self.shared);
         let mut g = conn.copy.lock();
         let Some(p) = g.as_mut() else {
             return Ok(());
@@ -643,7 +734,7 @@ impl CopyHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let conn = conn(&*client, &self.shared.db);
+        let conn = conn(&*client, &self.shared);
         let Some(p) = conn.copy.lock().take() else {
             return Ok(());
         };
@@ -651,12 +742,13 @@ impl CopyHandler for Backend {
             let _busy = BusyGuard::new(&self.shared.busy);
             blocking(|| conn.session.lock().copy_in(&p.state, &p.buf))
         };
+        conn.after();
         client.set_transaction_status(conn.status());
         let n = r.map_err(|e| user_error(&e))?;
         client
-            .send(PgWireBackendMessage::CommandComplete(CommandComplete::new(format!(
-                "COPY {n}"
-            ))))
+            .send(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                format!("COPY {n}"),
+            )))
             .await?;
         Ok(())
     }
@@ -667,8 +759,9 @@ impl CopyHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let conn = conn(&*client, &self.shared.db);
+        let conn = conn(&*client, &self.shared);
         conn.copy.lock().take();
+        conn.after();
         client.set_transaction_status(conn.status());
         PgWireError::UserError(Box::new(ErrorInfo::new(
             SEVERITY_ERROR.to_owned(),

@@ -5,12 +5,14 @@
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
+//! - [`gate`]: explicit transaction blocks admitted one at a time (bounded).
 //! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
 //! See `docs/SERVER.md`.
 
 pub mod catalog;
+pub mod gate;
 pub mod handler;
 pub mod shell;
 pub mod split;
@@ -278,7 +280,10 @@ impl Server {
         }
         let running = shared.busy.load(Ordering::Acquire);
         if running > 0 {
-            warn!("{running} statements still running after {:?}; closing anyway", cfg.shutdown_timeout);
+            warn!(
+                "{running} statements still running after {:?}; closing anyway",
+                cfg.shutdown_timeout
+            );
         }
         conns.abort_all();
         while conns.join_next().await.is_some() {}

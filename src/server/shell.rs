@@ -128,13 +128,23 @@ fn describe(db: &Database, name: Option<&str>, out: &mut dyn Write) {
         None => {
             let _ = writeln!(out, "      List of relations");
             for t in db.tables() {
-                let _ = writeln!(out, " public | {} | table | {}", t.name(), t.key_index_kind().name());
+                let _ = writeln!(
+                    out,
+                    " public | {} | table | {}",
+                    t.name(),
+                    t.key_index_kind().name()
+                );
             }
         }
         Some(n) => match db.table(n) {
             Ok(t) => {
                 let d = t.def();
-                let _ = writeln!(out, "Table \"public.{}\" (primary index: {})", d.name, t.key_index_kind().name());
+                let _ = writeln!(
+                    out,
+                    "Table \"public.{}\" (primary index: {})",
+                    d.name,
+                    t.key_index_kind().name()
+                );
                 for (i, c) in d.columns.iter().enumerate() {
                     let not_null = !c.nullable || d.primary_key.contains(&i);
                     let _ = writeln!(
@@ -143,11 +153,18 @@ fn describe(db: &Database, name: Option<&str>, out: &mut dyn Write) {
                         c.name,
                         c.ty.sql_name(),
                         if not_null { " not null" } else { "" },
-                        c.default.as_ref().map(|x| format!(" default {x}")).unwrap_or_default()
+                        c.default
+                            .as_ref()
+                            .map(|x| format!(" default {x}"))
+                            .unwrap_or_default()
                     );
                 }
                 if d.has_primary_key() {
-                    let cols: Vec<&str> = d.primary_key.iter().map(|&i| d.columns[i].name.as_str()).collect();
+                    let cols: Vec<&str> = d
+                        .primary_key
+                        .iter()
+                        .map(|&i| d.columns[i].name.as_str())
+                        .collect();
                     let _ = writeln!(out, " PRIMARY KEY ({})", cols.join(", "));
                 }
                 for ix in &d.indexes {

@@ -143,14 +143,35 @@ mod tests {
 
     #[test]
     fn splits() {
-        assert_eq!(split_statements("select 1; select 2"), vec!["select 1", "select 2"]);
-        assert_eq!(split_statements("select ';'; select 2;"), vec!["select ';'", "select 2"]);
+        assert_eq!(
+            split_statements("select 1; select 2"),
+            vec!["select 1", "select 2"]
+        );
+        assert_eq!(
+            split_statements("select ';'; select 2;"),
+            vec!["select ';'", "select 2"]
+        );
         assert_eq!(split_statements("select 'it''s;'"), vec!["select 'it''s;'"]);
-        assert_eq!(split_statements("select E'a\\';b'; x"), vec!["select E'a\\';b'", "x"]);
-        assert_eq!(split_statements("select \"a;b\" from t"), vec!["select \"a;b\" from t"]);
-        assert_eq!(split_statements("select $$a;b$$; select $x$;$x$"), vec!["select $$a;b$$", "select $x$;$x$"]);
-        assert_eq!(split_statements("select $1; select 2"), vec!["select $1", "select 2"]);
-        assert_eq!(split_statements("-- c;\nselect 1 /* ; /* ; */ */;"), vec!["-- c;\nselect 1 /* ; /* ; */ */"]);
+        assert_eq!(
+            split_statements("select E'a\\';b'; x"),
+            vec!["select E'a\\';b'", "x"]
+        );
+        assert_eq!(
+            split_statements("select \"a;b\" from t"),
+            vec!["select \"a;b\" from t"]
+        );
+        assert_eq!(
+            split_statements("select $$a;b$$; select $x$;$x$"),
+            vec!["select $$a;b$$", "select $x$;$x$"]
+        );
+        assert_eq!(
+            split_statements("select $1; select 2"),
+            vec!["select $1", "select 2"]
+        );
+        assert_eq!(
+            split_statements("-- c;\nselect 1 /* ; /* ; */ */;"),
+            vec!["-- c;\nselect 1 /* ; /* ; */ */"]
+        );
         assert!(split_statements(" ; -- only\n ;").is_empty());
         assert!(split_statements("").is_empty());
         assert!(super::ends_with_terminator("select 1;\n"));

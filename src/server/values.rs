@@ -205,7 +205,12 @@ fn fixed<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N]> {
 
 /// Decodes one Bind parameter. `client_oid` is the type the client declared in Parse (0 or
 /// absent: unspecified); `server` is the type the SQL layer inferred for the parameter.
-pub fn decode_param(bytes: Option<&[u8]>, binary: bool, client_oid: u32, server: Option<DataType>) -> Result<Value> {
+pub fn decode_param(
+    bytes: Option<&[u8]>,
+    binary: bool,
+    client_oid: u32,
+    server: Option<DataType>,
+) -> Result<Value> {
     let Some(b) = bytes else {
         return Ok(Value::Null);
     };
