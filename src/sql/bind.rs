@@ -1005,13 +1005,13 @@ impl<'a> Binder<'a> {
             | ("sqrt", 1)
             | ("power" | "pow", 2)
             | ("mod", 2) => {
-                for i in 0..n {
-                    let (e, t) = args[i].clone();
+                for a in args.iter_mut() {
+                    let (e, t) = a.clone();
                     if !(t.is_num() || t == Ty::Unknown) {
                         return Err(undefined());
                     }
                     let to = if t == Ty::Unknown { Ty::Float8 } else { t };
-                    args[i] = (self.coerce(e, t, to)?, to);
+                    *a = (self.coerce(e, t, to)?, to);
                 }
                 match name {
                     "round" => (Func::Round, Ty::Float8),

@@ -560,7 +560,7 @@ pub fn exec_insert(
         drop(cx);
         let n = ops.len() as u64;
         apply(ops, tx, &p.table)?;
-        return Ok((n, ret));
+        Ok((n, ret))
     }
 }
 

@@ -85,6 +85,16 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
 
 /// The primary key for key column values, or None when no row can have it.
 pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
+    // Fast path: one integer key column (ALEX).
+    if let ([c], [Value::Int(_)]) = (def.primary_key.as_slice(), vals.as_slice()) {
+        let ty = def.columns[*c].ty;
+        if ty.is_integer() {
+            let Some(Value::Int(i)) = key_value(vals.into_iter().next().unwrap_or(Value::Null), ty)? else {
+                return Ok(None);
+            };
+            return Ok(Some(Key::Int(i)));
+        }
+    }
     let mut out = Vec::with_capacity(vals.len());
     for (v, &c) in vals.into_iter().zip(&def.primary_key) {
         match key_value(v, def.columns[c].ty)? {

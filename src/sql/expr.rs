@@ -838,7 +838,7 @@ impl Expr {
                     Value::Bool(*neg)
                 }
             }
-            Expr::Exists(n, neg) => Value::Bool(!sub(cx, *n)?.rows.is_empty() != *neg),
+            Expr::Exists(n, neg) => Value::Bool(sub(cx, *n)?.rows.is_empty() == *neg),
             Expr::ScalarSub(n) => {
                 let r = sub(cx, *n)?;
                 match r.rows.len() {

@@ -254,6 +254,8 @@ pub struct Session {
     tx: Option<Transaction>,
     failed: bool,
     settings: BTreeMap<String, String>,
+    /// `synchronous_commit = off`.
+    async_commit: bool,
 }
 
 impl Session {
@@ -263,6 +265,7 @@ impl Session {
             tx: None,
             failed: false,
             settings: default_settings(),
+            async_commit: false,
         }
     }
 
@@ -496,7 +499,7 @@ impl Session {
             A::Statement::StartTransaction { .. } => {
                 if self.tx.is_none() && !self.failed {
                     let mut tx = self.db.begin();
-                    if self.setting("synchronous_commit") == Some("off") {
+                    if self.async_commit {
                         tx.set_sync(false);
                     }
                     self.tx = Some(tx);
@@ -673,7 +676,7 @@ impl Session {
             return f(tx, &self.db);
         }
         let mut tx = self.db.begin();
-        if self.setting("synchronous_commit") == Some("off") {
+        if self.async_commit {
             tx.set_sync(false);
         }
         let r = f(&mut tx, &self.db)?;
@@ -733,10 +736,12 @@ impl Session {
                 return Err(Error::unsupported("SET (a, b) = ... is not supported"))
             }
         }
+        self.async_commit = self
+            .settings
+            .get("synchronous_commit")
+            .is_some_and(|v| v == "off" || v == "false");
         if let Some(tx) = &mut self.tx {
-            if let Some(v) = self.settings.get("synchronous_commit") {
-                tx.set_sync(v != "off");
-            }
+            tx.set_sync(!self.async_commit);
         }
         Ok(StatementResult::Command { tag: "SET".into() })
     }
