@@ -681,3 +681,60 @@ proptest! {
         prop_assert_eq!(db.verify_integrity().unwrap(), committed.len());
     }
 }
+
+#[test]
+fn bulk_insert_is_atomic_and_checks_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "t");
+        let rows: Vec<_> = (0..60_000)
+            .rev()
+            .map(|k| vec![Value::Int(k * 3), Value::Int(k)])
+            .collect();
+        assert_eq!(db.bulk_insert("t", rows).unwrap(), 60_000);
+        assert_eq!(val(&db, "t", 300), Some(100));
+        // A duplicate inside the batch, or against the table, fails the whole call.
+        let e = db.bulk_insert(
+            "t",
+            vec![
+                vec![Value::Int(1), Value::Int(0)],
+                vec![Value::Int(1), Value::Int(0)],
+            ],
+        );
+        assert_eq!(e.unwrap_err().sqlstate(), SqlState::UNIQUE_VIOLATION);
+        let e = db.bulk_insert(
+            "t",
+            vec![
+                vec![Value::Int(2), Value::Int(0)],
+                vec![Value::Int(300), Value::Int(0)],
+            ],
+        );
+        assert_eq!(e.unwrap_err().sqlstate(), SqlState::UNIQUE_VIOLATION);
+        assert_eq!(
+            val(&db, "t", 2),
+            None,
+            "nothing of a failed bulk insert is visible"
+        );
+        // Into a non-empty table, over a deleted key.
+        db.transaction(|tx| tx.delete("t", &Key::Int(0)).map(|_| ()))
+            .unwrap();
+        db.bulk_insert(
+            "t",
+            vec![
+                vec![Value::Int(0), Value::Int(-5)],
+                vec![Value::Int(1), Value::Int(-6)],
+            ],
+        )
+        .unwrap();
+        assert_eq!(val(&db, "t", 0), Some(-5));
+        assert_eq!(db.verify_integrity().unwrap(), 60_001);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.verify_integrity().unwrap(), 60_001);
+    assert_eq!(val(&db, "t", 1), Some(-6));
+    let rows = db.begin().scan("t", KeyRange::all()).unwrap();
+    assert_eq!(rows.len(), 60_001);
+    assert!(rows.windows(2).all(|w| w[0].0 < w[1].0));
+}

@@ -21,6 +21,7 @@
 //! assert_eq!(row[1], Value::from("grace"));
 //! ```
 
+mod bulk;
 mod cache;
 pub mod catalog;
 mod gc;

@@ -512,45 +512,49 @@ impl Transaction {
         //    written as one SST file and ingested (atomic and durable by itself).
         let first = c.next_rowid;
         let bulk = n >= BULK_COMMIT_ROWS;
-        let mut encoded: Vec<([u8; 12], Vec<u8>)> = Vec::with_capacity(if bulk { n } else { 0 });
         // Small commits put their versions in the row cache (bulk loads would only flush it).
         let mut cached: Vec<super::cache::Bytes> = Vec::with_capacity(if bulk { 0 } else { n });
         let mut batch = WriteBatch::default();
         let cf_rows = db.store.cf(CF_ROWS);
-        let mut buf = Vec::with_capacity(128);
-        let mut rowid = first;
         // Tables in id order, keys in key order: with ascending rowids the row keys ascend too.
         let mut order: Vec<usize> = (0..writes.len()).collect();
         let tables: Vec<&TableWrites> = writes.values().collect();
         order.sort_by_key(|&i| tables[i].table.id);
-        for &i in &order {
-            let w = tables[i];
-            for ((k, op), prev) in w.ops.iter().zip(&prevs[i]) {
-                let row = match op {
-                    Pending::Put(r) => Some(r.as_slice()),
-                    Pending::Delete => None,
-                };
-                encode_version(prev & !TOMBSTONE, k, row, &mut buf);
-                if bulk {
-                    encoded.push((row_key(w.table.id, rowid), buf.clone()));
-                } else {
-                    batch.put_cf(cf_rows, row_key(w.table.id, rowid), &buf);
-                    cached.push(Arc::from(buf.as_slice()));
+        let emit = |put: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>| -> Result<u64> {
+            let mut buf = Vec::with_capacity(128);
+            let mut rowid = first;
+            for &i in &order {
+                let w = tables[i];
+                for ((k, op), prev) in w.ops.iter().zip(&prevs[i]) {
+                    let row = match op {
+                        Pending::Put(r) => Some(r.as_slice()),
+                        Pending::Delete => None,
+                    };
+                    encode_version(prev & !TOMBSTONE, k, row, &mut buf);
+                    put(&row_key(w.table.id, rowid), &buf)?;
+                    rowid += 1;
                 }
-                rowid += 1;
             }
-        }
+            Ok(rowid)
+        };
+        let rowid = if bulk {
+            let mut end = first;
+            db.store.ingest_rows(|put| {
+                end = emit(put)?;
+                Ok(())
+            })?;
+            end
+        } else {
+            emit(&mut |k, v| {
+                batch.put_cf(cf_rows, k, v);
+                cached.push(Arc::from(v));
+                Ok(())
+            })?
+        };
         let last = rowid - 1;
         batch.put_cf(db.store.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
         c.next_rowid = rowid;
-        let ticket = if bulk {
-            db.store
-                .ingest_rows(encoded.iter().map(|(k, v)| (*k, v.as_slice())))?;
-            drop(encoded);
-            db.store.append(batch)?
-        } else {
-            db.store.append(batch)?
-        };
+        let ticket = db.store.append(batch)?;
 
         // 3. Publish to the indexes and the row cache (readers with older snapshots follow the
         //    version chain past these positions, so publishing before the fsync is safe).

@@ -226,10 +226,14 @@ impl Store {
         }
     }
 
-    /// Writes rows (keys strictly ascending) into one SST file and ingests it: atomic (all rows
-    /// or none become part of the database) and durable when this returns, without the WAL.
-    /// Used for large commits; rowids are fresh, so the file overlaps no existing key.
-    pub fn ingest_rows<'a>(&self, rows: impl Iterator<Item = ([u8; 12], &'a [u8])>) -> Result<()> {
+    /// Writes rows into one SST file and ingests it: atomic (all rows or none become part of
+    /// the database) and durable when this returns, without the WAL. `fill` receives a `put`
+    /// function and must call it with keys in strictly ascending order. Used for large commits;
+    /// rowids are fresh, so the file overlaps no existing key.
+    pub fn ingest_rows(
+        &self,
+        fill: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()>,
+    ) -> Result<()> {
         self.check_poisoned()?;
         let dir = self.path.join("ingest");
         std::fs::create_dir_all(&dir)?;
@@ -240,12 +244,23 @@ impl Store {
         ));
         let mut w = rocksdb::SstFileWriter::create(&self.rows_opts);
         w.open(&file)?;
-        let mut any = false;
-        for (k, v) in rows {
-            w.put(k, v)?;
-            any = true;
+        let mut count = 0u64;
+        let filled = {
+            let mut put = |k: &[u8], v: &[u8]| -> Result<()> {
+                w.put(k, v)?;
+                count += 1;
+                Ok(())
+            };
+            fill(&mut put)
+        };
+        if let Err(e) = filled {
+            drop(w);
+            let _ = std::fs::remove_file(&file);
+            return Err(e);
         }
-        if !any {
+        if count == 0 {
+            drop(w);
+            let _ = std::fs::remove_file(&file);
             return Ok(());
         }
         w.finish()?;
