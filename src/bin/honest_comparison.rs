@@ -276,7 +276,23 @@ fn other_load() -> (String, String) {
 
 fn run_parent(a: &Args) -> Result<()> {
     let cells = matrix(a);
-    let exe = std::env::current_exe()?;
+    // The children run a private copy of this binary: a concurrent `cargo build` replacing the
+    // target file mid-run cannot mix two builds into one report.
+    let machine = machine::Machine::detect();
+    let built = std::fs::metadata(std::env::current_exe()?)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(|t| {
+            let s = t
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0);
+            format!("unix time {s}")
+        })
+        .unwrap_or_else(|| "unknown".into());
+    std::fs::create_dir_all(&a.data_dir)?;
+    let exe = a.data_dir.join("honest_comparison.bin");
+    std::fs::copy(std::env::current_exe()?, &exe)?;
     let started = Instant::now();
     let load_start = other_load();
     let fsync_us = report::fsync_latency_us(&a.data_dir);
@@ -356,6 +372,8 @@ fn run_parent(a: &Args) -> Result<()> {
         load_end,
         total_seconds: started.elapsed().as_secs_f64(),
         cell_seconds,
+        machine,
+        built,
     };
     report::write(&a.out, &ctx, &all)?;
     let total: u64 = all.checks.iter().map(|c| c.expected).sum();

@@ -19,6 +19,11 @@ pub struct Context {
     pub load_end: (String, String),
     pub total_seconds: f64,
     pub cell_seconds: Vec<(Cell, f64)>,
+    /// Detected when the run started (git hash of the tree the binary was built from, if
+    /// nobody committed in between).
+    pub machine: Machine,
+    /// Modification time of the binary.
+    pub built: String,
 }
 
 /// Median latency of a 100-byte write + fsync in `dir` (what one durable commit costs at least).
@@ -310,7 +315,13 @@ fn targets(ix: &Idx, sizes: &[usize], dists: &[String]) -> Vec<Verdict> {
 
 pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
     std::fs::create_dir_all(dir)?;
-    let mut m = Machine::detect();
+    let mut m = ctx.machine.clone();
+    m.git_hash = format!(
+        "{} at run start (binary built {}; HEAD at report time: {})",
+        m.git_hash,
+        ctx.built,
+        Machine::detect().git_hash
+    );
     m.disk = format!(
         "{}; measured write+fsync of 100 bytes: {:.0} µs (median of 50)",
         disk_description(&ctx.args.data_dir),
