@@ -1,0 +1,156 @@
+//! Shared helpers for the server tests: start the built `augur` binary on a free loopback port
+//! and a data directory, drive psql, kill it.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub log: PathBuf,
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+impl Server {
+    /// Starts `augur serve` on `dir` with extra arguments; waits until it accepts connections.
+    pub fn start(dir: &Path, extra: &[&str]) -> Server {
+        let port = free_port();
+        let log = dir.with_extension(format!("{port}.log"));
+        let logf = std::fs::File::create(&log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_augur"))
+            .args(["serve", "--data-dir"])
+            .arg(dir)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(logf)
+            .spawn()
+            .expect("start augur");
+        let s = Server {
+            child,
+            port,
+            dir: dir.to_path_buf(),
+            log,
+        };
+        s.wait_ready();
+        s
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("server did not start; log:\n{}", self.log_text());
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL: no shutdown steps at all.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM and wait; returns the exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            if Instant::now() > deadline {
+                self.kill9();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Runs psql (no psqlrc, unaligned tuples only) with `args`, feeding `stdin`.
+    pub fn psql(&self, args: &[&str], stdin: &str) -> Output {
+        let mut c = Command::new("psql")
+            .args([
+                "-X",
+                "-At",
+                "-v",
+                "ON_ERROR_STOP=0",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "augur",
+                "-d",
+                "augur",
+            ])
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .env("PGCONNECT_TIMEOUT", "10")
+            .env_remove("PGPASSWORD")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("psql");
+        c.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        c.wait_with_output().unwrap()
+    }
+
+    /// psql -c, returning stdout; panics with stderr on failure.
+    pub fn sql(&self, sql: &str) -> String {
+        let o = self.psql(&["-v", "ON_ERROR_STOP=1", "-c", sql], "");
+        assert!(
+            o.status.success(),
+            "psql -c {sql:?} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if self.alive() {
+            self.kill9();
+        }
+    }
+}
+
+pub fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
