@@ -141,6 +141,18 @@ impl Conn {
     }
 }
 
+impl Conn {
+    /// An error outside `Session::execute*` (Parse, Bind) inside a transaction block fails the
+    /// block, as in PostgreSQL. `Session` has no call for that, so this runs a statement that
+    /// cannot parse: the session marks its open block failed and nothing else happens.
+    fn fail_block(&self) {
+        let mut s = self.session.lock();
+        if s.status() == TxStatus::InTransaction {
+            let _ = s.execute(")", &[]);
+        }
+    }
+}
+
 impl Drop for Conn {
     fn drop(&mut self) {
         // The session (and its open transaction) goes with the connection.
@@ -540,7 +552,10 @@ impl QueryParser for AugurParser {
             })));
         }
         let sql = &*rewrite(sql);
-        let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| user_error(&e))?;
+        let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| {
+            conn.fail_block();
+            user_error(&e)
+        })?;
         Ok(Some(Arc::new(Stmt {
             params: p.param_types.clone(),
             columns: p.columns.clone(),
@@ -665,7 +680,10 @@ impl ExtendedQueryHandler for Backend {
         }
         let conn = conn(&*client, &self.shared);
         let stmt = portal.statement.statement.clone();
-        let params = decode_params(portal).map_err(|e| user_error(&e))?;
+        let params = decode_params(portal).map_err(|e| {
+            conn.fail_block();
+            user_error(&e)
+        })?;
         let before = conn.before(&stmt.keyword).await;
         let outcome = self.run_extended(&conn, &stmt, &params);
         conn.after();

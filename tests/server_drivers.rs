@@ -1,0 +1,333 @@
+//! Real drivers against `augur serve`: tokio-postgres (prepared statements, binary parameters
+//! and results for every engine type, transactions, SQLSTATEs, a connection dropped in the
+//! middle of a transaction, COPY), and psycopg 3 / psycopg2 from PyPI (tests/server_psycopg.py).
+
+mod server_util;
+
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::SinkExt;
+use server_util::Server;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+async fn connect(port: u16) -> Client {
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host=127.0.0.1 port={port} user=augur dbname=augur"),
+        NoTls,
+    )
+    .await
+    .expect("connect");
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_postgres_types_transactions_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+
+    c.batch_execute(
+        "create table ty (id bigint primary key, i2 smallint, i4 int, f float8, b bool, t text, \
+         v varchar(20), by bytea, ts timestamp)",
+    )
+    .await
+    .unwrap();
+    let ins = c
+        .prepare("insert into ty values ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .await
+        .unwrap();
+    let p = ins.params();
+    assert_eq!(
+        &p[..6],
+        &[
+            Type::INT8,
+            Type::INT2,
+            Type::INT4,
+            Type::FLOAT8,
+            Type::BOOL,
+            Type::TEXT
+        ]
+    );
+    assert_eq!(&p[7..], &[Type::BYTEA, Type::TIMESTAMP]);
+    let ts = UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456);
+    let n = c
+        .execute(
+            &ins,
+            &[
+                &1i64,
+                &-2i16,
+                &3i32,
+                &1.5f64,
+                &true,
+                &"text é",
+                &"varchar",
+                &vec![0u8, 1, 255],
+                &ts,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let none: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
+        &2i64,
+        &None::<i16>,
+        &None::<i32>,
+        &None::<f64>,
+        &None::<bool>,
+        &None::<&str>,
+        &None::<&str>,
+        &None::<Vec<u8>>,
+        &None::<SystemTime>,
+    ];
+    c.execute(&ins, &none).await.unwrap();
+
+    // Binary results, every type; result types from Describe.
+    let rows = c
+        .query("select id, i2, i4, f, b, t, v, by, ts from ty order by id", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    let mut types: Vec<Type> = rows[0].columns().iter().map(|c| c.type_().clone()).collect();
+    // The SQL layer reports varchar(n) expressions as text (PostgreSQL says varchar).
+    assert!(types[6] == Type::VARCHAR || types[6] == Type::TEXT, "{types:?}");
+    types[6] = Type::VARCHAR;
+    assert_eq!(
+        types,
+        [
+            Type::INT8,
+            Type::INT2,
+            Type::INT4,
+            Type::FLOAT8,
+            Type::BOOL,
+            Type::TEXT,
+            Type::VARCHAR,
+            Type::BYTEA,
+            Type::TIMESTAMP
+        ]
+    );
+    let r = &rows[0];
+    assert_eq!(r.get::<_, i64>(0), 1);
+    assert_eq!(r.get::<_, i16>(1), -2);
+    assert_eq!(r.get::<_, i32>(2), 3);
+    assert_eq!(r.get::<_, f64>(3), 1.5);
+    assert!(r.get::<_, bool>(4));
+    assert_eq!(r.get::<_, &str>(5), "text é");
+    assert_eq!(r.get::<_, &str>(6), "varchar");
+    assert_eq!(r.get::<_, Vec<u8>>(7), vec![0u8, 1, 255]);
+    assert_eq!(r.get::<_, SystemTime>(8), ts);
+    let r = &rows[1];
+    assert_eq!(r.get::<_, Option<i16>>(1), None);
+    assert_eq!(r.get::<_, Option<&str>>(5), None);
+    assert_eq!(r.get::<_, Option<SystemTime>>(8), None);
+
+    // Parameters of every type in a WHERE clause.
+    let rows = c
+        .query(
+            "select id from ty where i2 = $1 and i4 = $2 and f = $3 and b = $4 and t = $5 and by = $6 and ts = $7",
+            &[&-2i16, &3i32, &1.5f64, &true, &"text é", &vec![0u8, 1, 255], &ts],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    // A float4 parameter (declared by the client) is accepted and widened.
+    let st = c
+        .prepare_typed(
+            "insert into ty (id, f) values ($1, $2)",
+            &[Type::INT8, Type::FLOAT4],
+        )
+        .await
+        .unwrap();
+    c.execute(&st, &[&3i64, &2.5f32]).await.unwrap();
+    let f: f64 = c
+        .query_one("select f from ty where id = 3", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(f, 2.5);
+    // Text results through the simple protocol.
+    let msgs = c
+        .simple_query("select id, f, b from ty where id = 1")
+        .await
+        .unwrap();
+    let row = msgs
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (row.get(0), row.get(1), row.get(2)),
+        (Some("1"), Some("1.5"), Some("t"))
+    );
+    // A named statement reused many times.
+    let get = c.prepare("select t from ty where id = $1").await.unwrap();
+    for _ in 0..50 {
+        let t: Option<String> = c.query_one(&get, &[&1i64]).await.unwrap().get(0);
+        assert_eq!(t.as_deref(), Some("text é"));
+    }
+
+    // Transactions.
+    let mut c = c;
+    let tx = c.transaction().await.unwrap();
+    tx.execute("insert into ty (id) values (10)", &[]).await.unwrap();
+    assert_eq!(
+        tx.query("select id from ty where id = 10", &[])
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    tx.rollback().await.unwrap();
+    assert!(c
+        .query("select id from ty where id = 10", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    let tx = c.transaction().await.unwrap();
+    tx.execute("insert into ty (id) values (11)", &[]).await.unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        c.query("select id from ty where id = 11", &[])
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // Errors with their SQLSTATEs; the connection stays usable.
+    let e = c.execute(&ins, &none).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION), "{e:?}");
+    let e = c.batch_execute("selec 1").await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{e:?}");
+    let e = c.query("select * from nosuch", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_TABLE), "{e:?}");
+    let e = c.query("select nosuch from ty", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_COLUMN), "{e:?}");
+    let e = c.query("select 1 / (id - id) from ty", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::DIVISION_BY_ZERO), "{e:?}");
+    let e = c
+        .query("select cast(t as int) from ty where id = 1", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e:?}");
+    let tx = c.transaction().await.unwrap();
+    assert!(tx.query("select nosuch from ty", &[]).await.is_err());
+    let e = tx.query("select 1", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::IN_FAILED_SQL_TRANSACTION), "{e:?}");
+    tx.rollback().await.unwrap();
+    assert_eq!(
+        c.query_one("select count(*) from ty", &[])
+            .await
+            .unwrap()
+            .get::<_, i64>(0),
+        4
+    );
+
+    // COPY FROM STDIN through the extended protocol.
+    let sink = c.copy_in("copy ty (id, t) from stdin").await.unwrap();
+    futures::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"100\tcopied\n10"))
+        .await
+        .unwrap();
+    sink.send(bytes::Bytes::from_static(b"1\t\\N\n")).await.unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 2);
+    let rows = c
+        .query("select id, t from ty where id >= 100 order by id", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].get::<_, Option<&str>>(1), Some("copied"));
+    assert_eq!(rows[1].get::<_, Option<&str>>(1), None);
+
+    // A connection that breaks in the middle of a transaction rolls it back.
+    let (c2, conn2) = tokio_postgres::connect(
+        &format!("host=127.0.0.1 port={} user=augur dbname=augur", srv.port),
+        NoTls,
+    )
+    .await
+    .unwrap();
+    let h = tokio::spawn(async move {
+        let _ = conn2.await;
+    });
+    c2.batch_execute("begin; insert into ty (id, t) values (500, 'doomed')")
+        .await
+        .unwrap();
+    h.abort(); // drops the socket without Terminate
+    drop(c2);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(c
+        .query("select id from ty where id = 500", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    // The key is free: nothing of the broken transaction is left to conflict with.
+    c.batch_execute("begin; insert into ty (id, t) values (500, 'kept'); commit")
+        .await
+        .unwrap();
+    let t: String = c
+        .query_one("select t from ty where id = 500", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(t, "kept");
+}
+
+/// psycopg 3 and psycopg2 from PyPI. Skips (with a message) only if pip cannot install them.
+#[test]
+fn psycopg_and_psycopg2() {
+    let py = "python3";
+    let importable = |m: &str| {
+        Command::new(py)
+            .args(["-c", &format!("import {m}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !(importable("psycopg") && importable("psycopg2")) {
+        let o = Command::new(py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "psycopg[binary]",
+                "psycopg2-binary",
+            ])
+            .output();
+        let ok = matches!(&o, Ok(o) if o.status.success());
+        if !ok || !(importable("psycopg") && importable("psycopg2")) {
+            eprintln!(
+                "SKIP: pip could not install psycopg[binary] / psycopg2-binary here: {:?}",
+                o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            );
+            return;
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/server_psycopg.py");
+    let o = Command::new(py)
+        .arg(script)
+        .arg(srv.port.to_string())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "psycopg script failed:\n{out}\n{err}\nserver log:\n{}",
+        srv.log_text()
+    );
+    assert!(
+        out.contains("psycopg 3: ok") && out.contains("psycopg2: ok"),
+        "{out}"
+    );
+}
