@@ -76,6 +76,9 @@ impl Drop for Transaction {
 
 const SCAN_BATCH: usize = 256;
 
+/// Where a commit writes each encoded version: a WriteBatch or an SST file.
+type PutFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
 /// Commits with at least this many row versions are written as an ingested SST file.
 pub const BULK_COMMIT_ROWS: usize = 50_000;
 
@@ -520,7 +523,7 @@ impl Transaction {
         let mut order: Vec<usize> = (0..writes.len()).collect();
         let tables: Vec<&TableWrites> = writes.values().collect();
         order.sort_by_key(|&i| tables[i].table.id);
-        let emit = |put: &mut dyn FnMut(&[u8], &[u8]) -> Result<()>| -> Result<u64> {
+        let emit = |put: &mut PutFn<'_>| -> Result<u64> {
             let mut buf = Vec::with_capacity(128);
             let mut rowid = first;
             for &i in &order {

@@ -8,4 +8,4 @@
 pub mod codec;
 mod value;
 
-pub use value::{DataType, Key, Row, Value};
+pub use value::{format_float, format_timestamp, parse_timestamp, DataType, Key, Row, Value};

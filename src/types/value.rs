@@ -417,7 +417,7 @@ pub fn format_float(f: f64) -> String {
         };
     }
     let exp = f.abs().log10().floor() as i32;
-    if !(-5..16).contains(&exp) {
+    if !(-4..15).contains(&exp) {
         // Exponent form like PostgreSQL: 1e+20, 1.5e-07
         let s = format!("{f:e}");
         let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
@@ -592,6 +592,10 @@ mod tests {
         assert_eq!(format_float(1e20), "1e+20");
         assert_eq!(format_float(1.5e-7), "1.5e-07");
         assert_eq!(format_float(100.0), "100");
+        assert_eq!(format_float(1e-5), "1e-05");
+        assert_eq!(format_float(0.0001), "0.0001");
+        assert_eq!(format_float(1e15), "1e+15");
+        assert_eq!(format_float(1e14), "100000000000000");
         assert_eq!(format_float(f64::NAN), "NaN");
     }
 
