@@ -144,6 +144,20 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // Panics go to the log (with their location); a connection's panic is contained to it.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info.location().map(|l| l.to_string()).unwrap_or_default();
+        error!(
+            "panic in {}: {msg} ({at})",
+            std::thread::current().name().unwrap_or("?")
+        );
+    }));
 
     let mut users = match &a.users_file {
         Some(p) => server::parse_users_file(

@@ -26,8 +26,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::panic::AssertUnwindSafe;
+
 use anyhow::{bail, Context};
 use async_trait::async_trait;
+use futures::FutureExt;
 use pgwire::api::auth::sasl::scram::{gen_salted_password, ScramAuth};
 use pgwire::api::auth::{AuthSource, LoginInfo, Password};
 use pgwire::error::{PgWireError, PgWireResult};
@@ -125,7 +128,7 @@ impl AuthSource for Users {
     }
 }
 
-fn load_tls(cert: &PathBuf, key: &PathBuf) -> anyhow::Result<(TlsAcceptor, Vec<u8>)> {
+fn load_tls(cert: &PathBuf, key: &PathBuf) -> anyhow::Result<TlsAcceptor> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(cert)
@@ -143,8 +146,7 @@ fn load_tls(cert: &PathBuf, key: &PathBuf) -> anyhow::Result<(TlsAcceptor, Vec<u
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .context("TLS certificate and key do not match")?;
-    let pem = std::fs::read(cert)?;
-    Ok((TlsAcceptor::from(Arc::new(config)), pem))
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 /// A bound, configured server; [`Server::run`] serves until the shutdown future resolves.
@@ -170,12 +172,9 @@ impl Server {
                  (or --insecure-no-auth to accept anyone who can reach this address)"
             );
         }
-        let (tls, cert_pem) = match (&cfg.tls_cert, &cfg.tls_key) {
-            (Some(c), Some(k)) => {
-                let (a, pem) = load_tls(c, k)?;
-                (Some(a), Some(pem))
-            }
-            (None, None) => (None, None),
+        let tls = match (&cfg.tls_cert, &cfg.tls_key) {
+            (Some(c), Some(k)) => Some(load_tls(c, k)?),
+            (None, None) => None,
             _ => bail!("--tls-cert and --tls-key go together"),
         };
         let scram = if cfg.users.is_empty() {
@@ -192,10 +191,8 @@ impl Server {
                 .collect();
             let mut s = ScramAuth::new(Arc::new(Users { map }));
             s.set_iterations(SCRAM_ITERATIONS);
-            if let Some(pem) = &cert_pem {
-                s.configure_certificate(pem)
-                    .map_err(|e| anyhow::anyhow!("SCRAM channel binding: {e}"))?;
-            }
+            // No channel binding (SCRAM-SHA-256-PLUS): pgwire would offer it on plain TCP
+            // connections too, which libpq rightly refuses.
             Some(s)
         };
         let listener = TcpListener::bind(addr)
@@ -251,8 +248,14 @@ impl Server {
                             let h = handlers.clone();
                             let tls = tls.clone();
                             conns.spawn(async move {
-                                if let Err(e) = process_socket(sock, tls, h).await {
-                                    debug!("connection {peer} ended: {e}");
+                                // pgwire 0.42.1's decoder panics on some malformed messages
+                                // (truncated Bind bodies, ...): contain that to the connection,
+                                // which is closed (its session and transaction dropped).
+                                let served = AssertUnwindSafe(process_socket(sock, tls, h)).catch_unwind().await;
+                                match served {
+                                    Ok(Ok(())) => {}
+                                    Ok(Err(e)) => debug!("connection {peer} ended: {e}"),
+                                    Err(_) => warn!("connection {peer} closed: malformed message (decoder panic contained)"),
                                 }
                                 drop(permit);
                                 debug!("connection {peer} closed");
