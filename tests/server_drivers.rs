@@ -303,7 +303,7 @@ fn psycopg_and_psycopg2() {
             ])
             .output();
         let ok = matches!(&o, Ok(o) if o.status.success());
-        if !ok || !(importable("psycopg") && importable("psycopg2")) {
+        if !(ok && importable("psycopg") && importable("psycopg2")) {
             eprintln!(
                 "SKIP: pip could not install psycopg[binary] / psycopg2-binary here: {:?}",
                 o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
