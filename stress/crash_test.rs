@@ -165,6 +165,7 @@ struct Totals {
     acked: u64,
     inflight_applied: u64,
     inflight_absent: u64,
+    swept: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -210,9 +211,19 @@ fn main() -> anyhow::Result<()> {
         let stdout = ch.stdout.take().expect("piped");
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
+            // Only newline-terminated lines count: the kill can cut the last line short, and a
+            // cut intent line belongs to a transaction whose commit had not started.
             let mut lines = Vec::new();
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
+            let mut r = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match r.read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if buf.last() != Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&buf[..buf.len() - 1]).into_owned();
                 if line == "READY" {
                     let _ = ready_tx.send(());
                 }
@@ -277,9 +288,33 @@ fn main() -> anyhow::Result<()> {
         // Reopen and compare.
         let db = Database::open(&dir, options())?;
         ensure_table(&db)?;
+        // Recovery is complete when the post-crash sweep has collected what the crash left.
+        if !db.wait_for_sweep(Duration::from_secs(60)) {
+            anyhow::bail!("cycle {cycle}: the post-crash sweep did not finish");
+        }
+        t.swept += db.stats().swept_versions;
         if let Err(e) = db.verify_integrity() {
             eprintln!("cycle {cycle}: index != rows: {e}");
             t.index_mismatch += 1;
+            // Show the history of the first few keys whose index entry differs from the rows.
+            let tx = db.begin();
+            let mut shown = 0;
+            for k in 0..args.keys {
+                if shown >= 3 {
+                    break;
+                }
+                let (versions, payload, ckpt) = db.debug_key(TABLE, &Key::Int(k))?;
+                let newest_live = versions.last().filter(|v| !v.1).map(|v| v.0);
+                let indexed = payload.filter(|p| p >> 63 == 0);
+                if newest_live != indexed {
+                    eprintln!(
+                        "  key {k}: versions (rowid, tombstone, prev) {versions:?}; index payload {payload:?}; checkpoint {ckpt}; model {:?}; visible {:?}",
+                        model.get(&k),
+                        tx.get(TABLE, &Key::Int(k))?.map(|r| r[1].clone())
+                    );
+                    shown += 1;
+                }
+            }
         }
         let mut actual: HashMap<i64, i64> = HashMap::new();
         let tx = db.begin();
@@ -355,10 +390,11 @@ fn main() -> anyhow::Result<()> {
         }
     }
     println!(
-        "acknowledged_commits={} inflight_applied={} inflight_absent={} keys={} seconds={:.1}",
+        "acknowledged_commits={} inflight_applied={} inflight_absent={} swept_versions={} keys={} seconds={:.1}",
         t.acked,
         t.inflight_applied,
         t.inflight_absent,
+        t.swept,
         model.len(),
         started.elapsed().as_secs_f64()
     );

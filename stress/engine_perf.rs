@@ -206,6 +206,46 @@ fn main() -> anyhow::Result<()> {
         hist.mean(),
         hist.value_at_quantile(0.99)
     );
+    // 100-key range scans from random present keys (results checked against the sorted keys).
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    let mut hist = Histogram::<u64>::new(3)?;
+    let scans = 20_000.min(a.rows as usize);
+    let mut bad_scans = 0;
+    for pass in 0..2 {
+        for _ in 0..scans {
+            let i = rng.random_range(0..sorted.len());
+            let range = augur::KeyRange {
+                lo: std::ops::Bound::Included(Key::Int(sorted[i])),
+                hi: std::ops::Bound::Unbounded,
+            };
+            let s = Instant::now();
+            let mut got = Vec::with_capacity(100);
+            tx.scan_in(&t, &range, false, |k, _| {
+                got.push(k.clone());
+                Ok(got.len() < 100)
+            })?;
+            if pass == 1 {
+                hist.record(s.elapsed().as_nanos() as u64)?;
+                let want: Vec<Key> = sorted[i..(i + 100).min(sorted.len())]
+                    .iter()
+                    .map(|&k| Key::Int(k))
+                    .collect();
+                if got != want {
+                    bad_scans += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "range scans of 100 keys: {scans} (after a warm-up pass), wrong={bad_scans}, mean {:.1} us, p50 {:.1} us, p99 {:.1} us",
+        hist.mean() / 1000.0,
+        hist.value_at_quantile(0.5) as f64 / 1000.0,
+        hist.value_at_quantile(0.99) as f64 / 1000.0
+    );
+    if bad_scans > 0 {
+        anyhow::bail!("range scans returned wrong keys");
+    }
     let s = db.stats();
     println!(
         "row cache: {} hits, {} misses, {} MiB; RSS {} MiB; disk {} MiB",

@@ -123,20 +123,34 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
         }
     }
 
-    // Tombstone rows an index checkpoint now covers.
+    // Tombstone rows an index checkpoint now covers. A tombstone row goes together with every
+    // older version still reachable from it (normally none are left): without the tombstone,
+    // such a version would look like the key's live newest version.
     let mut q = inner.gc.lock();
     q.tomb_rows.extend(deferred);
+    let mut covered = Vec::new();
     q.tomb_rows.retain(|&(tid, rowid)| match tables.get(&tid) {
         None => false,
         Some(t) if t.ckpt_watermark.load(Ordering::Acquire) >= rowid => {
-            batch.delete_cf(cf, row_key(tid, rowid));
-            inner.cache.remove(rowid);
-            deleted += 1;
+            covered.push((tid, rowid));
             false
         }
         Some(_) => true,
     });
     drop(q);
+    for (tid, rowid) in covered {
+        let mut r = rowid;
+        while r != 0 {
+            let prev = match inner.store.get_row(tid, r)? {
+                Some(b) => decode_version_header(&b)?.1,
+                None => 0,
+            };
+            batch.delete_cf(cf, row_key(tid, r));
+            inner.cache.remove(r);
+            deleted += 1;
+            r = prev;
+        }
+    }
     if !batch.is_empty() {
         inner.store.write_nosync(batch)?;
     }
@@ -165,6 +179,7 @@ pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
     let mut found = 0;
     for t in tables.values() {
         let mut items = Vec::new();
+        let mut tombs = Vec::new();
         let ckpt = t.ckpt_watermark.load(Ordering::Acquire);
         inner
             .store
@@ -179,7 +194,7 @@ pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
                 }
                 if tomb && rowid > ckpt {
                     // Still needed by replay until a checkpoint covers it.
-                    inner.gc.lock().tomb_rows.push((t.id, rowid));
+                    tombs.push((t.id, rowid));
                 } else {
                     items.push(GcItem::superseded(t.id, rowid, open_watermark));
                 }
@@ -187,10 +202,13 @@ pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
                 Ok(true)
             })?;
         // Sweep items carry the open watermark, below every later commit: put them in front.
+        // Queued together, after the scan: the versions below a tombstone are queued no later
+        // than the tombstone itself.
         let mut q = inner.gc.lock();
         for i in items.into_iter().rev() {
             q.items.push_front(i);
         }
+        q.tomb_rows.extend(tombs);
     }
     Ok(found)
 }
@@ -215,6 +233,17 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
 }
 
 pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
+    let sweep_from = *inner.pending_sweep.lock();
+    if let Some(w) = sweep_from {
+        match sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n)) {
+            Ok(n) => {
+                inner.stats.lock().swept_versions = n as u64;
+                tracing::info!(versions = n, "crash sweep collected orphaned versions")
+            }
+            Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
+        }
+        *inner.pending_sweep.lock() = None;
+    }
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {

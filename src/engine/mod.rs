@@ -92,6 +92,8 @@ pub struct Stats {
     pub row_cache_bytes: u64,
     pub recovery_ms: u64,
     pub recovered_unclean: bool,
+    /// Versions the post-crash sweep found orphaned and collected.
+    pub swept_versions: u64,
 }
 
 struct CommitState {
@@ -115,6 +117,9 @@ pub(crate) struct Inner {
     versions_since_ckpt: AtomicU64,
     /// One checkpoint at a time.
     ckpt_lock: Mutex<()>,
+    /// Set by recovery after an unclean shutdown: the maintenance thread sweeps versions at or
+    /// below this position for garbage the crash left behind.
+    pending_sweep: Mutex<Option<u64>>,
     shutdown: AtomicBool,
     closed: AtomicBool,
     stats: Mutex<Stats>,
@@ -177,6 +182,7 @@ impl Database {
             gc: Mutex::new(gc::GcQueue::default()),
             versions_since_ckpt: AtomicU64::new(0),
             ckpt_lock: Mutex::new(()),
+            pending_sweep: Mutex::new(None),
             shutdown: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             stats: Mutex::new(Stats::default()),
@@ -332,6 +338,36 @@ impl Database {
         self.inner.verify_integrity()
     }
 
+    /// Waits (up to `timeout`) until the sweep that follows an unclean open has collected what
+    /// the crash left behind. Returns false on timeout.
+    pub fn wait_for_sweep(&self, timeout: std::time::Duration) -> bool {
+        let t0 = std::time::Instant::now();
+        while self.inner.pending_sweep.lock().is_some() {
+            if t0.elapsed() > timeout {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        true
+    }
+
+    /// Diagnostics for crash tests: every stored version of `key` as (rowid, is_tombstone,
+    /// prev), the index payload for it, and the table's checkpoint watermark.
+    #[doc(hidden)]
+    pub fn debug_key(&self, table: &str, key: &Key) -> Result<(Vec<(u64, bool, u64)>, Option<u64>, u64)> {
+        let t = self.inner.table(table)?;
+        let mut out = Vec::new();
+        self.inner.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
+            let (tomb, prev, k) = crate::types::codec::decode_version_header(bytes)?;
+            if &k == key {
+                out.push((rowid, tomb, prev));
+            }
+            Ok(true)
+        })?;
+        let p = t.pk.read().get(key);
+        Ok((out, p, t.ckpt_watermark.load(Ordering::Acquire)))
+    }
+
     /// Total bytes of the database directory on disk.
     pub fn disk_bytes(&self) -> u64 {
         fn walk(p: &Path) -> u64 {
@@ -405,6 +441,64 @@ impl Inner {
         let v: cache::Bytes = Arc::from(&bytes[..]);
         self.cache.insert(rowid, v.clone());
         Ok(v)
+    }
+
+    /// The versions at `rowids` (sorted ascending), read together: one iterator pass over the
+    /// rowid range when they are dense (rows loaded or inserted in key order), otherwise the row
+    /// cache and one sorted multi-get for the rest. Returns (rowid, bytes) sorted by rowid; a
+    /// rowid that is not found is left out (the caller falls back to `fetch_bytes`).
+    pub(crate) fn fetch_many(&self, table: u32, rowids: &[u64]) -> Result<Vec<(u64, cache::Bytes)>> {
+        let (Some(&lo), Some(&hi)) = (rowids.first(), rowids.last()) else {
+            return Ok(Vec::new());
+        };
+        let mut out: Vec<(u64, cache::Bytes)> = Vec::with_capacity(rowids.len());
+        if hi - lo < 4 * rowids.len() as u64 {
+            let mut i = 0;
+            self.store.scan_rows(table, lo, hi + 1, |r, v| {
+                while i < rowids.len() && rowids[i] < r {
+                    i += 1;
+                }
+                if i < rowids.len() && rowids[i] == r {
+                    out.push((r, Arc::from(v)));
+                    i += 1;
+                }
+                Ok(i < rowids.len())
+            })?;
+            return Ok(out);
+        }
+        let mut missing = Vec::new();
+        for &r in rowids {
+            match self.cache.get(r) {
+                Some(b) => out.push((r, b)),
+                None => missing.push(r),
+            }
+        }
+        for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
+            if let Some(bytes) = got? {
+                let b: cache::Bytes = Arc::from(bytes.as_slice());
+                self.cache.insert(*r, b.clone());
+                out.push((*r, b));
+            }
+        }
+        out.sort_unstable_by_key(|e| e.0);
+        Ok(out)
+    }
+
+    /// [`Inner::resolve`], looking first among versions already read by [`Inner::fetch_many`].
+    pub(crate) fn resolve_with(
+        &self,
+        table: u32,
+        payload: u64,
+        snapshot: u64,
+        pre: &[(u64, cache::Bytes)],
+    ) -> Result<Option<Arc<Row>>> {
+        let rowid = payload & !TOMBSTONE;
+        if rowid <= snapshot && payload & TOMBSTONE == 0 {
+            if let Ok(i) = pre.binary_search_by_key(&rowid, |e| e.0) {
+                return Ok(crate::types::codec::decode_version(&pre[i].1)?.row.map(Arc::new));
+            }
+        }
+        self.resolve(table, payload, snapshot)
     }
 
     /// A decoded row version by position.
@@ -687,8 +781,10 @@ impl Inner {
         for t in tables {
             // Newest version per key from the persisted rows.
             let mut newest: BTreeMap<Key, (u64, bool)> = BTreeMap::new();
+            let mut history: BTreeMap<Key, Vec<(u64, bool, u64)>> = BTreeMap::new();
             self.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
-                let (tomb, _, key) = crate::types::codec::decode_version_header(bytes)?;
+                let (tomb, prev, key) = crate::types::codec::decode_version_header(bytes)?;
+                history.entry(key.clone()).or_default().push((rowid, tomb, prev));
                 let e = newest.entry(key).or_insert((rowid, tomb));
                 if rowid >= e.0 {
                     *e = (rowid, tomb);
@@ -712,14 +808,24 @@ impl Inner {
                     .zip(&from_index)
                     .position(|(a, b)| a != b)
                     .unwrap_or(from_rows.len().min(from_index.len()));
+                let k = match (from_index.get(first_diff), from_rows.get(first_diff)) {
+                    (Some(a), Some(b)) => a.0.clone().min(b.0.clone()),
+                    (Some(a), None) | (None, Some(a)) => a.0.clone(),
+                    (None, None) => Key::Int(0),
+                };
                 return Err(Error::Corrupt(format!(
-                    "table \"{}\": index has {} live keys, rows say {}; first difference at position {}: index {:?} rows {:?}",
+                    "table \"{}\": index has {} live keys, rows say {}; first difference at position {}: index {:?} rows {:?}; versions of {:?} (rowid, tombstone, prev): {:?}; index payload {:?}; checkpoint {}; next rowid {}",
                     t.name(),
                     from_index.len(),
                     from_rows.len(),
                     first_diff,
                     from_index.get(first_diff),
-                    from_rows.get(first_diff)
+                    from_rows.get(first_diff),
+                    k,
+                    history.get(&k),
+                    t.pk.read().get(&k),
+                    t.ckpt_watermark.load(Ordering::Acquire),
+                    _c.next_rowid
                 )));
             }
             checked += from_rows.len();

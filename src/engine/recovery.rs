@@ -9,7 +9,7 @@ use std::time::Instant;
 use rocksdb::WriteBatch;
 
 use super::catalog::TableDef;
-use super::{gc, Inner, Table};
+use super::{Inner, Table};
 use crate::error::{Error, Result};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
 use crate::store::{idxsnap_key, CF_CATALOG, CF_IDXSNAP, CF_META};
@@ -51,7 +51,9 @@ impl CkptHeader {
 pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     let t0 = Instant::now();
     let store = &inner.store;
-    let clean = store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
+    // A brand-new database (no counters yet) has nothing to recover.
+    let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
+    let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
     let mut b = WriteBatch::default();
     b.delete_cf(store.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
@@ -96,15 +98,8 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         "database opened"
     );
     if !clean {
-        let w = next_rowid - 1;
-        let bg = inner.clone();
-        std::thread::Builder::new()
-            .name("augur-sweep".into())
-            .spawn(move || match gc::sweep(&bg, w) {
-                Ok(n) => tracing::info!(versions = n, "crash sweep queued orphaned versions"),
-                Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
-            })
-            .map_err(|e| Error::Storage(format!("cannot start sweep thread: {e}")))?;
+        // The maintenance thread sweeps first thing (and is joined on close).
+        *inner.pending_sweep.lock() = Some(next_rowid - 1);
     }
     Ok(())
 }

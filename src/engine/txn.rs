@@ -189,12 +189,29 @@ impl Transaction {
         let mut lo = range.lo.clone();
         let mut hi = range.hi.clone();
         let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        let mut chunk = 16;
+        let mut pre = Vec::new();
         loop {
             batch.clear();
+            let mut next_fetch = 0;
             let more =
                 t.pk.read()
                     .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, SCAN_BATCH, &mut batch);
-            for (k, p) in &batch {
+            for (i, (k, p)) in batch.iter().enumerate() {
+                if i == next_fetch {
+                    // Read the next rows together (one iterator pass or one multi-get) rather
+                    // than one point read each; chunks grow so that a short scan reads little.
+                    let end = (i + chunk).min(batch.len());
+                    let mut want: Vec<u64> = batch[i..end]
+                        .iter()
+                        .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= self.snapshot)
+                        .map(|(_, p)| *p)
+                        .collect();
+                    want.sort_unstable();
+                    pre = self.db.fetch_many(t.id, &want)?;
+                    next_fetch = end;
+                    chunk = (chunk * 2).min(SCAN_BATCH);
+                }
                 // Own writes that sort before this key come first.
                 while let Some((mk, _)) = mine.peek() {
                     if before(mk, k) {
@@ -219,7 +236,7 @@ impl Transaction {
                         continue;
                     }
                 }
-                if let Some(row) = self.db.resolve(t.id, *p, self.snapshot)? {
+                if let Some(row) = self.db.resolve_with(t.id, *p, self.snapshot, &pre)? {
                     if !f(k, &row)? {
                         return Ok(());
                     }

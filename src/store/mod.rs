@@ -337,6 +337,33 @@ impl Store {
         Ok(())
     }
 
+    /// Reads the row versions of `table` with rowid in `[from, to)` through the block cache (a
+    /// range scan's rows), in rowid order, until `f` returns false.
+    pub fn scan_rows(
+        &self,
+        table: u32,
+        from: u64,
+        to: u64,
+        mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_upper_bound(row_key(table, to).to_vec());
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_ROWS), ro);
+        it.seek(row_key(table, from));
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            let (_, rowid) = decode_row_key(k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
+            if !f(rowid, v)? {
+                break;
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(())
+    }
+
     /// The highest rowid stored under any table (0 when empty).
     pub fn max_rowid(&self) -> Result<u64> {
         // Rowids are global, but keys sort by table first: look at each table's last key.
