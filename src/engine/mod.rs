@@ -51,6 +51,9 @@ use crate::types::codec::Version;
 use crate::types::{Key, Row};
 use cache::RowCache;
 
+/// The stored versions of one key as (rowid, is_tombstone, prev rowid), oldest first.
+pub type VersionHistory = Vec<(u64, bool, u64)>;
+
 /// Options for [`Database::open`].
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -354,7 +357,7 @@ impl Database {
     /// Diagnostics for crash tests: every stored version of `key` as (rowid, is_tombstone,
     /// prev), the index payload for it, and the table's checkpoint watermark.
     #[doc(hidden)]
-    pub fn debug_key(&self, table: &str, key: &Key) -> Result<(Vec<(u64, bool, u64)>, Option<u64>, u64)> {
+    pub fn debug_key(&self, table: &str, key: &Key) -> Result<(VersionHistory, Option<u64>, u64)> {
         let t = self.inner.table(table)?;
         let mut out = Vec::new();
         self.inner.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
