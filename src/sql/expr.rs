@@ -667,43 +667,13 @@ fn text_arg(v: &Value) -> Option<String> {
     }
 }
 
-/// PostgreSQL's text output of a value (`None` for NULL). Floats print as PostgreSQL 12+
-/// prints float8: shortest round-trip digits, exponent form below 1e-4 and from 1e15.
+/// PostgreSQL's text output of a value (`None` for NULL); floats as PostgreSQL 12+ prints
+/// float8 ([`format_float`]).
 pub fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::Float(f) => Some(format_float(*f)),
-        v => v.to_text(),
-    }
+    v.to_text()
 }
 
-/// float8 output as PostgreSQL prints it (`extra_float_digits` = 1, the default since 12).
-pub fn format_float(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let s = format!("{f:e}");
-    let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = e.parse().unwrap_or(0);
-    if !(-4..15).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
-}
+pub use crate::types::format_float;
 
 fn int_arg(v: &Value) -> Option<i64> {
     match v {

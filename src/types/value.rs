@@ -416,14 +416,14 @@ pub fn format_float(f: f64) -> String {
             "0".into()
         };
     }
-    let exp = f.abs().log10().floor() as i32;
+    // The decimal exponent of the shortest round-trip representation (not log10, which can
+    // round across a power of ten).
+    let s = format!("{f:e}");
+    let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = e.parse().unwrap_or(0);
     if !(-4..15).contains(&exp) {
-        // Exponent form like PostgreSQL: 1e+20, 1.5e-07
-        let s = format!("{f:e}");
-        let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let e: i32 = e.parse().unwrap_or(0);
-        let sign = if e < 0 { '-' } else { '+' };
-        return format!("{mant}e{sign}{:02}", e.abs());
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
     }
     format!("{f}")
 }
