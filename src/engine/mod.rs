@@ -543,11 +543,7 @@ impl Inner {
         }
         def.id = c.next_table_id;
         let mut b = WriteBatch::default();
-        b.put_cf(
-            self.store.cf(CF_CATALOG),
-            def.id.to_be_bytes(),
-            serde_json::to_vec(&def).expect("serializable"),
-        );
+        self.put_def(&mut b, &def);
         b.put_cf(
             self.store.cf(CF_META),
             b"next_table_id",
@@ -576,6 +572,12 @@ impl Inner {
         self.tables.write().remove(name);
         self.gc.lock().forget_table(t.id);
         Ok(true)
+    }
+
+    /// Adds to `b` the catalog entry of `def`.
+    fn put_def(&self, b: &mut WriteBatch, def: &TableDef) {
+        let json = serde_json::to_vec(def).expect("a TableDef always serializes");
+        b.put_cf(self.store.cf(CF_CATALOG), def.id.to_be_bytes(), json);
     }
 
     /// Adds to `b` the deletion of everything stored for table `id`.
@@ -649,11 +651,7 @@ impl Inner {
             entries.push((k.clone(), rowid));
             rowid += 1;
         }
-        b.put_cf(
-            self.store.cf(CF_CATALOG),
-            def.id.to_be_bytes(),
-            serde_json::to_vec(&def).expect("serializable"),
-        );
+        self.put_def(&mut b, &def);
         b.put_cf(
             self.store.cf(CF_META),
             b"next_table_id",
@@ -730,11 +728,7 @@ impl Inner {
         }
         def.indexes.push(index.clone());
         let mut b = WriteBatch::default();
-        b.put_cf(
-            self.store.cf(CF_CATALOG),
-            def.id.to_be_bytes(),
-            serde_json::to_vec(&def).expect("serializable"),
-        );
+        self.put_def(&mut b, &def);
         self.store.write_sync(b)?;
         t.secondary
             .write()
@@ -752,11 +746,7 @@ impl Inner {
             if let Some(pos) = def.indexes.iter().position(|i| i.name == name) {
                 def.indexes.remove(pos);
                 let mut b = WriteBatch::default();
-                b.put_cf(
-                    self.store.cf(CF_CATALOG),
-                    def.id.to_be_bytes(),
-                    serde_json::to_vec(&def).expect("serializable"),
-                );
+                self.put_def(&mut b, &def);
                 self.store.write_sync(b)?;
                 t.secondary.write().remove(pos);
                 t.set_def(def);
