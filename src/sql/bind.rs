@@ -1957,6 +1957,30 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
     }
 }
 
+/// The first lower and first upper bound the conjuncts put on column `col`, each as
+/// (value, inclusive); used for primary-key and secondary-index range scans alike.
+type RangeBound = Option<(Expr, bool)>;
+fn range_bounds(conj: &[Expr], col: usize) -> (RangeBound, RangeBound) {
+    let (mut lo, mut hi) = (None, None);
+    for c in conj {
+        let bs: Vec<(CmpOp, Expr)> = match c {
+            Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
+                .into_iter()
+                .flatten()
+                .collect(),
+            c => bound_of(c, col).into_iter().collect(),
+        };
+        for (op, v) in bs {
+            match op {
+                CmpOp::Gt | CmpOp::Ge if lo.is_none() => lo = Some((v, op == CmpOp::Ge)),
+                CmpOp::Lt | CmpOp::Le if hi.is_none() => hi = Some((v, op == CmpOp::Le)),
+                _ => {}
+            }
+        }
+    }
+    (lo, hi)
+}
+
 fn bound_of(e: &Expr, col: usize) -> Option<(CmpOp, Expr)> {
     if let Expr::Cmp(op, a, b) = e {
         match (a.as_ref(), b.as_ref()) {
@@ -2017,23 +2041,7 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
                     s.access = Access::In(l);
                 }
             } else {
-                let (mut lo, mut hi) = (None, None);
-                for c in &conj {
-                    let bs: Vec<(CmpOp, Expr)> = match c {
-                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
-                            .into_iter()
-                            .flatten()
-                            .collect(),
-                        c => bound_of(c, col).into_iter().collect(),
-                    };
-                    for (op, v) in bs {
-                        match op {
-                            CmpOp::Gt | CmpOp::Ge if lo.is_none() => lo = Some((v, op == CmpOp::Ge)),
-                            CmpOp::Lt | CmpOp::Le if hi.is_none() => hi = Some((v, op == CmpOp::Le)),
-                            _ => {}
-                        }
-                    }
-                }
+                let (lo, hi) = range_bounds(&conj, col);
                 if lo.is_some() || hi.is_some() {
                     s.access = Access::Range { lo, hi };
                 }
@@ -2078,23 +2086,7 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             }
             if idx.columns.len() == 1 {
                 let col = idx.columns[0];
-                let (mut lo, mut hi) = (None, None);
-                for c in &conj {
-                    let bs: Vec<(CmpOp, Expr)> = match c {
-                        Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
-                            .into_iter()
-                            .flatten()
-                            .collect(),
-                        c => bound_of(c, col).into_iter().collect(),
-                    };
-                    for (op, v) in bs {
-                        match op {
-                            CmpOp::Gt | CmpOp::Ge if lo.is_none() => lo = Some((v, op == CmpOp::Ge)),
-                            CmpOp::Lt | CmpOp::Le if hi.is_none() => hi = Some((v, op == CmpOp::Le)),
-                            _ => {}
-                        }
-                    }
-                }
+                let (lo, hi) = range_bounds(&conj, col);
                 if lo.is_some() || hi.is_some() {
                     s.access = Access::Index {
                         index: ix,

@@ -127,6 +127,27 @@ fn bound_value(v: Value, dt: DataType, lo: bool, inclusive: bool) -> Result<Opti
     })
 }
 
+/// Evaluates an optional range bound over a column of type `dt` into a `Bound` of `mk(value)`;
+/// `None` when the bound makes the range empty.
+fn eval_bound<T>(
+    b: &Option<(Expr, bool)>,
+    dt: DataType,
+    lower: bool,
+    cx: &Ctx,
+    mk: impl Fn(Value) -> T,
+) -> Result<Option<Bound<T>>> {
+    let Some((e, inc)) = b else {
+        return Ok(Some(Bound::Unbounded));
+    };
+    Ok(bound_value(eval_const(e, cx)?, dt, lower, *inc)?.map(|(v, inc)| {
+        if inc {
+            Bound::Included(mk(v))
+        } else {
+            Bound::Excluded(mk(v))
+        }
+    }))
+}
+
 fn eval_const(e: &Expr, cx: &Ctx) -> Result<Value> {
     e.eval(&[], cx)
 }
@@ -220,33 +241,14 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                     (_, v) => Key::Bytes(encode_key_values(&[v])),
                 }
             };
-            let mut range = KeyRange::all();
-            if let Some((e, inc)) = lo {
-                match bound_value(eval_const(e, cx)?, dt, true, *inc)? {
-                    None => return Ok(()),
-                    Some((v, inc)) => {
-                        let k = mk(v);
-                        range.lo = if inc {
-                            Bound::Included(k)
-                        } else {
-                            Bound::Excluded(k)
-                        };
-                    }
-                }
-            }
-            if let Some((e, inc)) = hi {
-                match bound_value(eval_const(e, cx)?, dt, false, *inc)? {
-                    None => return Ok(()),
-                    Some((v, inc)) => {
-                        let k = mk(v);
-                        range.hi = if inc {
-                            Bound::Included(k)
-                        } else {
-                            Bound::Excluded(k)
-                        };
-                    }
-                }
-            }
+            // An empty lower bound ends the scan before the upper one is evaluated.
+            let Some(l) = eval_bound(lo, dt, true, cx, mk)? else {
+                return Ok(());
+            };
+            let Some(h) = eval_bound(hi, dt, false, cx, mk)? else {
+                return Ok(());
+            };
+            let range = KeyRange { lo: l, hi: h };
             if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) =
                 (&range.lo, &range.hi)
             {
@@ -287,34 +289,14 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                 (Bound::Included(b.clone()), Bound::Included(b))
             } else {
                 let dt = def.columns[idx.columns[0]].ty;
-                let mut out = (Bound::Unbounded, Bound::Unbounded);
-                if let Some((e, inc)) = lo {
-                    match bound_value(eval_const(e, cx)?, dt, true, *inc)? {
-                        None => return Ok(()),
-                        Some((v, inc)) => {
-                            let b = encode_key_values(&[v]);
-                            out.0 = if inc {
-                                Bound::Included(b)
-                            } else {
-                                Bound::Excluded(b)
-                            };
-                        }
-                    }
-                }
-                if let Some((e, inc)) = hi {
-                    match bound_value(eval_const(e, cx)?, dt, false, *inc)? {
-                        None => return Ok(()),
-                        Some((v, inc)) => {
-                            let b = encode_key_values(&[v]);
-                            out.1 = if inc {
-                                Bound::Included(b)
-                            } else {
-                                Bound::Excluded(b)
-                            };
-                        }
-                    }
-                }
-                out
+                let enc = |v: Value| encode_key_values(&[v]);
+                let Some(l) = eval_bound(lo, dt, true, cx, enc)? else {
+                    return Ok(());
+                };
+                let Some(h) = eval_bound(hi, dt, false, cx, enc)? else {
+                    return Ok(());
+                };
+                (l, h)
             };
             let rows = tx.index_scan_in(&s.table, *index, bytes_bound(&lo_b), bytes_bound(&hi_b))?;
             for (k, r) in rows {
