@@ -30,6 +30,8 @@ impl SqlState {
     pub const DATETIME_FIELD_OVERFLOW: SqlState = SqlState("22008");
     pub const CARDINALITY_VIOLATION: SqlState = SqlState("21000");
     pub const SERIALIZATION_FAILURE: SqlState = SqlState("40001");
+    pub const DEADLOCK_DETECTED: SqlState = SqlState("40P01");
+    pub const LOCK_NOT_AVAILABLE: SqlState = SqlState("55P03");
     pub const FEATURE_NOT_SUPPORTED: SqlState = SqlState("0A000");
     pub const ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25001");
     pub const NO_ACTIVE_SQL_TRANSACTION: SqlState = SqlState("25P01");
@@ -94,6 +96,12 @@ impl Error {
 
     pub fn is_serialization_failure(&self) -> bool {
         self.sqlstate() == SqlState::SERIALIZATION_FAILURE
+    }
+
+    /// Serialization failures and deadlocks: running the transaction again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        let s = self.sqlstate();
+        s == SqlState::SERIALIZATION_FAILURE || s == SqlState::DEADLOCK_DETECTED
     }
 
     pub fn syntax(msg: impl Into<String>) -> Self {

@@ -15,7 +15,9 @@ pub mod sql;
 pub mod store;
 pub mod types;
 
-pub use engine::{ColumnDef, Database, IndexDef, KeyRange, Options, Stats, Table, TableDef, Transaction};
+pub use engine::{
+    ColumnDef, Database, IndexDef, Isolation, KeyRange, Locked, Options, Stats, Table, TableDef, Transaction,
+};
 pub use error::{Error, Result, SqlState};
 pub use sql::{Session, StatementResult, TxStatus};
 pub use types::{DataType, Key, Row, Value};

@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::time::Duration;
 
-use augur::{ColumnDef, DataType, Database, IndexDef, Key, KeyRange, Options, SqlState, TableDef, Value};
+use augur::{
+    ColumnDef, DataType, Database, IndexDef, Isolation, Key, KeyRange, Locked, Options, SqlState, TableDef,
+    Value,
+};
 use proptest::prelude::*;
 
 fn opts() -> Options {
@@ -104,7 +107,7 @@ fn rollback_leaves_no_trace() {
 }
 
 #[test]
-fn first_committer_wins_and_snapshots_are_stable() {
+fn writers_of_one_row_wait_and_snapshots_are_stable() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), opts()).unwrap();
     kv_table(&db, "t");
@@ -114,25 +117,109 @@ fn first_committer_wins_and_snapshots_are_stable() {
     let reader = db.begin();
     a.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(11)])
         .unwrap();
-    b.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(12)])
-        .unwrap();
+    // b waits for a's row lock; a bounded wait fails with 55P03 and leaves b usable.
+    b.set_lock_timeout(Some(Duration::from_millis(30)));
+    let e = b
+        .update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(12)])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::LOCK_NOT_AVAILABLE);
+    // Unbounded: b blocks until a commits, then (snapshot isolation) fails with 40001 because
+    // the row changed after b's snapshot: first updater wins.
+    b.set_lock_timeout(None);
+    let waiter = std::thread::spawn(move || {
+        let r = b.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(12)]);
+        (r.map_err(|e| e.sqlstate()), b)
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!waiter.is_finished(), "b must wait for a's lock");
     a.commit().unwrap();
-    let e = b.commit().unwrap_err();
-    assert_eq!(e.sqlstate(), SqlState::SERIALIZATION_FAILURE);
+    let (r, b) = waiter.join().unwrap();
+    assert_eq!(r, Err(SqlState::SERIALIZATION_FAILURE));
+    drop(b);
     assert_eq!(val(&db, "t", 1), Some(11));
+    // Under read committed the waiter goes on with the newest version instead.
+    let mut c = db.begin();
+    let mut d = db.begin();
+    d.set_isolation(Isolation::ReadCommitted);
+    c.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(20)])
+        .unwrap();
+    let t = db.table("t").unwrap();
+    let waiter = std::thread::spawn(move || {
+        let r = d.lock_row(&t, &Key::Int(1)).unwrap();
+        (r, d)
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    c.commit().unwrap();
+    let (r, mut d) = waiter.join().unwrap();
+    match r {
+        Locked::Changed(Some(row)) => assert_eq!(row[1], Value::Int(20)),
+        other => panic!("expected the newest version, got {other:?}"),
+    }
+    d.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(21)])
+        .unwrap();
+    d.commit().unwrap();
+    assert_eq!(val(&db, "t", 1), Some(21));
     // The old snapshot still sees the old value, even after garbage collection runs.
     db.collect_garbage().unwrap();
     assert_eq!(reader.get("t", &Key::Int(1)).unwrap().unwrap()[1], Value::Int(10));
-    // Concurrent inserts of the same key: one wins.
+    // Concurrent inserts of the same key: the second waits, then sees a duplicate.
     let mut c = db.begin();
     let mut d = db.begin();
     c.insert("t", vec![Value::Int(5), Value::Int(1)]).unwrap();
-    d.insert("t", vec![Value::Int(5), Value::Int(2)]).unwrap();
+    let waiter = std::thread::spawn(move || {
+        d.insert("t", vec![Value::Int(5), Value::Int(2)])
+            .map_err(|e| e.sqlstate())
+    });
+    std::thread::sleep(Duration::from_millis(50));
     c.commit().unwrap();
-    assert!(d.commit().unwrap_err().is_serialization_failure());
+    assert_eq!(waiter.join().unwrap(), Err(SqlState::UNIQUE_VIOLATION));
+    // If the first inserter rolls back, the second goes on.
+    let mut c = db.begin();
+    let mut d = db.begin();
+    c.insert("t", vec![Value::Int(6), Value::Int(1)]).unwrap();
+    let waiter = std::thread::spawn(move || {
+        d.insert("t", vec![Value::Int(6), Value::Int(2)]).unwrap();
+        d.commit()
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    c.rollback();
+    waiter.join().unwrap().unwrap();
+    assert_eq!(val(&db, "t", 6), Some(2));
     // A reader does not see a commit that happened after it began.
     assert!(reader.get("t", &Key::Int(5)).unwrap().is_none());
     drop(reader);
+    assert_eq!(db.stats().row_locks_held, 0, "every lock released");
+}
+
+#[test]
+fn crossed_updates_deadlock_one_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.insert("t", vec![Value::Int(1), Value::Int(0)]).unwrap();
+    db.insert("t", vec![Value::Int(2), Value::Int(0)]).unwrap();
+    let mut a = db.begin();
+    let mut b = db.begin();
+    a.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(1)])
+        .unwrap();
+    b.update("t", &Key::Int(2), vec![Value::Int(2), Value::Int(2)])
+        .unwrap();
+    let waiter = std::thread::spawn(move || {
+        let r = a.update("t", &Key::Int(2), vec![Value::Int(2), Value::Int(1)]);
+        r.and_then(|_| a.commit())
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    let e = b
+        .update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(2)])
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::DEADLOCK_DETECTED);
+    assert!(e.is_retryable());
+    b.rollback();
+    waiter.join().unwrap().unwrap();
+    assert_eq!(val(&db, "t", 1), Some(1));
+    assert_eq!(val(&db, "t", 2), Some(1));
+    assert!(db.stats().deadlocks >= 1);
+    assert_eq!(db.stats().row_locks_held, 0);
 }
 
 #[test]
@@ -179,7 +266,7 @@ fn bank_transfers_keep_the_total_under_concurrency() {
                 });
                 match r {
                     Ok(()) => done += 1,
-                    Err(e) if e.is_serialization_failure() => {}
+                    Err(e) if e.is_retryable() => {}
                     Err(e) => panic!("{e}"),
                 }
             }
@@ -596,12 +683,41 @@ struct ModelTx {
     snap: BTreeMap<i64, i64>,
     snap_version: u64,
     writes: BTreeMap<i64, Option<i64>>,
+    /// Keys whose row lock this transaction holds.
+    locked: std::collections::BTreeSet<i64>,
+}
+
+/// What the model expects of a write to `k` by transaction `i`: it takes the row lock (55P03 at
+/// once if another open transaction holds it: the test runs them on one thread with a zero lock
+/// timeout), then fails with 40001 if `k` was committed after `i`'s snapshot.
+fn model_lock(
+    open: &mut [(augur::Transaction, ModelTx)],
+    i: usize,
+    k: i64,
+    last_write: &BTreeMap<i64, u64>,
+) -> Result<(), SqlState> {
+    if open
+        .iter()
+        .enumerate()
+        .any(|(j, (_, m))| j != i && m.locked.contains(&k))
+    {
+        return Err(SqlState::LOCK_NOT_AVAILABLE);
+    }
+    let m = &mut open[i].1;
+    if !m.locked.insert(k) {
+        return Ok(());
+    }
+    if last_write.get(&k).is_some_and(|&v| v > m.snap_version) {
+        return Err(SqlState::SERIALIZATION_FAILURE);
+    }
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
 
-    /// Interleaved transactions against a model of snapshot isolation with first-committer-wins.
+    /// Interleaved transactions against a model of snapshot isolation with row locks (first
+    /// updater wins; a locked row refuses other writers at once with a zero lock timeout).
     #[test]
     fn interleaved_transactions_match_the_model(ops in proptest::collection::vec(op(), 1..80)) {
         let dir = tempfile::tempdir().unwrap();
@@ -614,19 +730,30 @@ proptest! {
         for op in ops {
             match op {
                 Op::Begin if open.len() < 4 => {
-                    open.push((db.begin(), ModelTx { snap: committed.clone(), snap_version: version, writes: BTreeMap::new() }));
+                    let mut tx = db.begin();
+                    tx.set_lock_timeout(Some(Duration::ZERO));
+                    open.push((tx, ModelTx { snap: committed.clone(), snap_version: version, writes: BTreeMap::new(), locked: Default::default() }));
                 }
                 Op::Put(i, k, v) if i < open.len() => {
+                    let want = model_lock(&mut open, i, k, &last_write);
                     let (tx, m) = &mut open[i];
-                    tx.upsert("t", vec![Value::Int(k), Value::Int(v)]).unwrap();
-                    m.writes.insert(k, Some(v));
+                    let got = tx.upsert("t", vec![Value::Int(k), Value::Int(v)]).map(|_| ()).map_err(|e| e.sqlstate());
+                    prop_assert_eq!(got, want);
+                    if want.is_ok() {
+                        m.writes.insert(k, Some(v));
+                    }
                 }
                 Op::Del(i, k) if i < open.len() => {
+                    let model_has = {
+                        let m = &open[i].1;
+                        match m.writes.get(&k) { Some(w) => w.is_some(), None => m.snap.contains_key(&k) }
+                    };
+                    // A row this transaction does not see is not locked.
+                    let want = if model_has { model_lock(&mut open, i, k, &last_write).map(|_| true) } else { Ok(false) };
                     let (tx, m) = &mut open[i];
-                    let existed = tx.delete("t", &Key::Int(k)).unwrap();
-                    let model_has = match m.writes.get(&k) { Some(w) => w.is_some(), None => m.snap.contains_key(&k) };
-                    prop_assert_eq!(existed, model_has);
-                    if existed { m.writes.insert(k, None); }
+                    let got = tx.delete("t", &Key::Int(k)).map_err(|e| e.sqlstate());
+                    prop_assert_eq!(got, want);
+                    if want == Ok(true) { m.writes.insert(k, None); }
                 }
                 Op::Get(i, k) if i < open.len() => {
                     let (tx, m) = &open[i];
@@ -644,19 +771,14 @@ proptest! {
                     prop_assert_eq!(got, want.into_iter().collect::<Vec<_>>());
                 }
                 Op::Commit(i) if i < open.len() => {
+                    // With row locks every conflict was refused at write time: commits succeed.
                     let (tx, m) = open.remove(i);
-                    let conflict = m.writes.keys().any(|k| last_write.get(k).is_some_and(|&v| v > m.snap_version));
-                    let r = tx.commit();
-                    if conflict {
-                        prop_assert!(r.unwrap_err().is_serialization_failure());
-                    } else {
-                        r.unwrap();
-                        if !m.writes.is_empty() {
-                            version += 1;
-                            for (k, w) in m.writes {
-                                last_write.insert(k, version);
-                                match w { Some(v) => { committed.insert(k, v); } None => { committed.remove(&k); } }
-                            }
+                    tx.commit().unwrap();
+                    if !m.writes.is_empty() {
+                        version += 1;
+                        for (k, w) in m.writes {
+                            last_write.insert(k, version);
+                            match w { Some(v) => { committed.insert(k, v); } None => { committed.remove(&k); } }
                         }
                     }
                 }

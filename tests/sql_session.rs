@@ -270,3 +270,109 @@ fn explain_names_the_access_path() {
     assert!(plan("EXPLAIN SELECT n FROM f WHERE s = 'a'").contains("ordered index (fallback) point lookup"));
     assert!(plan("EXPLAIN SELECT id FROM k WHERE s = 'a'").contains("full scan"));
 }
+
+/// Two sessions writing one row, as pgbench's TPC-B does with its branch row: under READ
+/// COMMITTED (the default) the second UPDATE waits for the first transaction, then applies to
+/// the row's newest version (re-checking WHERE); under REPEATABLE READ it fails with 40001.
+#[test]
+fn concurrent_writers_wait_for_row_locks() {
+    let (_d, db) = open();
+    let mut a = Session::new(db.clone());
+    a.execute("CREATE TABLE t (id int PRIMARY KEY, v int)", &[])
+        .unwrap();
+    a.execute("INSERT INTO t VALUES (1, 5), (2, 0)", &[]).unwrap();
+    let run_b = |sql: &'static str, db: &Database| {
+        let mut b = Session::new(db.clone());
+        std::thread::spawn(move || {
+            let r = b.execute(sql, &[]).map(|mut v| v.pop().unwrap().count());
+            (r.map_err(|e| e.sqlstate().code().to_string()), b)
+        })
+    };
+    let wait = || std::thread::sleep(std::time::Duration::from_millis(60));
+
+    // READ COMMITTED: B's increment waits for A's, then adds to A's result.
+    a.execute("BEGIN", &[]).unwrap();
+    a.execute("UPDATE t SET v = v + 1 WHERE id = 1", &[]).unwrap();
+    let b = run_b("UPDATE t SET v = v + 10 WHERE id = 1", &db);
+    wait();
+    assert!(!b.is_finished(), "B must wait for A's row lock");
+    a.execute("COMMIT", &[]).unwrap();
+    assert_eq!(b.join().unwrap().0, Ok(1));
+    assert_eq!(
+        rows(&mut a, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(16)]]
+    );
+
+    // The re-check: once A commits, the row no longer satisfies B's WHERE; B updates nothing.
+    a.execute("BEGIN", &[]).unwrap();
+    a.execute("UPDATE t SET v = 100 WHERE id = 1", &[]).unwrap();
+    let b = run_b("UPDATE t SET v = -1 WHERE id = 1 AND v = 16", &db);
+    wait();
+    a.execute("COMMIT", &[]).unwrap();
+    assert_eq!(b.join().unwrap().0, Ok(0));
+    // A delete that waits for a deleter deletes nothing.
+    a.execute("BEGIN", &[]).unwrap();
+    a.execute("DELETE FROM t WHERE id = 2", &[]).unwrap();
+    let b = run_b("DELETE FROM t WHERE id = 2", &db);
+    wait();
+    a.execute("COMMIT", &[]).unwrap();
+    assert_eq!(b.join().unwrap().0, Ok(0));
+    assert_eq!(
+        rows(&mut a, "SELECT id, v FROM t"),
+        vec![vec![Value::Int(1), Value::Int(100)]]
+    );
+
+    // Each statement of a READ COMMITTED block sees what committed before it.
+    let mut c = Session::new(db.clone());
+    c.execute("BEGIN", &[]).unwrap();
+    assert_eq!(
+        rows(&mut c, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(100)]]
+    );
+    a.execute("UPDATE t SET v = 101 WHERE id = 1", &[]).unwrap();
+    assert_eq!(
+        rows(&mut c, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(101)]]
+    );
+    c.execute("COMMIT", &[]).unwrap();
+
+    // REPEATABLE READ: one snapshot per block; the waiter fails with 40001 after A commits.
+    c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ", &[]).unwrap();
+    assert_eq!(
+        rows(&mut c, "SHOW transaction_isolation"),
+        vec![vec![Value::Text("repeatable read".into())]]
+    );
+    assert_eq!(
+        rows(&mut c, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(101)]]
+    );
+    a.execute("BEGIN", &[]).unwrap();
+    a.execute("UPDATE t SET v = 200 WHERE id = 1", &[]).unwrap();
+    assert_eq!(
+        rows(&mut c, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(101)]]
+    );
+    let c2 = std::thread::spawn(move || {
+        let r = code(c.execute("UPDATE t SET v = v + 1 WHERE id = 1", &[]));
+        (r, c)
+    });
+    wait();
+    a.execute("COMMIT", &[]).unwrap();
+    let (r, mut c) = c2.join().unwrap();
+    assert_eq!(r, "40001");
+    assert_eq!(c.status(), TxStatus::Failed);
+    c.execute("ROLLBACK", &[]).unwrap();
+
+    // lock_timeout bounds the wait (55P03); the holder is unaffected.
+    a.execute("BEGIN", &[]).unwrap();
+    a.execute("UPDATE t SET v = 300 WHERE id = 1", &[]).unwrap();
+    c.execute("SET lock_timeout = '50ms'", &[]).unwrap();
+    assert_eq!(code(c.execute("UPDATE t SET v = 0 WHERE id = 1", &[])), "55P03");
+    assert_eq!(code(c.execute("SET lock_timeout = 'soon'", &[])), "22023");
+    a.execute("COMMIT", &[]).unwrap();
+    assert_eq!(
+        rows(&mut c, "SELECT v FROM t WHERE id = 1"),
+        vec![vec![Value::Int(300)]]
+    );
+    assert_eq!(db.stats().row_locks_held, 0);
+}

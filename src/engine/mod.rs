@@ -25,8 +25,8 @@ mod bulk;
 mod cache;
 pub mod catalog;
 mod gc;
+mod locks;
 mod recovery;
-mod sql_support;
 pub mod table;
 mod txn;
 
@@ -42,7 +42,7 @@ use rocksdb::WriteBatch;
 
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use table::Table;
-pub use txn::{KeyRange, Transaction};
+pub use txn::{Isolation, KeyRange, Locked, Transaction};
 
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
@@ -87,7 +87,14 @@ impl Default for Options {
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Stats {
     pub commits: u64,
+    /// Commits or writes refused with 40001.
     pub conflicts: u64,
+    /// Writes that waited for another transaction's row lock.
+    pub lock_waits: u64,
+    /// Lock waits refused with 40P01.
+    pub deadlocks: u64,
+    /// Row locks held by open transactions now.
+    pub row_locks_held: u64,
     pub versions_collected: u64,
     pub checkpoints: u64,
     pub cache_hits: u64,
@@ -126,6 +133,9 @@ pub(crate) struct Inner {
     shutdown: AtomicBool,
     closed: AtomicBool,
     stats: Mutex<Stats>,
+    /// Row write locks of open transactions.
+    pub(crate) locks: locks::LockTable,
+    next_txn: AtomicU64,
 }
 
 /// A database handle. Cheap to clone; all clones share one engine. The database closes (final
@@ -189,6 +199,8 @@ impl Database {
             shutdown: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             stats: Mutex::new(Stats::default()),
+            locks: locks::LockTable::default(),
+            next_txn: AtomicU64::new(1),
         });
         recovery::recover(&inner)?;
         let bg_inner = inner.clone();
@@ -229,7 +241,8 @@ impl Database {
         &self.inner.opts
     }
 
-    /// Starts a transaction at the current snapshot.
+    /// Starts a transaction at the current snapshot ([`Isolation::Snapshot`]; see
+    /// [`Transaction::set_isolation`]).
     pub fn begin(&self) -> Transaction {
         Transaction::new(self.inner.clone())
     }
@@ -242,7 +255,8 @@ impl Database {
         Ok(out)
     }
 
-    /// Like [`Database::transaction`], retrying up to `attempts` times on serialization failures.
+    /// Like [`Database::transaction`], retrying up to `attempts` times on serialization failures
+    /// (40001) and deadlocks (40P01).
     pub fn transaction_retry<T>(
         &self,
         attempts: usize,
@@ -253,7 +267,7 @@ impl Database {
             let mut tx = self.begin();
             match f(&mut tx).and_then(|v| tx.commit().map(|_| v)) {
                 Ok(v) => return Ok(v),
-                Err(e) if e.is_serialization_failure() => last = Some(e),
+                Err(e) if e.is_retryable() => last = Some(e),
                 Err(e) => return Err(e),
             }
         }
@@ -331,6 +345,7 @@ impl Database {
         s.cache_hits = h;
         s.cache_misses = m;
         s.row_cache_bytes = self.inner.cache.weight();
+        s.row_locks_held = self.inner.locks.held() as u64;
         s
     }
 
@@ -391,6 +406,10 @@ impl Database {
 }
 
 impl Inner {
+    pub(crate) fn new_txn_id(&self) -> u64 {
+        self.next_txn.fetch_add(1, Ordering::Relaxed)
+    }
+
     pub(crate) fn table(&self, name: &str) -> Result<Arc<Table>> {
         self.tables
             .read()

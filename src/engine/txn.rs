@@ -1,10 +1,20 @@
-//! Transactions: snapshot reads with read-your-writes, buffered writes, first-committer-wins
+//! Transactions: snapshot reads with read-your-writes, buffered writes under row write locks,
 //! validation, and the commit protocol (one WriteBatch, group fsync, then publish).
+//!
+//! Every write of a key first takes that key's row lock ([`super::locks`]), held until commit or
+//! rollback, so a second writer of the same row waits for the first instead of failing. When it
+//! gets the lock, the row may have been changed by a transaction that committed after its
+//! snapshot: under [`Isolation::Snapshot`] that is a serialization failure (40001, as
+//! PostgreSQL's REPEATABLE READ); under [`Isolation::ReadCommitted`] the writer gets the newest
+//! version ([`Locked::Changed`]) and the SQL layer re-evaluates its statement on it (as
+//! PostgreSQL's READ COMMITTED does).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
 
@@ -54,13 +64,43 @@ impl KeyRange {
     }
 }
 
-/// A transaction with snapshot isolation. Reads see the database as of `begin` plus this
-/// transaction's own writes; writes are buffered until [`Transaction::commit`]. Dropping an
-/// uncommitted transaction rolls it back.
+/// Isolation level of a [`Transaction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Snapshot isolation (PostgreSQL's REPEATABLE READ): every read sees the database as of the
+    /// transaction's start; writing a row that another transaction changed since then fails
+    /// with 40001. The default of [`crate::Database::begin`].
+    #[default]
+    Snapshot,
+    /// PostgreSQL's READ COMMITTED: [`Transaction::begin_statement`] takes a new snapshot for
+    /// each statement, and a write to a row changed since the statement began waits for the
+    /// other writer, then goes on with the newest version. The SQL layer's default.
+    ReadCommitted,
+}
+
+/// What [`Transaction::lock_row`] found once it held the lock.
+#[derive(Clone, Debug)]
+pub enum Locked {
+    /// The newest committed version is the one this transaction's snapshot sees.
+    Unchanged,
+    /// (Read committed only.) A transaction that committed after this snapshot changed the
+    /// row: its newest version (`None`: deleted).
+    Changed(Option<Arc<Row>>),
+}
+
+/// A transaction. Reads see a snapshot of the database (one per transaction or per statement,
+/// see [`Isolation`]) plus this transaction's own writes; writes take row locks and are buffered
+/// until [`Transaction::commit`]. Dropping an uncommitted transaction rolls it back.
 pub struct Transaction {
     db: Arc<Inner>,
+    id: u64,
     snapshot: u64,
+    isolation: Isolation,
     writes: HashMap<u32, TableWrites>,
+    /// Row locks held: table id → key → the key's index payload when the lock was taken.
+    /// A RefCell so that a statement can lock rows while it reads through `&Transaction`.
+    locks: RefCell<HashMap<u32, HashMap<Key, u64>>>,
+    lock_timeout: Option<Duration>,
     finished: bool,
     /// Per-transaction override of `Options::sync_commits`.
     sync: Option<bool>,
@@ -68,9 +108,7 @@ pub struct Transaction {
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        if !self.finished {
-            self.db.end_snapshot(self.snapshot);
-        }
+        self.finish();
     }
 }
 
@@ -86,12 +124,110 @@ impl Transaction {
     pub(crate) fn new(db: Arc<Inner>) -> Transaction {
         let snapshot = db.begin_snapshot();
         Transaction {
+            id: db.new_txn_id(),
             db,
             snapshot,
+            isolation: Isolation::Snapshot,
             writes: HashMap::new(),
+            locks: RefCell::new(HashMap::new()),
+            lock_timeout: None,
             finished: false,
             sync: None,
         }
+    }
+
+    /// This transaction's identifier (unique while the database is open).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Sets the isolation level; call before the first statement.
+    pub fn set_isolation(&mut self, iso: Isolation) {
+        self.isolation = iso;
+    }
+
+    /// How long a write waits for another transaction's row lock before failing with 55P03
+    /// (`None`: no limit, the default, as PostgreSQL's `lock_timeout = 0`).
+    pub fn set_lock_timeout(&mut self, t: Option<Duration>) {
+        self.lock_timeout = t;
+    }
+
+    /// Marks the start of a statement: under read committed, later reads see everything
+    /// committed until now (plus this transaction's writes). A no-op under snapshot isolation.
+    pub fn begin_statement(&mut self) {
+        if self.isolation == Isolation::ReadCommitted && !self.finished {
+            let s = self.db.begin_snapshot();
+            self.db.end_snapshot(self.snapshot);
+            self.snapshot = s;
+        }
+    }
+
+    /// Takes the write lock on `key` of `t` (waiting while another transaction holds it, up to
+    /// the lock timeout; 40P01 on a deadlock) and reports whether the row changed after this
+    /// transaction's snapshot. Under snapshot isolation a change is a serialization failure.
+    /// Held until commit or rollback; taking a lock this transaction holds returns at once.
+    pub fn lock_row(&self, t: &Table, key: &Key) -> Result<Locked> {
+        self.check_active()?;
+        let Some(latest) = self.acquire(t, key)? else {
+            return Ok(Locked::Unchanged);
+        };
+        if latest & !TOMBSTONE <= self.snapshot {
+            return Ok(Locked::Unchanged);
+        }
+        match self.isolation {
+            Isolation::Snapshot => {
+                self.db.stats.lock().conflicts += 1;
+                Err(Error::serialization())
+            }
+            Isolation::ReadCommitted => Ok(Locked::Changed(self.db.resolve(t.id, latest, u64::MAX)?)),
+        }
+    }
+
+    /// Takes the row lock; returns the key's newest index payload, or None if this
+    /// transaction already held the lock.
+    fn acquire(&self, t: &Table, key: &Key) -> Result<Option<u64>> {
+        if self
+            .locks
+            .borrow()
+            .get(&t.id)
+            .is_some_and(|m| m.contains_key(key))
+        {
+            return Ok(None);
+        }
+        let deadline = self.lock_timeout.map(|d| Instant::now() + d);
+        match self.db.locks.acquire(self.id, t.id, key, deadline) {
+            Ok(true) => self.db.stats.lock().lock_waits += 1,
+            Ok(false) => {}
+            Err(e) => {
+                if e.sqlstate() == SqlState::DEADLOCK_DETECTED {
+                    self.db.stats.lock().deadlocks += 1;
+                }
+                return Err(e);
+            }
+        }
+        let latest = t.pk.read().get(key).unwrap_or(0);
+        self.locks
+            .borrow_mut()
+            .entry(t.id)
+            .or_default()
+            .insert(key.clone(), latest);
+        Ok(Some(latest))
+    }
+
+    /// Whether the newest committed version of `key` is a live row (call holding its lock).
+    fn committed_live(&self, t: &Table, key: &Key) -> bool {
+        let p = self
+            .locks
+            .borrow()
+            .get(&t.id)
+            .and_then(|m| m.get(key))
+            .copied()
+            .unwrap_or(0);
+        p != 0 && p & TOMBSTONE == 0
     }
 
     /// The snapshot (a rowid watermark) this transaction reads at.
@@ -380,35 +516,23 @@ impl Transaction {
         if !def.indexes.is_empty() {
             self.check_unique(t, &key, &row)?;
         }
-        // One traversal of the transaction's write set: a pending put is a duplicate, a pending
-        // delete frees the key, otherwise the committed state decides.
-        let snapshot = self.snapshot;
-        let db = self.db.clone();
-        let ops = &mut self
-            .writes
-            .entry(t.id)
-            .or_insert_with(|| TableWrites {
-                table: t.clone(),
-                ops: BTreeMap::new(),
-            })
-            .ops;
-        match ops.entry(key.clone()) {
-            std::collections::btree_map::Entry::Occupied(mut e) => {
-                if matches!(e.get(), Pending::Put(_)) {
+        // A pending put is a duplicate and a pending delete frees the key; otherwise, holding
+        // the key's lock, the newest committed version decides (a row committed after this
+        // snapshot is a duplicate too, as in PostgreSQL).
+        match self.pending(t, &key) {
+            Some(Pending::Put(_)) => return Err(Self::duplicate_key(t)),
+            Some(Pending::Delete) => {}
+            None if def.has_primary_key() => {
+                // Unique checks are not snapshot-bound: a row another transaction committed
+                // after this snapshot is a duplicate (23505), as in PostgreSQL.
+                self.acquire(t, &key)?;
+                if self.committed_live(t, &key) {
                     return Err(Self::duplicate_key(t));
                 }
-                e.insert(Pending::Put(Arc::new(row)));
             }
-            std::collections::btree_map::Entry::Vacant(e) => {
-                let payload = t.pk.read().get(&key);
-                if let Some(p) = payload {
-                    if db.resolve(t.id, p, snapshot)?.is_some() {
-                        return Err(Self::duplicate_key(t));
-                    }
-                }
-                e.insert(Pending::Put(Arc::new(row)));
-            }
+            None => {} // a fresh hidden row identity
         }
+        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
         Ok(key)
     }
 
@@ -423,15 +547,20 @@ impl Transaction {
         let row = def.check_row(row)?;
         let key = def.key_of(&row)?;
         self.check_unique(&t, &key, &row)?;
+        self.lock_row(&t, &key)?;
         self.put_pending(&t, key.clone(), Pending::Put(Arc::new(row)));
         Ok(key)
     }
 
     /// Replaces the row with key `key` by `row` (whose key may differ: then it moves, with a
-    /// uniqueness check). Returns false if no such row.
+    /// uniqueness check). Returns false if no such row (or, under read committed, if a
+    /// concurrent transaction deleted it).
     pub fn update_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
         self.check_active()?;
         if self.get_in(t, key)?.is_none() {
+            return Ok(false);
+        }
+        if let Locked::Changed(None) = self.lock_row(t, key)? {
             return Ok(false);
         }
         let def = t.def();
@@ -442,7 +571,14 @@ impl Transaction {
             key.clone()
         };
         if &new_key != key {
-            if self.get_in(t, &new_key)?.is_some() {
+            let taken = match self.pending(t, &new_key) {
+                Some(p) => matches!(p, Pending::Put(_)),
+                None => {
+                    self.acquire(t, &new_key)?;
+                    self.committed_live(t, &new_key)
+                }
+            };
+            if taken {
                 return Err(Self::duplicate_key(t));
             }
             self.put_pending(t, key.clone(), Pending::Delete);
@@ -463,6 +599,9 @@ impl Transaction {
         if self.get_in(t, key)?.is_none() {
             return Ok(false);
         }
+        if let Locked::Changed(None) = self.lock_row(t, key)? {
+            return Ok(false);
+        }
         self.put_pending(t, key.clone(), Pending::Delete);
         Ok(true)
     }
@@ -477,16 +616,24 @@ impl Transaction {
         self.finish();
     }
 
+    /// Ends the transaction: releases its snapshot and its row locks (after a commit: once the
+    /// commit is visible, so a waiter that gets a lock sees the version that held it).
     fn finish(&mut self) {
         if !self.finished {
             self.finished = true;
             self.db.end_snapshot(self.snapshot);
+            let locks = self.locks.take();
+            if !locks.is_empty() {
+                let keys = locks.iter().flat_map(|(t, m)| m.keys().map(move |k| (*t, k)));
+                self.db.locks.release(self.id, keys);
+            }
         }
     }
 
-    /// Commits: validates (first committer wins: a key written by a transaction that committed
-    /// after this one's snapshot fails the commit with 40001), writes one RocksDB batch, waits for
-    /// the WAL fsync (shared with concurrent commits), then publishes to the indexes. All or nothing.
+    /// Commits: validates (every written key still has the version seen when its lock was
+    /// taken, else 40001), writes one RocksDB batch, publishes to the indexes, waits for the WAL
+    /// fsync (shared with concurrent commits), makes the commit visible, then releases the row
+    /// locks. All or nothing.
     pub fn commit(mut self) -> Result<()> {
         self.check_active()?;
         let r = self.commit_inner();
@@ -506,16 +653,26 @@ impl Transaction {
         let mut c = db.commit.lock();
 
         // 1. Validate against everything committed so far (including commits not yet synced).
+        //    The row locks make this hold by construction; it guards against writers that do
+        //    not take row locks (bulk loads, DDL). Keys without a lock (fresh hidden row
+        //    identities) must not have changed since the snapshot.
         let mut prevs: Vec<Vec<u64>> = Vec::with_capacity(writes.len());
+        let locks = self.locks.borrow();
         for w in writes.values() {
             if w.table.is_dropped() {
                 return Err(Error::undefined_table(&w.table.name()));
             }
             let pk = w.table.pk.read();
+            let locked = locks.get(&w.table.id);
             let mut p = Vec::with_capacity(w.ops.len());
             for k in w.ops.keys() {
                 let cur = pk.get(k).unwrap_or(0);
-                if cur & !TOMBSTONE > self.snapshot {
+                let changed = match locked.and_then(|m| m.get(k)) {
+                    // A tombstone the collector removed from the index meanwhile is no change.
+                    Some(&seen) => cur != seen && !(cur == 0 && seen & TOMBSTONE != 0),
+                    None => cur & !TOMBSTONE > self.snapshot,
+                };
+                if changed {
                     db.stats.lock().conflicts += 1;
                     return Err(Error::serialization());
                 }
@@ -523,6 +680,7 @@ impl Transaction {
             }
             prevs.push(p);
         }
+        drop(locks);
         for w in writes.values() {
             check_unique_committed(&db, &w.table, &w.ops)?;
         }

@@ -39,7 +39,6 @@ use pgwire::messages::startup::Startup;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::catalog::{self, CatalogResult};
-use super::gate::TxGate;
 use super::split::split_statements;
 use super::values;
 use crate::engine::Database;
@@ -64,8 +63,6 @@ pub struct Shared {
     pub max_copy_bytes: usize,
     /// ParameterStatus values every session starts with (from `Session::reported_settings`).
     base_params: Vec<(String, String)>,
-    /// One explicit transaction block at a time (see [`super::gate`]).
-    pub gate: Arc<TxGate>,
 }
 
 impl Shared {
@@ -77,7 +74,6 @@ impl Shared {
             busy: AtomicUsize::new(0),
             max_copy_bytes,
             base_params,
-            gate: Arc::new(TxGate::default()),
         }
     }
 }
@@ -112,8 +108,6 @@ pub struct Conn {
     session: Mutex<Session>,
     copy: Mutex<Option<PendingCopy>>,
     cx: catalog::Ctx,
-    id: u64,
-    gate: Arc<TxGate>,
 }
 
 impl Conn {
@@ -121,23 +115,8 @@ impl Conn {
         wire_status(self.session.lock().status())
     }
 
-    /// Before a statement: a BEGIN outside a block waits for the gate.
-    async fn before(&self, keyword: &str) -> TxStatus {
-        let st = self.session.lock().status();
-        if st == TxStatus::Idle && (keyword == "BEGIN" || keyword == "START") {
-            self.gate.acquire(self.id).await;
-        }
-        self.gate.touch(self.id, true);
-        st
-    }
-
-    /// After a statement: leaving the block releases the gate.
-    fn after(&self) {
-        if self.session.lock().status() == TxStatus::Idle {
-            self.gate.release(self.id);
-        } else {
-            self.gate.touch(self.id, false);
-        }
+    fn tx_status(&self) -> TxStatus {
+        self.session.lock().status()
     }
 }
 
@@ -150,13 +129,6 @@ impl Conn {
         if s.status() == TxStatus::InTransaction {
             let _ = s.execute(")", &[]);
         }
-    }
-}
-
-impl Drop for Conn {
-    fn drop(&mut self) {
-        // The session (and its open transaction) goes with the connection.
-        self.gate.release(self.id);
     }
 }
 
@@ -177,8 +149,6 @@ fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
             session: Mutex::new(Session::new(shared.db.clone())),
             copy: Mutex::new(None),
             cx: catalog::Ctx { user, database },
-            id: shared.gate.new_id(),
-            gate: shared.gate.clone(),
         }
     })
 }
@@ -422,9 +392,8 @@ impl SimpleQueryHandler for Backend {
         }
         for sql in stmts {
             let keyword = leading_keyword(sql);
-            let before = conn.before(&keyword).await;
+            let before = conn.tx_status();
             let result = self.run_simple(&conn, sql);
-            conn.after();
             let outcomes = match result {
                 Ok(o) => o,
                 Err(e) => {
@@ -684,9 +653,8 @@ impl ExtendedQueryHandler for Backend {
             conn.fail_block();
             user_error(&e)
         })?;
-        let before = conn.before(&stmt.keyword).await;
+        let before = conn.tx_status();
         let outcome = self.run_extended(&conn, &stmt, &params);
-        conn.after();
         let outcome = outcome?;
         if let Some(w) = tx_warning(&stmt.keyword, before) {
             send_notice(client, w).await?;
@@ -760,7 +728,6 @@ impl CopyHandler for Backend {
             let _busy = BusyGuard::new(&self.shared.busy);
             blocking(|| conn.session.lock().copy_in(&p.state, &p.buf))
         };
-        conn.after();
         client.set_transaction_status(conn.status());
         let n = r.map_err(|e| user_error(&e))?;
         client
@@ -779,7 +746,6 @@ impl CopyHandler for Backend {
     {
         let conn = conn(&*client, &self.shared);
         conn.copy.lock().take();
-        conn.after();
         client.set_transaction_status(conn.status());
         PgWireError::UserError(Box::new(ErrorInfo::new(
             SEVERITY_ERROR.to_owned(),

@@ -5,14 +5,12 @@
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
-//! - [`gate`]: explicit transaction blocks admitted one at a time (bounded).
 //! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
 //! See `docs/SERVER.md`.
 
 pub mod catalog;
-pub mod gate;
 pub mod handler;
 pub mod shell;
 pub mod split;

@@ -11,7 +11,7 @@ use super::bind::{apply_filter, ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
 use super::expr::{assign, Expr, Ty};
 use super::plan::{Access, Column, Plan, Scan};
-use crate::engine::{Table, TableDef, Transaction};
+use crate::engine::{Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Key, Row, Value};
 
@@ -38,12 +38,16 @@ pub struct InsertPlan {
 
 pub struct UpdatePlan {
     pub scan: Scan,
+    /// The whole WHERE clause, re-checked on a row's newest version when a concurrent
+    /// transaction changed it (read committed).
+    pub recheck: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
 }
 
 pub struct DeletePlan {
     pub scan: Scan,
+    pub recheck: Option<Expr>,
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
 }
 
@@ -405,12 +409,18 @@ fn table_scan(b: &mut Binder, twj: &A::TableWithJoins) -> Result<(Scan, Scope)> 
     ))
 }
 
-fn with_where(b: &mut Binder, scan: Scan, scope: &Scope, w: &Option<A::Expr>) -> Result<Scan> {
-    let Some(w) = w else { return Ok(scan) };
+/// Folds WHERE into the scan; also returns it whole, for re-checks on newer row versions.
+fn with_where(
+    b: &mut Binder,
+    scan: Scan,
+    scope: &Scope,
+    w: &Option<A::Expr>,
+) -> Result<(Scan, Option<Expr>)> {
+    let Some(w) = w else { return Ok((scan, None)) };
     let (e, t) = b.bind_noagg(w, scope, "WHERE")?;
     let e = b.require_bool(e, t, "WHERE")?;
-    match apply_filter(Plan::Scan(scan), e) {
-        Plan::Scan(s) => Ok(s),
+    match apply_filter(Plan::Scan(scan), e.clone()) {
+        Plan::Scan(s) => Ok((s, Some(e))),
         _ => Err(Error::internal("filter did not fold into the scan")),
     }
 }
@@ -423,10 +433,11 @@ pub fn bind_update(b: &mut Binder, u: &A::Update) -> Result<UpdatePlan> {
     }
     let (scan, scope) = table_scan(b, &u.table)?;
     let sets = bind_sets(b, &scan.def, &u.assignments, &scope)?;
-    let scan = with_where(b, scan, &scope, &u.selection)?;
+    let (scan, recheck) = with_where(b, scan, &scope, &u.selection)?;
     let returning = bind_returning(b, &u.returning, &scope)?;
     Ok(UpdatePlan {
         scan,
+        recheck,
         sets,
         returning,
     })
@@ -448,9 +459,13 @@ pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
         return Err(Error::unsupported("DELETE from several tables is not supported"));
     };
     let (scan, scope) = table_scan(b, twj)?;
-    let scan = with_where(b, scan, &scope, &d.selection)?;
+    let (scan, recheck) = with_where(b, scan, &scope, &d.selection)?;
     let returning = bind_returning(b, &d.returning, &scope)?;
-    Ok(DeletePlan { scan, returning })
+    Ok(DeletePlan {
+        scan,
+        recheck,
+        returning,
+    })
 }
 
 fn returning_rows(
@@ -528,7 +543,13 @@ pub fn exec_insert(
                         }
                         continue;
                     }
-                    match tx.get_in(&p.table, &key)? {
+                    // Lock the key first: a concurrent insert or update of it then waits, and
+                    // (read committed) its newest version decides between insert and update.
+                    let current = match tx.lock_row(&p.table, &key)? {
+                        Locked::Unchanged => tx.get_in(&p.table, &key)?,
+                        Locked::Changed(r) => r,
+                    };
+                    match current {
                         None => {
                             ret_src.push(row.clone());
                             ops.push(Op::Insert(row));
@@ -578,6 +599,49 @@ fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
     Ok(())
 }
 
+/// Takes the row lock of every row an UPDATE or DELETE chose (waiting for other writers).
+/// A row a concurrent transaction changed after the statement's snapshot (read committed) is
+/// replaced by its newest version if that still satisfies WHERE, and dropped otherwise (or if
+/// it was deleted), as PostgreSQL re-checks rows in READ COMMITTED.
+fn lock_rows(
+    tx: &Transaction,
+    t: &Arc<Table>,
+    rows: Vec<(Key, Arc<Row>)>,
+    recheck: &Option<Expr>,
+    params: &[Value],
+    subplans: &[Plan],
+    now: i64,
+) -> Result<Vec<(Key, Arc<Row>)>> {
+    let mut out = Vec::with_capacity(rows.len());
+    let mut newer = Vec::new();
+    for (k, row) in rows {
+        match tx.lock_row(t, &k)? {
+            Locked::Unchanged => out.push((k, row)),
+            Locked::Changed(None) => {}
+            Locked::Changed(Some(r)) => newer.push((k, r)),
+        }
+    }
+    if !newer.is_empty() {
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
+        let cx = ex.ctx();
+        for (k, r) in newer {
+            let keep = match recheck {
+                Some(e) => e.test(&r, &cx)?,
+                None => true,
+            };
+            if keep {
+                out.push((k, r));
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub fn exec_update(
     p: &UpdatePlan,
     tx: &mut Transaction,
@@ -588,7 +652,7 @@ pub fn exec_update(
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
     let ret;
-    {
+    let olds = {
         let ex = Exec {
             tx,
             params,
@@ -601,6 +665,17 @@ pub fn exec_update(
             olds.push((k.clone(), r.clone()));
             Ok(true)
         })?;
+        olds
+    };
+    let olds = lock_rows(tx, &p.scan.table, olds, &p.recheck, params, subplans, now)?;
+    {
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
+        let cx = ex.ctx();
         for (k, old) in olds {
             let mut new = (*old).clone();
             for (c, e) in &p.sets {
@@ -639,9 +714,7 @@ pub fn exec_delete(
     subplans: &[Plan],
     now: i64,
 ) -> Result<(u64, Vec<Row>)> {
-    let mut keys = Vec::new();
-    let ret;
-    {
+    let olds = {
         let ex = Exec {
             tx,
             params,
@@ -649,18 +722,28 @@ pub fn exec_delete(
             now,
         };
         let cx = ex.ctx();
-        let mut olds = Vec::new();
+        let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
         scan_rows(&p.scan, &cx, &mut |k, r| {
-            keys.push(k.clone());
-            if p.returning.is_some() {
-                olds.push((**r).clone());
-            }
+            olds.push((k.clone(), r.clone()));
             Ok(true)
         })?;
-        ret = returning_rows(&p.returning, &olds, &cx)?;
-    }
-    let n = keys.len() as u64;
-    for k in keys {
+        olds
+    };
+    let olds = lock_rows(tx, &p.scan.table, olds, &p.recheck, params, subplans, now)?;
+    let ret = if p.returning.is_some() {
+        let ex = Exec {
+            tx,
+            params,
+            subplans,
+            now,
+        };
+        let rows: Vec<Row> = olds.iter().map(|(_, r)| (**r).clone()).collect();
+        returning_rows(&p.returning, &rows, &ex.ctx())?
+    } else {
+        Vec::new()
+    };
+    let n = olds.len() as u64;
+    for (k, _) in olds {
         tx.delete_in(&p.scan.table, &k)?;
     }
     Ok((n, ret))

@@ -17,7 +17,7 @@ use super::dml::{DeletePlan, InsertPlan, UpdatePlan};
 use super::exec::{run, Exec};
 use super::expr::{assign, Ty};
 use super::plan::{Column, Plan};
-use crate::engine::{ColumnDef, Database, IndexDef, Table, TableDef, Transaction};
+use crate::engine::{ColumnDef, Database, IndexDef, Isolation, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Row, Value};
 
@@ -138,11 +138,12 @@ fn default_settings() -> BTreeMap<String, String> {
         ("application_name", ""),
         ("client_encoding", "UTF8"),
         ("datestyle", "ISO, MDY"),
-        ("default_transaction_isolation", "repeatable read"),
+        ("default_transaction_isolation", "read committed"),
         ("extra_float_digits", "1"),
         ("integer_datetimes", "on"),
         ("intervalstyle", "postgres"),
         ("is_superuser", "on"),
+        ("lock_timeout", "0"),
         ("lc_collate", "C"),
         ("lc_ctype", "C"),
         ("max_identifier_length", "63"),
@@ -155,12 +156,65 @@ fn default_settings() -> BTreeMap<String, String> {
         ("statement_timeout", "0"),
         ("synchronous_commit", "on"),
         ("timezone", "UTC"),
-        ("transaction_isolation", "repeatable read"),
+        ("transaction_isolation", "read committed"),
         ("transaction_read_only", "off"),
     ] {
         m.insert(k.to_string(), v.to_string());
     }
     m
+}
+
+/// PostgreSQL's isolation level names. READ UNCOMMITTED behaves as READ COMMITTED (as in
+/// PostgreSQL); SERIALIZABLE runs as snapshot isolation (PostgreSQL's REPEATABLE READ), which
+/// allows write skew: docs/SQL.md says so.
+fn isolation_named(v: &str) -> Result<Isolation> {
+    match v.trim().trim_matches('\'').to_ascii_lowercase().as_str() {
+        "read committed" | "read uncommitted" => Ok(Isolation::ReadCommitted),
+        "repeatable read" | "serializable" => Ok(Isolation::Snapshot),
+        other => Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"transaction_isolation\": \"{other}\""),
+        )),
+    }
+}
+
+fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::Snapshot => "repeatable read",
+    }
+}
+
+fn isolation_of_modes(modes: &[A::TransactionMode]) -> Option<Isolation> {
+    modes.iter().rev().find_map(|m| match m {
+        A::TransactionMode::IsolationLevel(l) => Some(match l {
+            A::TransactionIsolationLevel::ReadUncommitted | A::TransactionIsolationLevel::ReadCommitted => {
+                Isolation::ReadCommitted
+            }
+            _ => Isolation::Snapshot,
+        }),
+        _ => None,
+    })
+}
+
+/// A PostgreSQL time setting: milliseconds, or a number with unit us/ms/s/min/h/d.
+fn parse_duration_setting(v: &str) -> Option<std::time::Duration> {
+    let v = v.trim().trim_matches('\'').trim();
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "us" => n / 1000.0,
+        "s" => n * 1000.0,
+        "min" => n * 60_000.0,
+        "h" => n * 3_600_000.0,
+        "d" => n * 86_400_000.0,
+        _ => return None,
+    };
+    (ms.is_finite() && ms >= 0.0 && ms < 1e12).then(|| std::time::Duration::from_micros((ms * 1000.0) as u64))
 }
 
 fn now_micros() -> i64 {
@@ -496,11 +550,11 @@ impl Session {
     ) -> Result<StatementResult> {
         let cmd = |t: &str| Ok(StatementResult::Command { tag: t.to_string() });
         match st {
-            A::Statement::StartTransaction { .. } => {
+            A::Statement::StartTransaction { modes, .. } => {
                 if self.tx.is_none() && !self.failed {
-                    let mut tx = self.db.begin();
-                    if self.async_commit {
-                        tx.set_sync(false);
+                    let mut tx = self.new_tx()?;
+                    if let Some(iso) = isolation_of_modes(modes) {
+                        tx.set_isolation(iso);
                     }
                     self.tx = Some(tx);
                 }
@@ -631,7 +685,18 @@ impl Session {
                         rows,
                     });
                 }
-                let v = self.settings.get(&key).cloned().ok_or_else(|| {
+                let current_isolation = self
+                    .tx
+                    .as_ref()
+                    .map(|t| isolation_name(t.isolation()).to_string());
+                let v = match (key.as_str(), current_isolation) {
+                    ("transaction_isolation", Some(v)) => Some(v),
+                    ("transaction_isolation", None) => {
+                        self.settings.get("default_transaction_isolation").cloned()
+                    }
+                    _ => self.settings.get(&key).cloned(),
+                };
+                let v = v.ok_or_else(|| {
                     Error::new(
                         SqlState::UNDEFINED_OBJECT,
                         format!("unrecognized configuration parameter \"{name}\""),
@@ -673,17 +738,41 @@ impl Session {
     /// a serialization failure is returned, never retried behind the user's back).
     fn with_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Database) -> Result<T>) -> Result<T> {
         if let Some(tx) = &mut self.tx {
+            tx.begin_statement();
             return f(tx, &self.db);
         }
-        let mut tx = self.db.begin();
-        if self.async_commit {
-            tx.set_sync(false);
-        }
+        let mut tx = self.new_tx()?;
         let r = f(&mut tx, &self.db)?;
         if tx.has_writes() {
             tx.commit()?;
         }
         Ok(r)
+    }
+
+    /// A transaction with the session's settings: isolation (`default_transaction_isolation`),
+    /// `lock_timeout`, `synchronous_commit`.
+    fn new_tx(&self) -> Result<Transaction> {
+        let mut tx = self.db.begin();
+        if self.async_commit {
+            tx.set_sync(false);
+        }
+        let iso = self
+            .setting("default_transaction_isolation")
+            .unwrap_or("read committed");
+        tx.set_isolation(isolation_named(iso)?);
+        tx.set_lock_timeout(self.lock_timeout()?);
+        Ok(tx)
+    }
+
+    fn lock_timeout(&self) -> Result<Option<std::time::Duration>> {
+        let v = self.setting("lock_timeout").unwrap_or("0");
+        let d = parse_duration_setting(v).ok_or_else(|| {
+            Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("invalid value for parameter \"lock_timeout\": \"{v}\""),
+            )
+        })?;
+        Ok((!d.is_zero()).then_some(d))
     }
 
     fn set(&mut self, s: &A::Set) -> Result<StatementResult> {
@@ -714,6 +803,23 @@ impl Session {
                 };
                 if name == "transaction_isolation" || name == "default_transaction_isolation" {
                     v = v.to_lowercase();
+                    let iso = isolation_named(&v)?;
+                    if name == "transaction_isolation" {
+                        if let Some(tx) = &mut self.tx {
+                            tx.set_isolation(iso);
+                        }
+                    }
+                }
+                if name == "lock_timeout" {
+                    let d = parse_duration_setting(&v).ok_or_else(|| {
+                        Error::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("invalid value for parameter \"lock_timeout\": \"{v}\""),
+                        )
+                    })?;
+                    if let Some(tx) = &mut self.tx {
+                        tx.set_lock_timeout((!d.is_zero()).then_some(d));
+                    }
                 }
                 self.settings.insert(name, v);
             }
@@ -730,7 +836,17 @@ impl Session {
                 self.settings
                     .insert("client_encoding".into(), charset_name.value.clone());
             }
-            A::Set::SetNamesDefault {} | A::Set::SetTransaction { .. } => {}
+            A::Set::SetTransaction { modes, session, .. } => {
+                if let Some(iso) = isolation_of_modes(modes) {
+                    if *session {
+                        self.settings
+                            .insert("default_transaction_isolation".into(), isolation_name(iso).into());
+                    } else if let Some(tx) = &mut self.tx {
+                        tx.set_isolation(iso);
+                    }
+                }
+            }
+            A::Set::SetNamesDefault {} => {}
             A::Set::SetSessionParam(_) | A::Set::SetRole { .. } | A::Set::SetSessionAuthorization(_) => {}
             A::Set::ParenthesizedAssignments { .. } => {
                 return Err(Error::unsupported("SET (a, b) = ... is not supported"))

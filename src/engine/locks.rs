@@ -1,0 +1,195 @@
+//! Row write locks: a transaction that writes a key holds that key's lock until it commits or
+//! rolls back; a second writer of the same key waits for it (as in PostgreSQL) instead of
+//! failing at commit. Readers never take locks.
+//!
+//! The table is sharded by key hash; each shard is a map from (table id, key) to the owning
+//! transaction plus a condition variable its waiters sleep on. A waiter records whom it waits for
+//! in one wait-for map; before sleeping it follows that map from the holder, and if the chain
+//! comes back to itself the wait would never end: it fails with 40P01 (deadlock detected) and
+//! the other transactions go on. The edge and the check are made under the one wait-for mutex,
+//! so of two transactions closing a cycle at the same moment one always sees the other.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Result, SqlState};
+use crate::types::Key;
+
+const SHARDS: usize = 64;
+/// Waiters wake at least this often to re-check for deadlocks formed after they slept (the
+/// holder they wait for may have changed) and for their deadline.
+const RECHECK: Duration = Duration::from_millis(100);
+
+#[derive(Default)]
+struct Shard {
+    owners: Mutex<HashMap<(u32, Key), u64>>,
+    released: Condvar,
+}
+
+pub(crate) struct LockTable {
+    shards: Vec<Shard>,
+    /// waiter transaction → the transaction holding the lock it waits for.
+    waits_for: Mutex<HashMap<u64, u64>>,
+}
+
+impl Default for LockTable {
+    fn default() -> Self {
+        LockTable {
+            shards: (0..SHARDS).map(|_| Shard::default()).collect(),
+            waits_for: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+fn shard_of(table: u32, key: &Key) -> usize {
+    let mut h = DefaultHasher::new();
+    table.hash(&mut h);
+    key.hash(&mut h);
+    (h.finish() as usize) % SHARDS
+}
+
+impl LockTable {
+    /// Takes the lock on `(table, key)` for transaction `me`, waiting while another holds it.
+    /// Returns whether `me` waited. Fails with 40P01 on a deadlock and with 55P03 when
+    /// `deadline` passes first; in both cases `me` does not hold the lock.
+    pub fn acquire(&self, me: u64, table: u32, key: &Key, deadline: Option<Instant>) -> Result<bool> {
+        let shard = &self.shards[shard_of(table, key)];
+        let mut owners = shard.owners.lock();
+        let mut waited = false;
+        let mut edge = false;
+        let result = loop {
+            let holder = match owners.get(&(table, key.clone())) {
+                None => {
+                    owners.insert((table, key.clone()), me);
+                    break Ok(waited);
+                }
+                Some(&h) if h == me => break Ok(waited),
+                Some(&h) => h,
+            };
+            edge = true;
+            if self.closes_cycle(me, holder) {
+                break Err(Error::new(
+                    SqlState::DEADLOCK_DETECTED,
+                    format!(
+                        "deadlock detected: transaction {me} and transaction {holder} wait for each other"
+                    ),
+                ));
+            }
+            let mut sleep = RECHECK;
+            if let Some(d) = deadline {
+                let now = Instant::now();
+                if now >= d {
+                    break Err(Error::new(
+                        SqlState::LOCK_NOT_AVAILABLE,
+                        "canceling statement due to lock timeout",
+                    ));
+                }
+                sleep = sleep.min(d - now);
+            }
+            waited = true;
+            shard.released.wait_for(&mut owners, sleep);
+        };
+        drop(owners);
+        if edge {
+            self.waits_for.lock().remove(&me);
+        }
+        result
+    }
+
+    /// Records that `me` waits for `holder`; true (and the edge removed) if that closes a cycle.
+    fn closes_cycle(&self, me: u64, holder: u64) -> bool {
+        let mut w = self.waits_for.lock();
+        w.insert(me, holder);
+        let mut at = holder;
+        for _ in 0..=w.len() {
+            match w.get(&at) {
+                Some(&next) if next == me => {
+                    w.remove(&me);
+                    return true;
+                }
+                Some(&next) => at = next,
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// Releases every lock `me` holds among `keys` and wakes their waiters.
+    pub fn release<'a>(&self, me: u64, keys: impl Iterator<Item = (u32, &'a Key)>) {
+        let mut touched = [false; SHARDS];
+        for (table, key) in keys {
+            let s = shard_of(table, key);
+            let mut owners = self.shards[s].owners.lock();
+            if let std::collections::hash_map::Entry::Occupied(e) = owners.entry((table, key.clone())) {
+                if *e.get() == me {
+                    e.remove();
+                    touched[s] = true;
+                }
+            }
+        }
+        for (s, t) in touched.iter().enumerate() {
+            if *t {
+                self.shards[s].released.notify_all();
+            }
+        }
+    }
+
+    /// Number of row locks held (for tests and metrics).
+    pub fn held(&self) -> usize {
+        self.shards.iter().map(|s| s.owners.lock().len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn second_writer_waits_until_release() {
+        let lt = Arc::new(LockTable::default());
+        let k = Key::Int(7);
+        assert!(!lt.acquire(1, 1, &k, None).unwrap());
+        assert!(!lt.acquire(1, 1, &k, None).unwrap(), "re-entrant for the holder");
+        let lt2 = lt.clone();
+        let t = std::thread::spawn(move || lt2.acquire(2, 1, &Key::Int(7), None).unwrap());
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(!t.is_finished());
+        lt.release(1, [(1u32, &k)].into_iter());
+        assert!(t.join().unwrap(), "waited");
+        assert_eq!(lt.held(), 1);
+        lt.release(2, [(1u32, &k)].into_iter());
+        assert_eq!(lt.held(), 0);
+    }
+
+    #[test]
+    fn deadlock_is_detected_and_one_side_goes_on() {
+        let lt = Arc::new(LockTable::default());
+        let (a, b) = (Key::Int(1), Key::Int(2));
+        lt.acquire(1, 1, &a, None).unwrap();
+        lt.acquire(2, 1, &b, None).unwrap();
+        let lt2 = lt.clone();
+        let t = std::thread::spawn(move || lt2.acquire(1, 1, &Key::Int(2), None));
+        std::thread::sleep(Duration::from_millis(30));
+        let e = lt.acquire(2, 1, &a, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::DEADLOCK_DETECTED);
+        lt.release(2, [(1u32, &b)].into_iter());
+        assert!(t.join().unwrap().unwrap());
+    }
+
+    #[test]
+    fn deadline_gives_lock_not_available() {
+        let lt = LockTable::default();
+        let k = Key::Bytes(b"x".to_vec());
+        lt.acquire(1, 3, &k, None).unwrap();
+        let e = lt
+            .acquire(2, 3, &k, Some(Instant::now() + Duration::from_millis(20)))
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::LOCK_NOT_AVAILABLE);
+        assert!(lt.waits_for.lock().is_empty());
+    }
+}
