@@ -332,7 +332,10 @@ impl Backend {
             },
             StmtKind::Sql(p) => {
                 let _busy = BusyGuard::new(&self.shared.busy);
-                blocking(|| conn.session.lock().execute_prepared(p, params))
+                // A point read is a few microseconds of work that never blocks: handing the
+                // worker thread over (block_in_place) would cost more than the query.
+                let run = || conn.session.lock().execute_prepared(p, params);
+                if p.is_point_read() { run() } else { blocking(run) }
                     .map_err(|e| user_error(&e))?
                     .into()
             }

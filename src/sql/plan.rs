@@ -39,6 +39,19 @@ pub enum Access {
     },
 }
 
+impl Plan {
+    /// Reads a bounded handful of rows through primary-key point lookups (no scan, join, sort
+    /// or aggregate over many rows): cheap enough for the server to run on its network thread.
+    pub fn is_point_read(&self) -> bool {
+        match self {
+            Plan::Scan(s) => matches!(s.access, Access::Point(_)),
+            Plan::Filter(p, _) | Plan::Project(p, _) => p.is_point_read(),
+            Plan::Limit { input, .. } => input.is_point_read(),
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Scan {
     pub table: Arc<Table>,

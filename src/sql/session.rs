@@ -124,6 +124,18 @@ pub struct Prepared {
     pub columns: Vec<(String, DataType)>,
 }
 
+impl Prepared {
+    /// A query whose current plan is a primary-key point read without subqueries: it takes no
+    /// locks, waits for no fsync and reads at most a few rows (see [`Plan::is_point_read`]).
+    pub fn is_point_read(&self) -> bool {
+        self.planned.lock().as_ref().is_some_and(|p| {
+            p.valid()
+                && p.subplans.is_empty()
+                && matches!(&p.planned, Planned::Query { plan, .. } if plan.is_point_read())
+        })
+    }
+}
+
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Prepared({:?})", self.sql)
