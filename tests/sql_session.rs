@@ -375,4 +375,23 @@ fn concurrent_writers_wait_for_row_locks() {
         vec![vec![Value::Int(300)]]
     );
     assert_eq!(db.stats().row_locks_held, 0);
+    c.execute(
+        "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        rows(&mut c, "SHOW transaction_isolation"),
+        vec![vec![Value::Text("repeatable read".into())]]
+    );
+    c.execute("SET default_transaction_isolation = 'read committed'", &[])
+        .unwrap();
+    assert_eq!(
+        rows(&mut c, "SHOW transaction_isolation"),
+        vec![vec![Value::Text("read committed".into())]]
+    );
+    assert_eq!(
+        code(c.execute("SET default_transaction_isolation = 'chaos'", &[])),
+        "22023"
+    );
 }
