@@ -82,8 +82,8 @@ impl Kind {
 
 /// Latency buckets, seconds: 10 µs to 10 s.
 const LATENCY_BUCKETS: &[f64] = &[
-    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-    0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
 /// RocksDB integer properties of the rows column family exported as gauges (no statistics
@@ -149,7 +149,10 @@ fn gauge(r: &Registry, name: &str, help: &str) -> IntGauge {
 }
 
 fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeVec {
-    reg(r, IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric"))
+    reg(
+        r,
+        IntGaugeVec::new(Opts::new(name, help), labels).expect("valid metric"),
+    )
 }
 
 impl Metrics {
@@ -158,7 +161,10 @@ impl Metrics {
         let statements_vec = reg(
             &r,
             IntCounterVec::new(
-                Opts::new("augur_statements_total", "Statements executed, by kind (errors included)"),
+                Opts::new(
+                    "augur_statements_total",
+                    "Statements executed, by kind (errors included)",
+                ),
                 &["kind"],
             )
             .expect("valid metric"),
@@ -175,8 +181,14 @@ impl Metrics {
             )
             .expect("valid metric"),
         );
-        let statements = KINDS.iter().map(|(n, _)| statements_vec.with_label_values(&[*n])).collect();
-        let latency = KINDS.iter().map(|(n, _)| latency_vec.with_label_values(&[*n])).collect();
+        let statements = KINDS
+            .iter()
+            .map(|(n, _)| statements_vec.with_label_values(&[*n]))
+            .collect();
+        let latency = KINDS
+            .iter()
+            .map(|(n, _)| latency_vec.with_label_values(&[*n]))
+            .collect();
         let commit_latency = reg(
             &r,
             Histogram::with_opts(
@@ -192,7 +204,10 @@ impl Metrics {
         let errors = reg(
             &r,
             IntCounterVec::new(
-                Opts::new("augur_errors_total", "Statements that failed, by SQLSTATE class (2 characters)"),
+                Opts::new(
+                    "augur_errors_total",
+                    "Statements that failed, by SQLSTATE class (2 characters)",
+                ),
                 &["class"],
             )
             .expect("valid metric"),
@@ -320,17 +335,24 @@ impl Metrics {
             if let Some(a) = &ix.alex {
                 let t = ix.table.as_str();
                 self.alex_depth.with_label_values(&[t]).set(a.max_depth as i64);
-                self.alex_nodes.with_label_values(&[t, "model"]).set(a.model_nodes as i64);
-                self.alex_nodes.with_label_values(&[t, "data"]).set(a.data_nodes as i64);
+                self.alex_nodes
+                    .with_label_values(&[t, "model"])
+                    .set(a.model_nodes as i64);
+                self.alex_nodes
+                    .with_label_values(&[t, "data"])
+                    .set(a.data_nodes as i64);
                 self.alex_bytes.with_label_values(&[t]).set(a.bytes as i64);
             }
         }
         for p in ROCKSDB_PROPERTIES {
             if let Some(v) = self.db.rocksdb_property(p) {
-                self.rocksdb.with_label_values(&[*p]).set(v.min(i64::MAX as u64) as i64);
+                self.rocksdb
+                    .with_label_values(&[*p])
+                    .set(v.min(i64::MAX as u64) as i64);
             }
         }
-        self.disk_bytes.set(self.db.disk_bytes().min(i64::MAX as u64) as i64);
+        self.disk_bytes
+            .set(self.db.disk_bytes().min(i64::MAX as u64) as i64);
         let mut out = Vec::with_capacity(16 << 10);
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             warn!("encoding metrics: {e}");
@@ -407,7 +429,11 @@ async fn answer(mut sock: TcpStream, metrics: Arc<Metrics>) -> std::io::Result<(
             "text/plain; charset=utf-8",
             "Augur metrics: GET /metrics\n".to_string(),
         ),
-        ("GET" | "HEAD", _) => ("404 Not Found", "text/plain; charset=utf-8", "not found\n".to_string()),
+        ("GET" | "HEAD", _) => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found\n".to_string(),
+        ),
         _ => (
             "405 Method Not Allowed",
             "text/plain; charset=utf-8",
