@@ -52,6 +52,9 @@ struct Args {
     /// PID of the server given with --addr, for RSS sampling.
     #[arg(long)]
     server_pid: Option<u32>,
+    /// Metrics port (on 127.0.0.1) of the server given with --addr, for cache sizes.
+    #[arg(long)]
+    metrics_port: Option<u16>,
     /// The augur binary to start (default: `augur` beside this binary).
     #[arg(long)]
     augur: Option<PathBuf>,
@@ -323,8 +326,49 @@ fn rss_kib(pid: u32) -> Option<u64> {
 struct Sample {
     t_secs: f64,
     rss_mib: Option<f64>,
+    /// From the server's metrics endpoint (when load_test started the server): bytes held by
+    /// the bounded caches and buffers (row cache, RocksDB block cache, memtables, table readers)
+    /// and by the ALEX primary indexes (which grow with the data).
+    caches_mib: Option<f64>,
+    alex_mib: Option<f64>,
     ops: u64,
     ops_per_sec: f64,
+}
+
+/// Scrapes the server's `/metrics` (blocking; loopback) and sums what the caches and the ALEX
+/// indexes hold: (caches MiB, ALEX MiB).
+fn scrape_memory(port: u16) -> Option<(f64, f64)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let (mut caches, mut alex) = (0.0, 0.0);
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let Some((series, v)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let v: f64 = v.parse().unwrap_or(0.0);
+        if series == "augur_row_cache_bytes"
+            || series.contains("\"rocksdb.block-cache-usage\"")
+            || series.contains("\"rocksdb.cur-size-all-mem-tables\"")
+            || series.contains("\"rocksdb.estimate-table-readers-mem\"")
+        {
+            caches += v;
+        } else if series.starts_with("augur_alex_bytes{") {
+            alex += v;
+        }
+    }
+    Some((caches / 1048576.0, alex / 1048576.0))
+}
+
+#[derive(Serialize)]
+struct Minute {
+    minute: u64,
+    ops_per_sec: f64,
+    rss_mib: Option<f64>,
+    caches_mib: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -355,7 +399,7 @@ struct Report {
     invariants: Vec<(String, bool)>,
     wrong_results: Vec<String>,
     samples: Vec<Sample>,
-    per_minute: Vec<(u64, f64, Option<f64>)>,
+    per_minute: Vec<Minute>,
     passed: bool,
 }
 
@@ -382,7 +426,8 @@ impl Drop for Spawned {
     }
 }
 
-fn start_server(args: &Args) -> anyhow::Result<(String, Spawned)> {
+/// Starts `augur serve` with `--metrics` on a second free port; returns (address, metrics port).
+fn start_server(args: &Args) -> anyhow::Result<(String, u16, Spawned)> {
     let bin = match &args.augur {
         Some(p) => p.clone(),
         None => std::env::current_exe()?
@@ -393,11 +438,13 @@ fn start_server(args: &Args) -> anyhow::Result<(String, Spawned)> {
     let dir = tempfile::Builder::new().prefix("augur-load-").tempdir()?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let addr = format!("127.0.0.1:{port}");
+    let mport = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let log = std::fs::File::create(dir.path().join("server.log"))?;
     let child = Command::new(&bin)
         .args(["serve", "--data-dir"])
         .arg(dir.path().join("db"))
         .args(["--listen", &addr, "--log-level", "warn"])
+        .args(["--metrics", &format!("127.0.0.1:{mport}")])
         .args(args.server_args.split_whitespace())
         .stdout(Stdio::null())
         .stderr(log)
@@ -411,7 +458,7 @@ fn start_server(args: &Args) -> anyhow::Result<(String, Spawned)> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok((addr, s))
+    Ok((addr, mport, s))
 }
 
 async fn setup(c: &Client, n: i64, balance: i64) -> anyhow::Result<()> {
@@ -437,9 +484,8 @@ async fn setup(c: &Client, n: i64, balance: i64) -> anyhow::Result<()> {
 async fn scalar(c: &Client, sql: &str) -> anyhow::Result<i64> {
     let row = c.query_one(sql, &[]).await.with_context(|| sql.to_string())?;
     // sum() of BIGINT may come back as NUMERIC in PostgreSQL; Augur returns int8.
-    Ok(row
-        .try_get::<_, i64>(0)
-        .with_context(|| format!("{sql}: not an int8"))?)
+    row.try_get::<_, i64>(0)
+        .with_context(|| format!("{sql}: not an int8"))
 }
 
 fn main() -> anyhow::Result<()> {
@@ -456,18 +502,18 @@ fn main() -> anyhow::Result<()> {
     if mix.iter().sum::<u32>() == 0 || args.accounts < 2 {
         bail!("--mix must not be all zero; --accounts at least 2");
     }
-    let (addr, spawned) = match &args.addr {
-        Some(a) => (a.clone(), None),
+    let (addr, metrics_port, spawned) = match &args.addr {
+        Some(a) => (a.clone(), args.metrics_port, None),
         None => {
-            let (a, s) = start_server(&args)?;
-            (a, Some(s))
+            let (a, mp, s) = start_server(&args)?;
+            (a, Some(mp), Some(s))
         }
     };
     let pid = spawned.as_ref().map(|s| s.child.id()).or(args.server_pid);
     let m = machine::Machine::detect();
     let server_desc = match &spawned {
         Some(_) => format!(
-            "started by load_test: augur serve --log-level warn {}",
+            "started by load_test: augur serve --log-level warn --metrics ADDR {}",
             args.server_args
         ),
         None => format!("external server at {addr}"),
@@ -479,7 +525,15 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let report = rt.block_on(run(args.clone(), mix, addr, pid, m.describe(), server_desc))?;
+    let report = rt.block_on(run(
+        args.clone(),
+        mix,
+        addr,
+        pid,
+        metrics_port,
+        m.describe(),
+        server_desc,
+    ))?;
     drop(spawned);
 
     std::fs::create_dir_all(args.report.parent().unwrap_or(std::path::Path::new(".")))?;
@@ -504,6 +558,7 @@ async fn run(
     mix: [u32; 5],
     addr: String,
     pid: Option<u32>,
+    metrics_port: Option<u16>,
     machine: String,
     server: String,
 ) -> anyhow::Result<Report> {
@@ -541,28 +596,40 @@ async fn run(
         tokio::spawn(async move {
             let mut last_ops = 0;
             let mut last_t = 0.0;
-            let push = |t: f64, ops: u64, last_ops: u64, last_t: f64| {
+            let push = |t: f64, ops: u64, last_ops: u64, last_t: f64, mem: Option<(f64, f64)>| {
                 let s = Sample {
                     t_secs: t,
                     rss_mib: pid.and_then(rss_kib).map(|k| k as f64 / 1024.0),
+                    caches_mib: mem.map(|m| m.0),
+                    alex_mib: mem.map(|m| m.1),
                     ops: ops - last_ops,
                     ops_per_sec: (ops - last_ops) as f64 / (t - last_t).max(1e-9),
                 };
                 println!(
-                    "t={:>6.0}s  rss={:>8}  ops/s={:>8.0}",
+                    "t={:>6.0}s  rss={:>8}  caches={:>8}  alex={:>7}  ops/s={:>8.0}",
                     s.t_secs,
                     s.rss_mib.map_or("-".into(), |r| format!("{r:.1}MiB")),
+                    s.caches_mib.map_or("-".into(), |r| format!("{r:.1}MiB")),
+                    s.alex_mib.map_or("-".into(), |r| format!("{r:.2}MiB")),
                     s.ops_per_sec
                 );
                 samples.lock().push(s);
             };
-            push(0.0, 0, 0, 0.0);
+            let mem = async || match metrics_port {
+                Some(p) => tokio::task::spawn_blocking(move || scrape_memory(p))
+                    .await
+                    .ok()
+                    .flatten(),
+                None => None,
+            };
+            push(0.0, 0, 0, 0.0, mem().await);
             let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             while !stop.load(Ordering::Relaxed) {
                 tick.tick().await;
                 let t = t0.elapsed().as_secs_f64();
                 let ops = ops_done.load(Ordering::Relaxed);
-                push(t, ops, last_ops, last_t);
+                let m = mem().await;
+                push(t, ops, last_ops, last_t, m);
                 last_ops = ops;
                 last_t = t;
             }
@@ -661,17 +728,23 @@ async fn run(
         })
         .collect();
     // Per-minute throughput and the last RSS sample of each minute.
-    let mut per_minute: BTreeMap<u64, (u64, f64, Option<f64>)> = BTreeMap::new();
+    let mut per_minute: BTreeMap<u64, (u64, f64, Option<f64>, Option<f64>)> = BTreeMap::new();
     for w in samples.windows(2) {
-        let minute = (w[1].t_secs / 60.0).ceil().max(1.0) as u64;
-        let e = per_minute.entry(minute).or_insert((0, 0.0, None));
+        let minute = (w[0].t_secs / 60.0 + 1e-6).floor() as u64 + 1;
+        let e = per_minute.entry(minute).or_insert((0, 0.0, None, None));
         e.0 += w[1].ops;
         e.1 += w[1].t_secs - w[0].t_secs;
         e.2 = w[1].rss_mib.or(e.2);
+        e.3 = w[1].caches_mib.or(e.3);
     }
-    let per_minute: Vec<(u64, f64, Option<f64>)> = per_minute
+    let per_minute: Vec<Minute> = per_minute
         .into_iter()
-        .map(|(m, (ops, secs, rss))| (m, ops as f64 / secs.max(1e-9), rss))
+        .map(|(m, (ops, secs, rss, caches))| Minute {
+            minute: m,
+            ops_per_sec: ops as f64 / secs.max(1e-9),
+            rss_mib: rss,
+            caches_mib: caches,
+        })
         .collect();
     let error_count: u64 = errors.values().sum();
     let passed = error_count == 0 && wrong.is_empty() && invariants.iter().all(|(_, ok)| *ok);
@@ -780,25 +853,41 @@ fn markdown(r: &Report) -> String {
         let _ = writeln!(s, "- [{}] {k}", if *ok { "x" } else { " " });
     }
     let _ = writeln!(s, "\n## Throughput and server RSS per minute\n");
-    let _ = writeln!(s, "| minute | ops/s | RSS at end of minute (MiB) |");
-    let _ = writeln!(s, "|---:|---:|---:|");
-    for (m, ops, rss) in &r.per_minute {
+    let _ = writeln!(
+        s,
+        "Caches: the server's row cache + RocksDB block cache + memtables + table readers at the \
+         end of the minute, from its metrics endpoint (bounded by --row-cache-mb, --block-cache-mb \
+         and the write buffers); RSS - caches is the memory that must not grow.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| minute | ops/s | RSS (MiB) | caches (MiB) | RSS - caches (MiB) |"
+    );
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
+    let f = |x: Option<f64>| x.map_or("-".into(), |r| format!("{r:.1}"));
+    for m in &r.per_minute {
         let _ = writeln!(
             s,
-            "| {m} | {ops:.0} | {} |",
-            rss.map_or("-".into(), |r| format!("{r:.1}"))
+            "| {} | {:.0} | {} | {} | {} |",
+            m.minute,
+            m.ops_per_sec,
+            f(m.rss_mib),
+            f(m.caches_mib),
+            f(m.rss_mib.zip(m.caches_mib).map(|(a, b)| a - b))
         );
     }
     let _ = writeln!(s, "\n## Samples (every {} s)\n", a.sample_secs);
-    let _ = writeln!(s, "| t (s) | ops/s | RSS (MiB) |");
-    let _ = writeln!(s, "|---:|---:|---:|");
+    let _ = writeln!(s, "| t (s) | ops/s | RSS (MiB) | caches (MiB) | ALEX (MiB) |");
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
     for x in &r.samples {
         let _ = writeln!(
             s,
-            "| {:.0} | {:.0} | {} |",
+            "| {:.0} | {:.0} | {} | {} | {} |",
             x.t_secs,
             x.ops_per_sec,
-            x.rss_mib.map_or("-".into(), |r| format!("{r:.1}"))
+            f(x.rss_mib),
+            f(x.caches_mib),
+            x.alex_mib.map_or("-".into(), |r| format!("{r:.2}"))
         );
     }
     s

@@ -22,6 +22,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start: the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the PostgreSQL wire protocol (psql, pgbench, drivers).
