@@ -369,6 +369,7 @@ struct Minute {
     ops_per_sec: f64,
     rss_mib: Option<f64>,
     caches_mib: Option<f64>,
+    alex_mib: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -728,22 +729,25 @@ async fn run(
         })
         .collect();
     // Per-minute throughput and the last RSS sample of each minute.
-    let mut per_minute: BTreeMap<u64, (u64, f64, Option<f64>, Option<f64>)> = BTreeMap::new();
+    type Acc = (u64, f64, Option<f64>, Option<f64>, Option<f64>);
+    let mut per_minute: BTreeMap<u64, Acc> = BTreeMap::new();
     for w in samples.windows(2) {
         let minute = (w[0].t_secs / 60.0 + 1e-6).floor() as u64 + 1;
-        let e = per_minute.entry(minute).or_insert((0, 0.0, None, None));
+        let e = per_minute.entry(minute).or_insert((0, 0.0, None, None, None));
         e.0 += w[1].ops;
         e.1 += w[1].t_secs - w[0].t_secs;
         e.2 = w[1].rss_mib.or(e.2);
         e.3 = w[1].caches_mib.or(e.3);
+        e.4 = w[1].alex_mib.or(e.4);
     }
     let per_minute: Vec<Minute> = per_minute
         .into_iter()
-        .map(|(m, (ops, secs, rss, caches))| Minute {
+        .map(|(m, (ops, secs, rss, caches, alex))| Minute {
             minute: m,
             ops_per_sec: ops as f64 / secs.max(1e-9),
             rss_mib: rss,
             caches_mib: caches,
+            alex_mib: alex,
         })
         .collect();
     let error_count: u64 = errors.values().sum();
@@ -857,23 +861,28 @@ fn markdown(r: &Report) -> String {
         s,
         "Caches: the server's row cache + RocksDB block cache + memtables + table readers at the \
          end of the minute, from its metrics endpoint (bounded by --row-cache-mb, --block-cache-mb \
-         and the write buffers); RSS - caches is the memory that must not grow.\n"
+         and the write buffers); ALEX: the primary indexes' allocations (they grow with the \
+         rows); RSS - caches - ALEX is the rest of the server, which must not grow.\n"
     );
     let _ = writeln!(
         s,
-        "| minute | ops/s | RSS (MiB) | caches (MiB) | RSS - caches (MiB) |"
+        "| minute | ops/s | RSS (MiB) | caches (MiB) | ALEX (MiB) | RSS - caches - ALEX (MiB) |"
     );
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|");
     let f = |x: Option<f64>| x.map_or("-".into(), |r| format!("{r:.1}"));
     for m in &r.per_minute {
         let _ = writeln!(
             s,
-            "| {} | {:.0} | {} | {} | {} |",
+            "| {} | {:.0} | {} | {} | {} | {} |",
             m.minute,
             m.ops_per_sec,
             f(m.rss_mib),
             f(m.caches_mib),
-            f(m.rss_mib.zip(m.caches_mib).map(|(a, b)| a - b))
+            f(m.alex_mib),
+            f(m.rss_mib
+                .zip(m.caches_mib)
+                .zip(m.alex_mib)
+                .map(|((a, b), c)| a - b - c))
         );
     }
     let _ = writeln!(s, "\n## Samples (every {} s)\n", a.sample_secs);
