@@ -22,6 +22,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start: the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Serve the PostgreSQL wire protocol (psql, pgbench, drivers).
@@ -92,6 +94,10 @@ struct ServeArgs {
     /// Log level (error, warn, info, debug, trace) or a tracing filter.
     #[arg(long, default_value = "info")]
     log_level: String,
+    /// Serve Prometheus metrics (text format) on this address, `GET /metrics` (e.g.
+    /// 127.0.0.1:9187). Off by default; nothing is recorded without it.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<String>,
     /// Tokio worker threads (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
@@ -180,6 +186,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         tls_key: a.tls_key.clone(),
         max_connections: a.max_connections.max(1),
         shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
+        metrics: a.metrics.clone(),
         ..ServerConfig::default()
     };
     if a.storage.no_sync {
@@ -234,6 +241,9 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
             addr.port(),
             a.user
         );
+        if let Some(m) = server.metrics_addr() {
+            info!("metrics on http://{m}/metrics");
+        }
         server.run(shutdown_signal()).await
     });
     // Connections are gone (their transactions rolled back); the final checkpoint follows.

@@ -104,6 +104,19 @@ pub struct Stats {
     pub recovered_unclean: bool,
     /// Versions the post-crash sweep found orphaned and collected.
     pub swept_versions: u64,
+    /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.
+    pub wal_syncs: u64,
+}
+
+/// A table's primary index, for monitoring ([`Database::index_stats`]).
+#[derive(Debug, Clone)]
+pub struct IndexStats {
+    pub table: String,
+    /// `alex` or `btree`.
+    pub kind: &'static str,
+    pub keys: usize,
+    /// The ALEX structure (None for a B-tree index).
+    pub alex: Option<crate::index::alex::AlexStats>,
 }
 
 struct CommitState {
@@ -346,7 +359,38 @@ impl Database {
         s.cache_misses = m;
         s.row_cache_bytes = self.inner.cache.weight();
         s.row_locks_held = self.inner.locks.held() as u64;
+        s.wal_syncs = self.inner.store.wal_syncs();
         s
+    }
+
+    /// Every table's primary index: size and, for ALEX, its structure. Walks each ALEX index's
+    /// nodes under its read lock (microseconds to a few milliseconds per table): for monitoring
+    /// scrapes, not for a hot path.
+    pub fn index_stats(&self) -> Vec<IndexStats> {
+        let mut tables = self.tables();
+        tables.sort_by_key(|t| t.def().name.clone());
+        tables
+            .iter()
+            .map(|t| {
+                let pk = t.pk.read();
+                let alex = match &*pk {
+                    crate::index::keyed::KeyIndex::Alex(a) => Some(a.stats()),
+                    crate::index::keyed::KeyIndex::BTree(_) => None,
+                };
+                IndexStats {
+                    table: t.def().name.clone(),
+                    kind: if alex.is_some() { "alex" } else { "btree" },
+                    keys: pk.len(),
+                    alex,
+                }
+            })
+            .collect()
+    }
+
+    /// A RocksDB integer property of the rows column family (e.g. `rocksdb.estimate-num-keys`,
+    /// `rocksdb.block-cache-usage`), None if RocksDB does not know it.
+    pub fn rocksdb_property(&self, name: &str) -> Option<u64> {
+        self.inner.store.rows_property(name)
     }
 
     /// Verifies invariant 4 of the design: for every table, an ordered scan of the primary index

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
@@ -39,6 +40,7 @@ use pgwire::messages::startup::Startup;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::catalog::{self, CatalogResult};
+use super::metrics::{Kind, Metrics};
 use super::split::split_statements;
 use super::values;
 use crate::engine::Database;
@@ -63,10 +65,12 @@ pub struct Shared {
     pub max_copy_bytes: usize,
     /// ParameterStatus values every session starts with (from `Session::reported_settings`).
     base_params: Vec<(String, String)>,
+    /// Recorded only with `--metrics`.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl Shared {
-    pub fn new(db: Database, max_copy_bytes: usize) -> Shared {
+    pub fn new(db: Database, max_copy_bytes: usize, metrics: Option<Arc<Metrics>>) -> Shared {
         let base_params = Session::new(db.clone()).reported_settings();
         Shared {
             db,
@@ -74,6 +78,7 @@ impl Shared {
             busy: AtomicUsize::new(0),
             max_copy_bytes,
             base_params,
+            metrics,
         }
     }
 }
@@ -396,7 +401,12 @@ impl SimpleQueryHandler for Backend {
         for sql in stmts {
             let keyword = leading_keyword(sql);
             let before = conn.tx_status();
+            let t0 = self.shared.metrics.as_ref().map(|_| Instant::now());
             let result = self.run_simple(&conn, sql);
+            if let (Some(m), Some(t0)) = (&self.shared.metrics, t0) {
+                let code = result.as_ref().err().map(|e| e.sqlstate().code());
+                m.statement(Kind::of(&keyword), before, t0.elapsed(), code);
+            }
             let outcomes = match result {
                 Ok(o) => o,
                 Err(e) => {
@@ -525,6 +535,9 @@ impl QueryParser for AugurParser {
         }
         let sql = &*rewrite(sql);
         let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| {
+            if let Some(m) = &self.shared.metrics {
+                m.error(e.sqlstate().code());
+            }
             conn.fail_block();
             user_error(&e)
         })?;
@@ -653,15 +666,24 @@ impl ExtendedQueryHandler for Backend {
         let conn = conn(&*client, &self.shared);
         let stmt = portal.statement.statement.clone();
         let params = decode_params(portal).map_err(|e| {
+            if let Some(m) = &self.shared.metrics {
+                m.error(e.sqlstate().code());
+            }
             conn.fail_block();
             user_error(&e)
         })?;
         let before = conn.tx_status();
+        let t0 = self.shared.metrics.as_ref().map(|_| Instant::now());
         let outcome = self.run_extended(&conn, &stmt, &params);
-        let outcome = outcome?;
-        if let Some(w) = tx_warning(&stmt.keyword, before) {
-            send_notice(client, w).await?;
+        if let (Some(m), Some(t0)) = (&self.shared.metrics, t0) {
+            let code = match &outcome {
+                Err(PgWireError::UserError(info)) => Some(info.code.as_str()),
+                Err(_) => Some("XX000"),
+                Ok(_) => None,
+            };
+            m.statement(Kind::of(&stmt.keyword), before, t0.elapsed(), code);
         }
+        let outcome = outcome?;
         if let Some(w) = tx_warning(&stmt.keyword, before) {
             send_notice(client, w).await?;
         }

@@ -5,6 +5,7 @@
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
+//! - [`metrics`]: the `--metrics` endpoint (Prometheus text format).
 //! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
@@ -12,6 +13,7 @@
 
 pub mod catalog;
 pub mod handler;
+pub mod metrics;
 pub mod shell;
 pub mod split;
 pub mod values;
@@ -59,6 +61,8 @@ pub struct ServerConfig {
     pub shutdown_timeout: Duration,
     /// Largest COPY FROM STDIN payload buffered per statement.
     pub max_copy_bytes: usize,
+    /// Serve Prometheus metrics on this address (`GET /metrics`); None: no metrics recorded.
+    pub metrics: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -72,6 +76,7 @@ impl Default for ServerConfig {
             max_connections: 100,
             shutdown_timeout: Duration::from_secs(10),
             max_copy_bytes: 1 << 30,
+            metrics: None,
         }
     }
 }
@@ -84,6 +89,7 @@ impl fmt::Debug for ServerConfig {
             .field("insecure_no_auth", &self.insecure_no_auth)
             .field("tls_cert", &self.tls_cert)
             .field("max_connections", &self.max_connections)
+            .field("metrics", &self.metrics)
             .finish()
     }
 }
@@ -154,6 +160,7 @@ pub struct Server {
     shared: Arc<Shared>,
     tls: Option<TlsAcceptor>,
     cfg: ServerConfig,
+    metrics_listener: Option<TcpListener>,
 }
 
 impl Server {
@@ -196,7 +203,14 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
-        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes));
+        let (metrics_listener, m) = match &cfg.metrics {
+            Some(a) => (
+                Some(metrics::bind(a).await?),
+                Some(Arc::new(metrics::Metrics::new(db.clone()))),
+            ),
+            None => (None, None),
+        };
+        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes, m));
         let handlers = Handlers::new(shared.clone(), scram);
         Ok(Server {
             listener,
@@ -204,11 +218,17 @@ impl Server {
             shared,
             tls,
             cfg,
+            metrics_listener,
         })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The metrics endpoint's address, when `--metrics` is on.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// Serves connections until `shutdown` resolves, then: stops accepting, refuses new
@@ -221,7 +241,13 @@ impl Server {
             shared,
             tls,
             cfg,
+            metrics_listener,
         } = self;
+        let metrics_task = match (metrics_listener, &shared.metrics) {
+            (Some(l), Some(m)) => Some(tokio::spawn(metrics::serve(l, m.clone()))),
+            _ => None,
+        };
+        let m = shared.metrics.clone();
         let permits = Arc::new(Semaphore::new(cfg.max_connections));
         let rejecters = Arc::new(Semaphore::new(64));
         let mut conns = JoinSet::new();
@@ -245,6 +271,11 @@ impl Server {
                             debug!("connection from {peer}");
                             let h = handlers.clone();
                             let tls = tls.clone();
+                            let m = m.clone();
+                            if let Some(m) = &m {
+                                m.connections_total.inc();
+                                m.connections_current.inc();
+                            }
                             conns.spawn(async move {
                                 // pgwire 0.42.1's decoder panics on some malformed messages
                                 // (truncated Bind bodies, ...): contain that to the connection,
@@ -256,10 +287,16 @@ impl Server {
                                     Err(_) => warn!("connection {peer} closed: malformed message (decoder panic contained)"),
                                 }
                                 drop(permit);
+                                if let Some(m) = &m {
+                                    m.connections_current.dec();
+                                }
                                 debug!("connection {peer} closed");
                             });
                         }
                         Err(_) => {
+                            if let Some(m) = &m {
+                                m.connections_refused.inc();
+                            }
                             warn!("rejecting {peer}: {} connections already", cfg.max_connections);
                             if let Ok(p) = rejecters.clone().try_acquire_owned() {
                                 tokio::spawn(async move {
@@ -288,6 +325,9 @@ impl Server {
         }
         conns.abort_all();
         while conns.join_next().await.is_some() {}
+        if let Some(t) = metrics_task {
+            t.abort();
+        }
         info!("all connections closed");
         Ok(())
     }

@@ -13,7 +13,7 @@
 //! range, whatever the order of the primary keys.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use rocksdb::{
@@ -95,6 +95,8 @@ pub struct Store {
     /// Set when an fsync failed: what reached the disk is unknown, so no further commit is
     /// acknowledged until the database is reopened (PostgreSQL PANICs in this case).
     poisoned: AtomicBool,
+    /// WAL fsyncs done by group commit (commits / this = commits sharing one fsync).
+    wal_syncs: AtomicU64,
     /// Options of the rows column family (an SST written for ingestion must match them).
     rows_opts: Options,
     path: std::path::PathBuf,
@@ -162,6 +164,7 @@ impl Store {
             }),
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
+            wal_syncs: AtomicU64::new(0),
             rows_opts: rows,
             path: path.to_path_buf(),
             _cache: cache,
@@ -216,7 +219,10 @@ impl Store {
                 s = self.sync.lock();
                 s.syncing = false;
                 match r {
-                    Ok(()) => s.synced = s.synced.max(target),
+                    Ok(()) => {
+                        s.synced = s.synced.max(target);
+                        self.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                    }
                     Err(e) => {
                         self.poisoned.store(true, Ordering::Release);
                         self.synced_cv.notify_all();
@@ -417,6 +423,11 @@ impl Store {
             out.push((k.to_vec(), v.to_vec()));
         }
         Ok(out)
+    }
+
+    /// WAL fsyncs group commit has done since open.
+    pub fn wal_syncs(&self) -> u64 {
+        self.wal_syncs.load(Ordering::Relaxed)
     }
 
     /// A RocksDB property of the rows column family, e.g. `rocksdb.estimate-live-data-size`.
