@@ -347,6 +347,19 @@ impl Backend {
         })
     }
 
+    /// PostgreSQL parses a whole simple-query string before running any of it, so a syntax
+    /// error in a later statement means no statement runs (`Session::execute` does the same).
+    /// Catalog queries, which this module answers rather than the SQL layer, are not checked.
+    fn check_syntax(&self, conn: &Conn, stmts: &[&str]) -> Result<(), Error> {
+        let session = conn.session.lock();
+        for sql in stmts {
+            if !catalog::mentions_catalog(sql) {
+                session.check_syntax(&rewrite(sql))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs one statement of a simple query (catalog first, then the SQL layer).
     fn run_simple(&self, conn: &Conn, sql: &str) -> Result<Vec<Outcome>, Error> {
         if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
@@ -392,11 +405,21 @@ impl SimpleQueryHandler for Backend {
         }
         client.set_state(PgWireConnectionState::QueryInProgress);
         let conn = conn(&*client, &self.shared);
-        let stmts = split_statements(&query.query);
+        let mut stmts = split_statements(&query.query);
         if stmts.is_empty() {
             client
                 .feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
                 .await?;
+        }
+        if stmts.len() > 1 {
+            if let Err(e) = self.check_syntax(&conn, &stmts) {
+                // Nothing runs; inside a transaction block the error fails the block.
+                conn.fail_block();
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))
+                    .await?;
+                stmts.clear();
+            }
         }
         for sql in stmts {
             let keyword = leading_keyword(sql);

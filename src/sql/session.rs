@@ -411,6 +411,16 @@ impl Session {
         Ok(out)
     }
 
+    /// The syntax error [`Session::execute`] would give for `sql`, without running or planning
+    /// anything. The server checks every statement of a multi-statement query string with this
+    /// first, because PostgreSQL (and `execute`) parse the whole string before running any of it.
+    pub fn check_syntax(&self, sql: &str) -> Result<()> {
+        if self.maintenance_noop(sql).is_none() {
+            parse(sql)?;
+        }
+        Ok(())
+    }
+
     /// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them).
     fn maintenance_noop(&self, sql: &str) -> Option<StatementResult> {
         let t = sql.trim_start().to_ascii_lowercase();
