@@ -374,7 +374,9 @@ impl<K: AlexKey> DataNode<K> {
         if self.slots[s].key != key {
             return None;
         }
-        if self.occupied(s) {
+        // A gap holds the key of the next occupied slot, so the last slot holding a key other
+        // than `K::MAX` is that key's own (occupied) slot: no bitmap read (one cache miss less).
+        if key != K::MAX || self.occupied(s) {
             return Some(s);
         }
         // Only K::MAX can be held by a gap that is the last slot with that key (trailing gaps).
@@ -614,6 +616,7 @@ impl<K: AlexKey> DataNode<K> {
 /// The slot a model predicts for offset `x`, clamped to the array (NaN gives 0).
 #[inline]
 pub(crate) fn predict_slot(model: &LinearModel, x: f64, cap: usize) -> usize {
-    let p = model.predict(x) as usize; // saturating; negative and NaN give 0
-    p.min(cap - 1)
+    // Saturating; negative and NaN give 0 (the signed conversion is the cheaper one on x86-64).
+    let p = model.predict(x) as i64;
+    p.max(0).min(cap as i64 - 1) as usize
 }

@@ -55,11 +55,7 @@ impl AlexKey for u64 {
     #[inline]
     fn offset_from(self, base: Self) -> f64 {
         // The exact difference, rounded once (u64 -> f64 is cheap; i128 -> f64 is not).
-        if self >= base {
-            (self - base) as f64
-        } else {
-            -((base - self) as f64)
-        }
+        exact_diff(self >= base, self.wrapping_sub(base), base.wrapping_sub(self))
     }
 }
 
@@ -73,12 +69,38 @@ impl AlexKey for i64 {
     #[inline]
     fn offset_from(self, base: Self) -> f64 {
         // The exact difference (it fits in a u64 either way), rounded once.
-        if self >= base {
-            self.wrapping_sub(base) as u64 as f64
-        } else {
-            -(base.wrapping_sub(self) as u64 as f64)
-        }
+        exact_diff(
+            self >= base,
+            self.wrapping_sub(base) as u64,
+            base.wrapping_sub(self) as u64,
+        )
     }
+}
+
+/// `up - 0` as f64 when `ge`, else `-(down as f64)`: the magnitude of an exact difference,
+/// rounded once. Magnitudes below 2^63 (every difference within a node of real data) take the
+/// one-instruction signed conversion, which gives the same value as the unsigned one.
+#[inline(always)]
+fn exact_diff(ge: bool, up: u64, down: u64) -> f64 {
+    let m = if ge { up } else { down };
+    let f = if m >> 63 == 0 {
+        m as i64 as f64
+    } else {
+        u64_to_f64_cold(m)
+    };
+    if ge {
+        f
+    } else {
+        -f
+    }
+}
+
+/// Kept out of line so that the compiler does not merge the two conversions into the longer
+/// unsigned sequence on the hot path.
+#[cold]
+#[inline(never)]
+fn u64_to_f64_cold(m: u64) -> f64 {
+    m as f64
 }
 
 /// `f64` keys: NaN is rejected; `-0.0` and `0.0` compare equal and are therefore the same key;
@@ -214,8 +236,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
-        let leaf = self.leaf_for(key);
-        self.data(leaf).get(key)
+        self.leaf_ref(key).get(key)
     }
 
     /// Replaces the payload of a present key; returns the old one (`None` and no insert if absent).
@@ -300,6 +321,19 @@ impl<K: AlexKey> Alex<K> {
         match &mut self.nodes[id as usize] {
             Node::Data(d) => d,
             _ => unreachable_node(),
+        }
+    }
+
+    /// The data node that owns `key`, by reference (one arena access per level, no id).
+    #[inline]
+    pub(crate) fn leaf_ref(&self, key: K) -> &DataNode<K> {
+        let mut node = &self.nodes[self.root as usize];
+        loop {
+            match node {
+                Node::Model(m) => node = &self.nodes[m.child_for(key) as usize],
+                Node::Data(d) => return d,
+                Node::Free => unreachable_node(),
+            }
         }
     }
 

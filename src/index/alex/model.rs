@@ -81,10 +81,8 @@ pub(crate) fn finite_base<K: AlexKey>(keys: impl Iterator<Item = K>) -> Option<K
 /// Exact floor of a finite or infinite f64 as i64 (saturating; NaN gives 0).
 #[inline]
 pub(crate) fn floor_i64(y: f64) -> i64 {
+    // Truncate, then step down when truncation went up (negative non-integers); written
+    // without a branch: it is on every model node's routing path.
     let t = y as i64;
-    if (t as f64) > y {
-        t.saturating_sub(1)
-    } else {
-        t
-    }
+    t.saturating_sub(((t as f64) > y) as i64)
 }

@@ -64,8 +64,15 @@ impl<K: AlexKey> ModelNode<K> {
 
     #[inline]
     pub fn slot(&self, key: K) -> usize {
-        let s = self.slot_unclamped(key);
         let last = self.children.len() - 1;
+        if self.off == 0 && self.shift == 0 {
+            // The common case (every node as bulk loaded): `floor` and truncation differ only
+            // on negative non-integers, which both clamp to slot 0, so the cheaper truncation
+            // gives the same slot (NaN gives 0 either way).
+            let t = (self.a * key.offset_from(self.base)) as i64;
+            return t.max(0).min(last as i64) as usize;
+        }
+        let s = self.slot_unclamped(key);
         if s <= 0 {
             0
         } else if s as u64 >= last as u64 {
