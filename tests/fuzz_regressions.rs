@@ -81,6 +81,28 @@ fn wire_contained_decoder_panic_is_classified() {
     input.push(0);
     let before = wire::contained_panics();
     wire::run(&input);
-    assert!(wire::contained_panics() > before, "no contained pgwire panic counted");
+    assert!(
+        wire::contained_panics() > before,
+        "no contained pgwire panic counted"
+    );
     assert_eq!(wire::uncontained_panics(), 0);
+}
+
+/// Found by the sql target (fuzz/regressions/sql/date-param-overflow.bin): a binary DATE
+/// parameter of 2^31 - 1 days overflowed the conversion to microseconds (a panic with overflow
+/// checks, a wrapped-around timestamp without). Now 22008, as PostgreSQL answers for a date
+/// outside the timestamp range. The release profile has no overflow checks, so the replay above
+/// cannot see this bug: the answer is checked here.
+#[test]
+fn binary_date_parameter_out_of_range() {
+    use augur::server::values::decode_param;
+    use augur::{DataType, Value};
+    const DATE: u32 = 1082;
+    for days in [i32::MAX, i32::MIN, 106_751_992, -106_751_992] {
+        let e = decode_param(Some(&days.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap_err();
+        assert_eq!(e.sqlstate().code(), "22008", "{days}: {e}");
+    }
+    // In range: day 1 after 2000-01-01.
+    let v = decode_param(Some(&1i32.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap();
+    assert_eq!(v, Value::Timestamp(946_684_800_000_000 + 86_400_000_000));
 }

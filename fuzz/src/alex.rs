@@ -139,7 +139,11 @@ fn check(t: &Alex<i64>, ctx: &str) {
 
 /// Runs one input; panics (a finding) on any difference from the model or broken invariant.
 pub fn run(data: &[u8]) {
-    let mut r = Reader { data, pos: 0, last: 0 };
+    let mut r = Reader {
+        data,
+        pos: 0,
+        last: 0,
+    };
     let mut m: BTreeMap<i64, u64> = BTreeMap::new();
     let flags = r.u8();
     let mut t: Alex<i64> = if flags & 1 != 0 {

@@ -67,7 +67,10 @@ fn exec(db: &Database, data: &[u8]) {
         return;
     };
     // The server refuses a Bind whose parameters fail to decode before executing anything.
-    let Ok(values) = params(&pieces, &p.param_types).into_iter().collect::<augur::Result<Vec<Value>>>() else {
+    let Ok(values) = params(&pieces, &p.param_types)
+        .into_iter()
+        .collect::<augur::Result<Vec<Value>>>()
+    else {
         return;
     };
     let _ = s.execute_prepared(&p, &values);

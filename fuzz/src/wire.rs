@@ -58,7 +58,9 @@ fn install_hook() {
     let prev = std::panic::take_hook();
     let seen: Mutex<HashSet<String>> = Mutex::new(HashSet::new());
     std::panic::set_hook(Box::new(move |info| {
-        let server = std::thread::current().name().is_some_and(|n| n.starts_with(WORKER));
+        let server = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with(WORKER));
         if server {
             let bt = std::backtrace::Backtrace::force_capture().to_string();
             if bt.contains("pgwire::messages") {
@@ -71,7 +73,11 @@ fn install_hook() {
                     .unwrap_or_default();
                 let at = info.location().map(|l| l.to_string()).unwrap_or_default();
                 let what = format!("{at}: {msg}");
-                if seen.lock().unwrap_or_else(|e| e.into_inner()).insert(what.clone()) {
+                if seen
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(what.clone())
+                {
                     eprintln!("wire: contained pgwire decoder panic (first at this place): {what}");
                 }
                 *LAST_CONTAINED.lock().unwrap_or_else(|e| e.into_inner()) = what;
@@ -236,13 +242,15 @@ fn until_ready(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
 /// A fresh connection completes startup and `SELECT 1`, then terminates.
 fn healthy(port: u16) -> Result<(), String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| format!("connect: {e}"))?;
-    s.set_read_timeout(Some(CLOSE_TIMEOUT)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(CLOSE_TIMEOUT))
+        .map_err(|e| e.to_string())?;
     s.write_all(&startup()).map_err(|e| format!("startup: {e}"))?;
     let t = until_ready(&mut s).map_err(|e| format!("startup reply: {e}"))?;
     if t.contains(&b'E') {
         return Err(format!("startup refused: {t:?}"));
     }
-    s.write_all(&message(b'Q', b"SELECT 1\0")).map_err(|e| format!("query: {e}"))?;
+    s.write_all(&message(b'Q', b"SELECT 1\0"))
+        .map_err(|e| format!("query: {e}"))?;
     let t = until_ready(&mut s).map_err(|e| format!("query reply: {e}"))?;
     if t != [b'T', b'D', b'C', b'Z'] {
         return Err(format!("SELECT 1 answered {t:?}"));
@@ -273,7 +281,11 @@ pub fn run(data: &[u8]) {
     if let Err(e) = healthy(h.port) {
         panic!("the server no longer serves a fresh connection: {e}");
     }
-    assert_eq!(uncontained_panics(), uncontained, "a panic escaped pgwire's decoder");
+    assert_eq!(
+        uncontained_panics(),
+        uncontained,
+        "a panic escaped pgwire's decoder"
+    );
     if fingerprint(&h.db) != h.fingerprint || data.windows(8).any(|w| w.eq_ignore_ascii_case(b"truncate")) {
         scratch::reset(&h.db);
         h.fingerprint = fingerprint(&h.db);

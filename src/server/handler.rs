@@ -271,7 +271,8 @@ fn leading_keyword(sql: &str) -> String {
 /// Rewrites what clients send that the SQL parser does not take yet: pgbench's
 /// `COPY ... WITH (FREEZE ON)` (FREEZE is a no-op in Augur).
 fn rewrite(sql: &str) -> std::borrow::Cow<'_, str> {
-    if sql.len() > 6 && sql[..4].eq_ignore_ascii_case("copy") {
+    // Bytes, not `&str` slicing: the fifth byte may be inside a multi-byte character.
+    if sql.len() > 6 && sql.as_bytes()[..4].eq_ignore_ascii_case(b"copy") {
         let lower = sql.to_ascii_lowercase();
         for opt in ["with (freeze on)", "with (freeze true)", "with (freeze)"] {
             if let Some(i) = lower.find(opt) {
