@@ -6,8 +6,8 @@
 //!
 //! Panics are classified by a panic hook. pgwire 0.42.1's decoder panics on some malformed
 //! messages (truncated Bind/Parse bodies); the server contains those to the connection
-//! (`catch_unwind` in `Server::run`), so a panic on a server thread whose backtrace is inside
-//! `pgwire::messages` is counted as *contained* ([`contained_panics`]) and does not fail the
+//! (`catch_unwind` in `Server::run`), so a panic on a server thread whose innermost pgwire frame
+//! is in pgwire's message decoders (`src/messages/`) is counted as *contained* ([`contained_panics`]) and does not fail the
 //! input. Every other panic goes to the previous hook (libFuzzer's aborts: a crash) and is
 //! counted in [`uncontained_panics`].
 //!
@@ -63,7 +63,15 @@ fn install_hook() {
             .is_some_and(|n| n.starts_with(WORKER));
         if server {
             let bt = std::backtrace::Backtrace::force_capture().to_string();
-            if bt.contains("pgwire::messages") {
+            // The innermost frame in pgwire's source (the panic itself is usually in `bytes`);
+            // contained only if that frame is in its message decoders (`src/messages/`).
+            let place = bt
+                .lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("at ") && l.contains("/pgwire-"))
+                .and_then(|l| l.rsplit_once("/src/"))
+                .map(|(_, f)| format!("pgwire src/{f}"));
+            if let Some(at) = place.filter(|p| p.starts_with("pgwire src/messages/")) {
                 CONTAINED.fetch_add(1, Ordering::SeqCst);
                 let msg = info
                     .payload()
@@ -71,13 +79,8 @@ fn install_hook() {
                     .map(|s| s.to_string())
                     .or_else(|| info.payload().downcast_ref::<String>().cloned())
                     .unwrap_or_default();
-                let at = info.location().map(|l| l.to_string()).unwrap_or_default();
                 let what = format!("{at}: {msg}");
-                if seen
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(what.clone())
-                {
+                if seen.lock().unwrap_or_else(|e| e.into_inner()).insert(at) {
                     eprintln!("wire: contained pgwire decoder panic (first at this place): {what}");
                 }
                 *LAST_CONTAINED.lock().unwrap_or_else(|e| e.into_inner()) = what;

@@ -158,9 +158,9 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 Value::Timestamp(t) | Value::Int(t) => *t,
                 other => return Err(Error::internal(format!("cannot send {other:?} as timestamp"))),
             };
-            let t = t.checked_sub(PG_EPOCH_OFFSET_MICROS).ok_or_else(|| {
-                Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range")
-            })?;
+            let t = t
+                .checked_sub(PG_EPOCH_OFFSET_MICROS)
+                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?;
             buf.put_i32(8);
             buf.put_i64(t);
         }
@@ -262,7 +262,12 @@ pub fn decode_param(
             let t = d
                 .checked_mul(86_400_000_000)
                 .and_then(|t| t.checked_add(PG_EPOCH_OFFSET_MICROS))
-                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range for timestamp"))?;
+                .ok_or_else(|| {
+                    Error::new(
+                        SqlState::DATETIME_FIELD_OVERFLOW,
+                        "date out of range for timestamp",
+                    )
+                })?;
             Value::Timestamp(t)
         }
         oid::NUMERIC => {
