@@ -106,3 +106,33 @@ fn binary_date_parameter_out_of_range() {
     let v = decode_param(Some(&1i32.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap();
     assert_eq!(v, Value::Timestamp(946_684_800_000_000 + 86_400_000_000));
 }
+
+/// Found by the wire target (fuzz/regressions/wire/execute-max-rows-*): pgwire preallocates
+/// room for Execute's `max_rows` rows, so 2^30 aborted the server (40 GiB) and -1 panicked. Now
+/// `max_rows` <= 0 returns every row (as PostgreSQL), and a large limit returns the rows there are.
+#[test]
+fn execute_row_limits() {
+    let mut s = wire::connect();
+    let execute = |n: i32| {
+        let mut b = vec![0u8];
+        b.extend_from_slice(&n.to_be_bytes());
+        (b'E', b)
+    };
+    let parse = (b'P', b"\0SELECT id FROM t ORDER BY id\0\0\0".to_vec());
+    let bind = (b'B', vec![0u8; 8]);
+    let rows = scratch::seed_rows("t");
+    for n in [1 << 30, i32::MAX, -1, i32::MIN, 0] {
+        let got = wire::exchange(&mut s, &[parse.clone(), bind.clone(), execute(n), (b'S', vec![])]);
+        let mut want = vec![b'1', b'2'];
+        want.extend(std::iter::repeat_n(b'D', rows));
+        want.extend([b'C', b'Z']);
+        assert_eq!(got, want, "max_rows {n}");
+    }
+    // A small limit suspends the portal; the next Execute continues it.
+    let got = wire::exchange(&mut s, &[parse, bind, execute(2), execute(0), (b'S', vec![])]);
+    let mut want = vec![b'1', b'2', b'D', b'D', b's'];
+    want.extend(std::iter::repeat_n(b'D', rows - 2));
+    want.extend([b'C', b'Z']);
+    assert_eq!(got, want);
+    assert_eq!(wire::uncontained_panics(), 0);
+}

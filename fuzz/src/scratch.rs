@@ -91,6 +91,16 @@ pub const SCHEMA: &[&str] = &[
     "INSERT INTO h VALUES (1, 'a'), (1, 'a'), (NULL, NULL)",
 ];
 
+/// Rows [`SCHEMA`] puts in `table`.
+pub fn seed_rows(table: &str) -> usize {
+    let prefix = format!("INSERT INTO {table} VALUES ");
+    SCHEMA
+        .iter()
+        .filter_map(|s| s.strip_prefix(&prefix))
+        .map(|v| v.matches("), (").count() + 1)
+        .sum()
+}
+
 /// Drops every table and recreates [`SCHEMA`].
 pub fn reset(db: &Database) {
     for t in db.tables() {

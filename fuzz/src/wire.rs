@@ -264,6 +264,28 @@ fn healthy(port: u16) -> Result<(), String> {
 
 static HARNESS: Mutex<Option<Harness>> = Mutex::new(None);
 
+/// The harness server's port (started on first use), for tests that talk to it directly.
+pub fn port() -> u16 {
+    let mut g = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
+    g.get_or_insert_with(start).port
+}
+
+/// Connects to the harness server and completes startup.
+pub fn connect() -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port())).expect("connecting to the wire harness");
+    s.set_read_timeout(Some(CLOSE_TIMEOUT)).expect("read timeout");
+    s.write_all(&startup()).expect("startup");
+    until_ready(&mut s).expect("startup reply");
+    s
+}
+
+/// Sends `msgs` and returns the types of the messages received up to ReadyForQuery.
+pub fn exchange(s: &mut TcpStream, msgs: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let bytes: Vec<u8> = msgs.iter().flat_map(|(t, b)| message(*t, b)).collect();
+    s.write_all(&bytes).expect("send");
+    until_ready(s).expect("reply")
+}
+
 /// Runs one input; panics (a finding) if the server does not close the connection, stops
 /// accepting connections, or anything outside pgwire's decoder panics.
 pub fn run(data: &[u8]) {
