@@ -12,6 +12,7 @@
 //! Shared with `tests/fuzz_regressions.rs` (included there by path), so it must depend on
 //! `augur` and `std` only.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
@@ -189,11 +190,12 @@ pub fn run(data: &[u8]) {
         match op % 12 {
             0 | 1 => {
                 let k = r.key(&m);
-                let exp = if m.contains_key(&k) {
-                    Err(AlexError::DuplicateKey)
-                } else {
-                    m.insert(k, payload);
-                    Ok(())
+                let exp = match m.entry(k) {
+                    Entry::Occupied(_) => Err(AlexError::DuplicateKey),
+                    Entry::Vacant(e) => {
+                        e.insert(payload);
+                        Ok(())
+                    }
                 };
                 assert_eq!(t.insert(k, payload), exp, "insert {k}");
             }
@@ -229,7 +231,11 @@ pub fn run(data: &[u8]) {
                     // Alternating ends meet in the middle without losing or repeating anything.
                     let mut it = t.range((s, e));
                     let mut n = 0usize;
-                    while let Some(_) = if n % 2 == 0 { it.next() } else { it.next_back() } {
+                    loop {
+                        let x = if n & 1 == 0 { it.next() } else { it.next_back() };
+                        if x.is_none() {
+                            break;
+                        }
                         n += 1;
                     }
                     assert_eq!(n, exp.len(), "alternating range {s:?}..{e:?}");
@@ -257,11 +263,12 @@ pub fn run(data: &[u8]) {
                         break;
                     }
                     let p = payload ^ j as u64;
-                    let exp = if m.contains_key(&x) {
-                        Err(AlexError::DuplicateKey)
-                    } else {
-                        m.insert(x, p);
-                        Ok(())
+                    let exp = match m.entry(x) {
+                        Entry::Occupied(_) => Err(AlexError::DuplicateKey),
+                        Entry::Vacant(e) => {
+                            e.insert(p);
+                            Ok(())
+                        }
                     };
                     assert_eq!(t.insert(x, p), exp, "burst insert {x}");
                     x = match x.checked_add(step) {
