@@ -32,7 +32,7 @@ use pgwire::api::{
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_ERROR, SEVERITY_FATAL, SEVERITY_WARNING};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse};
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
-use pgwire::messages::extendedquery::Sync as PgSync;
+use pgwire::messages::extendedquery::{Execute, Sync as PgSync};
 use pgwire::messages::response::{
     CommandComplete, EmptyQueryResponse, NoticeResponse, ReadyForQuery, TransactionStatus,
 };
@@ -246,7 +246,8 @@ fn leading_keyword(sql: &str) -> String {
 /// Rewrites what clients send that the SQL parser does not take yet: pgbench's
 /// `COPY ... WITH (FREEZE ON)` (FREEZE is a no-op in Augur).
 fn rewrite(sql: &str) -> std::borrow::Cow<'_, str> {
-    if sql.len() > 6 && sql[..4].eq_ignore_ascii_case("copy") {
+    // Bytes, not `&str` slicing: the fifth byte may be inside a multi-byte character.
+    if sql.len() > 6 && sql.as_bytes()[..4].eq_ignore_ascii_case(b"copy") {
         let lower = sql.to_ascii_lowercase();
         for opt in ["with (freeze on)", "with (freeze true)", "with (freeze)"] {
             if let Some(i) = lower.find(opt) {
@@ -618,6 +619,9 @@ fn split_tag(tag: &str) -> String {
     }
 }
 
+/// Largest row limit of one Execute (see `on_execute`).
+pub const MAX_ROWS_PER_EXECUTE: i32 = 65_536;
+
 #[async_trait]
 impl ExtendedQueryHandler for Backend {
     type Statement = Arc<Stmt>;
@@ -652,6 +656,22 @@ impl ExtendedQueryHandler for Backend {
             ))
             .await?;
         Ok(())
+    }
+
+    /// Execute's row limit as PostgreSQL reads it (zero or negative: every row), bounded:
+    /// pgwire 0.42.1 preallocates room for `max_rows` rows before fetching, so a client's
+    /// `max_rows` of 2^30 made the server allocate 40 GiB and abort (found by fuzzing). Above
+    /// [`MAX_ROWS_PER_EXECUTE`] the portal is suspended after that many rows (PortalSuspended);
+    /// the client's next Execute continues it, as with any row limit.
+    async fn on_execute<C>(&self, client: &mut C, mut message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        message.max_rows = message.max_rows.clamp(0, MAX_ROWS_PER_EXECUTE);
+        self._on_execute(client, message).await
     }
 
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>

@@ -158,8 +158,11 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 Value::Timestamp(t) | Value::Int(t) => *t,
                 other => return Err(Error::internal(format!("cannot send {other:?} as timestamp"))),
             };
+            let t = t
+                .checked_sub(PG_EPOCH_OFFSET_MICROS)
+                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?;
             buf.put_i32(8);
-            buf.put_i64(t - PG_EPOCH_OFFSET_MICROS);
+            buf.put_i64(t);
         }
         DataType::Bytea => match v {
             Value::Bytes(b) => {
@@ -253,8 +256,19 @@ pub fn decode_param(
             }
         }
         oid::DATE => {
+            // A date far outside the timestamp range (PostgreSQL's dates reach 5874897 AD) is an
+            // error, not a wrapped-around timestamp.
             let d = i32::from_be_bytes(fixed(b, "date")?) as i64;
-            Value::Timestamp(d * 86_400_000_000 + PG_EPOCH_OFFSET_MICROS)
+            let t = d
+                .checked_mul(86_400_000_000)
+                .and_then(|t| t.checked_add(PG_EPOCH_OFFSET_MICROS))
+                .ok_or_else(|| {
+                    Error::new(
+                        SqlState::DATETIME_FIELD_OVERFLOW,
+                        "date out of range for timestamp",
+                    )
+                })?;
+            Value::Timestamp(t)
         }
         oid::NUMERIC => {
             let s = numeric_to_string(b)?;

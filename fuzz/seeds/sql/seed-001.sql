@@ -1,0 +1,1 @@
+SELECT count(DISTINCT product), count(DISTINCT region) FROM ag_sales

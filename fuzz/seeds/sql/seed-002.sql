@@ -1,0 +1,1 @@
+SELECT max(id) FROM ag_sales WHERE id < 100

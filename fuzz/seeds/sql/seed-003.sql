@@ -1,0 +1,1 @@
+SELECT max(upper(product)) FROM ag_sales

@@ -1,0 +1,1 @@
+SELECT min(t), max(t) FROM ag_big

@@ -1,0 +1,1 @@
+SELECT CASE WHEN 1 > 0 THEN 'yes' ELSE 'no' END

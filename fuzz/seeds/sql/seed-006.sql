@@ -1,0 +1,1 @@
+SELECT id, CASE WHEN score IS NULL THEN -1 ELSE score / 10 END FROM cc_t ORDER BY id

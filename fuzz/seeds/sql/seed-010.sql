@@ -1,0 +1,1 @@
+CREATE TABLE ddl_a (id integer PRIMARY KEY, name text NOT NULL, note varchar(20))

@@ -1,0 +1,1 @@
+CREATE TABLE ddl_def (id int PRIMARY KEY, n int DEFAULT 42, s text DEFAULT 'dflt', b boolean DEFAULT true, f double precision DEFAULT 1.5, t timestamp DEFAULT '2020-02-29 12:00:00', big bigint DEFAULT -1)

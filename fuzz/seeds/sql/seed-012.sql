@@ -1,0 +1,1 @@
+SELECT count(*) FROM ddl_heap WHERE b = 'x'

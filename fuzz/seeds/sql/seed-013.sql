@@ -1,0 +1,1 @@
+ALTER TABLE ddl_acc ADD PRIMARY KEY (aid)

@@ -1,0 +1,1 @@
+CREATE TABLE er_t (id int PRIMARY KEY, name text NOT NULL, qty smallint, big bigint, f float8)

@@ -1,0 +1,1 @@
+CREATE INDEX er_idx ON er_nosuch (a)

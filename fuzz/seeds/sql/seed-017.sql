@@ -1,0 +1,1 @@
+UPDATE er_t SET big = 200 WHERE id = 3

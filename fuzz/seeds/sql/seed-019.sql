@@ -1,0 +1,1 @@
+SELECT id FROM er_t WHERE name

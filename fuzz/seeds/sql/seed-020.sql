@@ -1,0 +1,1 @@
+SELECT abs(-5), abs(5), abs(0)

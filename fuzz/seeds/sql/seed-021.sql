@@ -1,0 +1,1 @@
+SELECT length('hello'), length(''), length('a b c'), length('grüße')

@@ -1,0 +1,1 @@
+SELECT substr('abc', 1, -1)

@@ -1,0 +1,1 @@
+SELECT greatest(NULL::int, NULL)

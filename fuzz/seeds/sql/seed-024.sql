@@ -1,0 +1,1 @@
+INSERT INTO fn_t VALUES (1, 'Alpha', -3, 1.25), (2, 'beta', 4, -2.75), (3, NULL, NULL, NULL), (4, '', 0, 0.5), (5, 'GAMMA ray', -10, 100.5)

@@ -1,0 +1,1 @@
+CREATE TABLE gh_sales (id int PRIMARY KEY, region text, product text NOT NULL, qty int, price float8)

@@ -1,0 +1,1 @@
+SELECT product, sum(qty) FROM gh_sales GROUP BY product HAVING sum(qty) >= 400 ORDER BY sum(qty) DESC

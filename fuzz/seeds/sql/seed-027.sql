@@ -1,0 +1,1 @@
+SELECT count(*) FROM gh_sales HAVING count(*) > 1000

@@ -1,0 +1,1 @@
+SELECT region, count(DISTINCT product) FROM gh_sales GROUP BY region ORDER BY region

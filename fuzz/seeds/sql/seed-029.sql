@@ -1,0 +1,1 @@
+SELECT v, count(*) FROM gh_small GROUP BY v

@@ -1,0 +1,1 @@
+CREATE TABLE ins_item (id int PRIMARY KEY, name text NOT NULL, qty int DEFAULT 0, price float8, active boolean DEFAULT true)

@@ -1,0 +1,1 @@
+SELECT id, length(name) FROM ins_item WHERE id BETWEEN 11 AND 14 ORDER BY id

@@ -1,0 +1,1 @@
+INSERT INTO ins_nosuch VALUES (1)

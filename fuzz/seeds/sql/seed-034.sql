@@ -1,0 +1,1 @@
+SELECT k, s FROM ins_big WHERE k = 11

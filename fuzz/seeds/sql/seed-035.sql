@@ -1,0 +1,1 @@
+CREATE TABLE jn_dept (id int PRIMARY KEY, name text NOT NULL)

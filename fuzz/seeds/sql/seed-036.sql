@@ -1,0 +1,1 @@
+SELECT d.name, e.name FROM jn_dept d LEFT OUTER JOIN jn_emp e ON e.dept_id = d.id ORDER BY d.name, e.name

@@ -1,0 +1,1 @@
+SELECT e.name, b.name, p.budget FROM jn_emp e JOIN jn_emp b ON e.boss_id = b.id JOIN jn_proj p ON p.emp_id = b.id ORDER BY e.name, p.budget

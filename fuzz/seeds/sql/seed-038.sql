@@ -1,0 +1,1 @@
+SELECT t.tag, p.code FROM jn_tag t LEFT JOIN jn_proj p ON p.code = t.code ORDER BY t.tag, p.code

@@ -1,0 +1,1 @@
+SELECT c.name, count(o.id) FROM jn_customers c LEFT JOIN jn_orders o ON o.customer_id = c.id GROUP BY c.name ORDER BY count(o.id) DESC, c.name LIMIT 5

@@ -1,0 +1,1 @@
+SELECT NULL LIKE 'a%', 'abc' LIKE NULL

@@ -1,0 +1,1 @@
+SELECT count(*), count(a), count(b), count(d) FROM nl_t

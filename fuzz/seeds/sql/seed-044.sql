@@ -1,0 +1,1 @@
+SELECT b, id FROM nl_t ORDER BY b, id

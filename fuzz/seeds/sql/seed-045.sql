@@ -1,0 +1,1 @@
+CREATE TABLE ol_t (id int PRIMARY KEY, grp text, n int, f float8, ts timestamp)

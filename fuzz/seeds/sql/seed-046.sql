@@ -1,0 +1,1 @@
+SELECT f, id FROM ol_t ORDER BY f, id

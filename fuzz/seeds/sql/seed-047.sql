@@ -1,0 +1,1 @@
+SELECT id, lower(grp) AS g FROM ol_t ORDER BY g, id

@@ -1,0 +1,1 @@
+SELECT id FROM ol_t ORDER BY id LIMIT ALL

@@ -1,0 +1,1 @@
+SELECT grp, count(*) FROM ol_t GROUP BY grp ORDER BY count(*) DESC, grp LIMIT 2

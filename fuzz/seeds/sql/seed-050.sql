@@ -1,0 +1,1 @@
+CREATE TABLE pr_int (id int PRIMARY KEY, grp int NOT NULL, val text NOT NULL, score int)

@@ -1,0 +1,1 @@
+SELECT id FROM pr_int WHERE id < 1 ORDER BY id DESC LIMIT 5

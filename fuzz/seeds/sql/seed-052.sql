@@ -1,0 +1,1 @@
+SELECT id FROM pr_int WHERE id > 1400 ORDER BY id LIMIT 5

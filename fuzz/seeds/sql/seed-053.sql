@@ -1,0 +1,1 @@
+SELECT count(*), min(id), max(id) FROM pr_neg

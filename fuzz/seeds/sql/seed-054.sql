@@ -1,0 +1,1 @@
+SELECT k FROM pr_text WHERE k LIKE 'b_c' ORDER BY k

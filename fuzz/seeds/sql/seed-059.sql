@@ -1,0 +1,1 @@
+SELECT DISTINCT dept, salary FROM sb_emp

@@ -1,0 +1,1 @@
+CREATE TABLE sq_a (id int PRIMARY KEY, g text, v int)

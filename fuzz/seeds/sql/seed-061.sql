@@ -1,0 +1,1 @@
+SELECT max(total) FROM (SELECT g, sum(v) AS total FROM sq_a GROUP BY g) s

@@ -1,0 +1,1 @@
+SELECT id FROM sq_a WHERE id NOT IN (SELECT a_id FROM sq_b WHERE a_id IS NOT NULL) ORDER BY id

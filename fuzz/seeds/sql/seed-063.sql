@@ -1,0 +1,1 @@
+SELECT (SELECT max(v) FROM sq_a)

@@ -1,0 +1,1 @@
+SELECT id, flag FROM sq_c WHERE id = (SELECT max(id) FROM sq_c)

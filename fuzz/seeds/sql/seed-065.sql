@@ -1,0 +1,1 @@
+CREATE TABLE tx_acc (id int PRIMARY KEY, bal int NOT NULL)

@@ -1,0 +1,1 @@
+SELECT count(*) FROM tx_acc WHERE id = 6

@@ -1,0 +1,1 @@
+INSERT INTO tx_acc VALUES (2, 1) ON CONFLICT (id) DO UPDATE SET bal = tx_acc.bal + EXCLUDED.bal RETURNING id, bal

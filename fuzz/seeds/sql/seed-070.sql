@@ -1,0 +1,1 @@
+CREATE TABLE ty_int (id int PRIMARY KEY, s smallint, i integer, b bigint, s2 int2, i4 int4, b8 int8)

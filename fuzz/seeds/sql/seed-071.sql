@@ -1,0 +1,1 @@
+SELECT id FROM ty_int WHERE s = i AND i = b ORDER BY id

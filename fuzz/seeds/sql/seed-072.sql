@@ -1,0 +1,1 @@
+SELECT min(g), max(g) FROM ty_f

@@ -1,0 +1,1 @@
+CREATE TABLE ty_s (id int PRIMARY KEY, t text, v varchar(5))

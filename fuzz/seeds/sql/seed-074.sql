@@ -1,0 +1,1 @@
+CREATE TABLE ty_ts (id int PRIMARY KEY, ts timestamp)

@@ -1,0 +1,1 @@
+CREATE TABLE upd_acc (aid int PRIMARY KEY, bid int NOT NULL, abalance int NOT NULL DEFAULT 0, owner text)

@@ -1,0 +1,1 @@
+UPDATE upd_swap SET a = b, b = a

@@ -1,0 +1,1 @@
+SELECT aid, owner FROM upd_acc WHERE aid IN (1, 2) ORDER BY aid

@@ -1,0 +1,1 @@
+UPDATE upd_acc SET owner = owner || '!' WHERE aid BETWEEN 5 AND 6

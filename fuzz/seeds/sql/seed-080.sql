@@ -1,0 +1,1 @@
+CREATE TABLE ur_kv (k int PRIMARY KEY, v text NOT NULL, hits int NOT NULL DEFAULT 0)

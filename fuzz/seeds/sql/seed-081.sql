@@ -1,0 +1,1 @@
+INSERT INTO ur_kv (k, v, hits) VALUES (2, 'x', 1) ON CONFLICT (k) DO UPDATE SET hits = ur_kv.hits + EXCLUDED.hits

@@ -1,0 +1,1 @@
+INSERT INTO ur_kv (k, v) VALUES (13, 'thirteen') RETURNING k * 2, upper(v)

@@ -1,0 +1,1 @@
+DELETE FROM ur_kv WHERE k = 13 RETURNING *

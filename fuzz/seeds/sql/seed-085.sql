@@ -1,0 +1,1 @@
+CREATE TABLE wh_p (id int PRIMARY KEY, name text, city text, age smallint, score float8, vip boolean, joined timestamp, big bigint)

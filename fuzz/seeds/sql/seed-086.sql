@@ -1,0 +1,1 @@
+SELECT id FROM wh_p WHERE name > 'Z' ORDER BY id

@@ -1,0 +1,1 @@
+SELECT name FROM wh_p WHERE name LIKE '%a%' ORDER BY name

@@ -1,0 +1,1 @@
+SELECT id, v || 'x', n * 2, f / 2, NOT b, ts FROM t WHERE id > 0

@@ -1,0 +1,1 @@
+INSERT INTO t VALUES (3, 'three', 3, 3.0, true, now()) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v RETURNING *

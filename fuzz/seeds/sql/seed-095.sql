@@ -1,0 +1,1 @@
+SELECT k, count(*) FROM s JOIN t ON s.id = t.id GROUP BY k HAVING count(*) > 0 ORDER BY 1

@@ -1,0 +1,1 @@
+SELECT * FROM c WHERE a = 1 AND b >= 1

@@ -1,0 +1,1 @@
+SELECT x, y FROM h WHERE x IN (SELECT n FROM t) OR y LIKE 'a%'

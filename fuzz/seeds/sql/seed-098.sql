@@ -1,0 +1,1 @@
+BEGIN; INSERT INTO h VALUES (2, 'b'); SELECT count(*) FROM h; ROLLBACK

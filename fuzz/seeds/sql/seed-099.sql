@@ -1,0 +1,1 @@
+EXPLAIN SELECT * FROM t WHERE id >= 1 AND id < 42

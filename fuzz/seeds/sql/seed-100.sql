@@ -1,0 +1,1 @@
+SELECT CAST(v AS int8), substr(v, 2, 3), length(k) FROM t, s LIMIT 5 OFFSET 1

@@ -1,0 +1,1 @@
+CREATE TABLE z (a int PRIMARY KEY, b text DEFAULT 'd'); INSERT INTO z (a) VALUES (1); SELECT * FROM z
