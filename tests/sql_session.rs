@@ -195,6 +195,13 @@ fn copy_text_and_csv() {
 fn settings_and_driver_queries() {
     let (_d, db) = open();
     let mut s = Session::new(db);
+    // Negating a float constant keeps the sign of zero, as PostgreSQL prints -0.
+    for q in ["SELECT -(0::float8)", "SELECT -0.0::float8"] {
+        match &rows(&mut s, q)[0][0] {
+            Value::Float(f) => assert!(*f == 0.0 && f.is_sign_negative(), "{q}: {f}"),
+            v => panic!("{q}: {v:?}"),
+        }
+    }
     s.execute("SET application_name = 'pgbench'", &[]).unwrap();
     s.execute(
         "SET extra_float_digits = 3; SET DateStyle = 'ISO'; SET TIME ZONE 'UTC'",

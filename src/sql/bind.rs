@@ -344,11 +344,11 @@ impl<'a> Binder<'a> {
                     }
                     let x = self.coerce(x, t, t2)?;
                     if let Expr::Lit(v) = &x {
-                        let v =
-                            super::expr::arith(ArOp::Sub, &Value::Int(0), v, t2).or_else(|e| match v {
-                                Value::Float(f) => Ok(Value::Float(-f)),
-                                _ => Err(e),
-                            })?;
+                        // Floats negate directly: 0 - 0.0 would lose the sign of -0.
+                        let v = match v {
+                            Value::Float(f) => Value::Float(-f),
+                            v => super::expr::arith(ArOp::Sub, &Value::Int(0), v, t2)?,
+                        };
                         return Ok((Expr::Lit(v), t2));
                     }
                     (Expr::Neg(Box::new(x), t2), t2)
