@@ -61,7 +61,12 @@ pub struct ServerConfig {
     pub shutdown_timeout: Duration,
     /// Largest COPY FROM STDIN payload buffered per statement.
     pub max_copy_bytes: usize,
+    /// Per-connection limits: statement size, result size, default statement_timeout.
+    pub limits: crate::sql::Limits,
 }
+
+/// `--max-statement-bytes` default: 16 MiB.
+pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 16 << 20;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -74,6 +79,10 @@ impl Default for ServerConfig {
             max_connections: 100,
             shutdown_timeout: Duration::from_secs(10),
             max_copy_bytes: 1 << 30,
+            limits: crate::sql::Limits {
+                max_statement_bytes: Some(DEFAULT_MAX_STATEMENT_BYTES),
+                ..Default::default()
+            },
         }
     }
 }
@@ -86,6 +95,7 @@ impl fmt::Debug for ServerConfig {
             .field("insecure_no_auth", &self.insecure_no_auth)
             .field("tls_cert", &self.tls_cert)
             .field("max_connections", &self.max_connections)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -198,7 +208,7 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
-        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes));
+        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes, cfg.limits.clone()));
         let handlers = Handlers::new(shared.clone(), scram);
         Ok(Server {
             listener,

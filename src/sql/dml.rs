@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Instant;
 
 use sqlparser::ast as A;
 
@@ -495,6 +496,7 @@ pub fn exec_insert(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let mut ops = Vec::new();
     let mut ret_src = Vec::new();
@@ -504,11 +506,13 @@ pub fn exec_insert(
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let src = run(&p.source, &cx)?;
         let mut seen: HashSet<Key> = HashSet::new();
         for r in src {
+            cx.check()?;
             let row = full_row(p, r, &cx)?;
             match &p.conflict {
                 None => {
@@ -584,6 +588,7 @@ pub fn exec_update(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
@@ -594,6 +599,7 @@ pub fn exec_update(
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
@@ -602,6 +608,7 @@ pub fn exec_update(
             Ok(true)
         })?;
         for (k, old) in olds {
+            cx.check()?;
             let mut new = (*old).clone();
             for (c, e) in &p.sets {
                 let col = &def.columns[*c];
@@ -638,6 +645,7 @@ pub fn exec_delete(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let mut keys = Vec::new();
     let ret;
@@ -647,6 +655,7 @@ pub fn exec_delete(
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let mut olds = Vec::new();
