@@ -167,7 +167,7 @@ fn split_check(c: &str) -> (String, String) {
     (expand(q.trim()), a.trim().to_string())
 }
 
-fn render(rows: Vec<Vec<Option<String>>>) -> String {
+fn render(rows: Rows) -> String {
     rows.into_iter()
         .map(|r| {
             r.into_iter()
@@ -212,17 +212,20 @@ const SERVER_LIMIT_FLAGS: &[&str] = &["--max-result-rows", "100000", "--max-resu
 // SQL cases
 // ------------------------------------------------------------------------------------------
 
+/// Rows as text (None: NULL).
+type Rows = Vec<Vec<Option<String>>>;
+
 /// One way of running SQL: the embedded session or a tokio-postgres connection.
 trait Target {
     /// Runs SQL; Ok(rows as text) or Err(SQLSTATE or a description of a non-SQL failure).
-    fn run(&mut self, sql: &str, extended: bool) -> Result<Vec<Vec<Option<String>>>, String>;
+    fn run(&mut self, sql: &str, extended: bool) -> Result<Rows, String>;
     fn label(&self) -> &'static str;
 }
 
 struct Embedded(Session);
 
 impl Target for Embedded {
-    fn run(&mut self, sql: &str, _extended: bool) -> Result<Vec<Vec<Option<String>>>, String> {
+    fn run(&mut self, sql: &str, _extended: bool) -> Result<Rows, String> {
         match self.0.execute(sql, &[]) {
             Ok(rs) => Ok(rs
                 .last()
@@ -273,7 +276,7 @@ fn pg_err(e: tokio_postgres::Error) -> String {
 }
 
 impl Target for Wire {
-    fn run(&mut self, sql: &str, extended: bool) -> Result<Vec<Vec<Option<String>>>, String> {
+    fn run(&mut self, sql: &str, extended: bool) -> Result<Rows, String> {
         let client = &self.client;
         self.rt.block_on(async {
             let fut = async {
