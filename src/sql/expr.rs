@@ -412,7 +412,7 @@ impl Ctx<'_> {
         if let Some(d) = self.deadline {
             let n = self.ticks.get().wrapping_add(1);
             self.ticks.set(n);
-            if n % 256 == 0 && std::time::Instant::now() >= d {
+            if n.is_multiple_of(256) && std::time::Instant::now() >= d {
                 return Err(statement_timeout());
             }
         }
