@@ -376,6 +376,11 @@ fn concurrent_writers_wait_for_row_locks() {
     c.execute("SET lock_timeout = '50ms'", &[]).unwrap();
     assert_eq!(code(c.execute("UPDATE t SET v = 0 WHERE id = 1", &[])), "55P03");
     assert_eq!(code(c.execute("SET lock_timeout = 'soon'", &[])), "22023");
+    // statement_timeout also ends a lock wait (57014), whichever comes first.
+    c.execute("SET lock_timeout = 0", &[]).unwrap();
+    c.execute("SET statement_timeout = '50ms'", &[]).unwrap();
+    assert_eq!(code(c.execute("UPDATE t SET v = 0 WHERE id = 1", &[])), "57014");
+    c.execute("SET statement_timeout = 0", &[]).unwrap();
     a.execute("COMMIT", &[]).unwrap();
     assert_eq!(
         rows(&mut c, "SELECT v FROM t WHERE id = 1"),

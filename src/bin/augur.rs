@@ -88,6 +88,20 @@ struct ServeArgs {
     /// Connections beyond this get SQLSTATE 53300 and are closed.
     #[arg(long, default_value_t = 100)]
     max_connections: usize,
+    /// Largest statement (simple Query string or Parse text) a connection may send, in bytes;
+    /// larger ones fail with SQLSTATE 54000. 0: no limit (pgwire's 1 GiB message limit).
+    #[arg(long, default_value_t = server::DEFAULT_MAX_STATEMENT_BYTES)]
+    max_statement_bytes: usize,
+    /// Most rows one statement may return (54000 beyond). 0: no limit.
+    #[arg(long, default_value_t = 0)]
+    max_result_rows: u64,
+    /// Most bytes of values one statement may return (54000 beyond). 0: no limit.
+    #[arg(long, default_value_t = 0)]
+    max_result_bytes: u64,
+    /// Default statement_timeout of every session (PostgreSQL syntax: 500, 500ms, 30s, 5min);
+    /// a statement running longer fails with 57014. Sessions may SET their own. 0: none.
+    #[arg(long, default_value = "0")]
+    statement_timeout: String,
     /// Seconds the shutdown waits for running statements.
     #[arg(long, default_value_t = 10)]
     shutdown_timeout: u64,
@@ -187,6 +201,13 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         max_connections: a.max_connections.max(1),
         shutdown_timeout: Duration::from_secs(a.shutdown_timeout),
         metrics: a.metrics.clone(),
+        limits: augur::sql::Limits {
+            max_statement_bytes: (a.max_statement_bytes > 0).then_some(a.max_statement_bytes),
+            max_result_rows: (a.max_result_rows > 0).then_some(a.max_result_rows),
+            max_result_bytes: (a.max_result_bytes > 0).then_some(a.max_result_bytes),
+            statement_timeout: augur::sql::parse_timeout(&a.statement_timeout)
+                .map_err(|e| anyhow::anyhow!("--statement-timeout: {e}"))?,
+        },
         ..ServerConfig::default()
     };
     if a.storage.no_sync {

@@ -171,8 +171,14 @@ impl Transaction {
     /// transaction's snapshot. Under snapshot isolation a change is a serialization failure.
     /// Held until commit or rollback; taking a lock this transaction holds returns at once.
     pub fn lock_row(&self, t: &Table, key: &Key) -> Result<Locked> {
+        self.lock_row_by(t, key, None)
+    }
+
+    /// [`Transaction::lock_row`] within a statement that must end by `deadline`
+    /// (`statement_timeout`): a wait past it fails with 57014.
+    pub fn lock_row_by(&self, t: &Table, key: &Key, deadline: Option<Instant>) -> Result<Locked> {
         self.check_active()?;
-        let Some(latest) = self.acquire(t, key)? else {
+        let Some(latest) = self.acquire(t, key, deadline)? else {
             return Ok(Locked::Unchanged);
         };
         if latest & !TOMBSTONE <= self.snapshot {
@@ -189,7 +195,7 @@ impl Transaction {
 
     /// Takes the row lock; returns the key's newest index payload, or None if this
     /// transaction already held the lock.
-    fn acquire(&self, t: &Table, key: &Key) -> Result<Option<u64>> {
+    fn acquire(&self, t: &Table, key: &Key, stmt_deadline: Option<Instant>) -> Result<Option<u64>> {
         if self
             .locks
             .borrow()
@@ -198,13 +204,28 @@ impl Transaction {
         {
             return Ok(None);
         }
-        let deadline = self.lock_timeout.map(|d| Instant::now() + d);
+        let lock_deadline = self.lock_timeout.map(|d| Instant::now() + d);
+        let statement_first = match (stmt_deadline, lock_deadline) {
+            (Some(s), Some(l)) => s < l,
+            (s, _) => s.is_some(),
+        };
+        let deadline = if statement_first {
+            stmt_deadline
+        } else {
+            lock_deadline
+        };
         match self.db.locks.acquire(self.id, t.id, key, deadline) {
             Ok(true) => self.db.stats.lock().lock_waits += 1,
             Ok(false) => {}
             Err(e) => {
                 if e.sqlstate() == SqlState::DEADLOCK_DETECTED {
                     self.db.stats.lock().deadlocks += 1;
+                }
+                if e.sqlstate() == SqlState::LOCK_NOT_AVAILABLE && statement_first {
+                    return Err(Error::new(
+                        SqlState::QUERY_CANCELED,
+                        "canceling statement due to statement timeout",
+                    ));
                 }
                 return Err(e);
             }
@@ -525,7 +546,7 @@ impl Transaction {
             None if def.has_primary_key() => {
                 // Unique checks are not snapshot-bound: a row another transaction committed
                 // after this snapshot is a duplicate (23505), as in PostgreSQL.
-                self.acquire(t, &key)?;
+                self.acquire(t, &key, None)?;
                 if self.committed_live(t, &key) {
                     return Err(Self::duplicate_key(t));
                 }
@@ -574,7 +595,7 @@ impl Transaction {
             let taken = match self.pending(t, &new_key) {
                 Some(p) => matches!(p, Pending::Put(_)),
                 None => {
-                    self.acquire(t, &new_key)?;
+                    self.acquire(t, &new_key, None)?;
                     self.committed_live(t, &new_key)
                 }
             };

@@ -45,7 +45,7 @@ use super::split::split_statements;
 use super::values;
 use crate::engine::Database;
 use crate::error::{Error, SqlState};
-use crate::sql::{CopyState, Prepared, Session, StatementResult, TxStatus};
+use crate::sql::{CopyState, Limits, Prepared, Session, StatementResult, TxStatus};
 use crate::types::{DataType, Row, Value};
 
 /// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
@@ -67,10 +67,12 @@ pub struct Shared {
     base_params: Vec<(String, String)>,
     /// Recorded only with `--metrics`.
     pub metrics: Option<Arc<Metrics>>,
+    /// Every session's resource limits.
+    pub limits: Limits,
 }
 
 impl Shared {
-    pub fn new(db: Database, max_copy_bytes: usize, metrics: Option<Arc<Metrics>>) -> Shared {
+    pub fn new(db: Database, max_copy_bytes: usize, metrics: Option<Arc<Metrics>>, limits: Limits) -> Shared {
         let base_params = Session::new(db.clone()).reported_settings();
         Shared {
             db,
@@ -79,6 +81,7 @@ impl Shared {
             max_copy_bytes,
             base_params,
             metrics,
+            limits,
         }
     }
 }
@@ -150,8 +153,10 @@ fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
         let md = client.metadata();
         let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
         let database = md.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
+        let mut session = Session::new(shared.db.clone());
+        session.set_limits(shared.limits.clone());
         Conn {
-            session: Mutex::new(Session::new(shared.db.clone())),
+            session: Mutex::new(session),
             copy: Mutex::new(None),
             cx: catalog::Ctx { user, database },
         }
@@ -406,8 +411,20 @@ impl SimpleQueryHandler for Backend {
         }
         client.set_state(PgWireConnectionState::QueryInProgress);
         let conn = conn(&*client, &self.shared);
-        let mut stmts = split_statements(&query.query);
-        if stmts.is_empty() {
+        // The size limit applies to the whole query string, before splitting or catalog
+        // matching; an oversized one fails like any statement (and fails an open block).
+        let size = conn.session.lock().check_statement_size(&query.query);
+        let (mut stmts, oversized) = match size {
+            Ok(()) => (split_statements(&query.query), false),
+            Err(e) => {
+                conn.fail_block();
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))
+                    .await?;
+                (vec![], true)
+            }
+        };
+        if stmts.is_empty() && !oversized {
             client
                 .feed(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new()))
                 .await?;
@@ -548,6 +565,11 @@ impl QueryParser for AugurParser {
         C: ClientInfo + Unpin + Send + Sync,
     {
         let conn = conn(client, &self.shared);
+        let size = conn.session.lock().check_statement_size(sql);
+        size.map_err(|e| {
+            conn.fail_block();
+            user_error(&e)
+        })?;
         if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
             let r = r.map_err(|e| user_error(&e))?;
             return Ok(Some(Arc::new(Stmt {
@@ -588,7 +610,48 @@ impl QueryParser for AugurParser {
     }
 }
 
+/// What pgwire does not check in a Bind message (PostgreSQL does): more parameters than the
+/// statement takes (08P01), per-parameter format codes that do not match the parameters (08P01)
+/// or are neither text nor binary (22023), and result format codes likewise (22023).
+fn check_bind(portal: &Portal<Arc<Stmt>>) -> Result<(), Error> {
+    let stmt = &portal.statement;
+    let takes = stmt.statement.params.len().max(stmt.parameter_types.len());
+    let given = portal.parameters.len();
+    if given > takes {
+        return Err(Error::new(
+            SqlState::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {given} parameters, but prepared statement \"{}\" requires {takes}",
+                stmt.id
+            ),
+        ));
+    }
+    if let Format::Individual(v) = &portal.parameter_format {
+        if v.len() != given {
+            return Err(Error::new(
+                SqlState::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message has {} parameter formats but {given} parameters",
+                    v.len()
+                ),
+            ));
+        }
+    }
+    for f in [&portal.parameter_format, &portal.result_column_format] {
+        if let Format::Individual(v) = f {
+            if let Some(c) = v.iter().find(|c| !(0..=1).contains(*c)) {
+                return Err(Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    format!("unsupported format code: {c}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn decode_params(portal: &Portal<Arc<Stmt>>) -> Result<Vec<Value>, Error> {
+    check_bind(portal)?;
     let stmt = &portal.statement;
     portal
         .parameters
@@ -646,6 +709,14 @@ impl ExtendedQueryHandler for Backend {
             return Err(admin_shutdown());
         }
         let name = message.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        // A named statement must be closed before its name is reused (pgwire would replace it).
+        if name != DEFAULT_NAME && client.portal_store().get_statement(&name).is_some() {
+            conn(&*client, &self.shared).fail_block();
+            return Err(user_error(&Error::new(
+                SqlState("42P05"),
+                format!("prepared statement \"{name}\" already exists"),
+            )));
+        }
         match StoredStatement::parse(client, &message, self.query_parser()).await? {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
@@ -865,7 +936,19 @@ impl StartupHandler for AugurStartup {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         if let PgWireFrontendMessage::Startup(ref s) = message {
-            check_startup(s)?;
+            if let Err(e) = check_startup(s) {
+                // FATAL: send it and close (pgwire would go on with the connection).
+                if let PgWireError::UserError(info) = e {
+                    client
+                        .send(PgWireBackendMessage::ErrorResponse((*info).into()))
+                        .await?;
+                }
+                let _ = client.close().await;
+                return Err(PgWireError::IoError(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "startup packet without a user name",
+                )));
+            }
         }
         if let Some(sasl) = &self.sasl {
             return sasl.on_startup(client, message).await;

@@ -63,7 +63,12 @@ pub struct ServerConfig {
     pub max_copy_bytes: usize,
     /// Serve Prometheus metrics on this address (`GET /metrics`); None: no metrics recorded.
     pub metrics: Option<String>,
+    /// Per-connection limits: statement size, result size, default statement_timeout.
+    pub limits: crate::sql::Limits,
 }
+
+/// `--max-statement-bytes` default: 16 MiB.
+pub const DEFAULT_MAX_STATEMENT_BYTES: usize = 16 << 20;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -77,6 +82,10 @@ impl Default for ServerConfig {
             shutdown_timeout: Duration::from_secs(10),
             max_copy_bytes: 1 << 30,
             metrics: None,
+            limits: crate::sql::Limits {
+                max_statement_bytes: Some(DEFAULT_MAX_STATEMENT_BYTES),
+                ..Default::default()
+            },
         }
     }
 }
@@ -90,6 +99,7 @@ impl fmt::Debug for ServerConfig {
             .field("tls_cert", &self.tls_cert)
             .field("max_connections", &self.max_connections)
             .field("metrics", &self.metrics)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -210,7 +220,7 @@ impl Server {
             ),
             None => (None, None),
         };
-        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes, m));
+        let shared = Arc::new(Shared::new(db, cfg.max_copy_bytes, m, cfg.limits.clone()));
         let handlers = Handlers::new(shared.clone(), scram);
         Ok(Server {
             listener,

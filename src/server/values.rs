@@ -202,7 +202,18 @@ fn bad_binary(what: &str, len: usize) -> Error {
     )
 }
 
+/// A fixed-size binary value. As in PostgreSQL, fewer bytes than the type needs are 08P01
+/// (its receive function runs out of message), more are 22P03.
 fn fixed<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N]> {
+    if b.len() < N {
+        return Err(Error::new(
+            SqlState::PROTOCOL_VIOLATION,
+            format!(
+                "insufficient data left in message ({what} parameter of {} bytes)",
+                b.len()
+            ),
+        ));
+    }
     b.try_into().map_err(|_| bad_binary(what, b.len()))
 }
 

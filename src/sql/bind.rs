@@ -68,6 +68,9 @@ pub fn object_name(n: &A::ObjectName) -> Result<String> {
     match parts.as_slice() {
         [t] => Ok(t.clone()),
         [s, t] if s == "public" || s == "pg_temp" => Ok(t.clone()),
+        // Augur has one schema: a name in any other does not exist (PostgreSQL's answer for an
+        // unknown schema when reading).
+        [_, _] => Err(Error::undefined_table(&parts.join("."))),
         _ => Err(Error::unsupported(format!("qualified name {n} is not supported"))),
     }
 }
@@ -102,14 +105,16 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
     Ok((t, if matches!(t, DataType::Text(_)) { len } else { None }))
 }
 
-fn number(s: &str) -> (Value, Ty) {
+/// A numeric literal: int4, int8, or float8 (Augur has no numeric type: a literal beyond
+/// float8's range is 22003 rather than infinity).
+fn number(s: &str) -> Result<(Value, Ty)> {
     if !s.contains(['.', 'e', 'E']) {
         if let Ok(i) = s.parse::<i64>() {
-            return if i32::try_from(i).is_ok() {
+            return Ok(if i32::try_from(i).is_ok() {
                 (Value::Int(i), Ty::Int4)
             } else {
                 (Value::Int(i), Ty::Int8)
-            };
+            });
         }
     }
     let mut f = s.parse::<f64>().unwrap_or(f64::NAN);
@@ -117,7 +122,12 @@ fn number(s: &str) -> (Value, Ty) {
         // An integer literal just below the int8 range must not round into it.
         f = f.next_down();
     }
-    (Value::Float(f), Ty::Float8)
+    if f.is_infinite() {
+        return Err(Error::out_of_range(format!(
+            "\"{s}\" is out of range for type double precision"
+        )));
+    }
+    Ok((Value::Float(f), Ty::Float8))
 }
 
 fn split_and(e: Expr, out: &mut Vec<Expr>) {
@@ -331,7 +341,7 @@ impl<'a> Binder<'a> {
                         ..
                     }) = expr.as_ref()
                     {
-                        let (v, t) = number(&format!("-{n}"));
+                        let (v, t) = number(&format!("-{n}"))?;
                         return Ok((Expr::Lit(v), t));
                     }
                     let (x, t) = self.bind_expr(expr, scope)?;
@@ -712,7 +722,7 @@ impl<'a> Binder<'a> {
         use A::Value as V;
         Ok(match v {
             V::Number(n, _) => {
-                let (v, t) = number(n);
+                let (v, t) = number(n)?;
                 (Expr::Lit(v), t)
             }
             V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {

@@ -4,12 +4,13 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Instant;
 
 use sqlparser::ast as A;
 
 use super::bind::{apply_filter, ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
-use super::expr::{assign, Expr, Ty};
+use super::expr::{assign, Ctx, Expr, Ty};
 use super::plan::{Access, Column, Plan, Scan};
 use crate::engine::{Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
@@ -510,6 +511,7 @@ pub fn exec_insert(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let mut ops = Vec::new();
     let mut ret_src = Vec::new();
@@ -519,11 +521,13 @@ pub fn exec_insert(
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let src = run(&p.source, &cx)?;
         let mut seen: HashSet<Key> = HashSet::new();
         for r in src {
+            cx.check()?;
             let row = full_row(p, r, &cx)?;
             match &p.conflict {
                 None => {
@@ -545,7 +549,7 @@ pub fn exec_insert(
                     }
                     // Lock the key first: a concurrent insert or update of it then waits, and
                     // (read committed) its newest version decides between insert and update.
-                    let current = match tx.lock_row(&p.table, &key)? {
+                    let current = match tx.lock_row_by(&p.table, &key, cx.deadline)? {
                         Locked::Unchanged => tx.get_in(&p.table, &key)?,
                         Locked::Changed(r) => r,
                     };
@@ -604,38 +608,23 @@ fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
 /// replaced by its newest version if that still satisfies WHERE, and dropped otherwise (or if
 /// it was deleted), as PostgreSQL re-checks rows in READ COMMITTED.
 fn lock_rows(
-    tx: &Transaction,
     t: &Arc<Table>,
     rows: Vec<(Key, Arc<Row>)>,
     recheck: &Option<Expr>,
-    params: &[Value],
-    subplans: &[Plan],
-    now: i64,
+    cx: &Ctx,
 ) -> Result<Vec<(Key, Arc<Row>)>> {
     let mut out = Vec::with_capacity(rows.len());
-    let mut newer = Vec::new();
     for (k, row) in rows {
-        match tx.lock_row(t, &k)? {
+        match cx.tx.lock_row_by(t, &k, cx.deadline)? {
             Locked::Unchanged => out.push((k, row)),
             Locked::Changed(None) => {}
-            Locked::Changed(Some(r)) => newer.push((k, r)),
-        }
-    }
-    if !newer.is_empty() {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
-        };
-        let cx = ex.ctx();
-        for (k, r) in newer {
-            let keep = match recheck {
-                Some(e) => e.test(&r, &cx)?,
-                None => true,
-            };
-            if keep {
-                out.push((k, r));
+            Locked::Changed(Some(r)) => {
+                if match recheck {
+                    Some(e) => e.test(&r, cx)?,
+                    None => true,
+                } {
+                    out.push((k, r));
+                }
             }
         }
     }
@@ -648,16 +637,18 @@ pub fn exec_update(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
     let ret;
-    let olds = {
+    {
         let ex = Exec {
             tx,
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
@@ -665,18 +656,9 @@ pub fn exec_update(
             olds.push((k.clone(), r.clone()));
             Ok(true)
         })?;
-        olds
-    };
-    let olds = lock_rows(tx, &p.scan.table, olds, &p.recheck, params, subplans, now)?;
-    {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
-        };
-        let cx = ex.ctx();
+        let olds = lock_rows(&p.scan.table, olds, &p.recheck, &cx)?;
         for (k, old) in olds {
+            cx.check()?;
             let mut new = (*old).clone();
             for (c, e) in &p.sets {
                 let col = &def.columns[*c];
@@ -713,6 +695,7 @@ pub fn exec_delete(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
+    deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
     let olds = {
         let ex = Exec {
@@ -720,6 +703,7 @@ pub fn exec_delete(
             params,
             subplans,
             now,
+            deadline,
         };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
@@ -727,21 +711,14 @@ pub fn exec_delete(
             olds.push((k.clone(), r.clone()));
             Ok(true)
         })?;
-        olds
-    };
-    let olds = lock_rows(tx, &p.scan.table, olds, &p.recheck, params, subplans, now)?;
-    let ret = if p.returning.is_some() {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
+        let olds = lock_rows(&p.scan.table, olds, &p.recheck, &cx)?;
+        let rows: Vec<Row> = match p.returning {
+            Some(_) => olds.iter().map(|(_, r)| (**r).clone()).collect(),
+            None => Vec::new(),
         };
-        let rows: Vec<Row> = olds.iter().map(|(_, r)| (**r).clone()).collect();
-        returning_rows(&p.returning, &rows, &ex.ctx())?
-    } else {
-        Vec::new()
+        (olds, returning_rows(&p.returning, &rows, &cx)?)
     };
+    let (olds, ret) = olds;
     let n = olds.len() as u64;
     for (k, _) in olds {
         tx.delete_in(&p.scan.table, &k)?;

@@ -21,6 +21,8 @@ pub struct Exec<'a> {
     pub params: &'a [Value],
     pub subplans: &'a [Plan],
     pub now: i64,
+    /// `statement_timeout`: when the statement must stop (57014).
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl SubqueryRunner for Exec<'_> {
@@ -53,6 +55,8 @@ impl<'a> Exec<'a> {
             subs: self,
             now: self.now,
             cache: RefCell::new(Vec::new()),
+            deadline: self.deadline,
+            ticks: std::cell::Cell::new(0),
         }
     }
 }
@@ -184,6 +188,7 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
     }
     let mut n = 0u64;
     let mut visit = |k: &Key, r: &Arc<Row>| -> Result<bool> {
+        cx.check()?;
         if let Some(flt) = &s.filter {
             if !flt.test(r, cx)? {
                 return Ok(true);
@@ -437,6 +442,7 @@ pub fn compare_rows(a: &[Value], b: &[Value], keys: &[(bool, bool)]) -> Ordering
 fn sort(rows: Vec<Row>, keys: &[SortKey], cx: &Ctx) -> Result<Vec<Row>> {
     let mut dec: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
     for r in rows {
+        cx.check()?;
         let k = keys
             .iter()
             .map(|k| k.expr.eval(&r, cx))
@@ -445,6 +451,7 @@ fn sort(rows: Vec<Row>, keys: &[SortKey], cx: &Ctx) -> Result<Vec<Row>> {
     }
     let flags: Vec<(bool, bool)> = keys.iter().map(|k| (k.desc, k.nulls_first)).collect();
     dec.sort_by(|a, b| compare_rows(&a.0, &b.0, &flags));
+    cx.check_now()?;
     Ok(dec.into_iter().map(|(_, r)| r).collect())
 }
 
@@ -453,7 +460,10 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
     Ok(match plan {
         Plan::Values(rows) => rows
             .iter()
-            .map(|r| r.iter().map(|e| e.eval(&[], cx)).collect::<Result<Vec<_>>>())
+            .map(|r| {
+                cx.check()?;
+                r.iter().map(|e| e.eval(&[], cx)).collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<Vec<_>>>()?,
         Plan::Scan(s) => {
             let mut out = Vec::new();
@@ -476,6 +486,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 Some(l) => {
                     let rw = l.def.columns.len();
                     for lr in lrows {
+                        cx.check()?;
                         let kv = l.key.eval(&lr, cx)?;
                         let mut matched = false;
                         if let Some(k) = make_key(&l.def, vec![kv])? {
@@ -501,6 +512,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                     for lr in lrows {
                         let mut matched = false;
                         for rr in &rrows {
+                            cx.check()?;
                             let mut row = Vec::with_capacity(lr.len() + rr.len());
                             row.extend(lr.iter().cloned());
                             row.extend(rr.iter().cloned());
@@ -523,6 +535,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let rows = run(p, cx)?;
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
+                cx.check()?;
                 if e.test(&r, cx)? {
                     out.push(r);
                 }
@@ -537,6 +550,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 states.push((vec![], aggs.iter().map(Acc::new).collect()));
             }
             for r in &rows {
+                cx.check()?;
                 let g = groups.iter().map(|e| e.eval(r, cx)).collect::<Result<Vec<_>>>()?;
                 let i = if groups.is_empty() {
                     0
@@ -601,12 +615,14 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let rows = run(p, cx)?;
             let mut out = Vec::with_capacity(rows.len());
             for r in rows {
+                cx.check()?;
                 out.push(exprs.iter().map(|e| e.eval(&r, cx)).collect::<Result<Vec<_>>>()?);
             }
             out
         }
         Plan::Distinct(p) => {
             let rows = run(p, cx)?;
+            cx.check_now()?;
             let mut seen = HashSet::new();
             rows.into_iter().filter(|r| seen.insert(r.clone())).collect()
         }

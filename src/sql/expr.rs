@@ -398,6 +398,42 @@ pub struct Ctx<'a> {
     pub subs: &'a dyn SubqueryRunner,
     pub now: i64,
     pub cache: RefCell<Vec<Option<Arc<SubResult>>>>,
+    /// When the statement must stop (`statement_timeout`); checked by [`Ctx::check`].
+    pub deadline: Option<std::time::Instant>,
+    /// Rows visited since the deadline was last compared with the clock.
+    pub ticks: std::cell::Cell<u32>,
+}
+
+impl Ctx<'_> {
+    /// Called by the executor once per row it visits: past the statement's deadline, the
+    /// statement stops with 57014 (the clock is read every 256 rows).
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if let Some(d) = self.deadline {
+            let n = self.ticks.get().wrapping_add(1);
+            self.ticks.set(n);
+            if n.is_multiple_of(256) && std::time::Instant::now() >= d {
+                return Err(statement_timeout());
+            }
+        }
+        Ok(())
+    }
+
+    /// Compares the deadline with the clock now (before and after steps that are not row loops).
+    pub fn check_now(&self) -> Result<()> {
+        match self.deadline {
+            Some(d) if std::time::Instant::now() >= d => Err(statement_timeout()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// PostgreSQL's error for a statement that ran past `statement_timeout`.
+pub fn statement_timeout() -> Error {
+    Error::new(
+        SqlState::QUERY_CANCELED,
+        "canceling statement due to statement timeout",
+    )
 }
 
 fn bool_of(v: &Value) -> Option<bool> {
@@ -562,7 +598,9 @@ fn timestamp_error(s: &str) -> Error {
     let t = s.trim();
     let shaped = t.len() >= 8
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || " -:.T".contains(c));
+        && t.chars().all(|c| c.is_ascii_digit() || " -:.T".contains(c))
+        // A digit string longer than YYYYMMDDHHMMSS is not a date at all (PostgreSQL: 22007).
+        && (t.len() <= 14 || !t.chars().all(|c| c.is_ascii_digit()));
     if shaped {
         Error::new(
             SqlState::DATETIME_FIELD_OVERFLOW,
@@ -1038,7 +1076,14 @@ fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<
             }
             Ok(Value::Float(x.sqrt()))
         }
-        Func::Power => Ok(Value::Float(as_f64(&vals[0]).powf(as_f64(&vals[1])))),
+        Func::Power => {
+            let (a, b) = (as_f64(&vals[0]), as_f64(&vals[1]));
+            let r = a.powf(b);
+            if r.is_infinite() && a.is_finite() && b.is_finite() {
+                return Err(Error::out_of_range("value out of range: overflow"));
+            }
+            Ok(Value::Float(r))
+        }
         Func::Mod => arith(ArOp::Mod, &vals[0], &vals[1], ty),
         Func::Trim | Func::Ltrim | Func::Rtrim => {
             let s = text_arg(&vals[0]).unwrap_or_default();

@@ -12,7 +12,10 @@ pub mod expr;
 mod plan;
 mod session;
 
-pub use session::{parse, CopyState, Prepared, Session, StatementResult, TxStatus, VERSION_STRING};
+pub use session::{
+    nesting_estimate, parse, parse_timeout, CopyState, Limits, Prepared, Session, StatementResult, TxStatus,
+    VERSION_STRING,
+};
 
 use crate::engine::Database;
 use crate::error::Result;

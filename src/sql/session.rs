@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use sqlparser::ast as A;
@@ -122,6 +123,8 @@ pub struct Prepared {
     pub param_types: Vec<DataType>,
     /// Result columns (empty for statements that return no rows).
     pub columns: Vec<(String, DataType)>,
+    /// [`nesting_estimate`] of the text: the stack executing it may need.
+    nesting: usize,
 }
 
 impl Prepared {
@@ -209,26 +212,6 @@ fn isolation_of_modes(modes: &[A::TransactionMode]) -> Option<Isolation> {
     })
 }
 
-/// A PostgreSQL time setting: milliseconds, or a number with unit us/ms/s/min/h/d.
-fn parse_duration_setting(v: &str) -> Option<std::time::Duration> {
-    let v = v.trim().trim_matches('\'').trim();
-    let split = v
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(v.len());
-    let (num, unit) = v.split_at(split);
-    let n: f64 = num.parse().ok()?;
-    let ms = match unit.trim() {
-        "" | "ms" => n,
-        "us" => n / 1000.0,
-        "s" => n * 1000.0,
-        "min" => n * 60_000.0,
-        "h" => n * 3_600_000.0,
-        "d" => n * 86_400_000.0,
-        _ => return None,
-    };
-    (ms.is_finite() && ms >= 0.0 && ms < 1e12).then(|| std::time::Duration::from_micros((ms * 1000.0) as u64))
-}
-
 fn now_micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -236,13 +219,203 @@ fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
-/// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601.
+/// The deepest expression nesting a statement may have (estimated from its tokens by
+/// [`nesting_estimate`]); deeper statements fail with 54001 before they are parsed. The parser,
+/// binder, executor and the syntax tree's destructor all recurse over an expression's depth, and
+/// a chain like `1+1+...+1` is parsed without recursion into a tree as deep as the chain is long:
+/// without this bound, 100000 terms overflow the thread's stack and abort the process.
+pub const MAX_NESTING: usize = 1000;
+
+fn too_complex(what: &str) -> Error {
+    Error::new(
+        SqlState("54001"),
+        format!("statement is too complex: {what} (stack depth limit exceeded)"),
+    )
+}
+
+/// An upper estimate of the expression depth of SQL text, without parsing it: along each path
+/// of parentheses, the operators (`+ - * / % ^ < > = ! | & ~ # @ :` runs and the keywords AND,
+/// OR, NOT, IS, LIKE, ILIKE, BETWEEN, CASE, WHEN, SELECT) in the enclosing comma-separated
+/// segments, plus one per parenthesis. Quoted text and comments are skipped. O(n), no recursion.
+pub fn nesting_estimate(sql: &str) -> usize {
+    nesting(sql).0
+}
+
+/// [`nesting_estimate`], and the part of it that the parser itself recurses over: parentheses
+/// and prefix operators (`- - 1`, `NOT NOT x`, `CASE WHEN ... CASE`), where an operand was due.
+fn nesting(sql: &str) -> (usize, usize) {
+    #[derive(Default)]
+    struct Nest {
+        /// Per open parenthesis: operators and prefix operators in its current segment.
+        ops: Vec<(usize, usize)>,
+        cur: usize,
+        max: usize,
+        rcur: usize,
+        rmax: usize,
+    }
+    impl Nest {
+        fn bump(&mut self, prefix: bool) {
+            let p = usize::from(prefix);
+            if let Some(top) = self.ops.last_mut() {
+                top.0 += 1;
+                top.1 += p;
+            }
+            self.cur += 1;
+            self.rcur += p;
+            self.max = self.max.max(self.cur);
+            self.rmax = self.rmax.max(self.rcur);
+        }
+    }
+    let b = sql.as_bytes();
+    let mut st = Nest {
+        ops: vec![(0, 0)],
+        ..Nest::default()
+    };
+    let mut operand_due = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\'' | b'"' => {
+                // E'...' strings take backslash escapes.
+                let escapes = c == b'\'' && i > 0 && (b[i - 1] == b'E' || b[i - 1] == b'e');
+                i += 1;
+                while i < b.len() && b[i] != c {
+                    i += if escapes && b[i] == b'\\' { 2 } else { 1 };
+                }
+                operand_due = false;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' => {
+                // A dollar quote ($$...$$ or $tag$...$tag$); `$1` is a parameter.
+                let mut j = i + 1;
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b'$' && !b[i + 1].is_ascii_digit() {
+                    let tag = &sql[i..=j];
+                    i = match sql[j + 1..].find(tag) {
+                        Some(k) => j + 1 + k + tag.len() - 1,
+                        None => b.len(),
+                    };
+                } else {
+                    i = j - 1;
+                }
+                operand_due = false;
+            }
+            b'(' => {
+                st.bump(true);
+                st.ops.push((0, 0));
+                operand_due = true;
+            }
+            b')' => {
+                if st.ops.len() > 1 {
+                    let (n, p) = st.ops.pop().unwrap_or((0, 0));
+                    // Back to where the parenthesis opened: the group is one operand.
+                    if let Some(top) = st.ops.last_mut() {
+                        top.0 = top.0.saturating_sub(1);
+                        top.1 = top.1.saturating_sub(1);
+                    }
+                    st.cur = st.cur.saturating_sub(n + 1);
+                    st.rcur = st.rcur.saturating_sub(p + 1);
+                }
+                operand_due = false;
+            }
+            b',' => {
+                if let Some(top) = st.ops.last_mut() {
+                    st.cur = st.cur.saturating_sub(top.0);
+                    st.rcur = st.rcur.saturating_sub(top.1);
+                    *top = (0, 0);
+                }
+                operand_due = true;
+            }
+            b';' => {
+                st.ops = vec![(0, 0)];
+                st.cur = 0;
+                st.rcur = 0;
+                operand_due = true;
+            }
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'<' | b'>' | b'=' | b'!' | b'|' | b'&' | b'~'
+            | b'#' | b'@' | b':' => {
+                while i + 1 < b.len() && b"+-*/%^<>=!|&~#@:".contains(&b[i + 1]) {
+                    i += 1;
+                }
+                st.bump(operand_due);
+                operand_due = true;
+            }
+            c if c.is_ascii_alphanumeric() || c == b'_' => {
+                let start = i;
+                while i + 1 < b.len()
+                    && (b[i + 1].is_ascii_alphanumeric() || b[i + 1] == b'_' || b[i + 1] == b'.')
+                {
+                    i += 1;
+                }
+                let w = &sql[start..=i];
+                if [
+                    "and", "or", "not", "is", "like", "ilike", "between", "case", "when", "select",
+                ]
+                .iter()
+                .any(|k| w.eq_ignore_ascii_case(k))
+                {
+                    st.bump(operand_due);
+                    operand_due = true;
+                } else {
+                    operand_due = false;
+                }
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => operand_due = false,
+        }
+        i += 1;
+    }
+    (st.max, st.rmax)
+}
+
+/// Runs `f` (a statement of estimated nesting `n`) with enough stack for the recursion of the
+/// binder and executor over its depth: on a fresh stack segment when the current thread has
+/// too little left (deep statements only; ordinary ones just check the remaining stack).
+fn with_stack<T>(n: usize, f: impl FnOnce() -> T) -> T {
+    let need = (256 << 10) + n * (16 << 10);
+    stacker::maybe_grow(need, need * 2, f)
+}
+
+/// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601, statements
+/// nested deeper than [`MAX_NESTING`] (or than the parser's recursion limit) 54001.
 pub fn parse(sql: &str) -> Result<Vec<A::Statement>> {
+    // Depth can only exceed the limit with at least that many bytes.
+    if sql.len() > MAX_NESTING {
+        let (n, recursive) = nesting(sql);
+        if recursive > MAX_NESTING {
+            // PostgreSQL's parser runs out of its stack on these: a syntax error.
+            return Err(Error::syntax(format!(
+                "syntax error: parentheses or prefix operators nested {recursive} deep (more than {MAX_NESTING})"
+            )));
+        }
+        if n > MAX_NESTING {
+            return Err(too_complex(&format!(
+                "expression nesting of about {n} exceeds {MAX_NESTING}"
+            )));
+        }
+    }
     let dialect = PostgreSqlDialect {};
     Parser::new(&dialect)
         .try_with_sql(sql)
         .and_then(|mut p| p.parse_statements())
         .map_err(|e| {
+            if matches!(e, sqlparser::parser::ParserError::RecursionLimitExceeded) {
+                return Error::syntax("syntax error: nesting exceeds the parser's recursion limit");
+            }
             let msg = e.to_string();
             let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string();
             Error::syntax(format!("syntax error: {msg}"))
@@ -314,6 +487,23 @@ pub(crate) fn check_name(i: &A::Ident) -> Result<String> {
     Ok(n)
 }
 
+/// Per-session resource limits (the server sets them from its flags; embedded sessions start
+/// without any). Exceeding one fails the statement (54000, or 57014 for the timeout); the session
+/// stays usable.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest SQL text `execute`/`prepare` accept (54000 program_limit_exceeded).
+    pub max_statement_bytes: Option<usize>,
+    /// Most rows one statement may return (54000).
+    pub max_result_rows: Option<u64>,
+    /// Most bytes of values one statement may return, counted as their text/binary payload
+    /// plus 8 per value (54000).
+    pub max_result_bytes: Option<u64>,
+    /// The default of `statement_timeout` (what `SET statement_timeout = DEFAULT` and
+    /// `RESET statement_timeout` restore); None: no timeout.
+    pub statement_timeout: Option<Duration>,
+}
+
 /// One client's session.
 pub struct Session {
     db: Database,
@@ -322,6 +512,85 @@ pub struct Session {
     settings: BTreeMap<String, String>,
     /// `synchronous_commit = off`.
     async_commit: bool,
+    limits: Limits,
+    /// The current `statement_timeout` (None: 0, no timeout).
+    timeout: Option<Duration>,
+}
+
+/// Parses a `statement_timeout` value as PostgreSQL does: an integer or decimal number of
+/// milliseconds, or a number with a unit (`us`, `ms`, `s`, `min`, `h`, `d`); 0 disables it.
+/// Anything else, or a value outside 0..=2147483647 ms, is 22023.
+pub fn parse_timeout(v: &str) -> Result<Option<Duration>> {
+    parse_time_setting("statement_timeout", v)
+}
+
+/// [`parse_timeout`] for the time setting `name` (`statement_timeout`, `lock_timeout`).
+fn parse_time_setting(name: &str, v: &str) -> Result<Option<Duration>> {
+    let v = v.trim().trim_matches('\'');
+    let bad = || {
+        Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{name}\": \"{v}\""),
+        )
+    };
+    let t = v.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| bad())?;
+    let ms_per = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => {
+            return Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!(
+                    "invalid value for parameter \"{name}\": \"{v}\"\nHINT: Valid units for \
+                     this parameter are \"us\", \"ms\", \"s\", \"min\", \"h\", and \"d\"."
+                ),
+            ))
+        }
+    };
+    let ms = (n * ms_per).round();
+    if !ms.is_finite() || !(0.0..=2147483647.0).contains(&ms) {
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("{ms} ms is outside the valid range for parameter \"{name}\" (0 .. 2147483647)"),
+        ));
+    }
+    Ok((ms > 0.0).then(|| Duration::from_millis(ms as u64)))
+}
+
+/// How `SHOW statement_timeout` prints a timeout: PostgreSQL's largest exact unit.
+fn show_timeout(t: Option<Duration>) -> String {
+    let Some(t) = t else { return "0".into() };
+    let ms = t.as_millis();
+    for (unit, per) in [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)] {
+        if ms % per == 0 {
+            return format!("{}{unit}", ms / per);
+        }
+    }
+    format!("{ms}ms")
+}
+
+/// Bytes a result takes, for `max_result_bytes`.
+fn result_bytes(rows: &[Row]) -> u64 {
+    let mut n = 0u64;
+    for r in rows {
+        for v in r {
+            n += 8 + match v {
+                Value::Text(s) => s.len() as u64,
+                Value::Bytes(b) => b.len() as u64,
+                _ => 8,
+            };
+        }
+    }
+    n
 }
 
 impl Session {
@@ -332,7 +601,65 @@ impl Session {
             failed: false,
             settings: default_settings(),
             async_commit: false,
+            limits: Limits::default(),
+            timeout: None,
         }
+    }
+
+    /// Sets the session's resource limits; `statement_timeout` is reset to the new default.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.timeout = limits.statement_timeout;
+        self.settings
+            .insert("statement_timeout".into(), show_timeout(self.timeout));
+        self.limits = limits;
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// 54000 if `sql` is longer than `max_statement_bytes`.
+    pub fn check_statement_size(&self, sql: &str) -> Result<()> {
+        match self.limits.max_statement_bytes {
+            Some(max) if sql.len() > max => Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "statement of {} bytes exceeds the limit of {max} bytes (max_statement_bytes)",
+                    sql.len()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// 54000 if a result is larger than `max_result_rows` / `max_result_bytes`.
+    fn check_result(&self, r: &StatementResult) -> Result<()> {
+        let rows = r.rows();
+        if let Some(max) = self.limits.max_result_rows {
+            if rows.len() as u64 > max {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "result of {} rows exceeds the limit of {max} rows (max_result_rows)",
+                        rows.len()
+                    ),
+                ));
+            }
+        }
+        if let Some(max) = self.limits.max_result_bytes {
+            let n = result_bytes(rows);
+            if n > max {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!("result of {n} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.timeout.map(|d| Instant::now() + d)
     }
 
     pub fn database(&self) -> &Database {
@@ -387,6 +714,14 @@ impl Session {
     /// Stops at the first error (earlier statements keep their effects) and after a
     /// `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
+        let n = nesting_estimate(sql);
+        with_stack(n, || self.execute_inner(sql, params))
+    }
+
+    fn execute_inner(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
+        if let Err(e) = self.check_statement_size(sql) {
+            return Err(self.fail(e));
+        }
         if let Some(r) = self.maintenance_noop(sql) {
             return Ok(vec![r]);
         }
@@ -444,6 +779,12 @@ impl Session {
 
     /// Parses and plans one statement for later execution (the extended protocol's Parse).
     pub fn prepare(&mut self, sql: &str) -> Result<Arc<Prepared>> {
+        let n = nesting_estimate(sql);
+        with_stack(n, || self.prepare_inner(sql, n))
+    }
+
+    fn prepare_inner(&mut self, sql: &str, nesting: usize) -> Result<Arc<Prepared>> {
+        self.check_statement_size(sql)?;
         let mut stmts = parse(sql)?;
         if stmts.len() > 1 {
             return Err(Error::syntax(
@@ -461,6 +802,7 @@ impl Session {
                 planned: Mutex::new(None),
                 param_types: vec![],
                 columns: vec![],
+                nesting,
             }));
         };
         let planned = self.plan(&stmt)?;
@@ -494,6 +836,7 @@ impl Session {
             planned: Mutex::new(planned.map(Arc::new)),
             param_types,
             columns,
+            nesting,
         }))
     }
 
@@ -519,6 +862,13 @@ impl Session {
 
     /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
     pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        if p.nesting > 16 {
+            return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
+        }
+        self.execute_prepared_inner(p, params)
+    }
+
+    fn execute_prepared_inner(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
         if p.sql.trim().is_empty() {
             return Ok(StatementResult::Command { tag: "EMPTY".into() });
         }
@@ -614,7 +964,9 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
-        let r = self.run_in_tx(st, params, planned);
+        let r = self
+            .run_in_tx(st, params, planned)
+            .and_then(|r| self.check_result(&r).map(|_| r));
         if r.is_err() && self.tx.is_some() {
             self.failed = true;
         }
@@ -639,7 +991,8 @@ impl Session {
                             .ok_or_else(|| Error::internal("statement was not planned"))?,
                     ),
                 };
-                self.with_tx(|tx, _| exec_planned(&planned, tx, params))
+                let deadline = self.deadline();
+                self.with_tx(|tx, _| exec_planned(&planned, tx, params, deadline))
             }
             A::Statement::Explain {
                 statement, analyze, ..
@@ -684,6 +1037,7 @@ impl Session {
                 })
             }
             A::Statement::Set(s) => self.set(s),
+            A::Statement::Reset(r) => self.reset(&r.reset),
             A::Statement::ShowVariable { variable } => {
                 let name: Vec<String> = variable.iter().map(ident).collect();
                 let name = name.join(" ");
@@ -786,15 +1140,56 @@ impl Session {
         Ok(tx)
     }
 
-    fn lock_timeout(&self) -> Result<Option<std::time::Duration>> {
-        let v = self.setting("lock_timeout").unwrap_or("0");
-        let d = parse_duration_setting(v).ok_or_else(|| {
-            Error::new(
-                SqlState::INVALID_PARAMETER_VALUE,
-                format!("invalid value for parameter \"lock_timeout\": \"{v}\""),
-            )
-        })?;
-        Ok((!d.is_zero()).then_some(d))
+    fn lock_timeout(&self) -> Result<Option<Duration>> {
+        parse_time_setting("lock_timeout", self.setting("lock_timeout").unwrap_or("0"))
+    }
+
+    /// Sets one setting; `statement_timeout` is validated and takes effect.
+    fn set_one(&mut self, name: String, v: String) -> Result<()> {
+        if name == "statement_timeout" {
+            self.timeout = if v.eq_ignore_ascii_case("default") || v.is_empty() {
+                self.limits.statement_timeout
+            } else {
+                parse_timeout(&v)?
+            };
+            self.settings.insert(name, show_timeout(self.timeout));
+            return Ok(());
+        }
+        self.settings.insert(name, v);
+        Ok(())
+    }
+
+    /// `RESET name` / `RESET ALL`.
+    fn reset(&mut self, r: &A::Reset) -> Result<StatementResult> {
+        let names: Vec<String> = match r {
+            A::Reset::ALL => default_settings().into_keys().collect(),
+            A::Reset::SessionAuthorization => vec![],
+            A::Reset::ConfigurationParameter(n) => vec![object_name(n)?],
+        };
+        for n in names {
+            let v = if n == "statement_timeout" {
+                "default".to_string()
+            } else {
+                match default_settings().get(&n) {
+                    Some(v) => v.clone(),
+                    None => {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("unrecognized configuration parameter \"{n}\""),
+                        ))
+                    }
+                }
+            };
+            self.set_one(n, v)?;
+        }
+        self.async_commit = self
+            .settings
+            .get("synchronous_commit")
+            .is_some_and(|v| v == "off" || v == "false");
+        if let Some(tx) = &mut self.tx {
+            tx.set_sync(!self.async_commit);
+        }
+        Ok(StatementResult::Command { tag: "RESET".into() })
     }
 
     fn set(&mut self, s: &A::Set) -> Result<StatementResult> {
@@ -815,7 +1210,7 @@ impl Session {
                 let name = object_name(variable).unwrap_or_else(|_| variable.to_string().to_lowercase());
                 let v: Vec<String> = values.iter().map(render).collect();
                 let mut v = v.join(", ");
-                if v.eq_ignore_ascii_case("default") {
+                if v.eq_ignore_ascii_case("default") && name != "statement_timeout" {
                     v = default_settings().get(&name).cloned().unwrap_or_default();
                 }
                 let name = if name == "time_zone" {
@@ -833,22 +1228,17 @@ impl Session {
                     }
                 }
                 if name == "lock_timeout" {
-                    let d = parse_duration_setting(&v).ok_or_else(|| {
-                        Error::new(
-                            SqlState::INVALID_PARAMETER_VALUE,
-                            format!("invalid value for parameter \"lock_timeout\": \"{v}\""),
-                        )
-                    })?;
+                    let d = parse_time_setting("lock_timeout", &v)?;
                     if let Some(tx) = &mut self.tx {
-                        tx.set_lock_timeout((!d.is_zero()).then_some(d));
+                        tx.set_lock_timeout(d);
                     }
                 }
-                self.settings.insert(name, v);
+                self.set_one(name, v)?;
             }
             A::Set::MultipleAssignments { assignments } => {
                 for a in assignments {
                     let name = object_name(&a.name).unwrap_or_default();
-                    self.settings.insert(name, render(&a.value));
+                    self.set_one(name, render(&a.value))?;
                 }
             }
             A::Set::SetTimeZone { value, .. } => {
@@ -1341,6 +1731,7 @@ impl Session {
                 params: &[],
                 subplans: &[],
                 now: now_micros(),
+                deadline: self.deadline(),
             };
             let cx = ex.ctx();
             for (line, r) in rows.into_iter().enumerate() {
@@ -1528,7 +1919,12 @@ fn parse_csv(text: &str, st: &CopyState) -> Result<Vec<Vec<Option<String>>>> {
     Ok(rows)
 }
 
-fn exec_planned(p: &PlannedStmt, tx: &mut Transaction, params: &[Value]) -> Result<StatementResult> {
+fn exec_planned(
+    p: &PlannedStmt,
+    tx: &mut Transaction,
+    params: &[Value],
+    deadline: Option<Instant>,
+) -> Result<StatementResult> {
     check_params(&p.params, params)?;
     let now = now_micros();
     let cols = |c: &[Column]| {
@@ -1551,6 +1947,7 @@ fn exec_planned(p: &PlannedStmt, tx: &mut Transaction, params: &[Value]) -> Resu
                 params,
                 subplans: &p.subplans,
                 now,
+                deadline,
             };
             let cx = ex.ctx();
             let rows = run(plan, &cx)?;
@@ -1561,15 +1958,15 @@ fn exec_planned(p: &PlannedStmt, tx: &mut Transaction, params: &[Value]) -> Resu
             }
         }
         Planned::Insert(ip) => {
-            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now)?;
+            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now, deadline)?;
             dml(format!("INSERT 0 {n}"), &ip.returning, rows)
         }
         Planned::Update(up) => {
-            let (n, rows) = exec_update(up, tx, params, &p.subplans, now)?;
+            let (n, rows) = exec_update(up, tx, params, &p.subplans, now, deadline)?;
             dml(format!("UPDATE {n}"), &up.returning, rows)
         }
         Planned::Delete(dp) => {
-            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now)?;
+            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now, deadline)?;
             dml(format!("DELETE {n}"), &dp.returning, rows)
         }
     })

@@ -222,7 +222,17 @@ impl Value {
                 _ => return Err(bad("boolean")),
             },
             DataType::Text(_) => t.coerce(Value::Text(s.to_string()))?,
-            DataType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| bad("bytea"))?),
+            // PostgreSQL: bad hex-format data is 22023, bad escape-format data 22P02.
+            DataType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
+                if s.starts_with("\\x") {
+                    Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "invalid hexadecimal data for type bytea",
+                    )
+                } else {
+                    bad("bytea")
+                }
+            })?),
             DataType::Timestamp => {
                 Value::Timestamp(parse_timestamp(trimmed).ok_or_else(|| bad("timestamp"))?)
             }

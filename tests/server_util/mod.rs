@@ -15,7 +15,26 @@ pub struct Server {
     pub log: PathBuf,
 }
 
+/// A free loopback port: from `AUGUR_TEST_PORTS=LO-HI` when set (machines shared by several
+/// test runs give each its own range), else any the OS picks.
 pub fn free_port() -> u16 {
+    if let Some((lo, hi)) = std::env::var("AUGUR_TEST_PORTS")
+        .ok()
+        .and_then(|r| {
+            r.split_once('-')
+                .map(|(a, b)| (a.parse::<u16>(), b.parse::<u16>()))
+        })
+        .and_then(|(a, b)| Some((a.ok()?, b.ok()?)))
+    {
+        // Successive calls (test threads) get successive ports; the bind proves it is free now.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let start = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % (hi - lo + 1) as usize;
+        for p in (lo..=hi).skip(start).chain(lo..=hi) {
+            if TcpListener::bind(("127.0.0.1", p)).is_ok() {
+                return p;
+            }
+        }
+    }
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -32,13 +51,19 @@ pub fn have(cmd: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The `augur` binary: `AUGUR_BIN` when set (the shared target directory's `release/augur`
+/// may be replaced by another worktree's build while tests run), else the one cargo built.
+pub fn augur_bin() -> String {
+    std::env::var("AUGUR_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_augur").to_string())
+}
+
 impl Server {
     /// Starts `augur serve` on `dir` with extra arguments; waits until it accepts connections.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
         let port = free_port();
         let log = dir.with_extension(format!("{port}.log"));
         let logf = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_augur"))
+        let child = Command::new(augur_bin())
             .args(["serve", "--data-dir"])
             .arg(dir)
             .args(["--listen", &format!("127.0.0.1:{port}")])
