@@ -310,7 +310,7 @@ impl<K: AlexKey> Alex<K> {
         };
         let (mut start, mut p) = self.model(parent).block_of(slot);
         if !self.parent_separates(parent, start, p, f, &entries) {
-            // The parent's routing would put (almost) all keys into one part: a sideways split
+            // The parent's routing would put all keys into one part: a sideways split
             // would only double the parent and create empty nodes, again at every split (keys
             // that occupy a sliver of the node's slot range, e.g. a cluster taking appends).
             // A downward split fits the new model node to the keys themselves.
@@ -335,7 +335,7 @@ impl<K: AlexKey> Alex<K> {
     }
 
     /// Whether splitting the block `[start, start + p)` of `parent` into `f` equal parts (after
-    /// doubling the parent as needed) leaves no part with more than 3/4 of `entries`.
+    /// doubling the parent as needed) gives at least two non-empty parts.
     fn parent_separates(&self, parent: u32, start: usize, p: usize, f: usize, entries: &[(K, u64)]) -> bool {
         let m = self.model(parent);
         let n = entries.len();
@@ -355,7 +355,7 @@ impl<K: AlexKey> Alex<K> {
         while i < n {
             let j = part(entries[i].0);
             let len = entries[i..].partition_point(|e| part(e.0) <= j);
-            if 4 * len > 3 * n {
+            if len == n {
                 return false;
             }
             i += len;
