@@ -54,7 +54,7 @@ fn run(name: &str, keys: &[i64], preload: &[i64]) -> (f64, usize) {
     for (i, &k) in keys.iter().enumerate() {
         t.insert(k, k as u64 ^ 0x5555).unwrap();
         // Memory stays bounded on the way too (before the fix: 894 bytes/key at 20K keys).
-        if (i + 1) % 2000 == 0 && i + 1 >= 20_000 {
+        if (i + 1).is_multiple_of(2000) && i + 1 >= 20_000 {
             let s = t.stats();
             let bpk = s.bytes as f64 / s.num_keys as f64;
             assert!(
@@ -150,8 +150,12 @@ fn staggered_interleaved_sequences_stay_compact() {
     while keys.len() < N {
         let open = (i / 2000 + 1).min(64);
         let c = i % open;
-        // Odd connections' clusters sit below the even ones', so clusters also open in between.
-        let cluster = if c % 2 == 0 { 64 + c as i64 } else { 64 - c as i64 };
+        // Odd connections' clusters sit below the even ones': clusters open on both sides.
+        let cluster = if c.is_multiple_of(2) {
+            64 + c as i64
+        } else {
+            64 - c as i64
+        };
         keys.push((cluster << 40) + next[c]);
         next[c] += 1;
         i += 1;
