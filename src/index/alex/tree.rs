@@ -242,7 +242,13 @@ impl<K: AlexKey> Alex<K> {
         let dn = self.data(leaf);
         let n = dn.num_keys;
         let must_split = (n + 1) as f64 / INIT_DENSITY > MAX_SLOTS as f64;
-        if !(must_split || dn.significant_cost_deviation() || dn.catastrophic_cost()) {
+        // A node taking (mostly) appends or prepends expands with its free room on that side
+        // (paper §3.3, append heuristics): the appends then land at their predicted slots. A
+        // split would not help: every new key still goes to the edge part, which is often
+        // beyond its model node's domain (only the root expands its domain), so each split
+        // there would add a level.
+        let appending = dn.append_right_mostly() || dn.append_left_mostly();
+        if !must_split && (appending || !(dn.significant_cost_deviation() || dn.catastrophic_cost())) {
             self.expand_leaf(leaf);
             return;
         }
@@ -303,6 +309,15 @@ impl<K: AlexKey> Alex<K> {
             return;
         };
         let (mut start, mut p) = self.model(parent).block_of(slot);
+        if !self.parent_separates(parent, start, p, f, &entries) {
+            // The parent's routing would put all keys into one part: a sideways split
+            // would only double the parent and create empty nodes, again at every split (keys
+            // that occupy a sliver of the node's slot range, e.g. a cluster taking appends).
+            // A downward split fits the new model node to the keys themselves.
+            let m = self.split_down(leaf, &entries);
+            self.model_mut(parent).children[start..start + p].fill(m);
+            return;
+        }
         if p < f {
             let need = (f / p).ilog2();
             if self.model_mut(parent).expand_resolution(need) {
@@ -317,6 +332,35 @@ impl<K: AlexKey> Alex<K> {
         }
         let f = f.min(p);
         self.split_sideways(parent, start, p, f, leaf, &entries);
+    }
+
+    /// Whether splitting the block `[start, start + p)` of `parent` into `f` equal parts (after
+    /// doubling the parent as needed) gives at least two non-empty parts.
+    fn parent_separates(&self, parent: u32, start: usize, p: usize, f: usize, entries: &[(K, u64)]) -> bool {
+        let m = self.model(parent);
+        let n = entries.len();
+        let scale = f as f64 / p as f64;
+        let unit = (m.shift as f64).exp2();
+        let part = |k: K| -> usize {
+            // The key's position in slot units, with the fractional part kept.
+            let y = m.a * k.offset_from(m.base) + m.off as f64;
+            let pos = (y / unit - start as f64) * scale;
+            if pos.is_nan() || pos <= 0.0 {
+                0
+            } else {
+                (pos as usize).min(f - 1)
+            }
+        };
+        let mut i = 0;
+        while i < n {
+            let j = part(entries[i].0);
+            let len = entries[i..].partition_point(|e| part(e.0) <= j);
+            if len == n {
+                return false;
+            }
+            i += len;
+        }
+        true
     }
 
     /// Replaces `leaf` (covering `[start, start + p)` of `parent`) by `f` data nodes, each
@@ -351,14 +395,37 @@ impl<K: AlexKey> Alex<K> {
                 lo = hi;
             }
         }
+        // Parts as aligned blocks (first part, number of parts); an empty part merges with its
+        // aligned sibling, bottom-up, so that a split makes no more empty nodes than needed.
+        let mut blocks: Vec<(usize, usize)> = (0..f).map(|j| (j, 1)).collect();
+        let mut len = 1;
+        while len < f {
+            let mut merged = Vec::with_capacity(blocks.len());
+            let mut i = 0;
+            while i < blocks.len() {
+                let (l, r) = (blocks[i], blocks.get(i + 1).copied());
+                if let Some(r) = r {
+                    let empty = |b: (usize, usize)| bounds[b.0] == bounds[b.0 + b.1];
+                    if l.1 == len && r.1 == len && l.0 % (2 * len) == 0 && (empty(l) || empty(r)) {
+                        merged.push((l.0, 2 * len));
+                        i += 2;
+                        continue;
+                    }
+                }
+                merged.push(l);
+                i += 1;
+            }
+            blocks = merged;
+            len *= 2;
+        }
         self.release(leaf);
-        let mut ids = Vec::with_capacity(f);
-        for j in 0..f {
-            let part = &entries[bounds[j]..bounds[j + 1]];
+        let mut ids = Vec::with_capacity(blocks.len());
+        for (j, parts) in blocks {
+            let part = &entries[bounds[j]..bounds[j + parts]];
             let id = self.alloc(Node::Data(DataNode::build(part, INIT_DENSITY, Layout::Spread)));
             ids.push(id);
             let s = start + j * step;
-            self.model_mut(parent).children[s..s + step].fill(id);
+            self.model_mut(parent).children[s..s + parts * step].fill(id);
         }
         self.link_leaves(prev, &ids, next);
         self.counters.splits_sideways += 1;
