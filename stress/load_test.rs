@@ -3,7 +3,7 @@
 //! N connections run a bank-style mixed workload for a duration:
 //! - `read`: point read of one account's balance (prepared);
 //! - `transfer`: `BEGIN; UPDATE a -= x; UPDATE b += x; INSERT INTO history; COMMIT` (retried on
-//!   SQLSTATE 40001, retries counted apart from errors);
+//!   SQLSTATE 40001 or 40P01, retries counted apart from errors);
 //! - `event`: autocommit INSERT into an append-only events table;
 //! - `scan`: a 100-row primary-key range of accounts (row count checked);
 //! - `count`: `SELECT count(*) FROM accounts` (checked against the number of accounts).
@@ -164,7 +164,12 @@ async fn transfer(
             Ok(()) => return Ok(()),
             Err(e) => {
                 let _ = c.batch_execute("ROLLBACK").await;
-                if e.code() == Some(&tokio_postgres::error::SqlState::T_R_SERIALIZATION_FAILURE) {
+                // Serialization failures and deadlocks (two transfers locking the same two
+                // accounts in opposite orders) are retried, as an application would.
+                use tokio_postgres::error::SqlState as S;
+                if e.code() == Some(&S::T_R_SERIALIZATION_FAILURE)
+                    || e.code() == Some(&S::T_R_DEADLOCK_DETECTED)
+                {
                     *retries += 1;
                     continue;
                 }
@@ -785,7 +790,7 @@ fn markdown(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "**{}**: {:.0} ops/s over {:.0} s, {} errors, {} SQLSTATE 40001 retries, invariants {}.\n",
+        "**{}**: {:.0} ops/s over {:.0} s, {} errors, {} SQLSTATE 40001/40P01 retries, invariants {}.\n",
         if r.passed { "PASSED" } else { "FAILED" },
         r.ops_per_sec,
         r.elapsed_secs,
@@ -833,7 +838,7 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(
         s,
         "\n`transfer` is BEGIN, two UPDATEs, an INSERT and COMMIT (five round trips), counted once \
-         when committed; its time includes 40001 retries.\n"
+         when committed; its time includes 40001/40P01 retries.\n"
     );
     let _ = writeln!(s, "## Errors\n");
     if r.errors.is_empty() {
@@ -845,7 +850,7 @@ fn markdown(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "\nSQLSTATE 40001 retries (not errors): {}. Wrong results: {}.\n",
+        "\nSQLSTATE 40001/40P01 retries (not errors): {}. Wrong results: {}.\n",
         r.retries_40001,
         r.wrong_results.len()
     );
