@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use augur::sql::Limits;
 use augur::{Database, Options, Session};
-use server_util::Server;
+use server_util::{read_msg, startup_packet, Server};
 
 // ------------------------------------------------------------------------------------------
 // Case files
@@ -544,27 +544,6 @@ fn unescape(s: &str) -> Vec<u8> {
         }
     }
     out
-}
-
-fn startup_packet(user: &str, db: &str) -> Vec<u8> {
-    let mut body = 196608u32.to_be_bytes().to_vec();
-    for s in ["user", user, "database", db] {
-        body.extend_from_slice(s.as_bytes());
-        body.push(0);
-    }
-    body.push(0);
-    let mut v = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-    v.extend_from_slice(&body);
-    v
-}
-
-fn read_msg(s: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
-    let mut h = [0u8; 5];
-    s.read_exact(&mut h)?;
-    let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
-    let mut body = vec![0u8; len.saturating_sub(4)];
-    s.read_exact(&mut body)?;
-    Ok((h[0], body))
 }
 
 /// What a connection did after the case's bytes: the SQLSTATEs of its errors, and whether it

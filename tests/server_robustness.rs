@@ -10,34 +10,13 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use server_util::{have, text, Server};
+use server_util::{have, read_msg, startup_packet, text, Server};
 
 fn msg(t: u8, body: &[u8]) -> Vec<u8> {
     let mut v = vec![t];
     v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
     v.extend_from_slice(body);
     v
-}
-
-fn startup_packet(user: &str) -> Vec<u8> {
-    let mut body = 196608u32.to_be_bytes().to_vec();
-    for s in ["user", user, "database", "augur"] {
-        body.extend_from_slice(s.as_bytes());
-        body.push(0);
-    }
-    body.push(0);
-    let mut v = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-    v.extend_from_slice(&body);
-    v
-}
-
-fn read_msg(s: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
-    let mut h = [0u8; 5];
-    s.read_exact(&mut h)?;
-    let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
-    let mut body = vec![0u8; len.saturating_sub(4)];
-    s.read_exact(&mut body)?;
-    Ok((h[0], body))
 }
 
 /// Reads messages until ReadyForQuery; returns their types and the SQLSTATEs of errors.
@@ -63,7 +42,7 @@ fn until_ready(s: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<String>)> {
 fn connect(port: u16) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(&startup_packet("augur")).unwrap();
+    s.write_all(&startup_packet("augur", "augur")).unwrap();
     until_ready(&mut s).unwrap();
     s
 }
@@ -191,7 +170,7 @@ fn bad_input_and_connection_limits() {
     for _ in 0..20 {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        s.write_all(&startup_packet("augur")).unwrap();
+        s.write_all(&startup_packet("augur", "augur")).unwrap();
         flood.push(s);
     }
     for s in &mut flood {

@@ -1182,13 +1182,7 @@ impl Session {
             };
             self.set_one(n, v)?;
         }
-        self.async_commit = self
-            .settings
-            .get("synchronous_commit")
-            .is_some_and(|v| v == "off" || v == "false");
-        if let Some(tx) = &mut self.tx {
-            tx.set_sync(!self.async_commit);
-        }
+        self.apply_synchronous_commit();
         Ok(StatementResult::Command { tag: "RESET".into() })
     }
 
@@ -1264,6 +1258,12 @@ impl Session {
                 return Err(Error::unsupported("SET (a, b) = ... is not supported"))
             }
         }
+        self.apply_synchronous_commit();
+        Ok(StatementResult::Command { tag: "SET".into() })
+    }
+
+    /// `synchronous_commit = off` makes this session's commits return before the fsync.
+    fn apply_synchronous_commit(&mut self) {
         self.async_commit = self
             .settings
             .get("synchronous_commit")
@@ -1271,7 +1271,6 @@ impl Session {
         if let Some(tx) = &mut self.tx {
             tx.set_sync(!self.async_commit);
         }
-        Ok(StatementResult::Command { tag: "SET".into() })
     }
 
     fn relation_exists(&self, name: &str) -> bool {

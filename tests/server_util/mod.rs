@@ -2,7 +2,7 @@
 //! and a data directory, drive psql, kill it.
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -178,4 +178,27 @@ pub fn text(o: &Output) -> (String, String) {
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
+}
+
+/// A protocol-3.0 StartupMessage for `user` and `db`.
+pub fn startup_packet(user: &str, db: &str) -> Vec<u8> {
+    let mut body = 196608u32.to_be_bytes().to_vec();
+    for s in ["user", user, "database", db] {
+        body.extend_from_slice(s.as_bytes());
+        body.push(0);
+    }
+    body.push(0);
+    let mut v = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+    v.extend_from_slice(&body);
+    v
+}
+
+/// One backend message: (type byte, body).
+pub fn read_msg(s: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
+    let mut h = [0u8; 5];
+    s.read_exact(&mut h)?;
+    let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+    let mut body = vec![0u8; len.saturating_sub(4)];
+    s.read_exact(&mut body)?;
+    Ok((h[0], body))
 }
