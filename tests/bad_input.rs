@@ -11,7 +11,7 @@
 
 mod server_util;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
