@@ -316,35 +316,19 @@ impl Store {
             .collect()
     }
 
-    /// Iterates the row versions of `table` with rowid in `[from, to)`, in rowid order.
+    /// Iterates the row versions of `table` with rowid in `[from, to)`, in rowid order, until
+    /// `f` returns false; a bulk pass (recovery, verification) that bypasses the block cache.
     pub fn for_each_row(
         &self,
         table: u32,
         from: u64,
         to: u64,
-        mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
+        f: impl FnMut(u64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
         let mut ro = ReadOptions::default();
-        ro.set_iterate_upper_bound(row_key(table, to).to_vec());
         ro.fill_cache(false);
         ro.set_readahead_size(2 << 20);
-        let start = row_key(table, from);
-        let it = self.db.iterator_cf_opt(
-            self.cf(CF_ROWS),
-            ro,
-            IteratorMode::From(&start, Direction::Forward),
-        );
-        for item in it {
-            let (k, v) = item?;
-            let (t, rowid) = decode_row_key(&k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
-            if t != table {
-                break;
-            }
-            if !f(rowid, &v)? {
-                break;
-            }
-        }
-        Ok(())
+        self.rows_in(ro, table, from, to, f)
     }
 
     /// Reads the row versions of `table` with rowid in `[from, to)` through the block cache (a
@@ -354,9 +338,20 @@ impl Store {
         table: u32,
         from: u64,
         to: u64,
+        f: impl FnMut(u64, &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        self.rows_in(ReadOptions::default(), table, from, to, f)
+    }
+
+    fn rows_in(
+        &self,
+        mut ro: ReadOptions,
+        table: u32,
+        from: u64,
+        to: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
-        let mut ro = ReadOptions::default();
+        // The upper bound keeps the iterator inside this table's rows.
         ro.set_iterate_upper_bound(row_key(table, to).to_vec());
         let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_ROWS), ro);
         it.seek(row_key(table, from));
