@@ -61,10 +61,11 @@ impl LockTable {
         let mut owners = shard.owners.lock();
         let mut waited = false;
         let mut edge = false;
+        let id = (table, key.clone());
         let result = loop {
-            let holder = match owners.get(&(table, key.clone())) {
+            let holder = match owners.get(&id) {
                 None => {
-                    owners.insert((table, key.clone()), me);
+                    owners.insert(id, me);
                     break Ok(waited);
                 }
                 Some(&h) if h == me => break Ok(waited),

@@ -697,7 +697,7 @@ pub fn exec_delete(
     now: i64,
     deadline: Option<Instant>,
 ) -> Result<(u64, Vec<Row>)> {
-    let olds = {
+    let (olds, ret) = {
         let ex = Exec {
             tx,
             params,
@@ -716,9 +716,9 @@ pub fn exec_delete(
             Some(_) => olds.iter().map(|(_, r)| (**r).clone()).collect(),
             None => Vec::new(),
         };
-        (olds, returning_rows(&p.returning, &rows, &cx)?)
+        let ret = returning_rows(&p.returning, &rows, &cx)?;
+        (olds, ret)
     };
-    let (olds, ret) = olds;
     let n = olds.len() as u64;
     for (k, _) in olds {
         tx.delete_in(&p.scan.table, &k)?;
