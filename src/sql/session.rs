@@ -515,6 +515,10 @@ pub struct Session {
     limits: Limits,
     /// The current `statement_timeout` (None: 0, no timeout).
     timeout: Option<Duration>,
+    /// `default_transaction_isolation`, parsed when set.
+    default_isolation: Isolation,
+    /// `lock_timeout` (None: 0, no limit), parsed when set.
+    lock_timeout: Option<Duration>,
 }
 
 /// Parses a `statement_timeout` value as PostgreSQL does: an integer or decimal number of
@@ -603,6 +607,8 @@ impl Session {
             async_commit: false,
             limits: Limits::default(),
             timeout: None,
+            default_isolation: Isolation::ReadCommitted,
+            lock_timeout: None,
         }
     }
 
@@ -924,7 +930,7 @@ impl Session {
         match st {
             A::Statement::StartTransaction { modes, .. } => {
                 if self.tx.is_none() && !self.failed {
-                    let mut tx = self.new_tx()?;
+                    let mut tx = self.new_tx();
                     if let Some(iso) = isolation_of_modes(modes) {
                         tx.set_isolation(iso);
                     }
@@ -1117,7 +1123,7 @@ impl Session {
             tx.begin_statement();
             return f(tx, &self.db);
         }
-        let mut tx = self.new_tx()?;
+        let mut tx = self.new_tx();
         let r = f(&mut tx, &self.db)?;
         if tx.has_writes() {
             tx.commit()?;
@@ -1127,33 +1133,46 @@ impl Session {
 
     /// A transaction with the session's settings: isolation (`default_transaction_isolation`),
     /// `lock_timeout`, `synchronous_commit`.
-    fn new_tx(&self) -> Result<Transaction> {
+    fn new_tx(&self) -> Transaction {
         let mut tx = self.db.begin();
         if self.async_commit {
             tx.set_sync(false);
         }
-        let iso = self
-            .setting("default_transaction_isolation")
-            .unwrap_or("read committed");
-        tx.set_isolation(isolation_named(iso)?);
-        tx.set_lock_timeout(self.lock_timeout()?);
-        Ok(tx)
+        tx.set_isolation(self.default_isolation);
+        tx.set_lock_timeout(self.lock_timeout);
+        tx
     }
 
-    fn lock_timeout(&self) -> Result<Option<Duration>> {
-        parse_time_setting("lock_timeout", self.setting("lock_timeout").unwrap_or("0"))
-    }
-
-    /// Sets one setting; `statement_timeout` is validated and takes effect.
-    fn set_one(&mut self, name: String, v: String) -> Result<()> {
-        if name == "statement_timeout" {
-            self.timeout = if v.eq_ignore_ascii_case("default") || v.is_empty() {
-                self.limits.statement_timeout
-            } else {
-                parse_timeout(&v)?
-            };
-            self.settings.insert(name, show_timeout(self.timeout));
-            return Ok(());
+    /// Sets one setting. `statement_timeout`, `lock_timeout` and the isolation settings are
+    /// validated (22023) and take effect: on the open transaction, and for later ones.
+    fn set_one(&mut self, name: String, mut v: String) -> Result<()> {
+        match name.as_str() {
+            "statement_timeout" => {
+                self.timeout = if v.eq_ignore_ascii_case("default") || v.is_empty() {
+                    self.limits.statement_timeout
+                } else {
+                    parse_timeout(&v)?
+                };
+                v = show_timeout(self.timeout);
+            }
+            "lock_timeout" => {
+                self.lock_timeout = parse_time_setting("lock_timeout", &v)?;
+                if let Some(tx) = &mut self.tx {
+                    tx.set_lock_timeout(self.lock_timeout);
+                }
+            }
+            "default_transaction_isolation" => {
+                v = v.to_lowercase();
+                self.default_isolation = isolation_named(&v)?;
+            }
+            "transaction_isolation" => {
+                v = v.to_lowercase();
+                let iso = isolation_named(&v)?;
+                if let Some(tx) = &mut self.tx {
+                    tx.set_isolation(iso);
+                }
+            }
+            _ => {}
         }
         self.settings.insert(name, v);
         Ok(())
@@ -1212,21 +1231,6 @@ impl Session {
                 } else {
                     name
                 };
-                if name == "transaction_isolation" || name == "default_transaction_isolation" {
-                    v = v.to_lowercase();
-                    let iso = isolation_named(&v)?;
-                    if name == "transaction_isolation" {
-                        if let Some(tx) = &mut self.tx {
-                            tx.set_isolation(iso);
-                        }
-                    }
-                }
-                if name == "lock_timeout" {
-                    let d = parse_time_setting("lock_timeout", &v)?;
-                    if let Some(tx) = &mut self.tx {
-                        tx.set_lock_timeout(d);
-                    }
-                }
                 self.set_one(name, v)?;
             }
             A::Set::MultipleAssignments { assignments } => {
@@ -1245,8 +1249,7 @@ impl Session {
             A::Set::SetTransaction { modes, session, .. } => {
                 if let Some(iso) = isolation_of_modes(modes) {
                     if *session {
-                        self.settings
-                            .insert("default_transaction_isolation".into(), isolation_name(iso).into());
+                        self.set_one("default_transaction_isolation".into(), isolation_name(iso).into())?;
                     } else if let Some(tx) = &mut self.tx {
                         tx.set_isolation(iso);
                     }
