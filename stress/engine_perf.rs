@@ -52,6 +52,11 @@ fn rss_bytes() -> u64 {
 
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
+    // RUST_LOG=augur=debug prints the engine's phase timings (bulk insert, recovery).
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     let tmp = tempfile::tempdir()?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.path().join("db"));
     let mut opts = Options {

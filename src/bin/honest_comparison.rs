@@ -396,6 +396,17 @@ pub fn augur_options() -> augur::Options {
 }
 
 /// The cache budget every side gets: Augur's row cache + RocksDB block cache.
+/// Raw RocksDB: Augur's rows column-family options, but the whole memory budget as block cache
+/// (it has no row cache) and a 10 bits/key bloom filter (it answers absent keys itself, where
+/// Augur's index answers them before RocksDB is asked).
+pub fn rocks_options() -> augur::store::StoreOptions {
+    augur::store::StoreOptions {
+        block_cache_bytes: cache_budget(),
+        bloom_bits_per_key: 10.0,
+        ..augur_options().store
+    }
+}
+
 pub fn cache_budget() -> usize {
     let o = augur_options();
     o.row_cache_bytes + o.store.block_cache_bytes
@@ -579,7 +590,7 @@ fn make_system(cell: &Cell, dir: &Path) -> Result<Box<dyn System>> {
         ("augur", "api") => Box::new(systems::AugurApi::create(dir, augur_options())?),
         ("augur", "sql") => Box::new(systems::AugurSql::create(dir, augur_options())?),
         ("sqlite", "api") => Box::new(systems::Sqlite::create(dir, cache_budget())?),
-        ("rocksdb", "api") => Box::new(systems::Rocks::create(dir, augur_options().store)?),
+        ("rocksdb", "api") => Box::new(systems::Rocks::create(dir, rocks_options())?),
         other => bail!("no such cell {other:?}"),
     })
 }

@@ -33,7 +33,9 @@ pub const CF_IDXSNAP: &str = "idxsnap";
 pub struct StoreOptions {
     /// RocksDB block cache for the rows column family, bytes.
     pub block_cache_bytes: usize,
-    /// Bits per key of the bloom filter on row blocks (0 disables it).
+    /// Bits per key of the bloom filter on row blocks (0 disables it, the default: the engine
+    /// reads a row version only at a position an index handed it, so the read never misses and
+    /// a filter would cost build time, memory and a probe per read without saving any I/O).
     pub bloom_bits_per_key: f64,
     /// Compress row blocks with LZ4.
     pub compression: bool,
@@ -45,7 +47,7 @@ impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             block_cache_bytes: 256 << 20,
-            bloom_bits_per_key: 10.0,
+            bloom_bits_per_key: 0.0,
             compression: true,
             write_buffer_bytes: 64 << 20,
         }

@@ -79,6 +79,12 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
     out
 }
 
+/// Sets the previous-version pointer of an encoded version (as [`encode_version`] lays it out:
+/// a kind byte, then the pointer as 8 big-endian bytes).
+pub fn set_version_prev(version: &mut [u8], prev: u64) {
+    version[1..9].copy_from_slice(&prev.to_be_bytes());
+}
+
 /// Encodes a row version. `row == None` is a tombstone (the key was deleted).
 pub fn encode_version(prev: u64, key: &Key, row: Option<&[Value]>, out: &mut Vec<u8>) {
     out.clear();

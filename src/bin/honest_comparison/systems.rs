@@ -110,16 +110,16 @@ impl AugurApi {
 
 impl System for AugurApi {
     fn bulk_insert(&mut self, keys: &[u64], value: &mut dyn FnMut(u64, &mut Vec<u8>)) -> Result<()> {
-        let t = self.t().clone();
-        let mut tx = self.db().begin();
-        tx.set_sync(true);
+        // The embedded API's bulk path: one atomic insert of all rows, fsynced before it
+        // returns whatever `sync_commits` says (an ingested SST file plus a WAL record).
+        let mut rows = Vec::with_capacity(keys.len());
         let mut buf = Vec::new();
         for &k in keys {
             buf.clear();
             value(k, &mut buf);
-            tx.insert_in(&t, vec![Value::Int(ik(k)), Value::Bytes(buf.clone())])?;
+            rows.push(vec![Value::Int(ik(k)), Value::Bytes(buf.clone())]);
         }
-        tx.commit()?;
+        self.db().bulk_insert("t", rows)?;
         Ok(())
     }
     fn close(&mut self) -> Result<()> {
