@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
+use super::interrupt::{canceled_by_user, Interrupt};
 use crate::error::{Error, Result, SqlState};
 use crate::types::Key;
 
@@ -54,9 +55,18 @@ fn shard_of(table: u32, key: &Key) -> usize {
 
 impl LockTable {
     /// Takes the lock on `(table, key)` for transaction `me`, waiting while another holds it.
-    /// Returns whether `me` waited. Fails with 40P01 on a deadlock and with 55P03 when
-    /// `deadline` passes first; in both cases `me` does not hold the lock.
-    pub fn acquire(&self, me: u64, table: u32, key: &Key, deadline: Option<Instant>) -> Result<bool> {
+    /// Returns whether `me` waited. Fails with 40P01 on a deadlock, with 55P03 when
+    /// `deadline` passes first, and with 57014 when the statement's request is canceled
+    /// (`stop`; its deadline is the caller's business); in every case `me` does not hold
+    /// the lock.
+    pub fn acquire(
+        &self,
+        me: u64,
+        table: u32,
+        key: &Key,
+        deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool> {
         let shard = &self.shards[shard_of(table, key)];
         let mut owners = shard.owners.lock();
         let mut waited = false;
@@ -79,6 +89,11 @@ impl LockTable {
                         "deadlock detected: transaction {me} and transaction {holder} wait for each other"
                     ),
                 ));
+            }
+            // Checked under the shard mutex, which `wake_all` takes before notifying: a cancel
+            // either is seen here or wakes the wait below.
+            if stop.canceled() {
+                break Err(canceled_by_user());
             }
             let mut sleep = RECHECK;
             if let Some(d) = deadline {
@@ -139,6 +154,15 @@ impl LockTable {
         }
     }
 
+    /// Wakes every waiter so it re-checks its statement's interrupt (a cancel request). Each
+    /// shard's mutex is taken first, so a waiter between its check and its sleep cannot miss it.
+    pub fn wake_all(&self) {
+        for s in &self.shards {
+            drop(s.owners.lock());
+            s.released.notify_all();
+        }
+    }
+
     /// Number of row locks held (for tests and metrics).
     pub fn held(&self) -> usize {
         self.shards.iter().map(|s| s.owners.lock().len()).sum()
@@ -154,10 +178,16 @@ mod tests {
     fn second_writer_waits_until_release() {
         let lt = Arc::new(LockTable::default());
         let k = Key::Int(7);
-        assert!(!lt.acquire(1, 1, &k, None).unwrap());
-        assert!(!lt.acquire(1, 1, &k, None).unwrap(), "re-entrant for the holder");
+        assert!(!lt.acquire(1, 1, &k, None, &Interrupt::default()).unwrap());
+        assert!(
+            !lt.acquire(1, 1, &k, None, &Interrupt::default()).unwrap(),
+            "re-entrant for the holder"
+        );
         let lt2 = lt.clone();
-        let t = std::thread::spawn(move || lt2.acquire(2, 1, &Key::Int(7), None).unwrap());
+        let t = std::thread::spawn(move || {
+            lt2.acquire(2, 1, &Key::Int(7), None, &Interrupt::default())
+                .unwrap()
+        });
         std::thread::sleep(Duration::from_millis(30));
         assert!(!t.is_finished());
         lt.release(1, [(1u32, &k)].into_iter());
@@ -171,12 +201,12 @@ mod tests {
     fn deadlock_is_detected_and_one_side_goes_on() {
         let lt = Arc::new(LockTable::default());
         let (a, b) = (Key::Int(1), Key::Int(2));
-        lt.acquire(1, 1, &a, None).unwrap();
-        lt.acquire(2, 1, &b, None).unwrap();
+        lt.acquire(1, 1, &a, None, &Interrupt::default()).unwrap();
+        lt.acquire(2, 1, &b, None, &Interrupt::default()).unwrap();
         let lt2 = lt.clone();
-        let t = std::thread::spawn(move || lt2.acquire(1, 1, &Key::Int(2), None));
+        let t = std::thread::spawn(move || lt2.acquire(1, 1, &Key::Int(2), None, &Interrupt::default()));
         std::thread::sleep(Duration::from_millis(30));
-        let e = lt.acquire(2, 1, &a, None).unwrap_err();
+        let e = lt.acquire(2, 1, &a, None, &Interrupt::default()).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::DEADLOCK_DETECTED);
         lt.release(2, [(1u32, &b)].into_iter());
         assert!(t.join().unwrap().unwrap());
@@ -186,9 +216,15 @@ mod tests {
     fn deadline_gives_lock_not_available() {
         let lt = LockTable::default();
         let k = Key::Bytes(b"x".to_vec());
-        lt.acquire(1, 3, &k, None).unwrap();
+        lt.acquire(1, 3, &k, None, &Interrupt::default()).unwrap();
         let e = lt
-            .acquire(2, 3, &k, Some(Instant::now() + Duration::from_millis(20)))
+            .acquire(
+                2,
+                3,
+                &k,
+                Some(Instant::now() + Duration::from_millis(20)),
+                &Interrupt::default(),
+            )
             .unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::LOCK_NOT_AVAILABLE);
         assert!(lt.waits_for.lock().is_empty());

@@ -25,6 +25,7 @@ mod bulk;
 mod cache;
 pub mod catalog;
 mod gc;
+mod interrupt;
 mod locks;
 mod recovery;
 pub mod table;
@@ -41,6 +42,7 @@ use parking_lot::{Mutex, RwLock};
 use rocksdb::WriteBatch;
 
 pub use catalog::{ColumnDef, IndexDef, TableDef};
+pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use table::Table;
 pub use txn::{Isolation, KeyRange, Locked, Transaction};
 

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 use super::gc::GcItem;
+use super::interrupt::{statement_timeout, Interrupt};
 use super::{Inner, Table};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::TOMBSTONE;
@@ -101,6 +102,9 @@ pub struct Transaction {
     /// A RefCell so that a statement can lock rows while it reads through `&Transaction`.
     locks: RefCell<HashMap<u32, HashMap<Key, u64>>>,
     lock_timeout: Option<Duration>,
+    /// What interrupts this transaction's row-lock waits (the running statement's
+    /// statement_timeout and cancel request); see [`Transaction::set_interrupt`].
+    stop: Interrupt,
     finished: bool,
     /// Per-transaction override of `Options::sync_commits`.
     sync: Option<bool>,
@@ -131,6 +135,7 @@ impl Transaction {
             writes: HashMap::new(),
             locks: RefCell::new(HashMap::new()),
             lock_timeout: None,
+            stop: Interrupt::default(),
             finished: false,
             sync: None,
         }
@@ -156,6 +161,13 @@ impl Transaction {
         self.lock_timeout = t;
     }
 
+    /// Row-lock waits of this transaction's writes (`insert_in`, `update_in`, `lock_row`, ...)
+    /// fail with 57014 when `stop` says so (a statement deadline, a canceled request), until
+    /// it is replaced. The SQL layer sets it for each statement.
+    pub fn set_interrupt(&mut self, stop: Interrupt) {
+        self.stop = stop;
+    }
+
     /// Marks the start of a statement: under read committed, later reads see everything
     /// committed until now (plus this transaction's writes). A no-op under snapshot isolation.
     pub fn begin_statement(&mut self) {
@@ -171,14 +183,14 @@ impl Transaction {
     /// transaction's snapshot. Under snapshot isolation a change is a serialization failure.
     /// Held until commit or rollback; taking a lock this transaction holds returns at once.
     pub fn lock_row(&self, t: &Table, key: &Key) -> Result<Locked> {
-        self.lock_row_by(t, key, None)
+        self.lock_row_by(t, key, &self.stop)
     }
 
-    /// [`Transaction::lock_row`] within a statement that must end by `deadline`
-    /// (`statement_timeout`): a wait past it fails with 57014.
-    pub fn lock_row_by(&self, t: &Table, key: &Key, deadline: Option<Instant>) -> Result<Locked> {
+    /// [`Transaction::lock_row`] within a statement that `stop` interrupts: a wait past its
+    /// deadline (`statement_timeout`) or a cancel of its request fails with 57014.
+    pub fn lock_row_by(&self, t: &Table, key: &Key, stop: &Interrupt) -> Result<Locked> {
         self.check_active()?;
-        let Some(latest) = self.acquire(t, key, deadline)? else {
+        let Some(latest) = self.acquire(t, key, stop)? else {
             return Ok(Locked::Unchanged);
         };
         if latest & !TOMBSTONE <= self.snapshot {
@@ -195,7 +207,8 @@ impl Transaction {
 
     /// Takes the row lock; returns the key's newest index payload, or None if this
     /// transaction already held the lock.
-    fn acquire(&self, t: &Table, key: &Key, stmt_deadline: Option<Instant>) -> Result<Option<u64>> {
+    fn acquire(&self, t: &Table, key: &Key, stop: &Interrupt) -> Result<Option<u64>> {
+        let stmt_deadline = stop.deadline;
         if self
             .locks
             .borrow()
@@ -214,7 +227,7 @@ impl Transaction {
         } else {
             lock_deadline
         };
-        match self.db.locks.acquire(self.id, t.id, key, deadline) {
+        match self.db.locks.acquire(self.id, t.id, key, deadline, stop) {
             Ok(true) => self.db.stats.lock().lock_waits += 1,
             Ok(false) => {}
             Err(e) => {
@@ -222,10 +235,7 @@ impl Transaction {
                     self.db.stats.lock().deadlocks += 1;
                 }
                 if e.sqlstate() == SqlState::LOCK_NOT_AVAILABLE && statement_first {
-                    return Err(Error::new(
-                        SqlState::QUERY_CANCELED,
-                        "canceling statement due to statement timeout",
-                    ));
+                    return Err(statement_timeout());
                 }
                 return Err(e);
             }
@@ -546,7 +556,7 @@ impl Transaction {
             None if def.has_primary_key() => {
                 // Unique checks are not snapshot-bound: a row another transaction committed
                 // after this snapshot is a duplicate (23505), as in PostgreSQL.
-                self.acquire(t, &key, None)?;
+                self.acquire(t, &key, &self.stop)?;
                 if self.committed_live(t, &key) {
                     return Err(Self::duplicate_key(t));
                 }
@@ -595,7 +605,7 @@ impl Transaction {
             let taken = match self.pending(t, &new_key) {
                 Some(p) => matches!(p, Pending::Put(_)),
                 None => {
-                    self.acquire(t, &new_key, None)?;
+                    self.acquire(t, &new_key, &self.stop)?;
                     self.committed_live(t, &new_key)
                 }
             };

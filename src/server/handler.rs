@@ -18,6 +18,7 @@ use pgwire::api::auth::{
     finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
     ServerParameterProvider, StartupHandler,
 };
+use pgwire::api::cancel::CancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
@@ -25,9 +26,8 @@ use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{
-    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator,
-    RandomPidSecretKeyGenerator, Type, DEFAULT_NAME, METADATA_APPLICATION_NAME, METADATA_DATABASE,
-    METADATA_USER,
+    ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers, PidSecretKeyGenerator, Type,
+    DEFAULT_NAME, METADATA_APPLICATION_NAME, METADATA_DATABASE, METADATA_USER,
 };
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_ERROR, SEVERITY_FATAL, SEVERITY_WARNING};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail, CopyInResponse};
@@ -39,11 +39,12 @@ use pgwire::messages::response::{
 use pgwire::messages::startup::Startup;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
+use super::cancel::{KeyGenerator, Registry};
 use super::catalog::{self, CatalogResult};
 use super::metrics::{Kind, Metrics};
 use super::split::split_statements;
 use super::values;
-use crate::engine::Database;
+use crate::engine::{CancelHandle, Database};
 use crate::error::{Error, SqlState};
 use crate::sql::{CopyState, Limits, Prepared, Session, StatementResult, TxStatus};
 use crate::types::{DataType, Row, Value};
@@ -69,6 +70,8 @@ pub struct Shared {
     pub metrics: Option<Arc<Metrics>>,
     /// Every session's resource limits.
     pub limits: Limits,
+    /// Live connections' process ids and secret keys, for cancel requests.
+    pub cancels: Arc<Registry>,
 }
 
 impl Shared {
@@ -82,6 +85,7 @@ impl Shared {
             base_params,
             metrics,
             limits,
+            cancels: Arc::default(),
         }
     }
 }
@@ -116,9 +120,15 @@ pub struct Conn {
     session: Mutex<Session>,
     copy: Mutex<Option<PendingCopy>>,
     cx: catalog::Ctx,
+    /// The session's cancel handle (reachable without its lock, which a running statement holds).
+    cancel: CancelHandle,
 }
 
 impl Conn {
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
     fn status(&self) -> TransactionStatus {
         wire_status(self.session.lock().status())
     }
@@ -148,7 +158,8 @@ fn wire_status(s: TxStatus) -> TransactionStatus {
     }
 }
 
-fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
+/// The connection's state, created on first use (at startup, by [`KeyGenerator`]).
+pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
     client.session_extensions().get_or_insert_with(|| {
         let md = client.metadata();
         let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
@@ -156,6 +167,7 @@ fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
         let mut session = Session::new(shared.db.clone());
         session.set_limits(shared.limits.clone());
         Conn {
+            cancel: session.cancel_handle(),
             session: Mutex::new(session),
             copy: Mutex::new(None),
             cx: catalog::Ctx { user, database },
@@ -411,6 +423,9 @@ impl SimpleQueryHandler for Backend {
         }
         client.set_state(PgWireConnectionState::QueryInProgress);
         let conn = conn(&*client, &self.shared);
+        // One request for the whole query string: a cancel stops the statement running and,
+        // like any error, the statements after it.
+        let _request = conn.cancel.begin();
         // The size limit applies to the whole query string, before splitting or catalog
         // matching; an oversized one fails like any statement (and fails an open block).
         let size = conn.session.lock().check_statement_size(&query.query);
@@ -832,7 +847,10 @@ impl ExtendedQueryHandler for Backend {
         })?;
         let before = conn.tx_status();
         let t0 = self.shared.metrics.as_ref().map(|_| Instant::now());
-        let outcome = self.run_extended(&conn, &stmt, &params);
+        let outcome = {
+            let _request = conn.cancel.begin();
+            self.run_extended(&conn, &stmt, &params)
+        };
         if let (Some(m), Some(t0)) = (&self.shared.metrics, t0) {
             let code = match &outcome {
                 Err(PgWireError::UserError(info)) => Some(info.code.as_str()),
@@ -968,7 +986,8 @@ impl ServerParameterProvider for Params {
 pub struct AugurStartup {
     params: Arc<Params>,
     sasl: Option<SASLAuthStartupHandler<Params>>,
-    pids: RandomPidSecretKeyGenerator,
+    /// Process ids and secret keys (BackendKeyData), for both paths.
+    pids: Arc<KeyGenerator>,
 }
 
 #[async_trait]
@@ -1024,6 +1043,7 @@ fn check_startup(s: &Startup) -> PgWireResult<()> {
 pub struct Handlers {
     backend: Arc<Backend>,
     startup: Arc<AugurStartup>,
+    cancels: Arc<Registry>,
 }
 
 impl Handlers {
@@ -1032,14 +1052,18 @@ impl Handlers {
         let params = Arc::new(Params {
             shared: shared.clone(),
         });
-        let sasl = scram.map(|s| SASLAuthStartupHandler::new(params.clone()).with_scram(s));
+        let pids = Arc::new(KeyGenerator {
+            shared: shared.clone(),
+        });
+        let sasl = scram.map(|s| {
+            SASLAuthStartupHandler::new(params.clone())
+                .with_scram(s)
+                .with_pid_secret_key_generator(pids.clone())
+        });
         Handlers {
+            cancels: shared.cancels.clone(),
             backend: Arc::new(Backend::new(shared)),
-            startup: Arc::new(AugurStartup {
-                params,
-                sasl,
-                pids: RandomPidSecretKeyGenerator::default(),
-            }),
+            startup: Arc::new(AugurStartup { params, sasl, pids }),
         }
     }
 }
@@ -1059,6 +1083,10 @@ impl PgWireServerHandlers for Handlers {
 
     fn copy_handler(&self) -> Arc<impl CopyHandler> {
         self.backend.clone()
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        self.cancels.clone()
     }
 }
 

@@ -5,12 +5,14 @@
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
+//! - [`cancel`]: process ids, secret keys and cancel requests (BackendKeyData, CancelRequest).
 //! - [`metrics`]: the `--metrics` endpoint (Prometheus text format).
 //! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
 //! See `docs/SERVER.md`.
 
+pub mod cancel;
 pub mod catalog;
 pub mod handler;
 pub mod metrics;
@@ -309,8 +311,9 @@ impl Server {
                             }
                             warn!("rejecting {peer}: {} connections already", cfg.max_connections);
                             if let Ok(p) = rejecters.clone().try_acquire_owned() {
+                                let cancels = shared.cancels.clone();
                                 tokio::spawn(async move {
-                                    let _ = reject_too_many(sock).await;
+                                    let _ = reject_too_many(sock, &cancels).await;
                                     drop(p);
                                 });
                             }
@@ -343,9 +346,13 @@ impl Server {
     }
 }
 
+/// The code of a CancelRequest packet (in place of a protocol version).
+const CANCEL_REQUEST_CODE: u32 = 80877102;
+
 /// Answers a connection past `--max-connections` like PostgreSQL: reads its startup packet
-/// (refusing SSL/GSS), sends FATAL 53300, closes.
-async fn reject_too_many(mut sock: TcpStream) -> std::io::Result<()> {
+/// (refusing SSL/GSS), sends FATAL 53300, closes. A CancelRequest is still served (as in
+/// PostgreSQL, where the limit does not apply to cancels): no reply, closed.
+async fn reject_too_many(mut sock: TcpStream, cancels: &cancel::Registry) -> std::io::Result<()> {
     let fut = async {
         for _ in 0..3 {
             let len = sock.read_u32().await? as usize;
@@ -359,6 +366,12 @@ async fn reject_too_many(mut sock: TcpStream) -> std::io::Result<()> {
                 // SSLRequest / GSSENCRequest: refuse, the startup packet follows.
                 sock.write_all(b"N").await?;
                 continue;
+            }
+            if code == CANCEL_REQUEST_CODE && body.len() >= 12 {
+                let pid = i32::from_be_bytes([body[4], body[5], body[6], body[7]]);
+                let outcome = cancels.cancel(pid, &body[8..]);
+                debug!(pid, ?outcome, "cancel request past --max-connections");
+                return sock.shutdown().await;
             }
             break;
         }

@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::Instant;
 
 use sqlparser::ast as A;
 
@@ -12,7 +11,7 @@ use super::bind::{apply_filter, ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
 use super::expr::{assign, Ctx, Expr, Ty};
 use super::plan::{Access, Column, Plan, Scan};
-use crate::engine::{Locked, Table, TableDef, Transaction};
+use crate::engine::{Interrupt, Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Key, Row, Value};
 
@@ -511,7 +510,7 @@ pub fn exec_insert(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
-    deadline: Option<Instant>,
+    stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let mut ops = Vec::new();
     let mut ret_src = Vec::new();
@@ -521,7 +520,7 @@ pub fn exec_insert(
             params,
             subplans,
             now,
-            deadline,
+            stop,
         };
         let cx = ex.ctx();
         let src = run(&p.source, &cx)?;
@@ -549,7 +548,7 @@ pub fn exec_insert(
                     }
                     // Lock the key first: a concurrent insert or update of it then waits, and
                     // (read committed) its newest version decides between insert and update.
-                    let current = match tx.lock_row_by(&p.table, &key, cx.deadline)? {
+                    let current = match tx.lock_row_by(&p.table, &key, cx.stop)? {
                         Locked::Unchanged => tx.get_in(&p.table, &key)?,
                         Locked::Changed(r) => r,
                     };
@@ -615,7 +614,7 @@ fn lock_rows(
 ) -> Result<Vec<(Key, Arc<Row>)>> {
     let mut out = Vec::with_capacity(rows.len());
     for (k, row) in rows {
-        match cx.tx.lock_row_by(t, &k, cx.deadline)? {
+        match cx.tx.lock_row_by(t, &k, cx.stop)? {
             Locked::Unchanged => out.push((k, row)),
             Locked::Changed(None) => {}
             Locked::Changed(Some(r)) => {
@@ -637,7 +636,7 @@ pub fn exec_update(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
-    deadline: Option<Instant>,
+    stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
@@ -648,7 +647,7 @@ pub fn exec_update(
             params,
             subplans,
             now,
-            deadline,
+            stop,
         };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
@@ -695,7 +694,7 @@ pub fn exec_delete(
     params: &[Value],
     subplans: &[Plan],
     now: i64,
-    deadline: Option<Instant>,
+    stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let (olds, ret) = {
         let ex = Exec {
@@ -703,7 +702,7 @@ pub fn exec_delete(
             params,
             subplans,
             now,
-            deadline,
+            stop,
         };
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();

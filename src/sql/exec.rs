@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::expr::{cast, Ctx, Expr, SubResult, SubqueryRunner, Ty};
 use super::plan::{Access, AggFunc, AggSpec, Plan, Scan, SortKey};
-use crate::engine::{KeyRange, TableDef, Transaction};
+use crate::engine::{Interrupt, KeyRange, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::types::codec::encode_key_values;
@@ -21,8 +21,8 @@ pub struct Exec<'a> {
     pub params: &'a [Value],
     pub subplans: &'a [Plan],
     pub now: i64,
-    /// `statement_timeout`: when the statement must stop (57014).
-    pub deadline: Option<std::time::Instant>,
+    /// When the statement must stop (57014): statement_timeout, a cancel request.
+    pub stop: &'a Interrupt,
 }
 
 impl SubqueryRunner for Exec<'_> {
@@ -55,7 +55,7 @@ impl<'a> Exec<'a> {
             subs: self,
             now: self.now,
             cache: RefCell::new(Vec::new()),
-            deadline: self.deadline,
+            stop: self.stop,
             ticks: std::cell::Cell::new(0),
         }
     }

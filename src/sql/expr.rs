@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::engine::Transaction;
+use crate::engine::{Interrupt, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Row, Value};
 
@@ -398,42 +398,32 @@ pub struct Ctx<'a> {
     pub subs: &'a dyn SubqueryRunner,
     pub now: i64,
     pub cache: RefCell<Vec<Option<Arc<SubResult>>>>,
-    /// When the statement must stop (`statement_timeout`); checked by [`Ctx::check`].
-    pub deadline: Option<std::time::Instant>,
-    /// Rows visited since the deadline was last compared with the clock.
+    /// When the statement must stop (`statement_timeout`, a cancel request); checked by
+    /// [`Ctx::check`].
+    pub stop: &'a Interrupt,
+    /// Rows visited since the interrupt was last checked.
     pub ticks: std::cell::Cell<u32>,
 }
 
 impl Ctx<'_> {
-    /// Called by the executor once per row it visits: past the statement's deadline, the
-    /// statement stops with 57014 (the clock is read every 256 rows).
+    /// Called by the executor once per row it visits: past the statement's deadline or after
+    /// a cancel request, the statement stops with 57014 (checked every 256 rows).
     #[inline]
     pub fn check(&self) -> Result<()> {
-        if let Some(d) = self.deadline {
+        if self.stop.is_armed() {
             let n = self.ticks.get().wrapping_add(1);
             self.ticks.set(n);
-            if n.is_multiple_of(256) && std::time::Instant::now() >= d {
-                return Err(statement_timeout());
+            if n.is_multiple_of(256) {
+                return self.stop.check();
             }
         }
         Ok(())
     }
 
-    /// Compares the deadline with the clock now (before and after steps that are not row loops).
+    /// Checks the interrupt now (before and after steps that are not row loops).
     pub fn check_now(&self) -> Result<()> {
-        match self.deadline {
-            Some(d) if std::time::Instant::now() >= d => Err(statement_timeout()),
-            _ => Ok(()),
-        }
+        self.stop.check()
     }
-}
-
-/// PostgreSQL's error for a statement that ran past `statement_timeout`.
-pub fn statement_timeout() -> Error {
-    Error::new(
-        SqlState::QUERY_CANCELED,
-        "canceling statement due to statement timeout",
-    )
 }
 
 fn bool_of(v: &Value) -> Option<bool> {

@@ -18,7 +18,10 @@ use super::dml::{DeletePlan, InsertPlan, UpdatePlan};
 use super::exec::{run, Exec};
 use super::expr::{assign, Ty};
 use super::plan::{Column, Plan};
-use crate::engine::{ColumnDef, Database, IndexDef, Isolation, Table, TableDef, Transaction};
+use crate::engine::{
+    canceled_by_user, CancelHandle, ColumnDef, Database, IndexDef, Interrupt, Isolation, Table, TableDef,
+    Transaction,
+};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Row, Value};
 
@@ -519,6 +522,8 @@ pub struct Session {
     default_isolation: Isolation,
     /// `lock_timeout` (None: 0, no limit), parsed when set.
     lock_timeout: Option<Duration>,
+    /// Cancels this session's running statement (see [`Session::cancel_handle`]).
+    cancel: CancelHandle,
 }
 
 /// Parses a `statement_timeout` value as PostgreSQL does: an integer or decimal number of
@@ -600,6 +605,7 @@ fn result_bytes(rows: &[Row]) -> u64 {
 impl Session {
     pub fn new(db: Database) -> Session {
         Session {
+            cancel: CancelHandle::new(&db),
             db,
             tx: None,
             failed: false,
@@ -664,8 +670,18 @@ impl Session {
         Ok(())
     }
 
-    fn deadline(&self) -> Option<Instant> {
-        self.timeout.map(|d| Instant::now() + d)
+    /// What stops a statement starting now: `statement_timeout`, a cancel request.
+    fn interrupt(&self) -> Interrupt {
+        self.cancel.interrupt(self.timeout.map(|d| Instant::now() + d))
+    }
+
+    /// A handle another thread (the server's cancel-request handler) uses to cancel what this
+    /// session is running: `execute`, `execute_prepared` or `copy_in`, or a request the caller
+    /// marks with [`CancelHandle::begin`]. The statement fails with 57014 "canceling statement
+    /// due to user request" and the session stays usable (an open transaction block fails). A
+    /// cancel while nothing runs does nothing.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
     }
 
     pub fn database(&self) -> &Database {
@@ -720,6 +736,7 @@ impl Session {
     /// Stops at the first error (earlier statements keep their effects) and after a
     /// `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
+        let _request = self.cancel.begin();
         let n = nesting_estimate(sql);
         with_stack(n, || self.execute_inner(sql, params))
     }
@@ -868,6 +885,7 @@ impl Session {
 
     /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
     pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        let _request = self.cancel.begin();
         if p.nesting > 16 {
             return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
         }
@@ -970,9 +988,13 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
-        let r = self
-            .run_in_tx(st, params, planned)
-            .and_then(|r| self.check_result(&r).map(|_| r));
+        // A cancel that arrived between the statements of one request stops the next one.
+        let r = if self.cancel.is_canceled() {
+            Err(canceled_by_user())
+        } else {
+            self.run_in_tx(st, params, planned)
+                .and_then(|r| self.check_result(&r).map(|_| r))
+        };
         if r.is_err() && self.tx.is_some() {
             self.failed = true;
         }
@@ -997,8 +1019,8 @@ impl Session {
                             .ok_or_else(|| Error::internal("statement was not planned"))?,
                     ),
                 };
-                let deadline = self.deadline();
-                self.with_tx(|tx, _| exec_planned(&planned, tx, params, deadline))
+                let stop = self.interrupt();
+                self.with_tx(|tx, _| exec_planned(&planned, tx, params, &stop))
             }
             A::Statement::Explain {
                 statement, analyze, ..
@@ -1692,6 +1714,7 @@ impl Session {
     /// Loads the data of a `COPY ... FROM STDIN` (all of it, as the client sent it).
     /// Returns the number of rows inserted.
     pub fn copy_in(&mut self, st: &CopyState, data: &[u8]) -> Result<u64> {
+        let _request = self.cancel.begin();
         if self.failed {
             return Err(Error::new(
                 SqlState::IN_FAILED_SQL_TRANSACTION,
@@ -1726,6 +1749,7 @@ impl Session {
             });
         }
         let mut full = Vec::with_capacity(rows.len());
+        let stop = self.interrupt();
         {
             let tx = self.db.begin();
             let ex = Exec {
@@ -1733,7 +1757,7 @@ impl Session {
                 params: &[],
                 subplans: &[],
                 now: now_micros(),
-                deadline: self.deadline(),
+                stop: &stop,
             };
             let cx = ex.ctx();
             for (line, r) in rows.into_iter().enumerate() {
@@ -1771,10 +1795,10 @@ impl Session {
         }
         let n = full.len() as u64;
         self.with_tx(|tx, _| {
-            for r in full {
-                tx.insert_in(&t, r)?;
-            }
-            Ok(())
+            tx.set_interrupt(stop);
+            let r = full.into_iter().try_for_each(|r| tx.insert_in(&t, r).map(|_| ()));
+            tx.set_interrupt(Interrupt::default());
+            r
         })?;
         Ok(n)
     }
@@ -1925,7 +1949,21 @@ fn exec_planned(
     p: &PlannedStmt,
     tx: &mut Transaction,
     params: &[Value],
-    deadline: Option<Instant>,
+    stop: &Interrupt,
+) -> Result<StatementResult> {
+    // Lock waits inside the engine's write calls (an INSERT waiting for another transaction's
+    // insert of the same key) are interrupted like the executor's own.
+    tx.set_interrupt(stop.clone());
+    let r = exec_statement(p, tx, params, stop);
+    tx.set_interrupt(Interrupt::default());
+    r
+}
+
+fn exec_statement(
+    p: &PlannedStmt,
+    tx: &mut Transaction,
+    params: &[Value],
+    stop: &Interrupt,
 ) -> Result<StatementResult> {
     check_params(&p.params, params)?;
     let now = now_micros();
@@ -1949,7 +1987,7 @@ fn exec_planned(
                 params,
                 subplans: &p.subplans,
                 now,
-                deadline,
+                stop,
             };
             let cx = ex.ctx();
             let rows = run(plan, &cx)?;
@@ -1960,15 +1998,15 @@ fn exec_planned(
             }
         }
         Planned::Insert(ip) => {
-            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now, deadline)?;
+            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now, stop)?;
             dml(format!("INSERT 0 {n}"), &ip.returning, rows)
         }
         Planned::Update(up) => {
-            let (n, rows) = exec_update(up, tx, params, &p.subplans, now, deadline)?;
+            let (n, rows) = exec_update(up, tx, params, &p.subplans, now, stop)?;
             dml(format!("UPDATE {n}"), &up.returning, rows)
         }
         Planned::Delete(dp) => {
-            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now, deadline)?;
+            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now, stop)?;
             dml(format!("DELETE {n}"), &dp.returning, rows)
         }
     })
