@@ -99,6 +99,24 @@ async fn safety_net(c: &Client) {
         .unwrap();
 }
 
+/// Sends a cancel for `running` after `first_after`, then every 200 ms until it ends. A cancel
+/// that reaches the server before the statement has started is dropped (as in PostgreSQL), and
+/// on a loaded machine a statement may take longer than CANCEL_AFTER to start; repeating the
+/// cancel, as a user presses Ctrl-C again, keeps the test about cancellation, not scheduling.
+/// Returns once every cancel sent has been handled by the server (it closes each cancel
+/// connection after acting on it), so none can reach a later statement.
+async fn cancel_until_done<T>(
+    token: &tokio_postgres::CancelToken,
+    running: &tokio::task::JoinHandle<T>,
+    first_after: Duration,
+) {
+    tokio::time::sleep(first_after).await;
+    while !running.is_finished() {
+        token.cancel_query(NoTls).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// Asserts `r` is the user-cancel error and the statement ended well before PROOF_MS.
 fn assert_canceled<T: std::fmt::Debug>(r: Result<T, tokio_postgres::Error>, t0: Instant, what: &str) {
     let elapsed = t0.elapsed();
@@ -135,8 +153,7 @@ async fn cancel_long_queries_simple_and_extended() {
     let c2 = c.clone();
     let t0 = Instant::now();
     let running = tokio::spawn(async move { c2.simple_query(LONG).await });
-    tokio::time::sleep(CANCEL_AFTER).await;
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, CANCEL_AFTER).await;
     assert_canceled(running.await.unwrap(), t0, "simple-protocol SELECT");
     assert_eq!(big_sums(&c).await, (400, 400), "session usable, data intact");
 
@@ -146,8 +163,7 @@ async fn cancel_long_queries_simple_and_extended() {
     let c2 = c.clone();
     let t0 = Instant::now();
     let running = tokio::spawn(async move { c2.execute(upd, &[]).await });
-    tokio::time::sleep(CANCEL_AFTER).await;
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, CANCEL_AFTER).await;
     assert_canceled(running.await.unwrap(), t0, "extended-protocol UPDATE");
     assert_eq!(
         big_sums(&c).await,
@@ -162,8 +178,7 @@ async fn cancel_long_queries_simple_and_extended() {
     let c2 = c.clone();
     let t0 = Instant::now();
     let running = tokio::spawn(async move { c2.query(LONG, &[]).await });
-    tokio::time::sleep(CANCEL_AFTER).await;
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, CANCEL_AFTER).await;
     assert_canceled(running.await.unwrap(), t0, "SELECT in a transaction block");
     let e = c.simple_query("SELECT 1").await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::IN_FAILED_SQL_TRANSACTION));
@@ -203,7 +218,7 @@ async fn cancel_a_row_lock_wait() {
         !running.is_finished(),
         "the UPDATE must be waiting for the row lock"
     );
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, Duration::ZERO).await;
     assert_canceled(running.await.unwrap(), t0, "UPDATE waiting for a row lock");
     assert_eq!(
         waiter.query_one("SELECT 1", &[]).await.unwrap().get::<_, i32>(0),
@@ -221,7 +236,7 @@ async fn cancel_a_row_lock_wait() {
         !running.is_finished(),
         "the INSERT must be waiting for the row lock"
     );
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, Duration::ZERO).await;
     assert_canceled(running.await.unwrap(), t0, "INSERT waiting for a row lock");
     let e = waiter.simple_query("SELECT 1").await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::IN_FAILED_SQL_TRANSACTION));
@@ -405,15 +420,34 @@ async fn cancel_with_scram_past_max_connections() {
         &tmp.path().join("data"),
         &["--password", "s3cret", "--max-connections", "1"],
     );
-    let c = Arc::new(connect_with(srv.port, "password=s3cret").await);
+    // Server::start's readiness probe (a bare TCP connection) holds the only slot until the
+    // server sees it close; wait for that instead of racing it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let c = loop {
+        let conninfo = format!(
+            "host=127.0.0.1 port={} user=augur dbname=augur password=s3cret",
+            srv.port
+        );
+        match tokio_postgres::connect(&conninfo, NoTls).await {
+            Ok((client, conn)) => {
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+                break Arc::new(client);
+            }
+            Err(e) if e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS) && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("connect: {e}"),
+        }
+    };
     setup(&c).await;
     safety_net(&c).await;
     let token = c.cancel_token();
     let c2 = c.clone();
     let t0 = Instant::now();
     let running = tokio::spawn(async move { c2.simple_query(LONG).await });
-    tokio::time::sleep(CANCEL_AFTER).await;
-    token.cancel_query(NoTls).await.unwrap();
+    cancel_until_done(&token, &running, CANCEL_AFTER).await;
     assert_canceled(
         running.await.unwrap(),
         t0,

@@ -160,10 +160,7 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
             }
             Ok(())
         });
-        let fresh = fresh.map(|h| {
-            h.join()
-                .map_err(|_| Error::internal("bulk index build panicked"))
-        });
+        let fresh = fresh.map(|h| h.join().map_err(|_| Error::internal("bulk index build panicked")));
         (ingested, fresh)
     });
     ingested?;
