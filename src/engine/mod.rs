@@ -516,8 +516,24 @@ impl Inner {
     /// cache and one sorted multi-get for the rest. Returns (rowid, bytes) sorted by rowid; a
     /// rowid that is not found is left out (the caller falls back to `fetch_bytes`).
     pub(crate) fn fetch_many(&self, table: u32, rowids: &[u64]) -> Result<Vec<(u64, cache::Bytes)>> {
+        let (Some(&lo), Some(&hi)) = (rowids.first(), rowids.last()) else {
+            return Ok(Vec::new());
+        };
         let mut out: Vec<(u64, cache::Bytes)> = Vec::with_capacity(rowids.len());
-        // Cached versions first (a scan of hot rows never reaches RocksDB).
+        if hi - lo < 4 * rowids.len() as u64 {
+            let mut i = 0;
+            self.store.scan_rows(table, lo, hi + 1, |r, v| {
+                while i < rowids.len() && rowids[i] < r {
+                    i += 1;
+                }
+                if i < rowids.len() && rowids[i] == r {
+                    out.push((r, Arc::from(v)));
+                    i += 1;
+                }
+                Ok(i < rowids.len())
+            })?;
+            return Ok(out);
+        }
         let mut missing = Vec::new();
         for &r in rowids {
             match self.cache.get(r) {
@@ -525,29 +541,11 @@ impl Inner {
                 None => missing.push(r),
             }
         }
-        let (Some(&lo), Some(&hi)) = (missing.first(), missing.last()) else {
-            return Ok(out);
-        };
-        if hi - lo < 4 * missing.len() as u64 {
-            // Dense: one iterator pass over the rowid range.
-            let mut i = 0;
-            self.store.scan_rows(table, lo, hi + 1, |r, v| {
-                while i < missing.len() && missing[i] < r {
-                    i += 1;
-                }
-                if i < missing.len() && missing[i] == r {
-                    out.push((r, Arc::from(v)));
-                    i += 1;
-                }
-                Ok(i < missing.len())
-            })?;
-        } else {
-            for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
-                if let Some(bytes) = got? {
-                    let b: cache::Bytes = Arc::from(bytes.as_slice());
-                    self.cache.insert(*r, b.clone());
-                    out.push((*r, b));
-                }
+        for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
+            if let Some(bytes) = got? {
+                let b: cache::Bytes = Arc::from(bytes.as_slice());
+                self.cache.insert(*r, b.clone());
+                out.push((*r, b));
             }
         }
         out.sort_unstable_by_key(|e| e.0);
