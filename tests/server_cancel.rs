@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use server_util::{have, read_msg, startup_packet, Server};
+use server_util::{have, pg_connect, read_msg, startup_packet, Server};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
@@ -31,21 +31,8 @@ const PROOF_MS: u64 = 2000;
 const CANCEL_AFTER: Duration = Duration::from_millis(250);
 const USER_CANCEL: &str = "canceling statement due to user request";
 
-async fn connect_with(port: u16, extra: &str) -> Client {
-    let (client, conn) = tokio_postgres::connect(
-        &format!("host=127.0.0.1 port={port} user=augur dbname=augur {extra}"),
-        NoTls,
-    )
-    .await
-    .expect("connect");
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    client
-}
-
 async fn connect(port: u16) -> Client {
-    connect_with(port, "").await
+    pg_connect(port, "").await
 }
 
 /// `big`: 400 rows with n = 1.

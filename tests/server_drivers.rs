@@ -14,16 +14,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 async fn connect(port: u16) -> Client {
-    let (client, conn) = tokio_postgres::connect(
-        &format!("host=127.0.0.1 port={port} user=augur dbname=augur"),
-        NoTls,
-    )
-    .await
-    .expect("connect");
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
-    client
+    server_util::pg_connect(port, "").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -653,18 +653,22 @@ impl Transaction {
         if !self.finished {
             self.finished = true;
             self.db.end_snapshot(self.snapshot);
-            let locks = self.locks.take();
-            if !locks.is_empty() {
-                let keys = locks.iter().flat_map(|(t, m)| m.keys().map(move |k| (*t, k)));
-                self.db.locks.release(self.id, keys);
-            }
+            self.release_locks();
+        }
+    }
+
+    fn release_locks(&self) {
+        let locks = self.locks.take();
+        if !locks.is_empty() {
+            let keys = locks.iter().flat_map(|(t, m)| m.keys().map(move |k| (*t, k)));
+            self.db.locks.release(self.id, keys);
         }
     }
 
     /// Commits: validates (every written key still has the version seen when its lock was
-    /// taken, else 40001), writes one RocksDB batch, publishes to the indexes, waits for the WAL
-    /// fsync (shared with concurrent commits), makes the commit visible, then releases the row
-    /// locks. All or nothing.
+    /// taken, else 40001), writes one RocksDB batch, publishes to the indexes, releases the row
+    /// locks, waits for the WAL fsync (shared with concurrent commits), then makes the commit
+    /// visible. All or nothing.
     pub fn commit(mut self) -> Result<()> {
         self.check_active()?;
         let r = self.commit_inner();
@@ -675,12 +679,18 @@ impl Transaction {
     fn commit_inner(&mut self) -> Result<()> {
         let writes = std::mem::take(&mut self.writes);
         let n: usize = writes.values().map(|w| w.ops.len()).sum();
+        let db = self.db.clone();
+        let sync = self.sync.unwrap_or(db.opts.sync_commits);
         if n == 0 {
+            // Nothing written, but a row lock may have shown this transaction a version a
+            // commit has not yet made durable (locks are released before the fsync, step 4):
+            // what it decided on that must not be acknowledged before that commit is.
+            if sync && !self.locks.borrow().is_empty() {
+                db.store.wait_durable(db.store.last_ticket())?;
+            }
             return Ok(());
         }
-        let db = self.db.clone();
         db.check_open()?;
-        let sync = self.sync.unwrap_or(db.opts.sync_commits);
         let mut c = db.commit.lock();
 
         // 1. Validate against everything committed so far (including commits not yet synced).
@@ -821,7 +831,15 @@ impl Transaction {
         db.gc.lock().push(gc_items);
         drop(c);
 
-        // 4. Durability, then visibility.
+        // 4. Early lock release: the versions are published and their batch is in the WAL
+        //    ahead of any later commit, so the next writer of these rows may go on now instead
+        //    of after the fsync. Its own commit is appended after this one and acknowledged
+        //    only once durable, and the WAL is sequential: that fsync covers this commit too.
+        //    Snapshots do not see this commit until it is durable (step 5), so only writers,
+        //    through their row locks, ever see a version that is not yet durable.
+        self.release_locks();
+
+        // 5. Durability, then visibility.
         if sync {
             db.store.wait_durable(ticket)?;
         }

@@ -203,6 +203,11 @@ impl Store {
         Ok(s.written)
     }
 
+    /// The ticket of the latest [`Store::append`] (waiting for it waits for every write so far).
+    pub fn last_ticket(&self) -> u64 {
+        self.sync.lock().written
+    }
+
     /// Blocks until the write with `ticket` is on stable storage. Concurrent callers share one
     /// WAL fsync (group commit): whoever finds no sync in progress syncs everything written so
     /// far; the others wait for it.

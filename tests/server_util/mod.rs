@@ -202,3 +202,18 @@ pub fn read_msg(s: &mut TcpStream) -> std::io::Result<(u8, Vec<u8>)> {
     s.read_exact(&mut body)?;
     Ok((h[0], body))
 }
+
+/// A tokio-postgres client for user `augur` on the server at `port` (`extra`: more conninfo,
+/// e.g. `password=...`); its connection task is spawned on the current runtime.
+pub async fn pg_connect(port: u16, extra: &str) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(
+        &format!("host=127.0.0.1 port={port} user=augur dbname=augur {extra}"),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("connect");
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
