@@ -105,6 +105,9 @@ impl Drop for BusyGuard<'_> {
     }
 }
 
+/// Simple-query SELECTs up to this size are prepared first to see whether they are point reads.
+const SIMPLE_PREPARE_MAX: usize = 4096;
+
 /// Runs blocking engine work without stalling the runtime's other connections.
 fn blocking<T>(f: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(f)
@@ -385,6 +388,22 @@ impl Backend {
         }
         let sql = &*rewrite(sql);
         let _busy = BusyGuard::new(&self.shared.busy);
+        // A SELECT that plans to a primary-key point read (pgbench -S) runs on this network
+        // thread, as in the extended protocol: handing the worker over (block_in_place) costs
+        // more than the query. Anything else, or any error in preparing it, takes the ordinary
+        // path (which reports errors exactly as for any simple query). Preparing and then
+        // executing a query is what the extended protocol does with it, so results are the same.
+        if sql.len() <= SIMPLE_PREPARE_MAX && leading_keyword(sql) == "SELECT" {
+            let mut session = conn.session.lock();
+            if let Ok(p) = session.prepare(sql) {
+                let r = if p.is_point_read() {
+                    session.execute_prepared(&p, &[])
+                } else {
+                    blocking(|| session.execute_prepared(&p, &[]))
+                };
+                return Ok(vec![r?.into()]);
+            }
+        }
         let out = blocking(|| conn.session.lock().execute(sql, &[]))?;
         Ok(out.into_iter().map(Outcome::from).collect())
     }
