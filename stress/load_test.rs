@@ -12,7 +12,12 @@
 //! row per committed transfer, events one row per acknowledged insert. Reports throughput,
 //! p50/p99/max per operation (HdrHistogram), errors by SQLSTATE (any error, or a broken
 //! invariant, exits non-zero), and the server's RSS sampled from /proc/PID/status with the
-//! throughput of each sampling interval. Writes a Markdown report and its JSON twin.
+//! throughput of each sampling interval. Every sample also records each operation's throughput
+//! and p50/p99 latency over that interval, the machine's load average, and (with a metrics
+//! port) server counters: row cache, garbage collection, commits and fsyncs, lock waits, RocksDB
+//! memtables, compaction and write stalls. The report ends with a trend: the first window of
+//! the run against the last (throughput, latency, RSS). Writes a Markdown report and its JSON
+//! twin.
 //!
 //! `load_test` starts its own server (the `augur` binary beside this one) on a temporary
 //! directory unless `--addr` is given (then `--server-pid` gives its RSS).
@@ -97,6 +102,86 @@ fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Er
 }
 
 const OPS: [&str; 5] = ["read", "transfer", "event", "scan", "count"];
+
+fn new_hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds")
+}
+
+/// Latencies of the current sampling interval, per operation; the sampler takes them at each
+/// sample (a short lock per operation: the workers share two threads).
+struct Interval {
+    hist: [Mutex<Histogram<u64>>; 5],
+}
+
+impl Interval {
+    fn new() -> Interval {
+        Interval {
+            hist: std::array::from_fn(|_| Mutex::new(new_hist())),
+        }
+    }
+
+    fn record(&self, op: usize, us: u64) {
+        self.hist[op].lock().saturating_record(us);
+    }
+
+    /// The interval's histograms, leaving empty ones.
+    fn take(&self) -> [Histogram<u64>; 5] {
+        std::array::from_fn(|i| {
+            let mut h = self.hist[i].lock();
+            let out = h.clone();
+            h.reset();
+            out
+        })
+    }
+}
+
+/// The first and the last window of the run (5 minutes, or a third of a shorter run): the
+/// operations' latencies in each, to compare the end of a soak with its start.
+struct Windows {
+    secs: f64,
+    run_secs: f64,
+    /// (histograms, seconds covered) of the first and of the last window.
+    first: ([Histogram<u64>; 5], f64),
+    last: ([Histogram<u64>; 5], f64),
+}
+
+impl Windows {
+    fn new(run_secs: f64) -> Windows {
+        Windows {
+            secs: (run_secs / 3.0).min(300.0),
+            run_secs,
+            first: (std::array::from_fn(|_| new_hist()), 0.0),
+            last: (std::array::from_fn(|_| new_hist()), 0.0),
+        }
+    }
+
+    /// Adds the interval [from, to): to the first window if it ends in it, to the last window
+    /// if it starts in it (a sample's timing jitter of a few ms is tolerated).
+    fn add(&mut self, from: f64, to: f64, h: &[Histogram<u64>; 5]) {
+        let put = |w: &mut ([Histogram<u64>; 5], f64)| {
+            for (a, b) in w.0.iter_mut().zip(h) {
+                a.add(b).expect("same bounds");
+            }
+            w.1 += to - from;
+        };
+        if to <= self.secs + 0.5 {
+            put(&mut self.first);
+        }
+        if from >= self.run_secs - self.secs - 0.5 {
+            put(&mut self.last);
+        }
+    }
+}
+
+/// The 1-minute load average from /proc/loadavg.
+fn load1() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
 
 /// What one worker measured.
 struct WorkerResult {
@@ -186,6 +271,7 @@ async fn worker(
     mix: [u32; 5],
     stop: Arc<AtomicBool>,
     ops_done: Arc<AtomicU64>,
+    interval: Arc<Interval>,
 ) -> anyhow::Result<WorkerResult> {
     let c = connect(&addr).await?;
     let p = Prepared {
@@ -209,9 +295,7 @@ async fn worker(
     };
     let mut rng = StdRng::seed_from_u64(args.seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut res = WorkerResult {
-        hist: (0..5)
-            .map(|_| Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"))
-            .collect(),
+        hist: (0..5).map(|_| new_hist()).collect(),
         ok: [0; 5],
         retries: 0,
         errors: BTreeMap::new(),
@@ -302,6 +386,7 @@ async fn worker(
         match r {
             Ok(()) => {
                 res.hist[op].saturating_record(us);
+                interval.record(op, us);
                 res.ok[op] += 1;
                 ops_done.fetch_add(1, Ordering::Relaxed);
             }
@@ -317,6 +402,17 @@ async fn worker(
     Ok(res)
 }
 
+/// CPU seconds (user + system) the process has used, from /proc/PID/stat.
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = &s[s.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // utime and stime are in USER_HZ ticks, which Linux fixes at 100 per second for /proc.
+    Some(ticks as f64 / 100.0)
+}
+
 fn rss_kib(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     s.lines()
@@ -325,6 +421,16 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .nth(1)?
         .parse()
         .ok()
+}
+
+/// One operation over one sampling interval.
+#[derive(Serialize, Clone)]
+struct OpSample {
+    ok: u64,
+    per_sec: f64,
+    p50_us: u64,
+    p99_us: u64,
+    max_us: u64,
 }
 
 #[derive(Serialize, Clone)]
@@ -338,34 +444,146 @@ struct Sample {
     alex_mib: Option<f64>,
     ops: u64,
     ops_per_sec: f64,
+    /// Per operation (in `OPS` order), over the interval that ends at this sample.
+    per_op: Vec<OpSample>,
+    /// The machine's 1-minute load average at the sample.
+    load1: Option<f64>,
+    /// The server's CPU time over the interval (user + system, /proc/PID/stat): percent of one
+    /// core, and microseconds per operation completed (independent of how busy the machine is).
+    server_cpu_pct: Option<f64>,
+    server_cpu_us_per_op: Option<f64>,
+    /// Server counters over the interval (rates) and gauges at the sample.
+    server: Option<ServerSample>,
 }
 
-/// Scrapes the server's `/metrics` (blocking; loopback) and sums what the caches and the ALEX
-/// indexes hold: (caches MiB, ALEX MiB).
-fn scrape_memory(port: u16) -> Option<(f64, f64)> {
+/// What the server's metrics say about one sampling interval.
+#[derive(Serialize, Clone, Default)]
+struct ServerSample {
+    commits_per_sec: f64,
+    wal_fsyncs_per_sec: f64,
+    /// Mean time of one WAL fsync over the interval, µs (absent on older servers).
+    wal_fsync_us: Option<f64>,
+    /// Old row versions garbage-collected per second.
+    gc_per_sec: f64,
+    /// Versions waiting for garbage collection at the sample (absent on older servers).
+    gc_pending: Option<f64>,
+    row_cache_hits_per_sec: f64,
+    row_cache_misses_per_sec: f64,
+    lock_waits_per_sec: f64,
+    /// Mean server time of the interval's statements, by kind (µs).
+    select_us: f64,
+    insert_us: f64,
+    update_us: f64,
+    commit_us: f64,
+    row_cache_mib: f64,
+    block_cache_mib: f64,
+    memtables_mib: f64,
+    table_readers_mib: f64,
+    /// Row versions in the rows column family (RocksDB's estimate) and the SST files' size.
+    rocksdb_keys: f64,
+    sst_mib: f64,
+    pending_compaction_mib: f64,
+    immutable_memtables: f64,
+    /// RocksDB write throttling: the delayed write rate (0 when not delayed) and a full stop.
+    delayed_write_rate: Option<f64>,
+    write_stopped: Option<f64>,
+}
+
+/// A scrape of the server's `/metrics`: series (name with labels) -> value.
+type Scrape = std::collections::HashMap<String, f64>;
+
+/// Scrapes the server's `/metrics` (blocking; loopback).
+fn scrape(port: u16) -> Option<Scrape> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
-    let (mut caches, mut alex) = (0.0, 0.0);
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let Some((series, v)) = line.rsplit_once(' ') else {
-            continue;
-        };
-        let v: f64 = v.parse().unwrap_or(0.0);
-        if series == "augur_row_cache_bytes"
-            || series.contains("\"rocksdb.block-cache-usage\"")
-            || series.contains("\"rocksdb.cur-size-all-mem-tables\"")
-            || series.contains("\"rocksdb.estimate-table-readers-mem\"")
-        {
-            caches += v;
-        } else if series.starts_with("augur_alex_bytes{") {
-            alex += v;
-        }
+    let (_, body) = text.split_once("\r\n\r\n")?;
+    Some(
+        body.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (series, v) = l.rsplit_once(' ')?;
+                Some((series.to_string(), v.parse().ok()?))
+            })
+            .collect(),
+    )
+}
+
+fn rocks(m: &Scrape, name: &str) -> Option<f64> {
+    m.get(&format!("augur_rocksdb_property{{name=\"rocksdb.{name}\"}}"))
+        .copied()
+}
+
+/// What the caches and the ALEX indexes hold, MiB: (caches, ALEX).
+fn memory_of(m: &Scrape) -> (f64, f64) {
+    let mut caches = m.get("augur_row_cache_bytes").copied().unwrap_or(0.0);
+    for p in [
+        "block-cache-usage",
+        "cur-size-all-mem-tables",
+        "estimate-table-readers-mem",
+    ] {
+        caches += rocks(m, p).unwrap_or(0.0);
     }
-    Some((caches / 1048576.0, alex / 1048576.0))
+    let alex: f64 = m
+        .iter()
+        .filter(|(k, _)| k.starts_with("augur_alex_bytes{"))
+        .map(|(_, v)| v)
+        .sum();
+    (caches / 1048576.0, alex / 1048576.0)
+}
+
+/// The server's side of the interval between two scrapes `secs` apart.
+fn server_sample(before: &Scrape, now: &Scrape, secs: f64) -> ServerSample {
+    let g = |k: &str| now.get(k).copied().unwrap_or(0.0);
+    let rate = |k: &str| (g(k) - before.get(k).copied().unwrap_or(0.0)).max(0.0) / secs.max(1e-9);
+    let mean_us = |sum: &str, count: &str| {
+        let n = g(count) - before.get(count).copied().unwrap_or(0.0);
+        let t = g(sum) - before.get(sum).copied().unwrap_or(0.0);
+        if n > 0.0 {
+            t / n * 1e6
+        } else {
+            0.0
+        }
+    };
+    let stmt = |kind: &str| {
+        mean_us(
+            &format!("augur_statement_duration_seconds_sum{{kind=\"{kind}\"}}"),
+            &format!("augur_statement_duration_seconds_count{{kind=\"{kind}\"}}"),
+        )
+    };
+    let mib = |v: Option<f64>| v.unwrap_or(0.0) / 1048576.0;
+    ServerSample {
+        commits_per_sec: rate("augur_commits_total"),
+        wal_fsyncs_per_sec: rate("augur_wal_fsyncs_total"),
+        wal_fsync_us: now
+            .contains_key("augur_wal_fsync_seconds_total")
+            .then(|| mean_us("augur_wal_fsync_seconds_total", "augur_wal_fsyncs_total")),
+        gc_per_sec: rate("augur_versions_collected_total"),
+        gc_pending: now.get("augur_gc_pending_versions").copied(),
+        row_cache_hits_per_sec: rate("augur_row_cache_hits_total"),
+        row_cache_misses_per_sec: rate("augur_row_cache_misses_total"),
+        lock_waits_per_sec: rate("augur_row_lock_waits_total"),
+        select_us: stmt("select"),
+        insert_us: stmt("insert"),
+        update_us: stmt("update"),
+        commit_us: mean_us(
+            "augur_commit_duration_seconds_sum",
+            "augur_commit_duration_seconds_count",
+        ),
+        row_cache_mib: g("augur_row_cache_bytes") / 1048576.0,
+        block_cache_mib: mib(rocks(now, "block-cache-usage")),
+        memtables_mib: mib(rocks(now, "cur-size-all-mem-tables")),
+        table_readers_mib: mib(rocks(now, "estimate-table-readers-mem")),
+        rocksdb_keys: rocks(now, "estimate-num-keys").unwrap_or(0.0),
+        sst_mib: mib(rocks(now, "total-sst-files-size")),
+        pending_compaction_mib: mib(rocks(now, "estimate-pending-compaction-bytes")),
+        immutable_memtables: rocks(now, "num-immutable-mem-table").unwrap_or(0.0),
+        delayed_write_rate: rocks(now, "actual-delayed-write-rate"),
+        write_stopped: rocks(now, "is-write-stopped"),
+    }
 }
 
 #[derive(Serialize)]
@@ -406,7 +624,117 @@ struct Report {
     wrong_results: Vec<String>,
     samples: Vec<Sample>,
     per_minute: Vec<Minute>,
+    trend: Option<Trend>,
     passed: bool,
+}
+
+/// One operation in the first and in the last window.
+#[derive(Serialize)]
+struct TrendOp {
+    op: &'static str,
+    first_per_sec: f64,
+    last_per_sec: f64,
+    first_p50_us: u64,
+    last_p50_us: u64,
+    first_p99_us: u64,
+    last_p99_us: u64,
+}
+
+/// The first window of the run against the last one.
+#[derive(Serialize)]
+struct Trend {
+    window_secs: f64,
+    first_ops_per_sec: f64,
+    last_ops_per_sec: f64,
+    per_op: Vec<TrendOp>,
+    /// Server memory (MiB) at the end of the first window (after warm-up) and at the end.
+    rss_first_end_mib: Option<f64>,
+    rss_end_mib: Option<f64>,
+    rss_max_last_mib: Option<f64>,
+    /// Least-squares slope of RSS over the last window, MiB per minute.
+    rss_slope_last_mib_per_min: Option<f64>,
+    /// RSS - caches - ALEX at the end of the first window and at the end.
+    rest_first_end_mib: Option<f64>,
+    rest_end_mib: Option<f64>,
+    load1_first_mean: Option<f64>,
+    load1_last_mean: Option<f64>,
+    /// Server CPU time per operation in each window, µs (not affected by other processes
+    /// taking the CPU, unlike throughput).
+    cpu_us_per_op_first: Option<f64>,
+    cpu_us_per_op_last: Option<f64>,
+}
+
+fn trend_of(w: &Windows, samples: &[Sample]) -> Option<Trend> {
+    if w.first.1 <= 0.0 || w.last.1 <= 0.0 {
+        return None;
+    }
+    let rate = |h: &[Histogram<u64>; 5], secs: f64| h.iter().map(|h| h.len()).sum::<u64>() as f64 / secs;
+    let in_first: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.t_secs > 0.0 && s.t_secs <= w.secs + 0.5)
+        .collect();
+    let in_last: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.t_secs >= w.run_secs - w.secs - 0.5)
+        .collect();
+    let rest = |s: &Sample| {
+        s.rss_mib
+            .zip(s.caches_mib)
+            .zip(s.alex_mib)
+            .map(|((a, b), c)| a - b - c)
+    };
+    let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let cpu_per_op = |v: &[&Sample]| {
+        let (cpu, ops) = v
+            .iter()
+            .fold((0.0, 0u64), |(c, n), s| match s.server_cpu_us_per_op {
+                Some(u) => (c + u * s.ops as f64, n + s.ops),
+                None => (c, n),
+            });
+        (ops > 0).then(|| cpu / ops as f64)
+    };
+    let slope = {
+        let pts: Vec<(f64, f64)> = in_last
+            .iter()
+            .filter_map(|s| s.rss_mib.map(|r| (s.t_secs / 60.0, r)))
+            .collect();
+        let n = pts.len() as f64;
+        let (mx, my) = (
+            pts.iter().map(|p| p.0).sum::<f64>() / n,
+            pts.iter().map(|p| p.1).sum::<f64>() / n,
+        );
+        let var: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+        (pts.len() >= 2 && var > 0.0).then(|| pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / var)
+    };
+    Some(Trend {
+        window_secs: w.secs,
+        first_ops_per_sec: rate(&w.first.0, w.first.1),
+        last_ops_per_sec: rate(&w.last.0, w.last.1),
+        per_op: (0..5)
+            .map(|i| TrendOp {
+                op: OPS[i],
+                first_per_sec: w.first.0[i].len() as f64 / w.first.1,
+                last_per_sec: w.last.0[i].len() as f64 / w.last.1,
+                first_p50_us: w.first.0[i].value_at_quantile(0.5),
+                last_p50_us: w.last.0[i].value_at_quantile(0.5),
+                first_p99_us: w.first.0[i].value_at_quantile(0.99),
+                last_p99_us: w.last.0[i].value_at_quantile(0.99),
+            })
+            .collect(),
+        rss_first_end_mib: in_first.last().and_then(|s| s.rss_mib),
+        rss_end_mib: samples.last().and_then(|s| s.rss_mib),
+        rss_max_last_mib: in_last
+            .iter()
+            .filter_map(|s| s.rss_mib)
+            .fold(None, |m: Option<f64>, r| Some(m.map_or(r, |m| m.max(r)))),
+        rss_slope_last_mib_per_min: slope,
+        rest_first_end_mib: in_first.last().and_then(|s| rest(s)),
+        rest_end_mib: samples.last().and_then(rest),
+        load1_first_mean: mean(in_first.iter().filter_map(|s| s.load1).collect()),
+        load1_last_mean: mean(in_last.iter().filter_map(|s| s.load1).collect()),
+        cpu_us_per_op_first: cpu_per_op(&in_first),
+        cpu_us_per_op_last: cpu_per_op(&in_last),
+    })
 }
 
 struct Spawned {
@@ -583,6 +911,8 @@ async fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let ops_done = Arc::new(AtomicU64::new(0));
     let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
+    let interval = Arc::new(Interval::new());
+    let windows = Arc::new(Mutex::new(Windows::new(args.duration.as_secs_f64())));
     let t0 = Instant::now();
     let mut workers = Vec::new();
     for id in 0..args.connections {
@@ -593,49 +923,100 @@ async fn run(
             mix,
             stop.clone(),
             ops_done.clone(),
+            interval.clone(),
         )));
     }
-    // Sampler: RSS and throughput every sample_secs.
+    // Sampler: RSS, throughput, per-operation latency and server counters every sample_secs.
     let sampler = {
         let (stop, ops_done, samples) = (stop.clone(), ops_done.clone(), samples.clone());
+        let (interval, windows) = (interval.clone(), windows.clone());
         let every = Duration::from_secs(args.sample_secs.max(1));
         tokio::spawn(async move {
+            let scrape_now = async || match metrics_port {
+                Some(p) => tokio::task::spawn_blocking(move || scrape(p))
+                    .await
+                    .ok()
+                    .flatten(),
+                None => None,
+            };
             let mut last_ops = 0;
             let mut last_t = 0.0;
-            let push = |t: f64, ops: u64, last_ops: u64, last_t: f64, mem: Option<(f64, f64)>| {
+            let mut last_scrape = scrape_now().await.map(|m| (m, 0.0));
+            let mut last_cpu = pid.and_then(cpu_secs);
+            let mem = last_scrape.as_ref().map(|m| memory_of(&m.0));
+            samples.lock().push(Sample {
+                t_secs: 0.0,
+                rss_mib: pid.and_then(rss_kib).map(|k| k as f64 / 1024.0),
+                caches_mib: mem.map(|m| m.0),
+                alex_mib: mem.map(|m| m.1),
+                ops: 0,
+                ops_per_sec: 0.0,
+                per_op: vec![],
+                load1: load1(),
+                server_cpu_pct: None,
+                server_cpu_us_per_op: None,
+                server: None,
+            });
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            while !stop.load(Ordering::Relaxed) {
+                tick.tick().await;
+                let t = t0.elapsed().as_secs_f64();
+                let ops = ops_done.load(Ordering::Relaxed);
+                let hists = interval.take();
+                let secs = (t - last_t).max(1e-9);
+                let cpu = pid.and_then(cpu_secs);
+                let cpu_used = cpu.zip(last_cpu).map(|(a, b)| a - b);
+                last_cpu = cpu;
+                let m = scrape_now().await;
+                let mem = m.as_ref().map(memory_of);
+                let server = match (&last_scrape, &m) {
+                    (Some((a, ta)), Some(b)) => Some(server_sample(a, b, t - ta)),
+                    _ => None,
+                };
+                windows.lock().add(t - secs, t, &hists);
                 let s = Sample {
                     t_secs: t,
                     rss_mib: pid.and_then(rss_kib).map(|k| k as f64 / 1024.0),
                     caches_mib: mem.map(|m| m.0),
                     alex_mib: mem.map(|m| m.1),
                     ops: ops - last_ops,
-                    ops_per_sec: (ops - last_ops) as f64 / (t - last_t).max(1e-9),
+                    ops_per_sec: (ops - last_ops) as f64 / secs,
+                    per_op: hists
+                        .iter()
+                        .map(|h| OpSample {
+                            ok: h.len(),
+                            per_sec: h.len() as f64 / secs,
+                            p50_us: h.value_at_quantile(0.5),
+                            p99_us: h.value_at_quantile(0.99),
+                            max_us: h.max(),
+                        })
+                        .collect(),
+                    load1: load1(),
+                    server_cpu_pct: cpu_used.map(|c| 100.0 * c / secs),
+                    server_cpu_us_per_op: cpu_used
+                        .filter(|_| ops > last_ops)
+                        .map(|c| c * 1e6 / (ops - last_ops) as f64),
+                    server,
                 };
                 println!(
-                    "t={:>6.0}s  rss={:>8}  caches={:>8}  alex={:>7}  ops/s={:>8.0}",
+                    "t={:>6.0}s  rss={:>8}  caches={:>8}  alex={:>7}  ops/s={:>6.0}  load={}  cpu/op={}us  {}",
                     s.t_secs,
                     s.rss_mib.map_or("-".into(), |r| format!("{r:.1}MiB")),
                     s.caches_mib.map_or("-".into(), |r| format!("{r:.1}MiB")),
                     s.alex_mib.map_or("-".into(), |r| format!("{r:.2}MiB")),
-                    s.ops_per_sec
+                    s.ops_per_sec,
+                    s.load1.map_or("-".into(), |l| format!("{l:.2}")),
+                    s.server_cpu_us_per_op.map_or("-".into(), |c| format!("{c:.0}")),
+                    OPS.iter()
+                        .zip(&s.per_op)
+                        .map(|(n, o)| format!("{n}={:.0}/s,p50={:.1}ms", o.per_sec, o.p50_us as f64 / 1e3))
+                        .collect::<Vec<_>>()
+                        .join(" ")
                 );
                 samples.lock().push(s);
-            };
-            let mem = async || match metrics_port {
-                Some(p) => tokio::task::spawn_blocking(move || scrape_memory(p))
-                    .await
-                    .ok()
-                    .flatten(),
-                None => None,
-            };
-            push(0.0, 0, 0, 0.0, mem().await);
-            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-            while !stop.load(Ordering::Relaxed) {
-                tick.tick().await;
-                let t = t0.elapsed().as_secs_f64();
-                let ops = ops_done.load(Ordering::Relaxed);
-                let m = mem().await;
-                push(t, ops, last_ops, last_t, m);
+                if let Some(m) = m {
+                    last_scrape = Some((m, t));
+                }
                 last_ops = ops;
                 last_t = t;
             }
@@ -657,9 +1038,7 @@ async fn run(
     let _ = sampler.await;
 
     // Merge.
-    let mut hist: Vec<Histogram<u64>> = (0..5)
-        .map(|_| Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram bounds"))
-        .collect();
+    let mut hist: Vec<Histogram<u64>> = (0..5).map(|_| new_hist()).collect();
     let mut ok = [0u64; 5];
     let mut errors = BTreeMap::new();
     let (mut retries, mut transfers, mut events, mut amount) = (0, 0, 0, 0i64);
@@ -755,6 +1134,7 @@ async fn run(
             alex_mib: alex,
         })
         .collect();
+    let trend = trend_of(&windows.lock(), &samples);
     let error_count: u64 = errors.values().sum();
     let passed = error_count == 0 && wrong.is_empty() && invariants.iter().all(|(_, ok)| *ok);
     Ok(Report {
@@ -774,6 +1154,7 @@ async fn run(
         wrong_results: wrong,
         samples,
         per_minute,
+        trend,
         passed,
     })
 }
@@ -811,9 +1192,10 @@ fn markdown(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "- command: `load_test --connections {} --duration {}s{}{}`\n",
+        "- command: `load_test --connections {} --duration {}s --sample-secs {}{}{}`\n",
         a.connections,
         a.duration.as_secs(),
+        a.sample_secs,
         if a.server_args.is_empty() {
             String::new()
         } else {
@@ -890,19 +1272,187 @@ fn markdown(r: &Report) -> String {
                 .map(|((a, b), c)| a - b - c))
         );
     }
+    if let Some(t) = &r.trend {
+        let _ = writeln!(
+            s,
+            "\n## Trend: the first {0:.0} s against the last {0:.0} s\n",
+            t.window_secs
+        );
+        let _ = writeln!(
+            s,
+            "Throughput and client latency (µs) over each window; RSS at the end of the first \
+             window (after warm-up), the end of the run, the largest in the last window, and \
+             its least-squares slope over the last window; load: the mean 1-minute load \
+             average of the machine in each window.\n"
+        );
+        let _ = writeln!(s, "| | first | last | last / first |");
+        let _ = writeln!(s, "|---|---:|---:|---:|");
+        let ratio = |a: f64, b: f64| {
+            if a > 0.0 {
+                format!("{:.2}", b / a)
+            } else {
+                "-".into()
+            }
+        };
+        let _ = writeln!(
+            s,
+            "| all ops/s | {:.0} | {:.0} | {} |",
+            t.first_ops_per_sec,
+            t.last_ops_per_sec,
+            ratio(t.first_ops_per_sec, t.last_ops_per_sec)
+        );
+        for o in &t.per_op {
+            let _ = writeln!(
+                s,
+                "| {} ops/s | {:.0} | {:.0} | {} |",
+                o.op,
+                o.first_per_sec,
+                o.last_per_sec,
+                ratio(o.first_per_sec, o.last_per_sec)
+            );
+            let _ = writeln!(
+                s,
+                "| {} p50 / p99 | {} / {} | {} / {} | {} / {} |",
+                o.op,
+                o.first_p50_us,
+                o.first_p99_us,
+                o.last_p50_us,
+                o.last_p99_us,
+                ratio(o.first_p50_us as f64, o.last_p50_us as f64),
+                ratio(o.first_p99_us as f64, o.last_p99_us as f64)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "| RSS (MiB): end of window / max in window | {} | {} / {} | {} |",
+            f(t.rss_first_end_mib),
+            f(t.rss_end_mib),
+            f(t.rss_max_last_mib),
+            t.rss_first_end_mib
+                .zip(t.rss_end_mib)
+                .map_or("-".into(), |(a, b)| ratio(a, b))
+        );
+        let _ = writeln!(
+            s,
+            "| RSS - caches - ALEX (MiB) | {} | {} | {} |",
+            f(t.rest_first_end_mib),
+            f(t.rest_end_mib),
+            t.rest_first_end_mib
+                .zip(t.rest_end_mib)
+                .map_or("-".into(), |(a, b)| ratio(a, b))
+        );
+        let _ = writeln!(
+            s,
+            "| RSS slope in the window (MiB/min) | | {} | |",
+            t.rss_slope_last_mib_per_min
+                .map_or("-".into(), |v| format!("{v:.2}"))
+        );
+        let _ = writeln!(
+            s,
+            "| server CPU per operation (µs) | {} | {} | {} |",
+            f(t.cpu_us_per_op_first),
+            f(t.cpu_us_per_op_last),
+            t.cpu_us_per_op_first
+                .zip(t.cpu_us_per_op_last)
+                .map_or("-".into(), |(a, b)| ratio(a, b))
+        );
+        let _ = writeln!(
+            s,
+            "| machine load (1-min average) | {} | {} | |",
+            t.load1_first_mean.map_or("-".into(), |v| format!("{v:.2}")),
+            t.load1_last_mean.map_or("-".into(), |v| format!("{v:.2}"))
+        );
+    }
     let _ = writeln!(s, "\n## Samples (every {} s)\n", a.sample_secs);
-    let _ = writeln!(s, "| t (s) | ops/s | RSS (MiB) | caches (MiB) | ALEX (MiB) |");
-    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "| t (s) | ops/s | RSS (MiB) | caches (MiB) | ALEX (MiB) | load | server CPU % | CPU µs/op |"
+    );
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|---:|---:|---:|");
     for x in &r.samples {
         let _ = writeln!(
             s,
-            "| {:.0} | {:.0} | {} | {} | {} |",
+            "| {:.0} | {:.0} | {} | {} | {} | {} | {} | {} |",
             x.t_secs,
             x.ops_per_sec,
             f(x.rss_mib),
             f(x.caches_mib),
-            x.alex_mib.map_or("-".into(), |r| format!("{r:.2}"))
+            x.alex_mib.map_or("-".into(), |r| format!("{r:.2}")),
+            x.load1.map_or("-".into(), |r| format!("{r:.2}")),
+            x.server_cpu_pct.map_or("-".into(), |r| format!("{r:.0}")),
+            x.server_cpu_us_per_op.map_or("-".into(), |r| format!("{r:.0}"))
         );
+    }
+    let _ = writeln!(
+        s,
+        "\n## Operations per sample (ops/s, client p50 / p99 in ms, over the interval ending at t)\n"
+    );
+    let _ = writeln!(s, "| t (s) | {} |", OPS.join(" | "));
+    let _ = writeln!(s, "|---:|{}", "---:|".repeat(OPS.len()));
+    for x in r.samples.iter().filter(|x| !x.per_op.is_empty()) {
+        let cells: Vec<String> = x
+            .per_op
+            .iter()
+            .map(|o| {
+                format!(
+                    "{:.0} ({:.1} / {:.1})",
+                    o.per_sec,
+                    o.p50_us as f64 / 1e3,
+                    o.p99_us as f64 / 1e3
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "| {:.0} | {} |", x.t_secs, cells.join(" | "));
+    }
+    if r.samples.iter().any(|x| x.server.is_some()) {
+        let _ = writeln!(s, "\n## Server per sample (from its metrics endpoint)\n");
+        let _ = writeln!(
+            s,
+            "Rates over the interval ending at t; GC: old versions collected; pending: versions \
+             queued for collection; hit %: row cache; stmt µs: mean server time of SELECT and \
+             of committing statements; fsync µs: mean WAL fsync time; memory columns in MiB (row cache, block cache, \
+             memtables); SST: size of the rows' SST files; compaction: RocksDB's estimate of \
+             pending compaction bytes (MiB); stall: delayed write rate (bytes/s, 0 = none) or \
+             STOP.\n"
+        );
+        let _ = writeln!(
+            s,
+            "| t (s) | commits/s | fsyncs/s | fsync µs | GC/s | pending | hit % | misses/s | lock waits/s | select µs | commit µs | row cache | block cache | memtables | SST | compaction | stall |"
+        );
+        let _ = writeln!(s, "|---:|{}", "---:|".repeat(16));
+        for x in &r.samples {
+            let Some(v) = &x.server else { continue };
+            let hits = v.row_cache_hits_per_sec + v.row_cache_misses_per_sec;
+            let _ = writeln!(
+                s,
+                "| {:.0} | {:.0} | {:.0} | {} | {:.0} | {} | {} | {:.0} | {:.1} | {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+                x.t_secs,
+                v.commits_per_sec,
+                v.wal_fsyncs_per_sec,
+                v.wal_fsync_us.map_or("-".into(), |u| format!("{u:.0}")),
+                v.gc_per_sec,
+                v.gc_pending.map_or("-".into(), |p| format!("{p:.0}")),
+                if hits > 0.0 {
+                    format!("{:.1}", 100.0 * v.row_cache_hits_per_sec / hits)
+                } else {
+                    "-".into()
+                },
+                v.row_cache_misses_per_sec,
+                v.lock_waits_per_sec,
+                v.select_us,
+                v.commit_us,
+                v.row_cache_mib,
+                v.block_cache_mib,
+                v.memtables_mib,
+                v.sst_mib,
+                v.pending_compaction_mib,
+                match (v.write_stopped, v.delayed_write_rate) {
+                    (Some(w), _) if w > 0.0 => "STOP".into(),
+                    (_, Some(d)) => format!("{d:.0}"),
+                    _ => "-".into(),
+                }
+            );
+        }
     }
     s
 }

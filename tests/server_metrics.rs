@@ -145,6 +145,32 @@ async fn metrics_endpoint_counts_what_happened() {
         syncs >= 1.0 && syncs <= d("augur_commits_total"),
         "fsyncs {syncs}"
     );
+    // Each of those fsyncs took some time, and not more than the commits that waited for them.
+    let sync_secs = d("augur_wal_fsync_seconds_total");
+    assert!(
+        sync_secs > 0.0 && sync_secs <= d("augur_commit_duration_seconds_sum"),
+        "fsync seconds {sync_secs}"
+    );
+    // The two UPDATEs superseded two versions: queued for GC or already collected.
+    assert!(
+        get(&after, "augur_gc_pending_versions") + d("augur_versions_collected_total") >= 2.0,
+        "superseded versions are queued or collected"
+    );
+    for series in [
+        "augur_gc_pending_versions",
+        "augur_wal_fsync_seconds_total",
+        "augur_rocksdb_property{name=\"rocksdb.is-write-stopped\"}",
+        "augur_rocksdb_property{name=\"rocksdb.actual-delayed-write-rate\"}",
+    ] {
+        assert!(after.contains_key(series), "{series} is exported");
+    }
+    assert_eq!(
+        get(
+            &after,
+            "augur_rocksdb_property{name=\"rocksdb.is-write-stopped\"}"
+        ),
+        0.0
+    );
     assert!(d("augur_row_cache_hits_total") + d("augur_row_cache_misses_total") >= 50.0);
     assert_eq!(
         get(&after, "augur_index_keys{index=\"alex\",table=\"acct\"}"),

@@ -71,6 +71,11 @@ impl GcQueue {
         self.items.extend(items);
     }
 
+    /// Versions waiting: queued items and tombstone rows waiting for a checkpoint.
+    pub fn pending(&self) -> usize {
+        self.items.len() + self.tomb_rows.len()
+    }
+
     pub fn forget_table(&mut self, id: u32) {
         self.items.retain(|i| i.table != id);
         self.tomb_rows.retain(|(t, _)| *t != id);

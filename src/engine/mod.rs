@@ -98,6 +98,9 @@ pub struct Stats {
     /// Row locks held by open transactions now.
     pub row_locks_held: u64,
     pub versions_collected: u64,
+    /// Row versions queued for garbage collection now (superseded versions and tombstones
+    /// waiting for the oldest snapshot, tombstone rows waiting for an index checkpoint).
+    pub gc_pending: u64,
     pub checkpoints: u64,
     pub cache_hits: u64,
     pub cache_misses: u64,
@@ -108,6 +111,8 @@ pub struct Stats {
     pub swept_versions: u64,
     /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.
     pub wal_syncs: u64,
+    /// Seconds spent in those fsyncs (`wal_sync_secs / wal_syncs` is the mean fsync time).
+    pub wal_sync_secs: f64,
 }
 
 /// A table's primary index, for monitoring ([`Database::index_stats`]).
@@ -362,6 +367,8 @@ impl Database {
         s.row_cache_bytes = self.inner.cache.weight();
         s.row_locks_held = self.inner.locks.held() as u64;
         s.wal_syncs = self.inner.store.wal_syncs();
+        s.wal_sync_secs = self.inner.store.wal_sync_secs();
+        s.gc_pending = self.inner.gc.lock().pending() as u64;
         s
     }
 

@@ -19,8 +19,8 @@ use std::time::Duration;
 use anyhow::Context;
 use parking_lot::Mutex;
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Counter, Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -104,6 +104,8 @@ const ROCKSDB_PROPERTIES: &[&str] = &[
     "rocksdb.estimate-pending-compaction-bytes",
     "rocksdb.num-immutable-mem-table",
     "rocksdb.background-errors",
+    "rocksdb.actual-delayed-write-rate",
+    "rocksdb.is-write-stopped",
 ];
 
 /// The server's metrics.
@@ -121,6 +123,7 @@ pub struct Metrics {
     scrape: Mutex<()>,
     commits: IntCounter,
     wal_syncs: IntCounter,
+    wal_sync_secs: Counter,
     conflicts: IntCounter,
     lock_waits: IntCounter,
     deadlocks: IntCounter,
@@ -129,6 +132,7 @@ pub struct Metrics {
     cache_misses: IntCounter,
     checkpoints: IntCounter,
     versions_collected: IntCounter,
+    gc_pending: IntGauge,
     row_cache_bytes: IntGauge,
     index_keys: IntGaugeVec,
     alex_depth: IntGaugeVec,
@@ -233,6 +237,14 @@ impl Metrics {
                 "augur_wal_fsyncs_total",
                 "WAL fsyncs by group commit (commits / fsyncs = commits sharing one fsync)",
             ),
+            wal_sync_secs: reg(
+                &r,
+                Counter::new(
+                    "augur_wal_fsync_seconds_total",
+                    "Time spent in WAL fsyncs by group commit (seconds / fsyncs = mean fsync time)",
+                )
+                .expect("valid metric"),
+            ),
             conflicts: counter(
                 &r,
                 "augur_serialization_conflicts_total",
@@ -252,6 +264,12 @@ impl Metrics {
                 &r,
                 "augur_versions_collected_total",
                 "Old row versions removed by garbage collection",
+            ),
+            gc_pending: gauge(
+                &r,
+                "augur_gc_pending_versions",
+                "Row versions queued for garbage collection (waiting for the oldest snapshot or, \
+                 for tombstone rows, for an index checkpoint)",
             ),
             row_cache_bytes: gauge(&r, "augur_row_cache_bytes", "Bytes held by the row cache"),
             index_keys: gauge_vec(
@@ -327,6 +345,10 @@ impl Metrics {
         let s = self.db.stats();
         Self::set_counter(&self.commits, s.commits);
         Self::set_counter(&self.wal_syncs, s.wal_syncs);
+        let d = s.wal_sync_secs - self.wal_sync_secs.get();
+        if d > 0.0 {
+            self.wal_sync_secs.inc_by(d);
+        }
         Self::set_counter(&self.conflicts, s.conflicts);
         Self::set_counter(&self.lock_waits, s.lock_waits);
         Self::set_counter(&self.deadlocks, s.deadlocks);
@@ -335,6 +357,7 @@ impl Metrics {
         Self::set_counter(&self.cache_misses, s.cache_misses);
         Self::set_counter(&self.checkpoints, s.checkpoints);
         Self::set_counter(&self.versions_collected, s.versions_collected);
+        self.gc_pending.set(s.gc_pending as i64);
         self.row_cache_bytes.set(s.row_cache_bytes as i64);
         // Dropped tables disappear from the per-table series.
         self.index_keys.reset();

@@ -99,6 +99,8 @@ pub struct Store {
     poisoned: AtomicBool,
     /// WAL fsyncs done by group commit (commits / this = commits sharing one fsync).
     wal_syncs: AtomicU64,
+    /// Time spent in those fsyncs, nanoseconds.
+    wal_sync_nanos: AtomicU64,
     /// Options of the rows column family (an SST written for ingestion must match them).
     rows_opts: Options,
     path: std::path::PathBuf,
@@ -167,6 +169,7 @@ impl Store {
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
             wal_syncs: AtomicU64::new(0),
+            wal_sync_nanos: AtomicU64::new(0),
             rows_opts: rows,
             path: path.to_path_buf(),
             _cache: cache,
@@ -222,13 +225,16 @@ impl Store {
                 s.syncing = true;
                 let target = s.written;
                 drop(s);
+                let t0 = std::time::Instant::now();
                 let r = self.db.flush_wal(true);
+                let nanos = t0.elapsed().as_nanos() as u64;
                 s = self.sync.lock();
                 s.syncing = false;
                 match r {
                     Ok(()) => {
                         s.synced = s.synced.max(target);
                         self.wal_syncs.fetch_add(1, Ordering::Relaxed);
+                        self.wal_sync_nanos.fetch_add(nanos, Ordering::Relaxed);
                     }
                     Err(e) => {
                         self.poisoned.store(true, Ordering::Release);
@@ -430,6 +436,11 @@ impl Store {
     /// WAL fsyncs group commit has done since open.
     pub fn wal_syncs(&self) -> u64 {
         self.wal_syncs.load(Ordering::Relaxed)
+    }
+
+    /// Seconds spent in those fsyncs since open.
+    pub fn wal_sync_secs(&self) -> f64 {
+        self.wal_sync_nanos.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     /// A RocksDB property of the rows column family, e.g. `rocksdb.estimate-live-data-size`.

@@ -416,6 +416,10 @@ impl<K: AlexKey> DataNode<K> {
 
     /// Inserts into a node that is not full. `Err(slot)` if the key is present.
     pub fn insert(&mut self, key: K, val: u64) -> Result<(), usize> {
+        self.insert_inner(key, val, true)
+    }
+
+    fn insert_inner(&mut self, key: K, val: u64, may_relayout: bool) -> Result<(), usize> {
         let cap = self.cap();
         let p = self.predict(key);
         let (ub, it) = self.search(p, |k| k <= key);
@@ -447,9 +451,31 @@ impl<K: AlexKey> DataNode<K> {
                 // The node always keeps a gap (`is_full` is checked before inserting).
                 (None, None) => {
                     self.rebuild(INIT_DENSITY, Layout::Spread);
-                    return self.insert(key, val);
+                    return self.insert_inner(key, val, false);
                 }
             };
+            // An append past the last key (or before the first) into a node whose free room
+            // is all at the other end: a node that loses its oldest keys as it takes new ones
+            // (a queue, a table trimmed by age) stays under the density bound, so it never
+            // expands, and every append would shift the whole run of keys by one. Lay the keys
+            // out again with the room on the appending side instead (once per insert: the
+            // rebuilt node has that room).
+            let dist = match (gl, gr) {
+                (Some(l), Some(r)) => (r - ub).min(ub - 1 - l),
+                (None, Some(r)) => r - ub,
+                (Some(l), None) => ub - 1 - l,
+                (None, None) => 0,
+            };
+            let edge = self.num_keys > 0 && (key > self.max_key || key < self.min_key);
+            if may_relayout && edge && dist > relayout_threshold(cap) {
+                let layout = if key > self.max_key {
+                    Layout::KeepLeft
+                } else {
+                    Layout::KeepRight
+                };
+                self.rebuild(INIT_DENSITY, layout);
+                return self.insert_inner(key, val, false);
+            }
             if go_right {
                 let g = gr.unwrap_or(ub);
                 self.slots.copy_within(ub..g, ub + 1);
@@ -496,10 +522,20 @@ impl<K: AlexKey> DataNode<K> {
             K::MAX
         };
         self.slots[s] = Slot { key: fill, val: 0 };
-        let mut j = s;
-        while j > 0 && !self.occupied(j - 1) {
-            j -= 1;
-            self.slots[j].key = fill;
+        // The gaps just before `s` held the removed key: they now hold the next one.
+        let run_start = if s == 0 {
+            0
+        } else {
+            self.prev_set(s - 1).map_or(0, |p| p + 1)
+        };
+        // Removing the oldest keys one by one (a queue, a table trimmed by age) grows that run
+        // at the front by one slot per removal, so rewriting it each time would cost O(run);
+        // past a bound, laying the node out again removes the run (amortized O(sqrt(cap))).
+        let relayout = s - run_start > remove_run_bound(self.cap());
+        if !relayout {
+            for j in run_start..s {
+                self.slots[j].key = fill;
+            }
         }
         self.num_keys -= 1;
         if self.num_keys > 0 {
@@ -513,6 +549,16 @@ impl<K: AlexKey> DataNode<K> {
                     self.max_key = self.slots[l].key;
                 }
             }
+        }
+        if relayout {
+            let layout = if self.append_right_mostly() {
+                Layout::KeepLeft
+            } else if self.append_left_mostly() {
+                Layout::KeepRight
+            } else {
+                Layout::Spread
+            };
+            self.rebuild(INIT_DENSITY, layout);
         }
         Some(val)
     }
@@ -611,6 +657,21 @@ impl<K: AlexKey> DataNode<K> {
         }
         Ok(())
     }
+}
+
+/// Shift distance past which an append at a node's edge lays the node out again rather than
+/// shifting (a rebuild moves about `cap` slots).
+#[inline]
+fn relayout_threshold(cap: usize) -> usize {
+    64.max(cap / 8)
+}
+
+/// Run of gaps a removal may rewrite before the node is laid out again instead: about
+/// sqrt(2 cap), which minimizes (run rewrites + rebuilds) per removal when keys are removed
+/// from one end.
+#[inline]
+fn remove_run_bound(cap: usize) -> usize {
+    64.max((2 * cap).isqrt())
 }
 
 /// The slot a model predicts for offset `x`, clamped to the array (NaN gives 0).

@@ -102,3 +102,44 @@ fn is_send_and_sync() {
     check::<Alex<i64>>();
     check::<Alex<f64>>();
 }
+
+#[test]
+fn sliding_window_of_appends_and_removals_of_the_oldest() {
+    // A queue: append the newest key, remove the oldest, at a constant size. Nodes never
+    // reach the density bound, so they are laid out again at the appending edge (inserts) and
+    // when the removed keys' run of gaps at the front grows (removals); the contents and the
+    // slot invariants must hold throughout.
+    for (window, total) in [(20_000u64, 200_000u64), (300, 50_000)] {
+        let mut t: Alex<u64> = Alex::new();
+        for k in 0..window {
+            t.insert(k * 7, k).unwrap();
+        }
+        for k in window..total {
+            t.insert(k * 7, k).unwrap();
+            assert_eq!(t.remove((k - window) * 7), Some(k - window));
+            if k % 9_973 == 0 {
+                t.check_invariants().unwrap();
+            }
+        }
+        t.check_invariants().unwrap();
+        assert_eq!(t.len(), window as usize);
+        let got: Vec<(u64, u64)> = t.iter().collect();
+        let want: Vec<(u64, u64)> = (total - window..total).map(|k| (k * 7, k)).collect();
+        assert_eq!(got, want);
+        assert_eq!(t.get((total - window - 1) * 7), None);
+        assert_eq!(t.get((total - window) * 7 + 1), None);
+        // And the reverse: prepend the smallest key, remove the largest.
+        let mut t: Alex<u64> = Alex::new();
+        let top = total * 7;
+        for k in 0..window {
+            t.insert(top - k * 7, k).unwrap();
+        }
+        for k in window..total {
+            t.insert(top - k * 7, k).unwrap();
+            assert_eq!(t.remove(top - (k - window) * 7), Some(k - window));
+        }
+        t.check_invariants().unwrap();
+        assert_eq!(t.len(), window as usize);
+        assert_eq!(t.min(), Some((top - (total - 1) * 7, total - 1)));
+    }
+}
