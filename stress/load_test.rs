@@ -9,7 +9,8 @@
 //! - `count`: `SELECT count(*) FROM accounts` (checked against the number of accounts).
 //!
 //! At the end the invariants are checked: the sum of balances is unchanged, history holds one
-//! row per committed transfer, events one row per acknowledged insert. Reports throughput,
+//! row per committed transfer, events one row per acknowledged insert (less the rows deleted
+//! with `--retain`, which keeps both tables at a steady size for soaks). Reports throughput,
 //! p50/p99/max per operation (HdrHistogram), errors by SQLSTATE (any error, or a broken
 //! invariant, exits non-zero), and the server's RSS sampled from /proc/PID/status with the
 //! throughput of each sampling interval. Every sample also records each operation's throughput
@@ -83,6 +84,12 @@ struct Args {
     mix: String,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Keep history and events at about this many rows each (0: they grow without end). Each
+    /// worker keeps retain/connections of each: a transfer also deletes the worker's oldest
+    /// history row, an event insert its oldest event (in the same transaction), so the data
+    /// reaches a steady size and memory can level off.
+    #[arg(long, default_value_t = 0)]
+    retain: u64,
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -192,6 +199,10 @@ struct WorkerResult {
     transfers_committed: u64,
     amount_committed: i64,
     events_inserted: u64,
+    /// Rows deleted by --retain (history rows with their amounts, events).
+    history_deleted: u64,
+    amount_deleted: i64,
+    events_deleted: u64,
     wrong_results: Vec<String>,
 }
 
@@ -203,6 +214,8 @@ struct Prepared {
     event: Statement,
     scan: Statement,
     count: Statement,
+    history_del: Statement,
+    event_del: Statement,
 }
 
 async fn connect(addr: &str) -> anyhow::Result<Client> {
@@ -225,7 +238,9 @@ fn code_of(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// One transfer in an explicit transaction block; Ok(retries) once committed.
+/// One transfer in an explicit transaction block (deleting the history row `old` too, for
+/// --retain); Ok(rows `old` deleted) once committed.
+#[allow(clippy::too_many_arguments)]
 async fn transfer(
     c: &Client,
     p: &Prepared,
@@ -233,20 +248,26 @@ async fn transfer(
     b: i64,
     amount: i64,
     hid: i64,
+    old: Option<i64>,
     retries: &mut u64,
-) -> Result<(), tokio_postgres::Error> {
+) -> Result<u64, tokio_postgres::Error> {
     loop {
-        let r: Result<(), tokio_postgres::Error> = async {
+        let r: Result<u64, tokio_postgres::Error> = async {
             c.batch_execute("BEGIN").await?;
             let n1 = c.execute(&p.debit, &[&amount, &a]).await?;
             let n2 = c.execute(&p.credit, &[&amount, &b]).await?;
             c.execute(&p.history, &[&hid, &a, &b, &amount]).await?;
             debug_assert!(n1 == 1 && n2 == 1);
-            c.batch_execute("COMMIT").await
+            let deleted = match old {
+                Some(o) => c.execute(&p.history_del, &[&o]).await?,
+                None => 0,
+            };
+            c.batch_execute("COMMIT").await?;
+            Ok(deleted)
         }
         .await;
         match r {
-            Ok(()) => return Ok(()),
+            Ok(d) => return Ok(d),
             Err(e) => {
                 let _ = c.batch_execute("ROLLBACK").await;
                 // Serialization failures and deadlocks (two transfers locking the same two
@@ -292,7 +313,16 @@ async fn worker(
             .prepare("SELECT id, balance FROM accounts WHERE id >= $1 AND id < $2")
             .await?,
         count: c.prepare("SELECT count(*) FROM accounts").await?,
+        history_del: c.prepare("DELETE FROM history WHERE id = $1").await?,
+        event_del: c.prepare("DELETE FROM events WHERE id = $1").await?,
     };
+    // --retain: this worker's history rows (id, amount) and events, oldest first.
+    let keep = match args.retain {
+        0 => usize::MAX,
+        r => (r as usize / args.connections.max(1)).max(1),
+    };
+    let mut kept_history: std::collections::VecDeque<(i64, i64)> = Default::default();
+    let mut kept_events: std::collections::VecDeque<i64> = Default::default();
     let mut rng = StdRng::seed_from_u64(args.seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut res = WorkerResult {
         hist: (0..5).map(|_| new_hist()).collect(),
@@ -302,6 +332,9 @@ async fn worker(
         transfers_committed: 0,
         amount_committed: 0,
         events_inserted: 0,
+        history_deleted: 0,
+        amount_deleted: 0,
+        events_deleted: 0,
         wrong_results: vec![],
     };
     // Unique ids per worker: worker id in the high bits.
@@ -341,19 +374,74 @@ async fn worker(
                 }
                 let amount = rng.random_range(1..=100i64);
                 seq += 1;
-                let r = transfer(&c, &p, a, b, amount, base + seq, &mut res.retries).await;
-                if r.is_ok() {
+                let old = (kept_history.len() >= keep).then(|| kept_history[0]);
+                let r = transfer(
+                    &c,
+                    &p,
+                    a,
+                    b,
+                    amount,
+                    base + seq,
+                    old.map(|o| o.0),
+                    &mut res.retries,
+                )
+                .await;
+                if let Ok(deleted) = r {
                     res.transfers_committed += 1;
                     res.amount_committed += amount;
+                    if let Some((oid, oamount)) = old {
+                        kept_history.pop_front();
+                        if deleted == 1 {
+                            res.history_deleted += 1;
+                            res.amount_deleted += oamount;
+                        } else {
+                            res.wrong_results
+                                .push(format!("delete of history row {oid} deleted {deleted} rows"));
+                        }
+                    }
+                    if args.retain > 0 {
+                        kept_history.push_back((base + seq, amount));
+                    }
                 }
-                r
+                r.map(|_| ())
             }
             2 => {
                 seq += 1;
                 let k = rng.random_range(0..n);
-                let r = c.execute(&p.event, &[&(base + seq), &k, &"login"]).await;
-                if r.is_ok() {
+                let id = base + seq;
+                let r = match (kept_events.len() >= keep).then(|| kept_events[0]) {
+                    None => c.execute(&p.event, &[&id, &k, &"login"]).await.map(|_| None),
+                    Some(old) => {
+                        // With --retain: the insert and the delete of the worker's oldest event
+                        // in one transaction (no other session writes these keys).
+                        let r: Result<u64, tokio_postgres::Error> = async {
+                            c.batch_execute("BEGIN").await?;
+                            c.execute(&p.event, &[&id, &k, &"login"]).await?;
+                            let d = c.execute(&p.event_del, &[&old]).await?;
+                            c.batch_execute("COMMIT").await?;
+                            Ok(d)
+                        }
+                        .await;
+                        if r.is_err() {
+                            let _ = c.batch_execute("ROLLBACK").await;
+                        }
+                        r.map(|d| Some((old, d)))
+                    }
+                };
+                if let Ok(deleted) = &r {
                     res.events_inserted += 1;
+                    if let Some((old, d)) = deleted {
+                        kept_events.pop_front();
+                        if *d == 1 {
+                            res.events_deleted += 1;
+                        } else {
+                            res.wrong_results
+                                .push(format!("delete of event {old} deleted {d} rows"));
+                        }
+                    }
+                    if args.retain > 0 {
+                        kept_events.push_back(id);
+                    }
                 }
                 r.map(|_| ())
             }
@@ -620,6 +708,8 @@ struct Report {
     error_count: u64,
     transfers_committed: u64,
     events_inserted: u64,
+    history_deleted: u64,
+    events_deleted: u64,
     invariants: Vec<(String, bool)>,
     wrong_results: Vec<String>,
     samples: Vec<Sample>,
@@ -1042,6 +1132,7 @@ async fn run(
     let mut ok = [0u64; 5];
     let mut errors = BTreeMap::new();
     let (mut retries, mut transfers, mut events, mut amount) = (0, 0, 0, 0i64);
+    let (mut hdel, mut adel, mut edel) = (0u64, 0i64, 0u64);
     let mut wrong = Vec::new();
     for r in &results {
         for i in 0..5 {
@@ -1055,6 +1146,9 @@ async fn run(
         transfers += r.transfers_committed;
         amount += r.amount_committed;
         events += r.events_inserted;
+        hdel += r.history_deleted;
+        adel += r.amount_deleted;
+        edel += r.events_deleted;
         wrong.extend(r.wrong_results.iter().take(10).cloned());
     }
     for e in setup_errors {
@@ -1081,16 +1175,16 @@ async fn run(
             naccounts == args.accounts,
         ),
         (
-            format!("count(history) = {nhist}, committed transfers {transfers}"),
-            nhist as u64 == transfers,
+            format!("count(history) = {nhist}, committed transfers {transfers} - deleted {hdel}"),
+            nhist as u64 == transfers - hdel,
         ),
         (
-            format!("sum(history.amount) = {hist_amount}, committed amounts {amount}"),
-            hist_amount == amount,
+            format!("sum(history.amount) = {hist_amount}, committed amounts {amount} - deleted {adel}"),
+            hist_amount == amount - adel,
         ),
         (
-            format!("count(events) = {nevents}, acknowledged inserts {events}"),
-            nevents as u64 == events,
+            format!("count(events) = {nevents}, acknowledged inserts {events} - deleted {edel}"),
+            nevents as u64 == events - edel,
         ),
     ];
     let final_rss = pid.and_then(rss_kib).map(|k| k as f64 / 1024.0);
@@ -1150,6 +1244,8 @@ async fn run(
         error_count,
         transfers_committed: transfers,
         events_inserted: events,
+        history_deleted: hdel,
+        events_deleted: edel,
         invariants,
         wrong_results: wrong,
         samples,
@@ -1187,15 +1283,33 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(s, "- server: {}", r.server);
     let _ = writeln!(
         s,
-        "- workload: {} accounts of balance {}; mix read,transfer,event,scan,count = {} (percent); seed {}",
-        a.accounts, a.balance, a.mix, a.seed
+        "- workload: {} accounts of balance {}; mix read,transfer,event,scan,count = {} (percent); seed {}{}",
+        a.accounts,
+        a.balance,
+        a.mix,
+        a.seed,
+        if a.retain > 0 {
+            format!(
+                "; history and events kept at about {} rows each (each transfer deletes its \
+                 worker's oldest history row, each event insert its oldest event, in the same \
+                 transaction): {} history rows and {} events deleted",
+                a.retain, r.history_deleted, r.events_deleted
+            )
+        } else {
+            "; history and events grow".into()
+        }
     );
     let _ = writeln!(
         s,
-        "- command: `load_test --connections {} --duration {}s --sample-secs {}{}{}`\n",
+        "- command: `load_test --connections {} --duration {}s --sample-secs {}{}{}{}`\n",
         a.connections,
         a.duration.as_secs(),
         a.sample_secs,
+        if a.retain > 0 {
+            format!(" --retain {}", a.retain)
+        } else {
+            String::new()
+        },
         if a.server_args.is_empty() {
             String::new()
         } else {
@@ -1219,8 +1333,18 @@ fn markdown(r: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "\n`transfer` is BEGIN, two UPDATEs, an INSERT and COMMIT (five round trips), counted once \
-         when committed; its time includes 40001/40P01 retries.\n"
+        "\n`transfer` is BEGIN, two UPDATEs, an INSERT{} and COMMIT, counted once when committed; \
+         its time includes 40001/40P01 retries.{}\n",
+        if a.retain > 0 {
+            ", a DELETE of the worker's oldest history row"
+        } else {
+            ""
+        },
+        if a.retain > 0 {
+            " With --retain, `event` is BEGIN, INSERT, DELETE of the worker's oldest event, COMMIT."
+        } else {
+            ""
+        }
     );
     let _ = writeln!(s, "## Errors\n");
     if r.errors.is_empty() {

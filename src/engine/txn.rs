@@ -429,6 +429,58 @@ impl Transaction {
         Ok(())
     }
 
+    /// The number of rows with primary key in `range` this transaction sees: what
+    /// [`Transaction::scan_in`] would visit, counted from the primary index without reading
+    /// rows. A payload at or below the snapshot is the visible version itself (live unless it
+    /// carries the tombstone bit); only a key written after the snapshot needs its version
+    /// chain read. `check` runs once per index batch (statement timeout, cancel).
+    pub fn count_in(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        mut check: impl FnMut() -> Result<()>,
+    ) -> Result<u64> {
+        self.check_active()?;
+        let mine = self.writes.get(&t.id).map(|w| &w.ops).filter(|o| !o.is_empty());
+        let mut n: u64 = match mine {
+            None => 0,
+            Some(ops) => ops
+                .range((bound_ref(&range.lo), bound_ref(&range.hi)))
+                .filter(|(_, p)| matches!(p, Pending::Put(_)))
+                .count() as u64,
+        };
+        let mut lo = range.lo.clone();
+        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        loop {
+            check()?;
+            batch.clear();
+            let more = t.pk.read().range_batch(
+                bound_ref(&lo),
+                bound_ref(&range.hi),
+                false,
+                SCAN_BATCH,
+                &mut batch,
+            );
+            for (k, p) in &batch {
+                // Keys this transaction wrote were counted from its own writes.
+                if mine.is_some_and(|ops| ops.contains_key(k)) {
+                    continue;
+                }
+                let visible = if p & !TOMBSTONE <= self.snapshot {
+                    p & TOMBSTONE == 0
+                } else {
+                    self.db.resolve(t.id, *p, self.snapshot)?.is_some()
+                };
+                n += visible as u64;
+            }
+            if !more {
+                break;
+            }
+            lo = Bound::Excluded(batch.last().expect("a full batch").0.clone());
+        }
+        Ok(n)
+    }
+
     /// Collects the rows with primary key in `range`, in key order.
     pub fn scan(&self, table: &str, range: KeyRange) -> Result<Vec<(Key, Row)>> {
         let t = self.db.table(table)?;

@@ -174,6 +174,42 @@ fn limit_of(e: &Option<Expr>, cx: &Ctx, what: &str) -> Result<Option<u64>> {
 
 /// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
 /// returns false or the scan's stop count is reached.
+/// The primary-key range of an `Access::Range` scan; None when it is empty (a NULL bound, or
+/// a lower bound above the upper one).
+fn key_range(
+    s: &Scan,
+    lo: &Option<(Expr, bool)>,
+    hi: &Option<(Expr, bool)>,
+    cx: &Ctx,
+) -> Result<Option<KeyRange>> {
+    let def = &s.def;
+    let col = def.primary_key[0];
+    let dt = def.columns[col].ty;
+    let alex = s.table.key_index_kind() == IndexKind::Alex;
+    let mk = |v: Value| -> Key {
+        match (alex, v) {
+            (true, Value::Int(i)) | (true, Value::Timestamp(i)) => Key::Int(i),
+            (_, v) => Key::Bytes(encode_key_values(&[v])),
+        }
+    };
+    // An empty lower bound ends the scan before the upper one is evaluated.
+    let Some(l) = eval_bound(lo, dt, true, cx, mk)? else {
+        return Ok(None);
+    };
+    let Some(h) = eval_bound(hi, dt, false, cx, mk)? else {
+        return Ok(None);
+    };
+    let range = KeyRange { lo: l, hi: h };
+    if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) =
+        (&range.lo, &range.hi)
+    {
+        if a > b {
+            return Ok(None);
+        }
+    }
+    Ok(Some(range))
+}
+
 pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
     let tx = cx.tx;
     let stop = match &s.stop_after {
@@ -236,33 +272,10 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
             }
             Ok(())
         }
-        Access::Range { lo, hi } => {
-            let col = def.primary_key[0];
-            let dt = def.columns[col].ty;
-            let alex = s.table.key_index_kind() == IndexKind::Alex;
-            let mk = |v: Value| -> Key {
-                match (alex, v) {
-                    (true, Value::Int(i)) | (true, Value::Timestamp(i)) => Key::Int(i),
-                    (_, v) => Key::Bytes(encode_key_values(&[v])),
-                }
-            };
-            // An empty lower bound ends the scan before the upper one is evaluated.
-            let Some(l) = eval_bound(lo, dt, true, cx, mk)? else {
-                return Ok(());
-            };
-            let Some(h) = eval_bound(hi, dt, false, cx, mk)? else {
-                return Ok(());
-            };
-            let range = KeyRange { lo: l, hi: h };
-            if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) =
-                (&range.lo, &range.hi)
-            {
-                if a > b {
-                    return Ok(());
-                }
-            }
-            tx.scan_in(&s.table, &range, s.reverse, visit)
-        }
+        Access::Range { lo, hi } => match key_range(s, lo, hi, cx)? {
+            Some(range) => tx.scan_in(&s.table, &range, s.reverse, visit),
+            None => Ok(()),
+        },
         Access::Prefix(vals) => {
             let mut vs = Vec::new();
             for (e, &c) in vals.iter().zip(&def.primary_key) {
@@ -595,12 +608,25 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             vec![vec![best]]
         }
         Plan::IndexCount { scan } => {
-            let mut n = 0i64;
-            scan_rows(scan, cx, &mut |_, _| {
-                n += 1;
-                Ok(true)
-            })?;
-            vec![vec![Value::Int(n)]]
+            // Without a residual filter the rows need not be read: the primary index and the
+            // payloads' visibility give the count (`Transaction::count_in`).
+            let unfiltered = scan.filter.is_none() && scan.stop_after.is_none();
+            let n = match &scan.access {
+                Access::Full if unfiltered => cx.tx.count_in(&scan.table, &KeyRange::all(), || cx.check())?,
+                Access::Range { lo, hi } if unfiltered => match key_range(scan, lo, hi, cx)? {
+                    Some(r) => cx.tx.count_in(&scan.table, &r, || cx.check())?,
+                    None => 0,
+                },
+                _ => {
+                    let mut n = 0u64;
+                    scan_rows(scan, cx, &mut |_, _| {
+                        n += 1;
+                        Ok(true)
+                    })?;
+                    n
+                }
+            };
+            vec![vec![Value::Int(n as i64)]]
         }
         Plan::Project(p, exprs) => {
             // A point lookup projects straight from the shared row.
