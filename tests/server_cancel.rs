@@ -322,7 +322,8 @@ fn send_cancel(port: u16, pid: i32, secret: &[u8]) -> bool {
 
 /// (c) Raw CancelRequests: a wrong secret, a wrong pid, another connection's secret and a
 /// short secret do nothing (the statement keeps running), the right one cancels; every cancel
-/// connection is closed without a reply. Also: BackendKeyData gives distinct pids and secrets.
+/// connection is closed without a reply. Also: BackendKeyData gives distinct pids and secrets,
+/// and `pg_backend_pid()` returns the connection's BackendKeyData pid.
 #[test]
 fn wrong_secret_does_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -330,6 +331,11 @@ fn wrong_secret_does_nothing() {
     let (mut s, pid, secret) = raw_connect(srv.port);
     let (mut other, other_pid, other_secret) = raw_connect(srv.port);
     assert_ne!(pid, other_pid);
+    // pg_backend_pid() names the pid a CancelRequest must carry (as in PostgreSQL).
+    send_query(&mut s, "SELECT pg_backend_pid()");
+    assert_eq!(until_ready(&mut s), (vec![], Some(pid.to_string())));
+    send_query(&mut other, "SELECT pg_backend_pid()");
+    assert_eq!(until_ready(&mut other), (vec![], Some(other_pid.to_string())));
     assert_ne!(
         secret, other_secret,
         "secrets are random (a 2^-32 chance of a false failure)"

@@ -107,7 +107,7 @@ impl LockTable {
                 sleep = sleep.min(d - now);
             }
             waited = true;
-            shard.released.wait_for(&mut owners, sleep);
+            crate::store::wait::blocking(|| shard.released.wait_for(&mut owners, sleep));
         };
         drop(owners);
         if edge {

@@ -143,6 +143,7 @@ impl PidSecretKeyGenerator for KeyGenerator {
         let c = conn(client, &self.shared);
         let registry = self.shared.cancels.clone();
         let pid = registry.register(secret.to_bytes(), c.cancel_handle());
+        c.set_backend_pid(pid);
         client.session_extensions().insert(Registration { pid, registry });
         (pid, secret)
     }

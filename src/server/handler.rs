@@ -132,6 +132,11 @@ impl Conn {
         self.cancel.clone()
     }
 
+    /// Records the BackendKeyData process id (`pg_backend_pid()` returns it).
+    pub(super) fn set_backend_pid(&self, pid: i32) {
+        self.session.lock().set_backend_pid(pid);
+    }
+
     fn status(&self) -> TransactionStatus {
         wire_status(self.session.lock().status())
     }
@@ -358,10 +363,12 @@ impl Backend {
             },
             StmtKind::Sql(p) => {
                 let _busy = BusyGuard::new(&self.shared.busy);
-                // A point read is a few microseconds of work that never blocks: handing the
-                // worker thread over (block_in_place) would cost more than the query.
+                // A short statement (point read or write, BEGIN, COMMIT) runs on this network
+                // thread: handing the thread over (block_in_place) costs more than the
+                // statement. If it waits (row lock, WAL fsync), the engine's wait hook hands
+                // the thread over then (src/store/wait.rs).
                 let run = || conn.session.lock().execute_prepared(p, params);
-                if p.is_point_read() { run() } else { blocking(run) }
+                if p.is_short() { run() } else { blocking(run) }
                     .map_err(|e| user_error(&e))?
                     .into()
             }
@@ -388,15 +395,22 @@ impl Backend {
         }
         let sql = &*rewrite(sql);
         let _busy = BusyGuard::new(&self.shared.busy);
-        // A SELECT that plans to a primary-key point read (pgbench -S) runs on this network
-        // thread, as in the extended protocol: handing the worker over (block_in_place) costs
-        // more than the query. Anything else, or any error in preparing it, takes the ordinary
-        // path (which reports errors exactly as for any simple query). Preparing and then
-        // executing a query is what the extended protocol does with it, so results are the same.
-        if sql.len() <= SIMPLE_PREPARE_MAX && leading_keyword(sql) == "SELECT" {
+        // A short statement (a primary-key point read or write, BEGIN, COMMIT: pgbench's
+        // scripts) runs on this network thread, as in the extended protocol: handing the worker
+        // over (block_in_place) costs more than the statement, and if it has to wait (row lock,
+        // WAL fsync) the engine's wait hook hands the thread over then. Anything else, or any
+        // error in preparing it, takes the ordinary path (which reports errors exactly as for
+        // any simple query). Preparing and then executing a statement is what the extended
+        // protocol does with it, so results are the same.
+        if sql.len() <= SIMPLE_PREPARE_MAX
+            && matches!(
+                &*leading_keyword(sql),
+                "SELECT" | "UPDATE" | "INSERT" | "DELETE" | "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK"
+            )
+        {
             let mut session = conn.session.lock();
             if let Ok(p) = session.prepare(sql) {
-                let r = if p.is_point_read() {
+                let r = if p.is_short() {
                     session.execute_prepared(&p, &[])
                 } else {
                     blocking(|| session.execute_prepared(&p, &[]))

@@ -147,6 +147,9 @@ pub fn conjoin(v: Vec<Expr>) -> Option<Expr> {
 pub struct Binder<'a> {
     pub db: &'a Database,
     pub settings: Option<&'a BTreeMap<String, String>>,
+    /// What `pg_backend_pid()` returns: the connection's BackendKeyData process id (the one a
+    /// CancelRequest names); None outside the server (the OS process id then).
+    pub backend_pid: Option<i32>,
     pub params: Vec<Ty>,
     pub subplans: Vec<Plan>,
     pub tables: Vec<Arc<Table>>,
@@ -165,6 +168,7 @@ impl<'a> Binder<'a> {
         Binder {
             db,
             settings,
+            backend_pid: None,
             params: Vec::new(),
             subplans: Vec::new(),
             tables: Vec::new(),
@@ -1059,7 +1063,10 @@ impl<'a> Binder<'a> {
             ("current_user" | "session_user" | "user" | "current_role", 0) => {
                 return lit(Value::Text("augur".into()), Ty::Text)
             }
-            ("pg_backend_pid", 0) => return lit(Value::Int(std::process::id() as i64), Ty::Int4),
+            ("pg_backend_pid", 0) => {
+                let pid = self.backend_pid.map_or(std::process::id() as i64, i64::from);
+                return lit(Value::Int(pid), Ty::Int4);
+            }
             ("current_setting", 1) => {
                 let Expr::Lit(Value::Text(s)) = &args[0].0 else {
                     return Err(undefined());

@@ -17,7 +17,7 @@ use super::dml::{
 use super::dml::{DeletePlan, InsertPlan, UpdatePlan};
 use super::exec::{run, Exec};
 use super::expr::{assign, Ty};
-use super::plan::{Column, Plan};
+use super::plan::{Access, Column, Plan};
 use crate::engine::{
     canceled_by_user, CancelHandle, ColumnDef, Database, IndexDef, Interrupt, Isolation, Table, TableDef,
     Transaction,
@@ -138,6 +138,30 @@ impl Prepared {
             p.valid()
                 && p.subplans.is_empty()
                 && matches!(&p.planned, Planned::Query { plan, .. } if plan.is_point_read())
+        })
+    }
+
+    /// A statement that does a small, bounded amount of work: BEGIN / COMMIT / ROLLBACK, a
+    /// primary-key point read, an UPDATE or DELETE of one primary key, or an INSERT of a few
+    /// VALUES rows, without subqueries. It may still wait for a row lock or a WAL fsync; those
+    /// waits go through the engine's wait hook ([`crate::store::wait`]), so a server can run
+    /// such a statement on its network thread and hand the thread over only if it waits.
+    pub fn is_short(&self) -> bool {
+        if matches!(
+            self.stmt,
+            A::Statement::StartTransaction { .. } | A::Statement::Commit { .. } | A::Statement::Rollback { .. }
+        ) {
+            return true;
+        }
+        self.planned.lock().as_ref().is_some_and(|p| {
+            p.valid()
+                && p.subplans.is_empty()
+                && match &p.planned {
+                    Planned::Query { plan, .. } => plan.is_point_read(),
+                    Planned::Update(u) => matches!(u.scan.access, Access::Point(_)),
+                    Planned::Delete(d) => matches!(d.scan.access, Access::Point(_)),
+                    Planned::Insert(i) => matches!(&i.source, Plan::Values(rows) if rows.len() <= 16),
+                }
         })
     }
 }
@@ -524,6 +548,8 @@ pub struct Session {
     lock_timeout: Option<Duration>,
     /// Cancels this session's running statement (see [`Session::cancel_handle`]).
     cancel: CancelHandle,
+    /// The server's BackendKeyData process id for this session (`pg_backend_pid()`).
+    backend_pid: Option<i32>,
 }
 
 /// Parses a `statement_timeout` value as PostgreSQL does: an integer or decimal number of
@@ -615,7 +641,14 @@ impl Session {
             timeout: None,
             default_isolation: Isolation::ReadCommitted,
             lock_timeout: None,
+            backend_pid: None,
         }
+    }
+
+    /// Sets what `pg_backend_pid()` returns (the server's BackendKeyData process id, the one a
+    /// CancelRequest for this session names).
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.backend_pid = Some(pid);
     }
 
     /// Sets the session's resource limits; `statement_timeout` is reset to the new default.
@@ -919,6 +952,7 @@ impl Session {
     /// Plans queries and DML; None for other statements.
     fn plan(&self, stmt: &A::Statement) -> Result<Option<PlannedStmt>> {
         let mut b = Binder::new(&self.db, Some(&self.settings));
+        b.backend_pid = self.backend_pid;
         let planned = match stmt {
             A::Statement::Query(q) => {
                 let (plan, cols) = b.bind_query(q)?;
