@@ -52,6 +52,11 @@ struct Args {
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     #[serde(serialize_with = "ser_duration")]
     duration: Duration,
+    /// Warm-up excluded from the trend: the first window of the trend starts here (data reaching
+    /// its --retain size, caches filling to their budgets). 0s: the trend starts at the start.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    #[serde(serialize_with = "ser_duration")]
+    warmup: Duration,
     /// Server to load (host:port). Default: start `augur serve` on a temporary directory.
     #[arg(long)]
     addr: Option<String>,
@@ -142,10 +147,13 @@ impl Interval {
     }
 }
 
-/// The first and the last window of the run (5 minutes, or a third of a shorter run): the
-/// operations' latencies in each, to compare the end of a soak with its start.
+/// The first window after the warm-up and the last window of the run (5 minutes, or a third
+/// of what follows the warm-up): the operations' latencies in each, to compare the end of a soak
+/// with its start.
 struct Windows {
     secs: f64,
+    /// Where the first window starts (the end of the warm-up).
+    start: f64,
     run_secs: f64,
     /// (histograms, seconds covered) of the first and of the last window.
     first: ([Histogram<u64>; 5], f64),
@@ -153,16 +161,18 @@ struct Windows {
 }
 
 impl Windows {
-    fn new(run_secs: f64) -> Windows {
+    fn new(run_secs: f64, warmup_secs: f64) -> Windows {
+        let start = warmup_secs.min(run_secs);
         Windows {
-            secs: (run_secs / 3.0).min(300.0),
+            secs: ((run_secs - start) / 3.0).min(300.0),
+            start,
             run_secs,
             first: (std::array::from_fn(|_| new_hist()), 0.0),
             last: (std::array::from_fn(|_| new_hist()), 0.0),
         }
     }
 
-    /// Adds the interval [from, to): to the first window if it ends in it, to the last window
+    /// Adds the interval [from, to): to the first window if it lies in it, to the last window
     /// if it starts in it (a sample's timing jitter of a few ms is tolerated).
     fn add(&mut self, from: f64, to: f64, h: &[Histogram<u64>; 5]) {
         let put = |w: &mut ([Histogram<u64>; 5], f64)| {
@@ -171,7 +181,7 @@ impl Windows {
             }
             w.1 += to - from;
         };
-        if to <= self.secs + 0.5 {
+        if from >= self.start - 0.5 && to <= self.start + self.secs + 0.5 {
             put(&mut self.first);
         }
         if from >= self.run_secs - self.secs - 0.5 {
@@ -734,6 +744,8 @@ struct TrendOp {
 #[derive(Serialize)]
 struct Trend {
     window_secs: f64,
+    /// Where the first window starts (the warm-up before it is left out).
+    first_start_secs: f64,
     first_ops_per_sec: f64,
     last_ops_per_sec: f64,
     per_op: Vec<TrendOp>,
@@ -761,7 +773,7 @@ fn trend_of(w: &Windows, samples: &[Sample]) -> Option<Trend> {
     let rate = |h: &[Histogram<u64>; 5], secs: f64| h.iter().map(|h| h.len()).sum::<u64>() as f64 / secs;
     let in_first: Vec<&Sample> = samples
         .iter()
-        .filter(|s| s.t_secs > 0.0 && s.t_secs <= w.secs + 0.5)
+        .filter(|s| s.t_secs > w.start + 0.5 && s.t_secs <= w.start + w.secs + 0.5)
         .collect();
     let in_last: Vec<&Sample> = samples
         .iter()
@@ -798,6 +810,7 @@ fn trend_of(w: &Windows, samples: &[Sample]) -> Option<Trend> {
     };
     Some(Trend {
         window_secs: w.secs,
+        first_start_secs: w.start,
         first_ops_per_sec: rate(&w.first.0, w.first.1),
         last_ops_per_sec: rate(&w.last.0, w.last.1),
         per_op: (0..5)
@@ -1002,7 +1015,10 @@ async fn run(
     let ops_done = Arc::new(AtomicU64::new(0));
     let samples = Arc::new(Mutex::new(Vec::<Sample>::new()));
     let interval = Arc::new(Interval::new());
-    let windows = Arc::new(Mutex::new(Windows::new(args.duration.as_secs_f64())));
+    let windows = Arc::new(Mutex::new(Windows::new(
+        args.duration.as_secs_f64(),
+        args.warmup.as_secs_f64(),
+    )));
     let t0 = Instant::now();
     let mut workers = Vec::new();
     for id in 0..args.connections {
@@ -1301,10 +1317,15 @@ fn markdown(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "- command: `load_test --connections {} --duration {}s --sample-secs {}{}{}{}`\n",
+        "- command: `load_test --connections {} --duration {}s --sample-secs {}{}{}{}{}`\n",
         a.connections,
         a.duration.as_secs(),
         a.sample_secs,
+        if a.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(" --warmup {}s", a.warmup.as_secs())
+        },
         if a.retain > 0 {
             format!(" --retain {}", a.retain)
         } else {
@@ -1399,9 +1420,17 @@ fn markdown(r: &Report) -> String {
     if let Some(t) = &r.trend {
         let _ = writeln!(
             s,
-            "\n## Trend: the first {0:.0} s against the last {0:.0} s\n",
-            t.window_secs
+            "\n## Trend: {0:.0} s from second {1:.0} against the last {0:.0} s\n",
+            t.window_secs, t.first_start_secs
         );
+        if t.first_start_secs > 0.0 {
+            let _ = writeln!(
+                s,
+                "The first {:.0} s are warm-up (--warmup: the tables reach their --retain size, \
+                 the caches fill) and are left out of the first window.\n",
+                t.first_start_secs
+            );
+        }
         let _ = writeln!(
             s,
             "Throughput and client latency (µs) over each window; RSS at the end of the first \
