@@ -111,14 +111,14 @@ impl AugurApi {
 impl System for AugurApi {
     fn bulk_insert(&mut self, keys: &[u64], value: &mut dyn FnMut(u64, &mut Vec<u8>)) -> Result<()> {
         // The embedded API's bulk path: one atomic insert of all rows, fsynced before it
-        // returns whatever `sync_commits` says (an ingested SST file plus a WAL record).
-        let mut rows = Vec::with_capacity(keys.len());
+        // returns whatever `sync_commits` says (an ingested SST file plus a WAL record). Rows
+        // are made as the engine takes them: each is encoded and freed before the next.
         let mut buf = Vec::new();
-        for &k in keys {
+        let rows = keys.iter().map(|&k| {
             buf.clear();
             value(k, &mut buf);
-            rows.push(vec![Value::Int(ik(k)), Value::Bytes(buf.clone())]);
-        }
+            vec![Value::Int(ik(k)), Value::Bytes(buf.clone())]
+        });
         self.db().bulk_insert("t", rows)?;
         Ok(())
     }
