@@ -518,16 +518,22 @@ impl Inner {
         Ok(v)
     }
 
-    /// The versions at `rowids` (sorted ascending), read together: one iterator pass over the
-    /// rowid range when they are dense (rows loaded or inserted in key order), otherwise the row
-    /// cache and one sorted multi-get for the rest. Returns (rowid, bytes) sorted by rowid; a
-    /// rowid that is not found is left out (the caller falls back to `fetch_bytes`).
+    /// The versions at `rowids` (sorted ascending), read together: from the row cache when the
+    /// first of them is cached (a table loaded into an empty cache is, whole), otherwise one
+    /// iterator pass over the rowid range when they are dense (rows loaded or inserted in key
+    /// order), otherwise the row cache and one sorted multi-get for the rest. Returns (rowid,
+    /// bytes) sorted by rowid; a rowid that is not found is left out (the caller falls back to
+    /// `fetch_bytes`).
     pub(crate) fn fetch_many(&self, table: u32, rowids: &[u64]) -> Result<Vec<(u64, cache::Bytes)>> {
         let (Some(&lo), Some(&hi)) = (rowids.first(), rowids.last()) else {
             return Ok(Vec::new());
         };
         let mut out: Vec<(u64, cache::Bytes)> = Vec::with_capacity(rowids.len());
-        if hi - lo < 4 * rowids.len() as u64 {
+        // Probing the cache for every row of a cold range cost more than the iterator saves
+        // (engine_perf at 1M rows, most of them cold: 118 vs 78 us per 100-row scan), so the
+        // first row decides.
+        let first_cached = self.cache.get(lo);
+        if first_cached.is_none() && hi - lo < 4 * rowids.len() as u64 {
             let mut i = 0;
             self.store.scan_rows(table, lo, hi + 1, |r, v| {
                 while i < rowids.len() && rowids[i] < r {
@@ -542,7 +548,11 @@ impl Inner {
             return Ok(out);
         }
         let mut missing = Vec::new();
-        for &r in rowids {
+        match first_cached {
+            Some(b) => out.push((lo, b)),
+            None => missing.push(lo),
+        }
+        for &r in &rowids[1..] {
             match self.cache.get(r) {
                 Some(b) => out.push((r, b)),
                 None => missing.push(r),
