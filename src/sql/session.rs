@@ -149,7 +149,9 @@ impl Prepared {
     pub fn is_short(&self) -> bool {
         if matches!(
             self.stmt,
-            A::Statement::StartTransaction { .. } | A::Statement::Commit { .. } | A::Statement::Rollback { .. }
+            A::Statement::StartTransaction { .. }
+                | A::Statement::Commit { .. }
+                | A::Statement::Rollback { .. }
         ) {
             return true;
         }

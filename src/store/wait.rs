@@ -46,7 +46,13 @@ mod tests {
     #[test]
     fn runs_the_wait_once_without_a_hook() {
         let mut n = 0;
-        assert_eq!(super::blocking(|| { n += 1; 7 }), 7);
+        assert_eq!(
+            super::blocking(|| {
+                n += 1;
+                7
+            }),
+            7
+        );
         assert_eq!(n, 1);
     }
 }
