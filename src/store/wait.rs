@@ -7,6 +7,8 @@
 //! point read or write, BEGIN, COMMIT) then runs on the network thread that received it, and
 //! only when it actually has to wait is that thread's other work handed to another thread.
 //! Handing every statement over up front cost more than the statements themselves (pgbench).
+//! Not covered: RocksDB's own write delays (a stall while compaction catches up) inside a
+//! commit's WAL append; a short statement caught in one holds its network thread until it ends.
 
 use std::sync::OnceLock;
 
