@@ -131,16 +131,6 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// A query whose current plan is a primary-key point read without subqueries: it takes no
-    /// locks, waits for no fsync and reads at most a few rows (see [`Plan::is_point_read`]).
-    pub fn is_point_read(&self) -> bool {
-        self.planned.lock().as_ref().is_some_and(|p| {
-            p.valid()
-                && p.subplans.is_empty()
-                && matches!(&p.planned, Planned::Query { plan, .. } if plan.is_point_read())
-        })
-    }
-
     /// A statement that does a small, bounded amount of work: BEGIN / COMMIT / ROLLBACK, a
     /// primary-key point read, an UPDATE or DELETE of one primary key, or an INSERT of a few
     /// VALUES rows, without subqueries. It may still wait for a row lock or a WAL fsync; those
