@@ -172,8 +172,6 @@ fn limit_of(e: &Option<Expr>, cx: &Ctx, what: &str) -> Result<Option<u64>> {
     }
 }
 
-/// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
-/// returns false or the scan's stop count is reached.
 /// The primary-key range of an `Access::Range` scan; None when it is empty (a NULL bound, or
 /// a lower bound above the upper one).
 fn key_range(
@@ -210,6 +208,8 @@ fn key_range(
     Ok(Some(range))
 }
 
+/// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
+/// returns false or the scan's stop count is reached.
 pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
     let tx = cx.tx;
     let stop = match &s.stop_after {
