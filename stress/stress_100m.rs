@@ -21,7 +21,7 @@ use common::alloc::{allocated_bytes, CountingAlloc};
 use common::counters::Counters;
 use common::keys::{Dist, KeySet};
 use common::machine::Machine;
-use common::report::{write_reports, Record, Run};
+use common::report::{write_reports, Paired, Record, Run};
 use hdrhistogram::Histogram;
 
 #[global_allocator]
@@ -61,6 +61,11 @@ struct Args {
     /// Skip the insert phase (second half into a half-loaded structure).
     #[arg(long)]
     no_inserts: bool,
+    /// Paired lookup passes per size: ALEX and BTreeMap built side by side, their batched
+    /// passes alternated (ALEX first, then BTreeMap first, ...), the ratio taken pass by pass.
+    /// 0 skips. Needs both structures in --structures.
+    #[arg(long, default_value_t = 6)]
+    pairs: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -234,6 +239,69 @@ fn measure_lookups<S: Structure>(
         }
     }
     r
+}
+
+/// One batched pass over `queries`: mean ns per lookup, and whether every answer was right
+/// (the payload sum and hit count equal the expected ones).
+fn batched_pass<S: Structure>(s: &S, queries: &[u64], expect_sum: u64) -> (f64, bool) {
+    let t = Instant::now();
+    let mut acc = 0u64;
+    let mut hits = 0usize;
+    for &q in queries {
+        if let Some(v) = s.get(black_box(q)) {
+            acc = acc.wrapping_add(v);
+            hits += 1;
+        }
+    }
+    let ns = t.elapsed().as_nanos() as f64 / queries.len() as f64;
+    (ns, black_box(acc) == expect_sum && hits == queries.len())
+}
+
+/// ALEX and BTreeMap side by side, batched lookup passes alternated so both see the same
+/// machine (this VM's memory latency drifts by tens of percent between minutes).
+fn paired_lookups(
+    n: usize,
+    ks: &KeySet,
+    sorted: &[(u64, u64)],
+    present_q: &[u64],
+    pairs: usize,
+    failures: &mut u64,
+) -> Paired {
+    eprintln!("[paired {n}] building ALEX and BTreeMap side by side");
+    let a = <Alex<u64> as Structure>::build(sorted);
+    let b = <BTreeMap<u64, u64> as Structure>::build(sorted);
+    let expect = present_q
+        .iter()
+        .fold(0u64, |acc, &q| acc.wrapping_add(ks.payload(q)));
+    // Warm-up of both.
+    let _ = batched_pass(&a, &present_q[..present_q.len().min(100_000)], 0);
+    let _ = batched_pass(&b, &present_q[..present_q.len().min(100_000)], 0);
+    let mut p = Paired {
+        keys: n,
+        alex_ns: Vec::new(),
+        btreemap_ns: Vec::new(),
+        ratios: Vec::new(),
+        ratio_median: 0.0,
+    };
+    for i in 0..pairs {
+        let ((ta, oka), (tb, okb)) = if i % 2 == 0 {
+            let x = batched_pass(&a, present_q, expect);
+            (x, batched_pass(&b, present_q, expect))
+        } else {
+            let y = batched_pass(&b, present_q, expect);
+            (batched_pass(&a, present_q, expect), y)
+        };
+        if !oka || !okb {
+            eprintln!("[paired {n}] WRONG ANSWERS in pass {i} (alex ok={oka}, btreemap ok={okb})");
+            *failures += 1;
+        }
+        p.alex_ns.push(ta);
+        p.btreemap_ns.push(tb);
+        p.ratios.push(tb / ta);
+    }
+    p.ratio_median = median(&mut p.ratios.clone());
+    println!("{}", p.one_line());
+    p
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -436,6 +504,7 @@ fn main() {
     };
     let mut records = Vec::new();
     let mut alex_stats = Vec::new();
+    let mut paired = Vec::new();
     let mut failures = 0u64;
     for &n in &args.keys {
         eprintln!("== {n} keys ({dist:?}) ==");
@@ -489,6 +558,19 @@ fn main() {
             println!("{}", rec.one_line());
             records.push(rec);
         }
+        let both = ["alex", "btreemap"]
+            .iter()
+            .all(|x| args.structures.iter().any(|s| s == x));
+        if both && args.pairs > 0 {
+            paired.push(paired_lookups(
+                n,
+                &ks,
+                &sorted,
+                &present_q,
+                args.pairs,
+                &mut failures,
+            ));
+        }
     }
     let run = Run {
         machine,
@@ -501,6 +583,7 @@ fn main() {
         hardware_counters: counters.describe(),
         results: records,
         alex_stats,
+        paired,
         failures,
     };
     if let Err(e) = write_reports(&args.out, &run) {

@@ -1,2 +1,3 @@
 pub mod alex;
 pub mod keyed;
+pub(crate) mod mem;

@@ -68,6 +68,45 @@ impl Record {
     }
 }
 
+/// ALEX and BTreeMap lookups measured side by side, passes alternated.
+#[derive(Clone, Debug, Serialize)]
+pub struct Paired {
+    pub keys: usize,
+    /// Mean ns per lookup of each ALEX pass.
+    pub alex_ns: Vec<f64>,
+    /// Mean ns per lookup of each BTreeMap pass (same index = same pair).
+    pub btreemap_ns: Vec<f64>,
+    /// BTreeMap / ALEX per pair.
+    pub ratios: Vec<f64>,
+    pub ratio_median: f64,
+}
+
+impl Paired {
+    pub fn one_line(&self) -> String {
+        let (lo, hi) = min_max(&self.ratios);
+        format!(
+            "    paired n={:>11} pairs={} BTreeMap/ALEX lookup mean ratio median={:.2}x (min {:.2}x, max {:.2}x); ALEX {} ns; BTreeMap {} ns",
+            self.keys,
+            self.ratios.len(),
+            self.ratio_median,
+            lo,
+            hi,
+            list(&self.alex_ns),
+            list(&self.btreemap_ns),
+        )
+    }
+}
+
+fn min_max(v: &[f64]) -> (f64, f64) {
+    v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+        (a.min(x), b.max(x))
+    })
+}
+
+fn list(v: &[f64]) -> String {
+    v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join("/")
+}
+
 #[derive(Serialize)]
 pub struct Run {
     pub machine: Machine,
@@ -81,6 +120,7 @@ pub struct Run {
     pub results: Vec<Record>,
     #[serde(serialize_with = "ser_stats")]
     pub alex_stats: Vec<(usize, AlexStats)>,
+    pub paired: Vec<Paired>,
     pub failures: u64,
 }
 
@@ -145,6 +185,28 @@ fn markdown(run: &Run) -> String {
                 a.build_s,
                 opt(a.insert_ns_mean, 0),
                 a.inserts_per_s.map(|x| format!("{:.2}M", x / 1e6)).unwrap_or_else(|| "n/a".into()),
+            );
+        }
+    }
+    if !run.paired.is_empty() {
+        let _ = writeln!(s, "\nPaired lookup passes (ALEX and BTreeMap built side by side, their batched passes alternated, ratio per pair; the fairest ratio on a VM whose memory latency drifts between minutes):\n");
+        let _ = writeln!(
+            s,
+            "| keys | pairs | BTreeMap / ALEX median | min | max | ALEX ns per pass | BTreeMap ns per pass |"
+        );
+        let _ = writeln!(s, "|---:|---:|---:|---:|---:|---|---|");
+        for p in &run.paired {
+            let (lo, hi) = min_max(&p.ratios);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.2}x | {:.2}x | {:.2}x | {} | {} |",
+                fmt_n(p.keys),
+                p.ratios.len(),
+                p.ratio_median,
+                lo,
+                hi,
+                list(&p.alex_ns),
+                list(&p.btreemap_ns)
             );
         }
     }

@@ -6,7 +6,8 @@
 //! of a key, corrected by exponential search). See `docs/ALEX.md` for how this maps to the paper.
 //!
 //! Nodes live in one arena (`Vec<Node>`) and refer to each other by `u32` ids: there is no
-//! `unsafe` code in this module.
+//! `unsafe` code in this module (large slot arrays are advised onto transparent huge pages by
+//! `index::mem`, whose one `madvise` call carries its safety argument).
 
 mod cost;
 mod data_node;
