@@ -108,7 +108,7 @@ impl<K: AlexKey> DataNode<K> {
     ) -> Self {
         let mut slots: Vec<Slot<K>> = Vec::with_capacity(cap);
         // Large nodes are read at random: huge pages spare each lookup its TLB miss.
-        crate::index::mem::advise_huge_pages(&slots);
+        crate::index::mem::advise_huge_pages(&mut slots);
         let mut bitmap = vec![0u64; cap.div_ceil(64)].into_boxed_slice();
         let mut iters_sum = 0.0f64;
         let mut shifts_sum = 0.0f64;
