@@ -292,3 +292,97 @@ fn scram_authentication_and_tls() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("without authentication"));
 }
+
+/// Extended-protocol replies wait for Sync or Flush (PostgreSQL's behaviour: one write per
+/// round trip), Flush sends what is pending without ReadyForQuery, and a COPY's CopyInResponse
+/// goes out at once (the client sends its data only after seeing it, before any Sync).
+#[test]
+fn extended_replies_are_sent_at_sync_or_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Server::start(dir.path(), &[]);
+    let mut s = connect(srv.port);
+    let (_, codes) = query(
+        &mut s,
+        "CREATE TABLE t (k int8 PRIMARY KEY, v text); INSERT INTO t VALUES (7, 'seven')",
+    );
+    assert!(codes.is_empty(), "{codes:?}");
+
+    let cstr = |x: &str| {
+        let mut v = x.as_bytes().to_vec();
+        v.push(0);
+        v
+    };
+    let mut parse = cstr("s1");
+    parse.extend(cstr("SELECT v FROM t WHERE k = $1"));
+    parse.extend(0i16.to_be_bytes());
+    let mut bind = cstr("");
+    bind.extend(cstr("s1"));
+    bind.extend(0i16.to_be_bytes());
+    bind.extend(1i16.to_be_bytes());
+    bind.extend(1i32.to_be_bytes());
+    bind.extend(b"7");
+    bind.extend(0i16.to_be_bytes());
+    let mut describe = vec![b'P'];
+    describe.extend(cstr(""));
+    let mut execute = cstr("");
+    execute.extend(0i32.to_be_bytes());
+    let mut batch = msg(b'P', &parse);
+    batch.extend(msg(b'B', &bind));
+    batch.extend(msg(b'D', &describe));
+    batch.extend(msg(b'E', &execute));
+    s.write_all(&batch).unwrap();
+
+    // Nothing before Sync or Flush.
+    s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    let mut one = [0u8; 1];
+    match s.read(&mut one) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) => {}
+        other => panic!("a reply arrived before Sync/Flush: {other:?}"),
+    }
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+
+    // Flush: everything so far, no ReadyForQuery.
+    s.write_all(&msg(b'H', &[])).unwrap();
+    let mut types = Vec::new();
+    let mut row = Vec::new();
+    while types.last() != Some(&b'C') {
+        let (t, body) = read_msg(&mut s).unwrap();
+        if t == b'D' {
+            row = body;
+        }
+        types.push(t);
+    }
+    assert_eq!(types, b"12TDC".to_vec());
+    assert!(row.ends_with(b"seven"), "{row:?}");
+    s.write_all(&msg(b'S', &[])).unwrap();
+    assert_eq!(read_msg(&mut s).unwrap().0, b'Z');
+
+    // COPY FROM STDIN through the extended protocol: CopyInResponse arrives without a Sync.
+    let mut parse = cstr("");
+    parse.extend(cstr("COPY t FROM STDIN"));
+    parse.extend(0i16.to_be_bytes());
+    let mut bind = cstr("");
+    bind.extend(cstr(""));
+    bind.extend([0u8; 6]);
+    let mut batch = msg(b'P', &parse);
+    batch.extend(msg(b'B', &bind));
+    batch.extend(msg(b'E', &execute));
+    s.write_all(&batch).unwrap();
+    let mut types = Vec::new();
+    while types.last() != Some(&b'G') {
+        types.push(read_msg(&mut s).unwrap().0);
+    }
+    assert_eq!(types, b"12G".to_vec());
+    s.write_all(&msg(b'd', b"8\teight\n")).unwrap();
+    s.write_all(&msg(b'c', &[])).unwrap();
+    s.write_all(&msg(b'S', &[])).unwrap();
+    let (types, codes) = until_ready(&mut s).unwrap();
+    assert!(codes.is_empty() && types.contains(&b'C'), "{types:?} {codes:?}");
+    let (_, codes) = query(&mut s, "SELECT 1");
+    assert!(codes.is_empty());
+    assert!(srv.sql("SELECT v FROM t WHERE k = 8").contains("eight"));
+}

@@ -39,6 +39,7 @@ use pgwire::messages::response::{
 use pgwire::messages::startup::Startup;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
+use super::buffered::Buffered;
 use super::cancel::{KeyGenerator, Registry};
 use super::catalog::{self, CatalogResult};
 use super::metrics::{Kind, Metrics};
@@ -834,7 +835,28 @@ impl ExtendedQueryHandler for Backend {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         message.max_rows = message.max_rows.clamp(0, MAX_ROWS_PER_EXECUTE);
-        self._on_execute(client, message).await
+        // The reply waits in the write buffer for Sync (src/server/buffered.rs), except a
+        // CopyInResponse: the client sends its data only once it has seen that, before any Sync.
+        self._on_execute(&mut Buffered(client), message).await?;
+        if matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            client.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// pgwire's Describe, its reply buffered until Sync/Flush like Bind's and Execute's.
+    async fn on_describe<C>(
+        &self,
+        client: &mut C,
+        message: pgwire::messages::extendedquery::Describe,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self._on_describe(&mut Buffered(client), message).await
     }
 
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>

@@ -12,6 +12,7 @@
 //!
 //! See `docs/SERVER.md`.
 
+mod buffered;
 pub mod cancel;
 pub mod catalog;
 pub mod handler;
