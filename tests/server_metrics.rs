@@ -191,6 +191,12 @@ async fn metrics_endpoint_counts_what_happened() {
         ) > 0.0
     );
 
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        let in_use = get(&after, "augur_malloc_bytes{kind=\"in_use\"}");
+        assert!(in_use > 1e6, "live allocations of a server with caches: {in_use}");
+        assert!(get(&after, "augur_malloc_bytes{kind=\"arena\"}") > 0.0);
+    }
+
     drop(client);
     // The connection's end is counted (the server notices the close asynchronously).
     let mut open = 1.0;

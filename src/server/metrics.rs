@@ -140,6 +140,7 @@ pub struct Metrics {
     alex_bytes: IntGaugeVec,
     rocksdb: IntGaugeVec,
     disk_bytes: IntGauge,
+    malloc: IntGaugeVec,
 }
 
 fn reg<T: prometheus::core::Collector + Clone + 'static>(r: &Registry, c: T) -> T {
@@ -303,6 +304,15 @@ impl Metrics {
                 &["name"],
             ),
             disk_bytes: gauge(&r, "augur_disk_bytes", "Bytes of the data directory on disk"),
+            malloc: gauge_vec(
+                &r,
+                "augur_malloc_bytes",
+                "glibc malloc (mallinfo2): in_use = bytes of live allocations, free = free bytes \
+                 kept inside arenas, mmapped = bytes in chunks mapped on their own, arena = bytes \
+                 of the arenas' heaps. RSS growing while in_use stays flat is fragmentation, \
+                 not a leak",
+                &["kind"],
+            ),
             db,
             scrape: Mutex::new(()),
             registry: r,
@@ -389,6 +399,21 @@ impl Metrics {
         }
         self.disk_bytes
             .set(self.db.disk_bytes().min(i64::MAX as u64) as i64);
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        {
+            // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value; it
+            // takes each arena's lock while it sums it, as malloc and free do.
+            let mi = unsafe { libc::mallinfo2() };
+            let set = |k: &str, v: usize| {
+                self.malloc
+                    .with_label_values(&[k])
+                    .set(v.min(i64::MAX as usize) as i64)
+            };
+            set("in_use", mi.uordblks + mi.hblkhd);
+            set("free", mi.fordblks);
+            set("mmapped", mi.hblkhd);
+            set("arena", mi.arena);
+        }
         let mut out = Vec::with_capacity(16 << 10);
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             warn!("encoding metrics: {e}");
