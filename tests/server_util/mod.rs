@@ -6,6 +6,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct Server {
@@ -13,6 +15,55 @@ pub struct Server {
     pub port: u16,
     pub dir: PathBuf,
     pub log: PathBuf,
+    /// Set when the Server is dropped; see [`watchdog`].
+    done: Arc<AtomicBool>,
+}
+
+/// Seconds a test may keep one server before the watchdog ends the test binary
+/// (`AUGUR_TEST_SERVER_SECS`, default 600; the longest server test takes about a minute).
+fn server_limit() -> Duration {
+    Duration::from_secs(
+        std::env::var("AUGUR_TEST_SERVER_SECS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(600),
+    )
+}
+
+/// A hung test (a client waiting for a reply the server never sends) would otherwise hold CI
+/// until its 90-minute limit: past the limit this prints which server hung and its log, kills
+/// the server and exits the test binary with a failure.
+fn watchdog(pid: u32, port: u16, log: PathBuf, done: Arc<AtomicBool>) {
+    let limit = server_limit();
+    std::thread::spawn(move || {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(200));
+            if done.load(Ordering::Acquire) {
+                return;
+            }
+        }
+        let log = std::fs::read_to_string(&log).unwrap_or_default();
+        let tail: String = log
+            .lines()
+            .rev()
+            .take(40)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        // Written to the stderr handle, not with eprintln!: the test harness captures the
+        // macro's output and would lose it at exit.
+        let _ = writeln!(
+            std::io::stderr(),
+            "WATCHDOG: a test kept the server on port {port} (pid {pid}) for more than {} s: \
+             it is hung. Killing the server and failing the test binary. Last server log lines:\n{tail}",
+            limit.as_secs()
+        );
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        std::process::exit(101);
+    });
 }
 
 /// A free loopback port: from `AUGUR_TEST_PORTS=LO-HI` when set (machines shared by several
@@ -72,11 +123,14 @@ impl Server {
             .stderr(logf)
             .spawn()
             .expect("start augur");
+        let done = Arc::new(AtomicBool::new(false));
+        watchdog(child.id(), port, log.clone(), done.clone());
         let s = Server {
             child,
             port,
             dir: dir.to_path_buf(),
             log,
+            done,
         };
         s.wait_ready();
         s
@@ -167,6 +221,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
         if self.alive() {
             self.kill9();
         }
