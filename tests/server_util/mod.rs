@@ -44,15 +44,8 @@ fn watchdog(pid: u32, port: u16, log: PathBuf, done: Arc<AtomicBool>) {
             }
         }
         let log = std::fs::read_to_string(&log).unwrap_or_default();
-        let tail: String = log
-            .lines()
-            .rev()
-            .take(40)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join("\n");
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
         // Written to the stderr handle, not with eprintln!: the test harness captures the
         // macro's output and would lose it at exit.
         let _ = writeln!(
