@@ -210,3 +210,63 @@ async fn metrics_endpoint_counts_what_happened() {
     assert_eq!(open, 0.0);
     drop(srv);
 }
+
+/// Runs `augur serve` with `args` on a fresh data directory, expecting it to refuse to start:
+/// returns its stderr after it exits (fails the test if it is still running after 30 s).
+fn refused(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(server_util::augur_bin())
+        .args(["serve", "--data-dir"])
+        .arg(dir.path().join("d"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start augur");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            assert!(!st.success(), "augur serve {args:?} started; stderr:\n{err}");
+            return err;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("augur serve {args:?} kept running: it should have refused to start");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Nothing without authentication listens beyond loopback unless asked: the SQL port without a
+/// password, and the metrics endpoint (which never has authentication).
+#[test]
+fn non_loopback_listeners_without_auth_need_insecure_no_auth() {
+    let p = free_port();
+    let err = refused(&["--listen", &format!("0.0.0.0:{p}")]);
+    assert!(err.contains("refusing to listen on 0.0.0.0"), "{err}");
+
+    let (p, m) = (free_port(), free_port());
+    let err = refused(&[
+        "--listen",
+        &format!("127.0.0.1:{p}"),
+        "--password",
+        "pw",
+        "--metrics",
+        &format!("0.0.0.0:{m}"),
+    ]);
+    assert!(err.contains("refusing to serve metrics on 0.0.0.0"), "{err}");
+
+    // With the flag, the same metrics address is served (reached here through loopback).
+    let dir = tempfile::tempdir().unwrap();
+    let m = free_port();
+    let s = Server::start(
+        &dir.path().join("d"),
+        &["--metrics", &format!("0.0.0.0:{m}"), "--insecure-no-auth"],
+    );
+    let (status, body) = http_get(m, "/metrics");
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("augur_"), "{body}");
+    assert!(s.log_text().contains("has no authentication"), "{}", s.log_text());
+}

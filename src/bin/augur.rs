@@ -76,7 +76,8 @@ struct ServeArgs {
     /// File of `name:password` lines (SCRAM-SHA-256).
     #[arg(long)]
     users_file: Option<PathBuf>,
-    /// Allow listening on a non-loopback address without a password.
+    /// Allow a non-loopback --listen address without a password, and a non-loopback
+    /// --metrics address (the metrics endpoint has no authentication).
     #[arg(long)]
     insecure_no_auth: bool,
     /// TLS certificate chain (PEM); clients may then use sslmode=require.

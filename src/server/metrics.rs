@@ -422,14 +422,22 @@ impl Metrics {
     }
 }
 
-/// Binds the metrics address.
-pub async fn bind(addr: &str) -> anyhow::Result<TcpListener> {
+/// Binds the metrics address. The endpoint has no authentication (Prometheus scrapes it as
+/// plain HTTP) and its labels name tables, so like the SQL port without a password it refuses a
+/// non-loopback address unless `allow_open` (`--insecure-no-auth`).
+pub async fn bind(addr: &str, allow_open: bool) -> anyhow::Result<TcpListener> {
     let a: SocketAddr = tokio::net::lookup_host(addr)
         .await
         .with_context(|| format!("resolving --metrics {addr}"))?
         .next()
         .with_context(|| format!("no address for --metrics {addr}"))?;
     if !a.ip().is_loopback() {
+        if !allow_open {
+            anyhow::bail!(
+                "refusing to serve metrics on {a}: the endpoint has no authentication; bind it to \
+                 loopback (e.g. --metrics 127.0.0.1:9187) or pass --insecure-no-auth"
+            );
+        }
         warn!("metrics endpoint {a} is not on loopback and has no authentication");
     }
     TcpListener::bind(a)

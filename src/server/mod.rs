@@ -218,7 +218,7 @@ impl Server {
             .with_context(|| format!("cannot listen on {addr}"))?;
         let (metrics_listener, m) = match &cfg.metrics {
             Some(a) => (
-                Some(metrics::bind(a).await?),
+                Some(metrics::bind(a, cfg.insecure_no_auth).await?),
                 Some(Arc::new(metrics::Metrics::new(db.clone()))),
             ),
             None => (None, None),
