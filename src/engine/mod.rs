@@ -31,7 +31,7 @@ mod recovery;
 pub mod table;
 mod txn;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -140,8 +140,12 @@ pub(crate) struct Inner {
     /// Every rowid at or below this is committed, applied to the indexes and (for durable commits)
     /// synced. A snapshot is a value of this watermark.
     visible: AtomicU64,
-    /// Active snapshots (value -> count), for garbage collection.
-    snapshots: Mutex<BTreeMap<u64, usize>>,
+    /// Active snapshots as (value, readers), ascending by value, for garbage collection. Values
+    /// only grow (each is read from `visible` under this lock), so a new snapshot is the last
+    /// entry or a new one after it; an entry leaves when its last reader ends. A deque rather
+    /// than a map: no allocation per transaction, and it holds one entry per distinct snapshot
+    /// in use (a few, even with many sessions).
+    snapshots: Mutex<VecDeque<(u64, usize)>>,
     pub(crate) cache: RowCache,
     gc: Mutex<gc::GcQueue>,
     versions_since_ckpt: AtomicU64,
@@ -211,7 +215,7 @@ impl Database {
                 next_table_id: 1,
             }),
             visible: AtomicU64::new(0),
-            snapshots: Mutex::new(BTreeMap::new()),
+            snapshots: Mutex::new(VecDeque::new()),
             gc: Mutex::new(gc::GcQueue::default()),
             versions_since_ckpt: AtomicU64::new(0),
             ckpt_lock: Mutex::new(()),
@@ -481,16 +485,22 @@ impl Inner {
     pub(crate) fn begin_snapshot(&self) -> u64 {
         let mut s = self.snapshots.lock();
         let v = self.visible.load(Ordering::Acquire);
-        *s.entry(v).or_insert(0) += 1;
+        match s.back_mut() {
+            Some((last, n)) if *last == v => *n += 1,
+            _ => {
+                debug_assert!(s.back().is_none_or(|&(last, _)| last < v));
+                s.push_back((v, 1));
+            }
+        }
         v
     }
 
     pub(crate) fn end_snapshot(&self, v: u64) {
         let mut s = self.snapshots.lock();
-        if let Some(c) = s.get_mut(&v) {
-            *c -= 1;
-            if *c == 0 {
-                s.remove(&v);
+        if let Ok(i) = s.binary_search_by_key(&v, |e| e.0) {
+            s[i].1 -= 1;
+            if s[i].1 == 0 {
+                s.remove(i);
             }
         }
     }
@@ -498,9 +508,8 @@ impl Inner {
     /// The oldest snapshot any reader may hold.
     pub(crate) fn oldest_snapshot(&self) -> u64 {
         let s = self.snapshots.lock();
-        s.keys()
-            .next()
-            .copied()
+        s.front()
+            .map(|e| e.0)
             .unwrap_or_else(|| self.visible.load(Ordering::Acquire))
     }
 
@@ -552,12 +561,7 @@ impl Inner {
             Some(b) => out.push((lo, b)),
             None => missing.push(lo),
         }
-        for &r in &rowids[1..] {
-            match self.cache.get(r) {
-                Some(b) => out.push((r, b)),
-                None => missing.push(r),
-            }
-        }
+        self.cache.get_many(&rowids[1..], &mut out, &mut missing);
         for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
             if let Some(bytes) = got? {
                 let b: cache::Bytes = Arc::from(bytes.as_slice());
