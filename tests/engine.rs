@@ -860,3 +860,108 @@ fn bulk_insert_is_atomic_and_checks_duplicates() {
     assert_eq!(rows.len(), 60_001);
     assert!(rows.windows(2).all(|w| w[0].0 < w[1].0));
 }
+
+/// Waits for the row-cache prewarm after open (fails the test after 60 s).
+fn wait_prewarm(db: &Database) -> augur::Stats {
+    let t0 = std::time::Instant::now();
+    loop {
+        let s = db.stats();
+        if s.prewarm_done {
+            return s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "prewarm did not finish");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn reopen_prewarms_the_row_cache_with_the_newest_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "a");
+        kv_table(&db, "b");
+        for chunk in 0..4 {
+            db.transaction(|tx| {
+                for k in chunk * 500..(chunk + 1) * 500 {
+                    tx.insert("a", vec![Value::Int(k), Value::Int(k)])?;
+                    tx.insert("b", vec![Value::Int(-k), Value::Int(k)])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        // Newer versions of some keys, and deleted keys: reads must see these, not the
+        // older versions the prewarm may also have cached.
+        db.transaction(|tx| {
+            for k in 0..100 {
+                tx.update("a", &Key::Int(k), vec![Value::Int(k), Value::Int(k + 10_000)])?;
+                tx.delete("b", &Key::Int(-k))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.close().unwrap();
+    }
+    // Prewarm on (the default): every read after it is a row-cache hit, and answers are right.
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        let s = wait_prewarm(&db);
+        // 3,900 live rows (close collected the superseded and deleted versions).
+        assert!(s.prewarm_rows >= 3900, "prewarm cached {} rows", s.prewarm_rows);
+        let (h0, m0) = (s.cache_hits, s.cache_misses);
+        for k in 0..2000 {
+            let want_a = if k < 100 { k + 10_000 } else { k };
+            assert_eq!(val(&db, "a", k), Some(want_a));
+            assert_eq!(val(&db, "b", -k), if k < 100 { None } else { Some(k) });
+        }
+        let s = db.stats();
+        assert_eq!(s.cache_misses, m0, "a read after the prewarm went to RocksDB");
+        assert!(s.cache_hits >= h0 + 3900);
+        db.close().unwrap();
+    }
+    // Off: the same reads start cold.
+    {
+        let db = Database::open(
+            dir.path(),
+            Options {
+                prewarm_row_cache: false,
+                ..opts()
+            },
+        )
+        .unwrap();
+        let s = wait_prewarm(&db);
+        assert_eq!(s.prewarm_rows, 0);
+        for k in 100..200 {
+            assert_eq!(val(&db, "a", k), Some(k));
+        }
+        assert!(db.stats().cache_misses >= s.cache_misses + 100);
+        db.close().unwrap();
+    }
+    // A budget smaller than the data: the newest versions are the ones kept, within budget.
+    {
+        let budget = 64 << 10;
+        let db = Database::open(
+            dir.path(),
+            Options {
+                row_cache_bytes: budget,
+                ..opts()
+            },
+        )
+        .unwrap();
+        let s = wait_prewarm(&db);
+        assert!(s.prewarm_rows > 0 && s.prewarm_rows < 4000, "{}", s.prewarm_rows);
+        assert!(
+            s.row_cache_bytes as usize <= budget,
+            "{} > {budget}",
+            s.row_cache_bytes
+        );
+        // The 100 updated versions of "a" are the newest rows: cached.
+        let m0 = db.stats().cache_misses;
+        for k in 0..100 {
+            assert_eq!(val(&db, "a", k), Some(k + 10_000));
+        }
+        assert_eq!(db.stats().cache_misses, m0);
+        db.close().unwrap();
+    }
+}

@@ -65,6 +65,17 @@ struct Line(Mutex<Set>);
 /// Bytes charged per entry beyond its data (slot share, Arc header).
 const ENTRY_OVERHEAD: usize = 48;
 
+/// What [`RowCache::fill`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// The row is cached (now or already).
+    Kept,
+    /// Its set has no empty way: skipped.
+    NoWay,
+    /// The byte budget is used: stop filling.
+    Full,
+}
+
 pub(crate) struct RowCache {
     sets: Box<[Line]>,
     mask: u64,
@@ -221,6 +232,34 @@ impl RowCache {
         }
         self.insert(rowid, Arc::from(v));
         true
+    }
+
+    /// Prewarm: caches a copy of `v` in an empty way of its set, never evicting anything (the
+    /// caller offers the newest rows first, so what is already there is as new or newer).
+    pub fn fill(&self, rowid: u64, v: &[u8]) -> Fill {
+        if self.sets.is_empty() {
+            return Fill::Full;
+        }
+        let add = v.len() + ENTRY_OVERHEAD;
+        if self.used.load(Ordering::Relaxed) + add > self.budget + self.table_bytes() {
+            return Fill::Full;
+        }
+        let mut s = self.sets[self.set_index(rowid)].0.lock();
+        if (0..WAYS).any(|w| s.rowid[w] == rowid && s.data[w].is_some()) {
+            return Fill::Kept;
+        }
+        let Some(w) = (0..WAYS).find(|&w| s.data[w].is_none()) else {
+            return Fill::NoWay;
+        };
+        self.used.fetch_add(add, Ordering::Relaxed);
+        s.rowid[w] = rowid;
+        s.data[w] = Some(Arc::from(v));
+        Fill::Kept
+    }
+
+    /// How many rows the table has ways for.
+    pub fn ways(&self) -> usize {
+        self.sets.len() * WAYS
     }
 
     pub fn remove(&self, rowid: u64) {

@@ -249,6 +249,9 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
         }
         *inner.pending_sweep.lock() = None;
     }
+    if !inner.stats.lock().prewarm_done {
+        super::prewarm::prewarm(&inner);
+    }
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {

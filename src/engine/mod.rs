@@ -27,6 +27,7 @@ pub mod catalog;
 mod gc;
 mod interrupt;
 mod locks;
+mod prewarm;
 mod recovery;
 pub mod table;
 mod txn;
@@ -71,6 +72,10 @@ pub struct Options {
     pub checkpoint_every: u64,
     /// How often the background thread collects old versions and checks for checkpoints.
     pub maintenance_interval: Duration,
+    /// After open, fill the row cache with the newest row versions in the background (default:
+    /// true), so that reads after a restart start from memory. `Stats::prewarm_done` says when
+    /// it has finished.
+    pub prewarm_row_cache: bool,
 }
 
 impl Default for Options {
@@ -81,6 +86,7 @@ impl Default for Options {
             store: StoreOptions::default(),
             checkpoint_every: 1_000_000,
             maintenance_interval: Duration::from_millis(200),
+            prewarm_row_cache: true,
         }
     }
 }
@@ -113,6 +119,11 @@ pub struct Stats {
     pub wal_syncs: u64,
     /// Seconds spent in those fsyncs (`wal_sync_secs / wal_syncs` is the mean fsync time).
     pub wal_sync_secs: f64,
+    /// The row-cache prewarm after open has finished (or is off): see `Options::prewarm_row_cache`.
+    pub prewarm_done: bool,
+    /// Row versions the prewarm cached, and how long it took.
+    pub prewarm_rows: u64,
+    pub prewarm_ms: u64,
 }
 
 /// A table's primary index, for monitoring ([`Database::index_stats`]).
@@ -227,6 +238,9 @@ impl Database {
             next_txn: AtomicU64::new(1),
         });
         recovery::recover(&inner)?;
+        if !inner.opts.prewarm_row_cache || inner.opts.row_cache_bytes == 0 {
+            inner.stats.lock().prewarm_done = true;
+        }
         let bg_inner = inner.clone();
         let handle = std::thread::Builder::new()
             .name("augur-maintenance".into())
