@@ -148,6 +148,14 @@ fn main() -> anyhow::Result<()> {
         n_upd,
         t0.elapsed().as_secs_f64()
     );
+    while !db.stats().prewarm_done {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let st = db.stats();
+    println!(
+        "row cache prewarm: {} rows in {} ms ({} bytes cached)",
+        st.prewarm_rows, st.prewarm_ms, st.row_cache_bytes
+    );
     let t = db.table("t")?;
     println!(
         "index: {} keys, {} ({} bytes counted by the index)",
