@@ -175,7 +175,11 @@ const OPS: &[(&str, &str, &str)] = &[
     ("mixed70_30", "nosync", "70% point reads / 30% updates"),
     ("mixed70_30", "sync", "70% point reads / 30% updates"),
     ("reopen", "sync", "close + open + first lookup"),
-    ("warm", "sync", "cache warm-up after the reopen: one full read of the table (Augur: after its row-cache prewarm)"),
+    (
+        "warm",
+        "sync",
+        "cache warm-up after the reopen: one full read of the table (Augur: after its row-cache prewarm)",
+    ),
 ];
 
 fn dur_label(op: &str, d: &str) -> &'static str {
