@@ -148,9 +148,7 @@ fn main() -> anyhow::Result<()> {
         n_upd,
         t0.elapsed().as_secs_f64()
     );
-    while !db.stats().prewarm_done {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+    db.wait_for_prewarm();
     let st = db.stats();
     println!(
         "row cache prewarm: {} rows in {} ms ({} bytes cached)",

@@ -44,12 +44,21 @@ impl Set {
         self.used[way] = self.clock;
     }
 
+    /// The way holding `rowid`, if cached.
+    fn find(&self, rowid: u64) -> Option<usize> {
+        (0..WAYS).find(|&w| self.rowid[w] == rowid && self.data[w].is_some())
+    }
+
+    fn empty_way(&self) -> Option<usize> {
+        (0..WAYS).find(|&w| self.data[w].is_none())
+    }
+
     /// The way holding `rowid`, else an empty way, else the least recently used.
     fn way_for(&self, rowid: u64) -> usize {
-        if let Some(w) = (0..WAYS).find(|&w| self.rowid[w] == rowid && self.data[w].is_some()) {
+        if let Some(w) = self.find(rowid) {
             return w;
         }
-        if let Some(w) = (0..WAYS).find(|&w| self.data[w].is_none()) {
+        if let Some(w) = self.empty_way() {
             return w;
         }
         (0..WAYS)
@@ -144,7 +153,7 @@ impl RowCache {
     pub fn get(&self, rowid: u64) -> Option<Bytes> {
         let r = self.set(rowid).and_then(|s| {
             let mut s = s.lock();
-            let w = (0..WAYS).find(|&w| s.rowid[w] == rowid && s.data[w].is_some())?;
+            let w = s.find(rowid)?;
             s.touch(w);
             s.data[w].clone()
         });
@@ -177,21 +186,19 @@ impl RowCache {
         }
         for &r in rowids {
             let s = self.sets[self.set_index(r)].0.lock();
-            if let Some(w) = (0..WAYS).find(|&w| s.rowid[w] == r) {
-                if let Some(d) = &s.data[w] {
-                    // The allocation starts with the Arc's two counters (16 bytes), then the
-                    // entry's bytes: fetch the lines the clone and the decoder will touch.
-                    let start = (Arc::as_ptr(d) as *const u8).wrapping_sub(16);
-                    for line in (0..16 + d.len()).step_by(64).take(4) {
-                        prefetch(start.wrapping_add(line));
-                    }
+            if let Some(d) = s.find(r).and_then(|w| s.data[w].as_ref()) {
+                // The allocation starts with the Arc's two counters (16 bytes), then the
+                // entry's bytes: fetch the lines the clone and the decoder will touch.
+                let start = (Arc::as_ptr(d) as *const u8).wrapping_sub(16);
+                for line in (0..16 + d.len()).step_by(64).take(4) {
+                    prefetch(start.wrapping_add(line));
                 }
             }
         }
         let before = found.len();
         for &r in rowids {
             let mut s = self.sets[self.set_index(r)].0.lock();
-            match (0..WAYS).find(|&w| s.rowid[w] == r && s.data[w].is_some()) {
+            match s.find(r) {
                 Some(w) => {
                     s.touch(w);
                     found.push((r, s.data[w].clone().expect("checked")));
@@ -225,9 +232,7 @@ impl RowCache {
     /// conflict still replaces its older way); false when the cache is full, so that a caller
     /// filling it in bulk can stop before copying bytes it would not keep.
     pub fn insert_if_room(&self, rowid: u64, v: &[u8]) -> bool {
-        if self.sets.is_empty()
-            || self.used.load(Ordering::Relaxed) + v.len() + ENTRY_OVERHEAD > self.budget + self.table_bytes()
-        {
+        if !self.has_room(v.len()) {
             return false;
         }
         self.insert(rowid, Arc::from(v));
@@ -237,24 +242,27 @@ impl RowCache {
     /// Prewarm: caches a copy of `v` in an empty way of its set, never evicting anything (the
     /// caller offers the newest rows first, so what is already there is as new or newer).
     pub fn fill(&self, rowid: u64, v: &[u8]) -> Fill {
-        if self.sets.is_empty() {
-            return Fill::Full;
-        }
-        let add = v.len() + ENTRY_OVERHEAD;
-        if self.used.load(Ordering::Relaxed) + add > self.budget + self.table_bytes() {
+        if !self.has_room(v.len()) {
             return Fill::Full;
         }
         let mut s = self.sets[self.set_index(rowid)].0.lock();
-        if (0..WAYS).any(|w| s.rowid[w] == rowid && s.data[w].is_some()) {
+        if s.find(rowid).is_some() {
             return Fill::Kept;
         }
-        let Some(w) = (0..WAYS).find(|&w| s.data[w].is_none()) else {
+        let Some(w) = s.empty_way() else {
             return Fill::NoWay;
         };
-        self.used.fetch_add(add, Ordering::Relaxed);
+        self.used.fetch_add(v.len() + ENTRY_OVERHEAD, Ordering::Relaxed);
         s.rowid[w] = rowid;
         s.data[w] = Some(Arc::from(v));
         Fill::Kept
+    }
+
+    /// Whether an entry of `len` bytes fits the budget without evicting anything (false when
+    /// the cache has no table at all).
+    fn has_room(&self, len: usize) -> bool {
+        !self.sets.is_empty()
+            && self.used.load(Ordering::Relaxed) + len + ENTRY_OVERHEAD <= self.budget + self.table_bytes()
     }
 
     /// How many rows the table has ways for.

@@ -253,6 +253,14 @@ impl Database {
         Ok(Database { inner, _bg: bg })
     }
 
+    /// Blocks until the row-cache prewarm after open has finished (at once when it is off):
+    /// for a caller that wants its first reads to find the cache filled, as benchmarks do.
+    pub fn wait_for_prewarm(&self) {
+        while !self.inner.stats.lock().prewarm_done {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown
     /// marker. Later calls on any clone fail.
     pub fn close(&self) -> Result<()> {

@@ -4,10 +4,11 @@
 //! first garbage collection and stops at shutdown; reads and writes go on meanwhile.
 //!
 //! Which rows: the newest row versions, by position, across all tables, until the cache's byte
-//! budget is used (newest window first; see [`fill`]). Positions grow with every write, so the newest versions are the rows written
-//! or updated last, and they include every current version of a table that fits. A version
-//! already superseded is cached too (telling it apart would need an index lookup per row); the
-//! garbage collector evicts what it deletes, as for any cached version.
+//! budget is used (newest window first; see [`fill`]). Positions grow with every write, so the
+//! newest versions are the rows written or updated last, and they include every current version
+//! of a table that fits. A version already superseded is cached too (telling it apart would need
+//! an index lookup per row); the garbage collector evicts what it deletes, as for any cached
+//! version.
 //!
 //! Safe alongside everything else because a version's bytes never change once written: the
 //! prewarm only fills empty ways (it never evicts what queries cached), and a version the
@@ -48,21 +49,22 @@ fn fill(inner: &Inner, tables: &[u32]) -> (u64, crate::error::Result<()>) {
     let ways = inner.cache.ways() as u64;
     let window = (ways / 16).max(256);
     let mut hi = inner.commit.lock().next_rowid;
-    let mut full = false;
-    while hi > 1 && !full && offered < 2 * ways {
+    // Set when the budget is used or the database is shutting down.
+    let mut stop = false;
+    while hi > 1 && !stop && offered < 2 * ways {
         let lo = hi.saturating_sub(window).max(1);
         for &t in tables {
             let r = inner.store.for_each_row(t, lo, hi, |rowid, v| {
                 offered += 1;
                 if offered % 4096 == 0 && inner.shutdown.load(Ordering::Acquire) {
-                    full = true;
+                    stop = true;
                     return Ok(false);
                 }
                 match inner.cache.fill(rowid, v) {
                     Fill::Kept => kept += 1,
                     Fill::NoWay => {}
                     Fill::Full => {
-                        full = true;
+                        stop = true;
                         return Ok(false);
                     }
                 }
@@ -71,7 +73,7 @@ fn fill(inner: &Inner, tables: &[u32]) -> (u64, crate::error::Result<()>) {
             if let Err(e) = r {
                 return (kept, Err(e));
             }
-            if full {
+            if stop {
                 break;
             }
         }
