@@ -20,4 +20,4 @@ pub use engine::{
 };
 pub use error::{Error, Result, SqlState};
 pub use sql::{Session, StatementResult, TxStatus};
-pub use types::{DataType, Key, Row, Value};
+pub use types::{DataType, Key, Row, RowRef, Value, ValueRef};

@@ -965,3 +965,157 @@ fn reopen_prewarms_the_row_cache_with_the_newest_versions() {
         db.close().unwrap();
     }
 }
+
+#[test]
+fn a_large_transaction_writes_through_to_the_row_cache_while_it_has_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(
+        dir.path(),
+        Options {
+            prewarm_row_cache: false,
+            ..opts()
+        },
+    )
+    .unwrap();
+    kv_table(&db, "hot");
+    kv_table(&db, "big");
+    db.insert("hot", vec![Value::Int(1), Value::Int(1)]).unwrap();
+    assert_eq!(val(&db, "hot", 1), Some(1));
+    let n = augur::engine::BULK_COMMIT_ROWS as i64 + 1000; // takes the ingest path
+    db.transaction(|tx| {
+        for k in 0..n {
+            tx.insert("big", vec![Value::Int(k), Value::Int(-k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    // Every row of the load is cached (the default budget has room): reads are hits.
+    let s0 = db.stats();
+    for k in (0..n).step_by(97) {
+        assert_eq!(val(&db, "big", k), Some(-k));
+    }
+    assert_eq!(val(&db, "hot", 1), Some(1));
+    let s1 = db.stats();
+    assert_eq!(
+        s1.cache_misses, s0.cache_misses,
+        "a read after the load went to RocksDB"
+    );
+    db.close().unwrap();
+    drop(db);
+
+    // A budget smaller than the load: the load stops writing through when it is full and
+    // evicts nothing already cached.
+    let budget = 1 << 20;
+    let db = Database::open(
+        dir.path(),
+        Options {
+            prewarm_row_cache: false,
+            row_cache_bytes: budget,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(val(&db, "hot", 1), Some(1)); // cached by this read
+    db.transaction(|tx| {
+        for k in n..2 * n {
+            tx.insert("big", vec![Value::Int(k), Value::Int(-k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let s0 = db.stats();
+    assert!(
+        s0.row_cache_bytes as usize <= budget,
+        "{} > {budget}",
+        s0.row_cache_bytes
+    );
+    assert_eq!(val(&db, "hot", 1), Some(1));
+    assert_eq!(val(&db, "big", n), Some(-n)); // the load's first row: written through
+    let s1 = db.stats();
+    assert_eq!(
+        s1.cache_misses, s0.cache_misses,
+        "the hot row or the first loaded row missed"
+    );
+    for k in (n..2 * n).step_by(101) {
+        assert_eq!(val(&db, "big", k), Some(-k));
+    }
+    assert!(
+        db.stats().cache_misses > s1.cache_misses,
+        "1 MiB cannot hold the whole load"
+    );
+    db.close().unwrap();
+}
+
+#[test]
+fn borrowed_reads_match_owned_reads_with_own_writes_and_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.transaction(|tx| {
+        for k in 0..300 {
+            tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let t = db.table("t").unwrap();
+    let reader = db.begin(); // sees 0..300 as first written
+    db.transaction(|tx| {
+        for k in (0..300).step_by(3) {
+            tx.update("t", &Key::Int(k), vec![Value::Int(k), Value::Int(k * 10)])?;
+        }
+        for k in (1..300).step_by(7) {
+            tx.delete("t", &Key::Int(k))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", vec![Value::Int(1000), Value::Int(7)]).unwrap();
+    tx.update("t", &Key::Int(2), vec![Value::Int(2), Value::Int(-2)])
+        .unwrap();
+    tx.delete("t", &Key::Int(5)).unwrap();
+    let all = KeyRange {
+        lo: Bound::Unbounded,
+        hi: Bound::Unbounded,
+    };
+    for (name, x) in [("reader", &reader), ("writer", &tx)] {
+        for reverse in [false, true] {
+            let mut owned = Vec::new();
+            x.scan_in(&t, &all, reverse, |k, r| {
+                owned.push((k.clone(), (**r).clone()));
+                Ok(true)
+            })
+            .unwrap();
+            let mut lent = Vec::new();
+            x.scan_with(&t, &all, reverse, |k, r| {
+                lent.push((k.clone(), r.to_row()?));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(owned, lent, "{name} reverse={reverse}");
+            assert!(owned.len() > 200, "{name}: {}", owned.len());
+        }
+        for k in [0, 1, 2, 3, 5, 8, 299, 1000, 5000] {
+            let owned = x.get_in(&t, &Key::Int(k)).unwrap().map(|r| (*r).clone());
+            let lent = x
+                .get_with(&t, &Key::Int(k), |r| r.to_row())
+                .unwrap()
+                .transpose()
+                .unwrap();
+            assert_eq!(owned, lent, "{name} key {k}");
+        }
+    }
+    // The snapshot matters: the reader sees the old value, the writer its own.
+    let v = |x: &augur::Transaction, k: i64| {
+        x.get_with(&t, &Key::Int(k), |r| r.get(1).unwrap().map(|v| v.to_value()))
+            .unwrap()
+            .flatten()
+    };
+    assert_eq!(v(&reader, 3), Some(Value::Int(3)));
+    assert_eq!(v(&tx, 3), Some(Value::Int(30)));
+    assert_eq!(v(&tx, 2), Some(Value::Int(-2)));
+    assert_eq!(v(&tx, 5), None);
+    assert_eq!(v(&reader, 8), Some(Value::Int(8)));
+    assert_eq!(v(&tx, 8), None);
+}

@@ -242,7 +242,12 @@ impl RowCache {
     /// Prewarm: caches a copy of `v` in an empty way of its set, never evicting anything (the
     /// caller offers the newest rows first, so what is already there is as new or newer).
     pub fn fill(&self, rowid: u64, v: &[u8]) -> Fill {
-        if !self.has_room(v.len()) {
+        self.fill_with(rowid, v.len(), || Arc::from(v))
+    }
+
+    /// [`RowCache::fill`] with the version made by `make` (called only if it is kept).
+    pub fn fill_with(&self, rowid: u64, len: usize, make: impl FnOnce() -> Bytes) -> Fill {
+        if !self.has_room(len) {
             return Fill::Full;
         }
         let mut s = self.sets[self.set_index(rowid)].0.lock();
@@ -252,14 +257,27 @@ impl RowCache {
         let Some(w) = s.empty_way() else {
             return Fill::NoWay;
         };
-        self.used.fetch_add(v.len() + ENTRY_OVERHEAD, Ordering::Relaxed);
+        self.used.fetch_add(len + ENTRY_OVERHEAD, Ordering::Relaxed);
         s.rowid[w] = rowid;
-        s.data[w] = Some(Arc::from(v));
+        s.data[w] = Some(make());
         Fill::Kept
     }
 
     /// Whether an entry of `len` bytes fits the budget without evicting anything (false when
     /// the cache has no table at all).
+    /// Bytes of row versions (with their overhead) the budget still has room for.
+    pub fn room(&self) -> usize {
+        if self.sets.is_empty() {
+            return 0;
+        }
+        (self.budget + self.table_bytes()).saturating_sub(self.used.load(Ordering::Relaxed))
+    }
+
+    /// The bytes one cached version of `len` bytes is charged.
+    pub fn charge(len: usize) -> usize {
+        len + ENTRY_OVERHEAD
+    }
+
     fn has_room(&self, len: usize) -> bool {
         !self.sets.is_empty()
             && self.used.load(Ordering::Relaxed) + len + ENTRY_OVERHEAD <= self.budget + self.table_bytes()

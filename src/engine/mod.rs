@@ -45,7 +45,7 @@ use rocksdb::WriteBatch;
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use table::Table;
-pub use txn::{Isolation, KeyRange, Locked, Transaction};
+pub use txn::{Isolation, KeyRange, Locked, Transaction, BULK_COMMIT_ROWS};
 
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
@@ -595,21 +595,36 @@ impl Inner {
         Ok(out)
     }
 
-    /// [`Inner::resolve`], looking first among versions already read by [`Inner::fetch_many`].
-    pub(crate) fn resolve_with(
+    /// The bytes of the version a snapshot sees, starting from an index payload (newest
+    /// version of the key), looking first among versions already read by
+    /// [`Inner::fetch_many`]. The version found may be a tombstone (the key deleted as of the
+    /// snapshot); `None` when the key did not exist yet.
+    pub(crate) fn resolve_bytes(
         &self,
         table: u32,
         payload: u64,
         snapshot: u64,
         pre: &[(u64, cache::Bytes)],
-    ) -> Result<Option<Arc<Row>>> {
-        let rowid = payload & !TOMBSTONE;
-        if rowid <= snapshot && payload & TOMBSTONE == 0 {
+    ) -> Result<Option<cache::Bytes>> {
+        let mut rowid = payload & !TOMBSTONE;
+        if rowid <= snapshot && payload & TOMBSTONE != 0 {
+            return Ok(None);
+        }
+        if rowid <= snapshot {
             if let Ok(i) = pre.binary_search_by_key(&rowid, |e| e.0) {
-                return Ok(crate::types::codec::decode_version(&pre[i].1)?.row.map(Arc::new));
+                return Ok(Some(pre[i].1.clone()));
             }
         }
-        self.resolve(table, payload, snapshot)
+        loop {
+            if rowid == 0 {
+                return Ok(None);
+            }
+            let bytes = self.fetch_bytes(table, rowid)?;
+            if rowid <= snapshot {
+                return Ok(Some(bytes));
+            }
+            rowid = crate::types::codec::decode_version_header(&bytes)?.1;
+        }
     }
 
     /// A decoded row version by position.
@@ -619,20 +634,9 @@ impl Inner {
 
     /// The row a snapshot sees, starting from an index payload (newest version of the key).
     pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Row>>> {
-        let mut rowid = payload & !TOMBSTONE;
-        if rowid <= snapshot && payload & TOMBSTONE != 0 {
-            return Ok(None);
-        }
-        loop {
-            if rowid == 0 {
-                return Ok(None);
-            }
-            let bytes = self.fetch_bytes(table, rowid)?;
-            if rowid <= snapshot {
-                let v = crate::types::codec::decode_version(&bytes)?;
-                return Ok(v.row.map(Arc::new));
-            }
-            rowid = crate::types::codec::decode_version_header(&bytes)?.1;
+        match self.resolve_bytes(table, payload, snapshot, &[])? {
+            None => Ok(None),
+            Some(b) => Ok(crate::types::codec::decode_version(&b)?.row.map(Arc::new)),
         }
     }
 

@@ -25,7 +25,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::TOMBSTONE;
 use crate::store::{row_key, CF_META, CF_ROWS};
 use crate::types::codec::encode_version;
-use crate::types::{Key, Row, Value};
+use crate::types::{Key, Row, RowRef, Value};
 
 #[derive(Clone, Debug)]
 enum Pending {
@@ -117,6 +117,12 @@ impl Drop for Transaction {
 }
 
 const SCAN_BATCH: usize = 256;
+
+/// A row a scan reached: this transaction's own write, or a stored version's bytes.
+enum Found<'a> {
+    Own(&'a Arc<Row>),
+    Stored(&'a [u8]),
+}
 
 /// Where a commit writes each encoded version: a WriteBatch or an SST file.
 type PutFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
@@ -327,14 +333,119 @@ impl Transaction {
         }
     }
 
+    /// Reads the row with primary key `key` and lends it to `f` in place (no decoding into an
+    /// owned row, no allocation for a stored row); `None` when there is no such row.
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key, ValueRef};
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// let t = db.create_table(TableDef::new("kv", vec![
+    ///     ColumnDef::new("k", DataType::Int8),
+    ///     ColumnDef::new("v", DataType::Bytea),
+    /// ], &["k"])?)?;
+    /// db.insert("kv", vec![Value::Int(7), Value::Bytes(vec![1, 2, 3])])?;
+    /// let tx = db.begin();
+    /// let mut out = Vec::new();
+    /// let found = tx.get_with(&t, &Key::Int(7), |row| -> augur::Result<()> {
+    ///     if let Some(ValueRef::Bytes(b)) = row.get(1)? {
+    ///         out.extend_from_slice(b);
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// assert!(found.transpose()?.is_some());
+    /// assert_eq!(out, [1, 2, 3]);
+    /// assert!(tx.get_with(&t, &Key::Int(8), |_| ())?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_with<R>(&self, t: &Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+        self.check_active()?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(match p {
+                Pending::Put(r) => Some(f(RowRef::values(r))),
+                Pending::Delete => None,
+            });
+        }
+        let payload = t.pk.read().get(key);
+        let Some(p) = payload else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.db.resolve_bytes(t.id, p, self.snapshot, &[])? else {
+            return Ok(None);
+        };
+        Ok(crate::types::codec::row_view(&bytes)?.map(|v| f(RowRef::stored(v))))
+    }
+
     /// Visits rows with primary key in `range`, in key order (descending when `reverse`),
-    /// until `f` returns false.
+    /// until `f` returns false. Each row is decoded into an owned [`Row`];
+    /// [`Transaction::scan_with`] lends it in place instead.
     pub fn scan_in(
         &self,
         t: &Table,
         range: &KeyRange,
         reverse: bool,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) => f(k, r),
+            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                Some(row) => f(k, &Arc::new(row)),
+                None => Ok(true),
+            },
+        })
+    }
+
+    /// [`Transaction::scan_in`] without decoding: each row is lent to `f` as a [`RowRef`] read
+    /// in place from the stored version (the row cache's copy or RocksDB's buffer), so a scan
+    /// that copies out or inspects a column allocates nothing per row.
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key, KeyRange, ValueRef};
+    /// # use std::ops::Bound;
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// let t = db.create_table(TableDef::new("kv", vec![
+    ///     ColumnDef::new("k", DataType::Int8),
+    ///     ColumnDef::new("v", DataType::Text(None)),
+    /// ], &["k"])?)?;
+    /// db.insert("kv", vec![Value::Int(1), Value::Text("one".into())])?;
+    /// db.insert("kv", vec![Value::Int(2), Value::Text("two".into())])?;
+    /// let tx = db.begin();
+    /// let mut total = 0;
+    /// tx.scan_with(&t, &KeyRange { lo: Bound::Included(Key::Int(1)), hi: Bound::Unbounded }, false, |_, row| {
+    ///     if let Some(ValueRef::Text(s)) = row.get(1)? {
+    ///         total += s.len();
+    ///     }
+    ///     Ok(true)
+    /// })?;
+    /// assert_eq!(total, 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scan_with(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) => f(k, RowRef::values(r)),
+            Found::Stored(b) => match crate::types::codec::row_view(b)? {
+                Some(v) => f(k, RowRef::stored(v)),
+                None => Ok(true),
+            },
+        })
+    }
+
+    /// The scan behind [`Transaction::scan_in`] and [`Transaction::scan_with`]: hands `f` each
+    /// key with this transaction's own row or the bytes of the version its snapshot sees
+    /// (which may be a tombstone: the caller skips those).
+    fn scan_core(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
     ) -> Result<()> {
         self.check_active()?;
         // This transaction's own writes in the range, merged by key order.
@@ -384,7 +495,7 @@ impl Transaction {
                     if before(mk, k) {
                         let (mk, mp) = mine.next().expect("peeked");
                         if let Pending::Put(r) = mp {
-                            if !f(&mk, &r)? {
+                            if !f(&mk, Found::Own(&r))? {
                                 return Ok(());
                             }
                         }
@@ -396,17 +507,30 @@ impl Transaction {
                     if mk == k {
                         let (mk, mp) = mine.next().expect("peeked");
                         if let Pending::Put(r) = mp {
-                            if !f(&mk, &r)? {
+                            if !f(&mk, Found::Own(&r))? {
                                 return Ok(());
                             }
                         }
                         continue;
                     }
                 }
-                if let Some(row) = self.db.resolve_with(t.id, *p, self.snapshot, &pre)? {
-                    if !f(k, &row)? {
-                        return Ok(());
-                    }
+                // The common case, the newest version visible and read with its chunk, without
+                // touching its reference count; else the version chain.
+                let rowid = p & !TOMBSTONE;
+                let at = if p & TOMBSTONE == 0 && rowid <= self.snapshot {
+                    pre.binary_search_by_key(&rowid, |e| e.0).ok()
+                } else {
+                    None
+                };
+                let go = match at {
+                    Some(i) => f(k, Found::Stored(&pre[i].1))?,
+                    None => match self.db.resolve_bytes(t.id, *p, self.snapshot, &pre)? {
+                        Some(b) => f(k, Found::Stored(&b))?,
+                        None => true,
+                    },
+                };
+                if !go {
+                    return Ok(());
                 }
             }
             if !more {
@@ -421,7 +545,7 @@ impl Transaction {
         }
         for (mk, mp) in mine {
             if let Pending::Put(r) = mp {
-                if !f(&mk, &r)? {
+                if !f(&mk, Found::Own(&r))? {
                     return Ok(());
                 }
             }
@@ -783,8 +907,12 @@ impl Transaction {
         //    written as one SST file and ingested (atomic and durable by itself).
         let first = c.next_rowid;
         let bulk = n >= BULK_COMMIT_ROWS;
-        // Small commits put their versions in the row cache (bulk loads would only flush it).
+        // Small commits put their versions in the row cache. Large ones write through only
+        // while the cache has room (evicting to make room would flush the cache with a load),
+        // like a page cache keeping the pages just written: the first rows of the file, once
+        // it is ingested.
         let mut cached: Vec<super::cache::Bytes> = Vec::with_capacity(if bulk { 0 } else { n });
+        let mut room = if bulk { db.cache.room() } else { 0 };
         let mut batch = WriteBatch::default();
         let cf_rows = db.store.cf(CF_ROWS);
         // Tables in id order, keys in key order: with ascending rowids the row keys ascend too.
@@ -811,7 +939,16 @@ impl Transaction {
         let rowid = if bulk {
             let mut end = first;
             db.store.ingest_rows(|put| {
-                end = emit(put)?;
+                end = emit(&mut |k, v| {
+                    let charge = super::cache::RowCache::charge(v.len());
+                    if room >= charge {
+                        room -= charge;
+                        cached.push(Arc::from(v));
+                    } else {
+                        room = 0; // the cached versions stay the first ones, consecutive
+                    }
+                    put(k, v)
+                })?;
                 Ok(())
             })?;
             end
@@ -862,22 +999,28 @@ impl Transaction {
                         if has_sec {
                             t.add_secondary_entries(&r, &k, rowid);
                         }
-                        if let Some(b) = cached.get((rowid - first) as usize) {
-                            db.cache.insert(rowid, b.clone());
-                        }
                         if prev_rowid != 0 {
                             gc_items.push(GcItem::superseded(t.id, prev_rowid, rowid));
                         }
                     }
                     Pending::Delete => {
                         pk.upsert(&k, rowid | TOMBSTONE);
-                        if let Some(b) = cached.get((rowid - first) as usize) {
-                            db.cache.insert(rowid, b.clone());
-                        }
                         gc_items.push(GcItem::tombstone(t.id, k, rowid, prev_rowid));
                     }
                 }
                 rowid += 1;
+            }
+        }
+        // The versions written, at consecutive positions from `first`: all of a small commit
+        // (replacing older versions in their sets), the first ones of a large one (into empty
+        // ways only: a load evicts nothing).
+        for (b, rowid) in cached.into_iter().zip(first..) {
+            if bulk {
+                if db.cache.fill_with(rowid, b.len(), || b) == super::cache::Fill::Full {
+                    break;
+                }
+            } else {
+                db.cache.insert(rowid, b);
             }
         }
         db.gc.lock().push(gc_items);

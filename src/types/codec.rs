@@ -6,7 +6,7 @@
 //!
 //! *Row encoding* is compact, not ordered: a row version is `kind, prev rowid, key, values`.
 
-use super::{Key, Value};
+use super::{Key, Value, ValueRef};
 use crate::error::{Error, Result};
 
 const T_NULL: u8 = 0;
@@ -241,35 +241,124 @@ pub fn decode_version(b: &[u8]) -> Result<Version> {
     let row = if tomb {
         None
     } else {
-        let n = r.varint()? as usize;
-        if n > b.len() {
-            return Err(truncated());
-        }
+        let n = read_count(&mut r)?;
         let mut row = Vec::with_capacity(n);
         for _ in 0..n {
-            row.push(match r.byte()? {
-                T_NULL => Value::Null,
-                T_FALSE => Value::Bool(false),
-                T_TRUE => Value::Bool(true),
-                T_INT => Value::Int(unzigzag(r.varint()?)),
-                T_FLOAT => Value::Float(f64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
-                T_TEXT => {
-                    let n = r.varint()? as usize;
-                    let s = std::str::from_utf8(r.take(n)?)
-                        .map_err(|_| Error::Corrupt("text is not UTF-8".into()))?;
-                    Value::Text(s.to_string())
-                }
-                T_BYTES => {
-                    let n = r.varint()? as usize;
-                    Value::Bytes(r.take(n)?.to_vec())
-                }
-                T_TS => Value::Timestamp(unzigzag(r.varint()?)),
-                t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
-            });
+            row.push(read_value(&mut r)?.to_value());
         }
         Some(row)
     };
     Ok(Version { prev, key, row })
+}
+
+fn read_count(r: &mut Reader<'_>) -> Result<usize> {
+    let n = r.varint()? as usize;
+    // Every value takes at least one byte: a larger count is corrupt (and must not size an
+    // allocation).
+    if n > r.b.len() - r.pos {
+        return Err(truncated());
+    }
+    Ok(n)
+}
+
+fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
+    Ok(match r.byte()? {
+        T_NULL => ValueRef::Null,
+        T_FALSE => ValueRef::Bool(false),
+        T_TRUE => ValueRef::Bool(true),
+        T_INT => ValueRef::Int(unzigzag(r.varint()?)),
+        T_FLOAT => ValueRef::Float(f64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
+        T_TEXT => {
+            let n = r.varint()? as usize;
+            ValueRef::Text(
+                std::str::from_utf8(r.take(n)?).map_err(|_| Error::Corrupt("text is not UTF-8".into()))?,
+            )
+        }
+        T_BYTES => {
+            let n = r.varint()? as usize;
+            ValueRef::Bytes(r.take(n)?)
+        }
+        T_TS => ValueRef::Timestamp(unzigzag(r.varint()?)),
+        t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
+    })
+}
+
+/// The values of a stored row version, read in place: what [`decode_version`] returns as
+/// `row`, without allocating. Produced by [`row_view`].
+#[derive(Clone, Copy, Debug)]
+pub struct EncodedRow<'a> {
+    /// The encoded values (after the header and the count).
+    b: &'a [u8],
+    n: usize,
+}
+
+/// The row of the version encoded in `b`, as a view; `None` for a tombstone.
+pub fn row_view(b: &[u8]) -> Result<Option<EncodedRow<'_>>> {
+    let mut r = Reader { b, pos: 0 };
+    let tomb = match r.byte()? {
+        1 => false,
+        2 => true,
+        k => return Err(Error::Corrupt(format!("unknown row version kind {k}"))),
+    };
+    r.take(8)?;
+    match r.byte()? {
+        1 => r.take(8)?,
+        2 => {
+            let n = r.varint()? as usize;
+            r.take(n)?
+        }
+        k => return Err(Error::Corrupt(format!("unknown key kind {k}"))),
+    };
+    if tomb {
+        return Ok(None);
+    }
+    let n = read_count(&mut r)?;
+    Ok(Some(EncodedRow { b: &b[r.pos..], n }))
+}
+
+impl<'a> EncodedRow<'a> {
+    /// The number of values (columns).
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The values in column order.
+    pub fn iter(&self) -> EncodedValues<'a> {
+        EncodedValues {
+            r: Reader { b: self.b, pos: 0 },
+            left: self.n,
+        }
+    }
+}
+
+/// Iterator over an [`EncodedRow`]'s values.
+pub struct EncodedValues<'a> {
+    r: Reader<'a>,
+    left: usize,
+}
+
+impl<'a> Iterator for EncodedValues<'a> {
+    type Item = Result<ValueRef<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let v = read_value(&mut self.r);
+        if v.is_err() {
+            self.left = 0;
+        }
+        Some(v)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left))
+    }
 }
 
 fn zigzag(i: i64) -> u64 {

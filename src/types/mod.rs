@@ -3,9 +3,12 @@
 //! - [`DataType`] / [`Value`]: what a column holds.
 //! - [`Key`]: a primary-key value as the indexes see it: `Int` for integer and timestamp keys
 //!   (served by ALEX), `Bytes` (an order-preserving encoding) for every other key.
+//! - [`RowRef`] / [`ValueRef`]: a row and its values borrowed in place (no allocation).
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
 
 pub mod codec;
+mod rowref;
 mod value;
 
+pub use rowref::{RowRef, RowRefIter, ValueRef};
 pub use value::{format_float, format_timestamp, parse_timestamp, DataType, Key, Row, Value};

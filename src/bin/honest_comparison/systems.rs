@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Result};
 use augur::store::{Store, StoreOptions, CF_ROWS};
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, Session, Table, TableDef, Value};
+use augur::{
+    ColumnDef, DataType, Database, Key, KeyRange, Options, RowRef, Session, Table, TableDef, Value, ValueRef,
+};
 use rocksdb::{WriteBatch, WriteOptions};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -87,9 +89,9 @@ fn table_def() -> Result<TableDef> {
     )?)
 }
 
-fn bytes_of(row: &[Value], out: &mut Vec<u8>) -> Result<()> {
-    match row.get(1) {
-        Some(Value::Bytes(b)) => {
+fn bytes_of(row: RowRef<'_>, out: &mut Vec<u8>) -> Result<()> {
+    match row.get(1)? {
+        Some(ValueRef::Bytes(b)) => {
             out.extend_from_slice(b);
             Ok(())
         }
@@ -167,12 +169,11 @@ impl System for AugurApi {
         Ok(n)
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
+        // The row lent in place (as rusqlite's `get_ref` lends SQLite's cell): one copy, into
+        // `out`, as on the other sides.
         let tx = self.db().begin();
-        match tx.get_in(self.t(), &Key::Int(ik(k)))? {
-            Some(row) => {
-                bytes_of(&row, out)?;
-                Ok(true)
-            }
+        match tx.get_with(self.t(), &Key::Int(ik(k)), |row| bytes_of(row, out))? {
+            Some(r) => r.map(|()| true),
             None => Ok(false),
         }
     }
@@ -183,7 +184,7 @@ impl System for AugurApi {
             hi: Bound::Unbounded,
         };
         let mut err = None;
-        tx.scan_in(self.t(), &r, false, |key, row| {
+        tx.scan_with(self.t(), &r, false, |key, row| {
             match key {
                 Key::Int(i) => keys.push(uk(*i)),
                 _ => err = Some(anyhow!("non-integer key")),
