@@ -5,7 +5,7 @@
 
 use std::ops::Bound;
 
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value};
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value, ValueRef};
 
 fn main() -> augur::Result<()> {
     let dir = std::env::args()
@@ -43,9 +43,19 @@ fn main() -> augur::Result<()> {
         lo: Bound::Included(Key::Int(10)),
         hi: Bound::Excluded(Key::Int(15)),
     };
-    for (key, row) in tx.scan("accounts", range)? {
+    for (key, row) in tx.scan("accounts", range.clone())? {
         println!("{key:?} -> {}", row[1]);
     }
+    // The same range with each row lent in place (no owned row built): sum a column.
+    let accounts = db.table("accounts")?;
+    let mut total = 0;
+    tx.scan_with(&accounts, &range, false, |_, row| {
+        if let Some(ValueRef::Int(b)) = row.get(2)? {
+            total += b;
+        }
+        Ok(true)
+    })?;
+    println!("balance of accounts 10..15: {total}");
     drop(tx);
 
     // Two transactions write the same key: the first committer wins.

@@ -255,7 +255,11 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {
-        std::thread::sleep(Duration::from_millis(20).min(interval));
+        // After a large load: read its file back into the OS page cache, 16 MiB per step
+        // (`Store::read_back_step`); sleep only when there is nothing to read.
+        if !inner.store.read_back_step(16 << 20) {
+            std::thread::sleep(Duration::from_millis(20).min(interval));
+        }
         if last.elapsed() < interval {
             continue;
         }

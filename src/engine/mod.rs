@@ -124,6 +124,11 @@ pub struct Stats {
     /// Row versions the prewarm cached, and how long it took.
     pub prewarm_rows: u64,
     pub prewarm_ms: u64,
+    /// Files of large commits not yet read back into the OS page cache (see
+    /// `Store::read_back_step`), the bytes of them still to read, and the bytes read back so far.
+    pub read_back_files: u64,
+    pub read_back_bytes: u64,
+    pub read_back_done_bytes: u64,
 }
 
 /// A table's primary index, for monitoring ([`Database::index_stats`]).
@@ -395,6 +400,7 @@ impl Database {
         s.wal_syncs = self.inner.store.wal_syncs();
         s.wal_sync_secs = self.inner.store.wal_sync_secs();
         s.gc_pending = self.inner.gc.lock().pending() as u64;
+        (s.read_back_files, s.read_back_bytes, s.read_back_done_bytes) = self.inner.store.read_back_stats();
         s
     }
 
