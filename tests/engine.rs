@@ -18,6 +18,14 @@ fn opts() -> Options {
     }
 }
 
+/// [`opts`] without the row-cache prewarm after open (tests that count cache hits and misses).
+fn no_prewarm() -> Options {
+    Options {
+        prewarm_row_cache: false,
+        ..opts()
+    }
+}
+
 fn kv_table(db: &Database, name: &str) {
     db.create_table(
         TableDef::new(
@@ -922,14 +930,7 @@ fn reopen_prewarms_the_row_cache_with_the_newest_versions() {
     }
     // Off: the same reads start cold.
     {
-        let db = Database::open(
-            dir.path(),
-            Options {
-                prewarm_row_cache: false,
-                ..opts()
-            },
-        )
-        .unwrap();
+        let db = Database::open(dir.path(), no_prewarm()).unwrap();
         let s = wait_prewarm(&db);
         assert_eq!(s.prewarm_rows, 0);
         for k in 100..200 {
@@ -969,14 +970,7 @@ fn reopen_prewarms_the_row_cache_with_the_newest_versions() {
 #[test]
 fn a_large_transaction_writes_through_to_the_row_cache_while_it_has_room() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            prewarm_row_cache: false,
-            ..opts()
-        },
-    )
-    .unwrap();
+    let db = Database::open(dir.path(), no_prewarm()).unwrap();
     kv_table(&db, "hot");
     kv_table(&db, "big");
     db.insert("hot", vec![Value::Int(1), Value::Int(1)]).unwrap();
@@ -1009,9 +1003,8 @@ fn a_large_transaction_writes_through_to_the_row_cache_while_it_has_room() {
     let db = Database::open(
         dir.path(),
         Options {
-            prewarm_row_cache: false,
             row_cache_bytes: budget,
-            ..opts()
+            ..no_prewarm()
         },
     )
     .unwrap();
