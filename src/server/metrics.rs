@@ -133,6 +133,8 @@ pub struct Metrics {
     checkpoints: IntCounter,
     versions_collected: IntCounter,
     gc_pending: IntGauge,
+    read_back_pending: IntGauge,
+    read_back_done: IntCounter,
     row_cache_bytes: IntGauge,
     index_keys: IntGaugeVec,
     alex_depth: IntGaugeVec,
@@ -272,6 +274,16 @@ impl Metrics {
                 "Row versions queued for garbage collection (waiting for the oldest snapshot or, \
                  for tombstone rows, for an index checkpoint)",
             ),
+            read_back_pending: gauge(
+                &r,
+                "augur_read_back_pending_bytes",
+                "Bytes of large commits' files not yet read back into the OS page cache",
+            ),
+            read_back_done: counter(
+                &r,
+                "augur_read_back_bytes_total",
+                "Bytes of large commits' files read back into the OS page cache",
+            ),
             row_cache_bytes: gauge(&r, "augur_row_cache_bytes", "Bytes held by the row cache"),
             index_keys: gauge_vec(
                 &r,
@@ -368,6 +380,8 @@ impl Metrics {
         Self::set_counter(&self.checkpoints, s.checkpoints);
         Self::set_counter(&self.versions_collected, s.versions_collected);
         self.gc_pending.set(s.gc_pending as i64);
+        self.read_back_pending.set(s.read_back_bytes as i64);
+        Self::set_counter(&self.read_back_done, s.read_back_done_bytes);
         self.row_cache_bytes.set(s.row_cache_bytes as i64);
         // Dropped tables disappear from the per-table series.
         self.index_keys.reset();
