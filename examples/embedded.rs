@@ -58,7 +58,8 @@ fn main() -> augur::Result<()> {
     println!("balance of accounts 10..15: {total}");
     drop(tx);
 
-    // Two transactions write the same key: the first committer wins.
+    // Two transactions write the same key: the first committer wins. (Had `b` written before
+    // `a` committed, it would have waited for `a`'s row lock, as in PostgreSQL.)
     let mut a = db.begin();
     let mut b = db.begin();
     a.update(
@@ -66,13 +67,16 @@ fn main() -> augur::Result<()> {
         &Key::Int(1),
         vec![Value::Int(1), "a".into(), Value::Int(1)],
     )?;
-    b.update(
-        "accounts",
-        &Key::Int(1),
-        vec![Value::Int(1), "b".into(), Value::Int(2)],
-    )?;
     a.commit()?;
-    match b.commit() {
+    // `b`'s snapshot predates `a`'s commit: its write is a lost update, refused.
+    let second = b
+        .update(
+            "accounts",
+            &Key::Int(1),
+            vec![Value::Int(1), "b".into(), Value::Int(2)],
+        )
+        .and_then(|_| b.commit());
+    match second {
         Err(e) => println!("second committer: SQLSTATE {} ({e})", e.sqlstate()),
         Ok(()) => unreachable!("snapshot isolation lets only one of them commit"),
     }
