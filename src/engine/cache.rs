@@ -263,9 +263,8 @@ impl RowCache {
         Fill::Kept
     }
 
-    /// Whether an entry of `len` bytes fits the budget without evicting anything (false when
-    /// the cache has no table at all).
-    /// Bytes of row versions (with their overhead) the budget still has room for.
+    /// Bytes of row versions (with their overhead) the budget still has room for (0 when the
+    /// cache has no table at all).
     pub fn room(&self) -> usize {
         if self.sets.is_empty() {
             return 0;
@@ -278,9 +277,10 @@ impl RowCache {
         len + ENTRY_OVERHEAD
     }
 
+    /// Whether an entry of `len` bytes fits the budget without evicting anything (false when
+    /// the cache has no table at all).
     fn has_room(&self, len: usize) -> bool {
-        !self.sets.is_empty()
-            && self.used.load(Ordering::Relaxed) + len + ENTRY_OVERHEAD <= self.budget + self.table_bytes()
+        Self::charge(len) <= self.room()
     }
 
     /// How many rows the table has ways for.

@@ -602,24 +602,17 @@ impl Inner {
     }
 
     /// The bytes of the version a snapshot sees, starting from an index payload (newest
-    /// version of the key), looking first among versions already read by
-    /// [`Inner::fetch_many`]. The version found may be a tombstone (the key deleted as of the
+    /// version of the key). The version found may be a tombstone (the key deleted as of the
     /// snapshot); `None` when the key did not exist yet.
     pub(crate) fn resolve_bytes(
         &self,
         table: u32,
         payload: u64,
         snapshot: u64,
-        pre: &[(u64, cache::Bytes)],
     ) -> Result<Option<cache::Bytes>> {
         let mut rowid = payload & !TOMBSTONE;
         if rowid <= snapshot && payload & TOMBSTONE != 0 {
             return Ok(None);
-        }
-        if rowid <= snapshot {
-            if let Ok(i) = pre.binary_search_by_key(&rowid, |e| e.0) {
-                return Ok(Some(pre[i].1.clone()));
-            }
         }
         loop {
             if rowid == 0 {
@@ -640,7 +633,7 @@ impl Inner {
 
     /// The row a snapshot sees, starting from an index payload (newest version of the key).
     pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Row>>> {
-        match self.resolve_bytes(table, payload, snapshot, &[])? {
+        match self.resolve_bytes(table, payload, snapshot)? {
             None => Ok(None),
             Some(b) => Ok(crate::types::codec::decode_version(&b)?.row.map(Arc::new)),
         }

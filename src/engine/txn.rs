@@ -370,7 +370,7 @@ impl Transaction {
         let Some(p) = payload else {
             return Ok(None);
         };
-        let Some(bytes) = self.db.resolve_bytes(t.id, p, self.snapshot, &[])? else {
+        let Some(bytes) = self.db.resolve_bytes(t.id, p, self.snapshot)? else {
             return Ok(None);
         };
         Ok(crate::types::codec::row_view(&bytes)?.map(|v| f(RowRef::stored(v))))
@@ -515,7 +515,8 @@ impl Transaction {
                     }
                 }
                 // The common case, the newest version visible and read with its chunk, without
-                // touching its reference count; else the version chain.
+                // touching its reference count; else the version chain (an older version, or
+                // one the chunk's read did not return).
                 let rowid = p & !TOMBSTONE;
                 let at = if p & TOMBSTONE == 0 && rowid <= self.snapshot {
                     pre.binary_search_by_key(&rowid, |e| e.0).ok()
@@ -524,7 +525,7 @@ impl Transaction {
                 };
                 let go = match at {
                     Some(i) => f(k, Found::Stored(&pre[i].1))?,
-                    None => match self.db.resolve_bytes(t.id, *p, self.snapshot, &pre)? {
+                    None => match self.db.resolve_bytes(t.id, *p, self.snapshot)? {
                         Some(b) => f(k, Found::Stored(&b))?,
                         None => true,
                     },
