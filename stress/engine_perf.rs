@@ -37,6 +37,27 @@ struct Args {
     load: String,
     #[arg(long, default_value_t = 7)]
     seed: u64,
+    /// Values: `repeat` (one repeated letter: LZ4 shrinks the table to a fraction, so at 10M rows
+    /// the block cache holds all of it) or `random` (letters drawn per row, which LZ4 cannot
+    /// shrink, like honest_comparison's values: the table is as large as its rows).
+    #[arg(long, default_value = "repeat")]
+    values: String,
+}
+
+/// A value of `len` letters drawn from 64 symbols by a mix of `k`: nothing for LZ4 to match.
+fn random_text(k: i64, len: usize) -> String {
+    const SYMBOLS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut x = k as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            // splitmix64
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            SYMBOLS[((z ^ (z >> 31)) & 63) as usize] as char
+        })
+        .collect()
 }
 
 fn rss_bytes() -> u64 {
@@ -81,7 +102,18 @@ fn main() -> anyhow::Result<()> {
         }
         d => anyhow::bail!("unknown --dist {d}"),
     };
-    let payload = "v".repeat(a.value_size);
+    let repeated = "v".repeat(a.value_size);
+    let value = |k: i64| -> String {
+        match a.values.as_str() {
+            "random" => random_text(k, a.value_size),
+            _ => repeated.clone(),
+        }
+    };
+    anyhow::ensure!(
+        matches!(a.values.as_str(), "repeat" | "random"),
+        "unknown --values {} (repeat | random)",
+        a.values
+    );
 
     let db = Database::open(&dir, opts.clone())?;
     db.create_table(TableDef::new(
@@ -99,7 +131,7 @@ fn main() -> anyhow::Result<()> {
         "txn" => {
             let mut tx = db.begin();
             for &k in &keys {
-                tx.insert_in(&t, vec![Value::Int(k), Value::Text(payload.clone())])?;
+                tx.insert_in(&t, vec![Value::Int(k), Value::Text(value(k))])?;
             }
             buffered = t0.elapsed();
             tx.commit()?;
@@ -107,7 +139,7 @@ fn main() -> anyhow::Result<()> {
         "bulk" => {
             let rows: Vec<_> = keys
                 .iter()
-                .map(|&k| vec![Value::Int(k), Value::Text(payload.clone())])
+                .map(|&k| vec![Value::Int(k), Value::Text(value(k))])
                 .collect();
             buffered = t0.elapsed();
             db.bulk_insert("t", rows)?;
@@ -195,10 +227,12 @@ fn main() -> anyhow::Result<()> {
     // Warm-up, then timed lookups of present keys (each result checked) and absent keys.
     let tx = db.begin();
     let mut hist = Histogram::<u64>::new(3)?;
-    let probes: Vec<i64> = (0..a.lookups)
-        .map(|_| keys[rng.random_range(0..keys.len())])
-        .collect();
-    // Warm-up: two passes over the probe keys.
+    let mut draw = |n: u64| -> Vec<i64> { (0..n).map(|_| keys[rng.random_range(0..keys.len())]).collect() };
+    // Warm-up: two passes over keys drawn independently of the measured ones. (Until
+    // 2026-11-25 the warm-up read the measured keys themselves, so every measured read repeated
+    // a key just read and found it in the row cache: a hot working set, not uniform reads.)
+    let warm = draw(a.lookups);
+    let probes = draw(a.lookups);
     // Each read lends the row in place (`get_with`) and checks its key column.
     let key_of = |row: augur::RowRef<'_>| -> augur::Result<Option<i64>> {
         Ok(match row.get(0)? {
@@ -207,7 +241,7 @@ fn main() -> anyhow::Result<()> {
         })
     };
     for _ in 0..2 {
-        for &k in &probes {
+        for &k in &warm {
             tx.get_with(&t, &Key::Int(k), key_of)?;
         }
     }
