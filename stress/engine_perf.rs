@@ -37,11 +37,19 @@ struct Args {
     load: String,
     #[arg(long, default_value_t = 7)]
     seed: u64,
-    /// Values: `repeat` (one repeated letter: LZ4 shrinks the table to a fraction, so at 10M rows
-    /// the block cache holds all of it) or `random` (letters drawn per row, which LZ4 cannot
-    /// shrink, like honest_comparison's values: the table is as large as its rows).
-    #[arg(long, default_value = "repeat")]
-    values: String,
+    /// What the values are made of.
+    #[arg(long, value_enum, default_value_t = Values::Repeat)]
+    values: Values,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Values {
+    /// One repeated letter: LZ4 shrinks the table to a fraction, so at 10M rows the block
+    /// cache holds all of it.
+    Repeat,
+    /// Letters drawn per row, which LZ4 cannot shrink (like honest_comparison's values): the
+    /// table is as large as its rows.
+    Random,
 }
 
 /// A value of `len` letters drawn from 64 symbols by a mix of `k`: nothing for LZ4 to match.
@@ -104,16 +112,11 @@ fn main() -> anyhow::Result<()> {
     };
     let repeated = "v".repeat(a.value_size);
     let value = |k: i64| -> String {
-        match a.values.as_str() {
-            "random" => random_text(k, a.value_size),
-            _ => repeated.clone(),
+        match a.values {
+            Values::Random => random_text(k, a.value_size),
+            Values::Repeat => repeated.clone(),
         }
     };
-    anyhow::ensure!(
-        matches!(a.values.as_str(), "repeat" | "random"),
-        "unknown --values {} (repeat | random)",
-        a.values
-    );
 
     let db = Database::open(&dir, opts.clone())?;
     db.create_table(TableDef::new(
@@ -227,12 +230,11 @@ fn main() -> anyhow::Result<()> {
     // Warm-up, then timed lookups of present keys (each result checked) and absent keys.
     let tx = db.begin();
     let mut hist = Histogram::<u64>::new(3)?;
-    let mut draw = |n: u64| -> Vec<i64> { (0..n).map(|_| keys[rng.random_range(0..keys.len())]).collect() };
     // Warm-up: two passes over keys drawn independently of the measured ones. (Until
     // 2026-11-25 the warm-up read the measured keys themselves, so every measured read repeated
     // a key just read and found it in the row cache: a hot working set, not uniform reads.)
-    let warm = draw(a.lookups);
-    let probes = draw(a.lookups);
+    let warm = sample(a.lookups as usize);
+    let probes = sample(a.lookups as usize);
     // Each read lends the row in place (`get_with`) and checks its key column.
     let key_of = |row: augur::RowRef<'_>| -> augur::Result<Option<i64>> {
         Ok(match row.get(0)? {
