@@ -6,6 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+#[allow(dead_code)]
+#[path = "common/keys.rs"]
+mod keys;
+
 use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -58,12 +62,9 @@ fn random_text(k: i64, len: usize) -> String {
     let mut x = k as u64 ^ 0x9E37_79B9_7F4A_7C15;
     (0..len)
         .map(|_| {
-            // splitmix64
+            let z = keys::mix(x);
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            SYMBOLS[((z ^ (z >> 31)) & 63) as usize] as char
+            SYMBOLS[(z & 63) as usize] as char
         })
         .collect()
 }
