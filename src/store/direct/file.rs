@@ -2,16 +2,17 @@
 //! rows it holds, a learned model from rowid to data block; a point read goes from a rowid to
 //! its entry in the mapping without a system call or a copy.
 //!
-//! A block's checksum is verified the first time a read touches it (one bit per block records
-//! it), so no byte is returned from a block that has not passed verification, and no block is
-//! verified twice.
+//! A block's checksum is verified the first time a read touches it, and its layout (where its
+//! restart array starts) recorded beside its place in the run's block table, so no byte is
+//! returned from a block that has not passed verification, no block is verified twice, and a
+//! read touches the block table entry, one restart offset and the entry itself.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use memmap2::Mmap;
 
-use super::format::{self, Footer, Handle, Res, Unsupported, KEY_TRAILER, TYPE_VALUE};
+use super::format::{self, BlockLayout, Footer, Handle, Res, Unsupported, KEY_TRAILER, TYPE_VALUE};
 use super::model::Pla;
 
 /// Bytes of a row key: table id (u32 BE) ‖ rowid (u64 BE).
@@ -25,12 +26,27 @@ pub(crate) struct Run {
     /// first and last keys).
     pub lo: u64,
     pub hi: u64,
-    /// The file's block number of `bounds[0]`.
-    first_block: usize,
-    /// For each block of the run, the largest rowid of this table it may hold.
-    bounds: Vec<u64>,
+    /// The run's data blocks in key order.
+    blocks: Vec<BlockRef>,
+    /// The model from rowid to position in `blocks` (over `BlockRef::bound`).
     model: Pla,
 }
+
+/// One data block as a run sees it: what the model searches and what a read needs, together, so
+/// a lookup's search of the bounds brings the rest of the entry with it.
+#[derive(Debug)]
+struct BlockRef {
+    /// The largest rowid of the run's table the block may hold.
+    bound: u64,
+    offset: u64,
+    size: u32,
+    /// 0 until the block is verified (checksum, uncompressed), then the offset of its restart
+    /// array (entries never end at 0); `FAILED` if verification failed.
+    restarts_at: AtomicU32,
+    num_restarts: AtomicU32,
+}
+
+const FAILED: u32 = u32::MAX;
 
 /// What a lookup in one file found.
 #[derive(Debug, PartialEq, Eq)]
@@ -48,11 +64,8 @@ pub(crate) struct SstFile {
     pub number: u64,
     map: Mmap,
     footer: Footer,
-    /// Offset and size of each data block (contents, without the trailer).
-    offsets: Vec<u64>,
-    sizes: Vec<u32>,
-    /// One bit per data block: its checksum has been verified and it is uncompressed.
-    verified: Box<[AtomicU64]>,
+    /// Data blocks in the file.
+    blocks: usize,
     pub runs: Vec<Run>,
 }
 
@@ -96,30 +109,25 @@ impl SstFile {
         let footer = format::footer(&map)?;
         let (index, props) = format::table_meta(&map, &footer)?;
         let n = props.num_data_blocks as usize;
-        let mut offsets = Vec::with_capacity(n);
-        let mut sizes = Vec::with_capacity(n);
+        let mut handles = Vec::with_capacity(n);
         let mut bounds: Vec<(u32, u64)> = Vec::with_capacity(n);
         format::for_each_index_entry(&map, &footer, index, &props, |sep, h: Handle| {
-            let size = u32::try_from(h.size).map_err(|_| Unsupported("data block over 4 GiB".into()))?;
-            offsets.push(h.offset);
-            sizes.push(size);
+            if u32::try_from(h.size).is_err() {
+                return Err(Unsupported("data block over 4 GiB".into()));
+            }
+            handles.push(h);
             bounds.push(bound_of(sep));
             Ok(())
         })?;
-        let verified = (0..offsets.len().div_ceil(64))
-            .map(|_| AtomicU64::new(0))
-            .collect();
         let mut file = SstFile {
             number,
             map,
             footer,
-            offsets,
-            sizes,
-            verified,
+            blocks: handles.len(),
             runs: Vec::new(),
         };
         let last_key = last_key.filter(|k| k.len() == USER_KEY).map(split_key);
-        file.runs = file.model_runs(&bounds, last_key)?;
+        file.runs = file.model_runs(&handles, &bounds, last_key)?;
         Ok(file)
     }
 
@@ -128,7 +136,12 @@ impl SstFile {
     /// same table holds that table's rows only; the other ("boundary") blocks, where tables
     /// change, and the first block are read to learn which tables they hold and each table's
     /// exact first and last rowid. No other block is touched.
-    fn model_runs(&self, bounds: &[(u32, u64)], last_key: Option<(u32, u64)>) -> Res<Vec<Run>> {
+    fn model_runs(
+        &self,
+        handles: &[Handle],
+        bounds: &[(u32, u64)],
+        last_key: Option<(u32, u64)>,
+    ) -> Res<Vec<Run>> {
         use std::collections::BTreeMap;
         // table -> (smallest, largest) rowid seen in boundary blocks
         let mut seen: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
@@ -136,7 +149,7 @@ impl SstFile {
             if b > 0 && bounds[b - 1].0 == bounds[b].0 {
                 continue;
             }
-            self.for_each_key(b, |t, r| {
+            self.for_each_key(handles[b], |t, r| {
                 let e = seen.entry(t).or_insert((r, r));
                 e.0 = e.0.min(r);
                 e.1 = e.1.max(r);
@@ -155,9 +168,18 @@ impl SstFile {
             // The first block whose bound is past the table ends the run.
             let end = bounds.partition_point(|&(t, _)| t <= table);
             let last = end.min(bounds.len() - 1);
-            let rb: Vec<u64> = bounds[first..=last]
-                .iter()
-                .map(|&(t, r)| if t == table { r } else { u64::MAX })
+            let blocks: Vec<BlockRef> = (first..=last)
+                .map(|b| BlockRef {
+                    bound: if bounds[b].0 == table {
+                        bounds[b].1
+                    } else {
+                        u64::MAX
+                    },
+                    offset: handles[b].offset,
+                    size: handles[b].size as u32,
+                    restarts_at: AtomicU32::new(0),
+                    num_restarts: AtomicU32::new(0),
+                })
                 .collect();
             let hi = match last_key {
                 Some((t, r)) if end == bounds.len() && t == table => r,
@@ -169,13 +191,12 @@ impl SstFile {
                 // the table has no rows here (a separator only).
                 continue;
             }
-            let model = Pla::fit(&rb);
+            let model = Pla::fit(blocks.len(), |i| blocks[i].bound);
             runs.push(Run {
                 table,
                 lo: min_seen,
                 hi,
-                first_block: first,
-                bounds: rb,
+                blocks,
                 model,
             });
         }
@@ -183,11 +204,8 @@ impl SstFile {
     }
 
     /// Visits the (table, rowid) of each entry of a data block in order while `f` returns true.
-    fn for_each_key(&self, block: usize, mut f: impl FnMut(u32, u64) -> bool) -> Res<()> {
-        let b = self
-            .block(block)
-            .ok_or_else(|| Unsupported("block unverifiable".into()))?;
-        let l = format::layout(b)?;
+    fn for_each_key(&self, h: Handle, mut f: impl FnMut(u32, u64) -> bool) -> Res<()> {
+        let (b, l) = self.verify(h)?;
         let mut key = [0u8; USER_KEY + KEY_TRAILER];
         let mut pos = 0;
         while pos < l.restarts_at {
@@ -205,37 +223,66 @@ impl SstFile {
         Ok(())
     }
 
-    /// The contents of data block `i` once verified (checksum, uncompressed); None if it fails.
-    #[inline]
-    fn block(&self, i: usize) -> Option<&[u8]> {
-        let h = Handle {
-            offset: *self.offsets.get(i)?,
-            size: u64::from(*self.sizes.get(i)?),
-        };
-        let (word, bit) = (&self.verified[i / 64], 1u64 << (i % 64));
-        if word.load(Ordering::Relaxed) & bit == 0 {
-            format::verify_block(&self.map, h, &self.footer).ok()?;
-            match format::block(&self.map, h) {
-                Ok((_, 0)) => {}
-                _ => return None,
-            }
-            word.fetch_or(bit, Ordering::Relaxed);
+    /// Verifies the block at `h` (checksum, uncompressed) and reads its layout.
+    fn verify(&self, h: Handle) -> Res<(&[u8], BlockLayout)> {
+        format::verify_block(&self.map, h, &self.footer)?;
+        let (b, kind) = format::block(&self.map, h)?;
+        if kind != 0 {
+            return Err(Unsupported(format!("compressed data block (type {kind})")));
         }
-        let start = h.offset as usize;
-        Some(&self.map[start..start + h.size as usize])
+        let l = format::layout(b)?;
+        Ok((b, l))
+    }
+
+    /// The contents and layout of a run's block, verified on first use; None if it fails.
+    #[inline]
+    fn block(&self, br: &BlockRef) -> Option<(&[u8], BlockLayout)> {
+        let mut at = br.restarts_at.load(Ordering::Acquire);
+        if at == 0 {
+            let h = Handle {
+                offset: br.offset,
+                size: u64::from(br.size),
+            };
+            at = match self.verify(h) {
+                Ok((_, l)) => {
+                    br.num_restarts.store(l.num_restarts as u32, Ordering::Relaxed);
+                    l.restarts_at as u32
+                }
+                Err(_) => FAILED,
+            };
+            br.restarts_at.store(at, Ordering::Release);
+        }
+        if at == FAILED {
+            return None;
+        }
+        let start = br.offset as usize;
+        let l = BlockLayout {
+            restarts_at: at as usize,
+            num_restarts: br.num_restarts.load(Ordering::Relaxed) as usize,
+        };
+        Some((&self.map[start..start + br.size as usize], l))
     }
 
     /// Looks `rowid` up in run `run` of this file.
     #[inline]
     pub(crate) fn get(&self, run: &Run, rowid: u64) -> Found<'_> {
-        let i = run.model.lower_bound(&run.bounds, rowid);
-        if i == run.bounds.len() {
+        let n = run.blocks.len();
+        let i = run.model.lower_bound(n, rowid, |i| run.blocks[i].bound);
+        if i == n {
             return Found::Absent;
         }
-        let Some(b) = self.block(run.first_block + i) else {
+        let Some((b, l)) = self.block(&run.blocks[i]) else {
             return Found::Fallback;
         };
-        search_block(b, &row_key(run.table, rowid)).unwrap_or(Found::Fallback)
+        // Rowids are dense, so the rowid's distance from the block's first one is its likely
+        // entry number (exact when every entry is a restart point and nothing was collected).
+        let first = if i == 0 {
+            run.lo
+        } else {
+            run.blocks[i - 1].bound.saturating_add(1)
+        };
+        let hint = rowid.saturating_sub(first) as usize;
+        search_block(b, l, &row_key(run.table, rowid), hint).unwrap_or(Found::Fallback)
     }
 
     /// Bytes of the file (mapped).
@@ -243,16 +290,16 @@ impl SstFile {
         self.map.len()
     }
 
-    /// Heap bytes of the model and block tables.
+    /// Heap bytes of the models and block tables.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.offsets.capacity() * 8
-            + self.sizes.capacity() * 4
-            + self.verified.len() * 8
-            + self
-                .runs
-                .iter()
-                .map(|r| r.bounds.capacity() * 8 + r.model.heap_bytes() + std::mem::size_of::<Run>())
-                .sum::<usize>()
+        self.runs
+            .iter()
+            .map(|r| {
+                r.blocks.capacity() * std::mem::size_of::<BlockRef>()
+                    + r.model.heap_bytes()
+                    + std::mem::size_of::<Run>()
+            })
+            .sum()
     }
 
     pub(crate) fn segments(&self) -> usize {
@@ -260,7 +307,7 @@ impl SstFile {
     }
 
     pub(crate) fn blocks(&self) -> usize {
-        self.offsets.len()
+        self.blocks
     }
 
     /// Reads `[from, to)` of the mapping into the page tables (`MADV_POPULATE_READ`: pages not in
@@ -288,6 +335,20 @@ impl SstFile {
     }
 }
 
+/// Asks the CPU to start loading the cache line holding `b[at]` (no effect past the end).
+#[inline(always)]
+fn prefetch(b: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < b.len() {
+        // SAFETY: the address lies inside `b`; a prefetch has no other effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(b.as_ptr().add(at).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (b, at);
+}
+
 #[inline]
 fn split_key(k: &[u8]) -> (u32, u64) {
     (
@@ -296,11 +357,12 @@ fn split_key(k: &[u8]) -> (u32, u64) {
     )
 }
 
-/// Finds `target` in a data block: a binary search over the restart points (each holds a whole
-/// key), then a walk of at most one restart interval.
+/// Finds `target` in a data block: the restart point `hint` first (with one entry per restart
+/// point, the rows column family's setting, and dense rowids, it is the entry), else a binary
+/// search over the restart points (each holds a whole key), then a walk of at most one restart
+/// interval.
 #[inline]
-fn search_block<'a>(b: &'a [u8], target: &[u8; USER_KEY]) -> Res<Found<'a>> {
-    let l = format::layout(b)?;
+fn search_block<'a>(b: &'a [u8], l: BlockLayout, target: &[u8; USER_KEY], hint: usize) -> Res<Found<'a>> {
     let key_at_restart = |i: usize| -> Res<&'a [u8]> {
         let e = format::entry(b, format::restart(b, l, i)?, l.restarts_at)?;
         if e.shared != 0 || e.non_shared != USER_KEY + KEY_TRAILER {
@@ -310,6 +372,20 @@ fn search_block<'a>(b: &'a [u8], target: &[u8; USER_KEY]) -> Res<Found<'a>> {
     };
     // The last restart point whose key is <= target.
     let (mut lo, mut hi) = (0usize, l.num_restarts);
+    if hint < l.num_restarts {
+        // Rows of similar size put entry `hint` near hint/entries of the way through the block:
+        // ask for those lines now, so that their load overlaps the load of the restart offset
+        // that says exactly where the entry is (two memory round trips become about one).
+        let guess = hint * l.restarts_at / l.num_restarts;
+        prefetch(b, guess);
+        prefetch(b, guess + 64);
+        prefetch(b, guess + 128);
+        match key_at_restart(hint)?.cmp(&target[..]) {
+            std::cmp::Ordering::Equal => (lo, hi) = (hint, hint + 1),
+            std::cmp::Ordering::Less => lo = hint,
+            std::cmp::Ordering::Greater => hi = hint,
+        }
+    }
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
         if key_at_restart(mid)? <= &target[..] {

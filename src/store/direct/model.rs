@@ -19,18 +19,18 @@ pub(crate) struct Pla {
 }
 
 impl Pla {
-    /// Fits `keys` (strictly ascending, or ascending with short runs of equal keys).
-    pub(crate) fn fit(keys: &[u64]) -> Pla {
+    /// Fits the `n` keys `key(0..n)` (ascending; strictly, or with short runs of equal keys).
+    pub(crate) fn fit(n: usize, key: impl Fn(usize) -> u64) -> Pla {
         let mut m = Pla::default();
         let eps = EPSILON as f64;
         let mut i = 0;
-        while i < keys.len() {
-            let (x0, y0) = (keys[i], i);
+        while i < n {
+            let (x0, y0) = (key(i), i);
             let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
             let mut j = i + 1;
-            while j < keys.len() {
+            while j < n {
                 let dy = (j - y0) as f64;
-                let dx = (keys[j] - x0) as f64;
+                let dx = (key(j) - x0) as f64;
                 if dx == 0.0 {
                     if dy > eps {
                         break;
@@ -53,18 +53,28 @@ impl Pla {
         m
     }
 
-    /// The first position whose key is >= `x`, or `keys.len()` if none: predicted, then searched
-    /// within the error bound, and checked (a wrong prediction costs a full binary search, never a
-    /// wrong answer).
+    /// The first position whose key is >= `x` among the `n` keys the model was fitted to, or `n`
+    /// if none: predicted, then searched within the error bound, and checked (a wrong prediction
+    /// costs a full binary search, never a wrong answer).
     #[inline]
-    pub(crate) fn lower_bound(&self, keys: &[u64], x: u64) -> usize {
-        let n = keys.len();
-        if n == 0 || x > keys[n - 1] {
+    pub(crate) fn lower_bound(&self, n: usize, x: u64, key: impl Fn(usize) -> u64) -> usize {
+        let search = |mut lo: usize, mut hi: usize| {
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if key(mid) < x {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        if n == 0 || x > key(n - 1) {
             return n;
         }
         let s = self.x0.partition_point(|&k| k <= x).saturating_sub(1);
         let (Some(&x0), Some(&y0), Some(&slope)) = (self.x0.get(s), self.y0.get(s), self.slope.get(s)) else {
-            return keys.partition_point(|&k| k < x);
+            return search(0, n);
         };
         let end = self.y0.get(s + 1).map_or(n, |&y| y as usize);
         let guess = if x <= x0 {
@@ -74,11 +84,11 @@ impl Pla {
         };
         let lo = guess.saturating_sub(EPSILON + 1);
         let hi = (guess + EPSILON + 2).min(n);
-        let i = lo + keys[lo..hi].partition_point(|&k| k < x);
-        if (i == n || keys[i] >= x) && (i == 0 || keys[i - 1] < x) {
+        let i = search(lo, hi);
+        if (i == n || key(i) >= x) && (i == 0 || key(i - 1) < x) {
             i
         } else {
-            keys.partition_point(|&k| k < x)
+            search(0, n)
         }
     }
 
@@ -104,9 +114,9 @@ mod tests {
         ) {
             keys.sort_unstable();
             keys.dedup();
-            let m = Pla::fit(&keys);
+            let m = Pla::fit(keys.len(), |i| keys[i]);
             for x in probes.into_iter().chain(keys.iter().copied()) {
-                prop_assert_eq!(m.lower_bound(&keys, x), keys.partition_point(|&k| k < x));
+                prop_assert_eq!(m.lower_bound(keys.len(), x, |i| keys[i]), keys.partition_point(|&k| k < x));
             }
         }
     }
@@ -114,10 +124,10 @@ mod tests {
     #[test]
     fn evenly_spaced_keys_fit_one_segment_within_the_bound() {
         let keys: Vec<u64> = (0..100_000u64).map(|i| 1000 + i * 31 + (i % 7)).collect();
-        let m = Pla::fit(&keys);
+        let m = Pla::fit(keys.len(), |i| keys[i]);
         assert_eq!(m.segments(), 1);
         for (i, &k) in keys.iter().enumerate() {
-            assert_eq!(m.lower_bound(&keys, k), i);
+            assert_eq!(m.lower_bound(keys.len(), k, |i| keys[i]), i);
         }
     }
 }
