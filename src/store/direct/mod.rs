@@ -13,11 +13,13 @@
 //!
 //! - [`format`]: RocksDB's block-based table format, parsed in place.
 //! - [`model`]: the learned model from rowid to data block (piecewise linear, error-bounded).
+//! - [`mapping`]: a whole file mapped read-only on a huge-page boundary.
 //! - [`file`]: one mapped and modelled file; point lookups inside it.
 //! - this file: the set of mapped files, kept in step with RocksDB's live files.
 
 mod file;
 mod format;
+mod mapping;
 mod model;
 
 use std::collections::HashMap;
