@@ -8,6 +8,7 @@
 //! hold: that one case reads the bitmap.
 
 use super::cost;
+use super::layout::{predict_slot, INIT_DENSITY, MAX_DENSITY, MIN_CAP, MIN_DENSITY};
 use super::model::{finite_base, LinearModel};
 use super::{AlexKey, NONE};
 
@@ -17,18 +18,6 @@ pub(crate) struct Slot<K> {
     pub key: K,
     pub val: u64,
 }
-
-/// Density a node is built at (bulk load, splits, expansions, contractions).
-pub(crate) const INIT_DENSITY: f64 = 0.7;
-/// A node whose next insert would pass this density is full (expanded or split).
-pub(crate) const MAX_DENSITY: f64 = 0.8;
-/// Below this density after a delete the node contracts back to `INIT_DENSITY`.
-pub(crate) const MIN_DENSITY: f64 = 0.35;
-/// Smallest slot array.
-pub(crate) const MIN_CAP: usize = 16;
-/// Largest slot array a node may grow to by expansion (16 MiB of 16-byte slots); a full node of
-/// this size must split.
-pub(crate) const MAX_SLOTS: usize = 1 << 20;
 
 /// How a rebuilt node lays its keys out.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -674,12 +663,4 @@ fn relayout_threshold(cap: usize) -> usize {
 #[inline]
 fn remove_run_bound(cap: usize) -> usize {
     64.max((2 * cap).isqrt())
-}
-
-/// The slot a model predicts for offset `x`, clamped to the array (NaN gives 0).
-#[inline]
-pub(crate) fn predict_slot(model: &LinearModel, x: f64, cap: usize) -> usize {
-    // Saturating; negative and NaN give 0 (the signed conversion is the cheaper one on x86-64).
-    let p = model.predict(x) as i64;
-    p.max(0).min(cap as i64 - 1) as usize
 }

@@ -12,6 +12,7 @@
 mod cost;
 mod data_node;
 mod iter;
+mod layout;
 mod model;
 mod model_node;
 mod stats;

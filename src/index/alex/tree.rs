@@ -2,7 +2,8 @@
 //! root expansion for out-of-domain keys, and positions for ordered iteration.
 
 use super::cost::{self, best_fanout, data_node_cost, SAMPLE};
-use super::data_node::{DataNode, Layout, INIT_DENSITY, MAX_SLOTS};
+use super::data_node::{DataNode, Layout};
+use super::layout::{INIT_DENSITY, MAX_SLOTS};
 use super::model::finite_base;
 use super::model_node::{ModelNode, MAX_FANOUT, MAX_FANOUT_LOG2};
 use super::{Alex, AlexError, AlexKey, Node, NONE};
