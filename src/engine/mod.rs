@@ -113,6 +113,18 @@ pub struct Stats {
     pub row_cache_bytes: u64,
     pub recovery_ms: u64,
     pub recovered_unclean: bool,
+    /// Open, by phase, summed over tables (microseconds): reading the index checkpoints
+    /// (mapping images and reading their node directories; or reading sorted chunks and
+    /// bulk-loading them), checksumming images, and replaying the versions written after the
+    /// checkpoints (with secondary indexes). The rest of `recovery_ms` is RocksDB and catalog.
+    pub open_map_us: u64,
+    pub open_verify_us: u64,
+    pub open_replay_us: u64,
+    /// Row versions the open replayed (written after their table's checkpoint).
+    pub open_replayed_versions: u64,
+    /// Index images refused at open (checksum, format, or not the checkpoint's own), their
+    /// indexes rebuilt from the rows.
+    pub index_images_refused: u64,
     /// Versions the post-crash sweep found orphaned and collected.
     pub swept_versions: u64,
     /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.

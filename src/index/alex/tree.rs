@@ -185,7 +185,7 @@ impl<K: AlexKey> Alex<K> {
         if blocks.len() < 2 {
             blocks = vec![(0, f / 2), (f / 2, f / 2)];
         }
-        let node = ModelNode::over_range(base, width, f, vec![NONE; f].into_boxed_slice());
+        let node = ModelNode::over_range(base, width, f, vec![NONE; f].into());
         let mut children = vec![NONE; f];
         let mut lo = 0usize;
         let mut parts = Vec::with_capacity(blocks.len());
@@ -203,7 +203,7 @@ impl<K: AlexKey> Alex<K> {
             let child = self.build_node(part, total, depth + 1, false, leaves);
             children[start..start + len].fill(child);
         }
-        self.model_mut(id).children = children.into_boxed_slice();
+        self.model_mut(id).children = children.into();
         id
     }
 
@@ -541,7 +541,7 @@ impl<K: AlexKey> Alex<K> {
             // Moved keys must be extracted with the old routing, before the root changes.
             let moved = self.extract_ood(old_edge, right, |m, k| ood(m, k), root);
             let m = self.model_mut(root);
-            m.children = children.into_boxed_slice();
+            m.children = children.into();
             m.off = new_off;
             new_leaves = leaves;
             self.finish_root_expansion(old_edge, right, &new_leaves, moved);
@@ -590,7 +590,7 @@ impl<K: AlexKey> Alex<K> {
                 base,
                 off: new_off,
                 shift: new_shift,
-                children: children.into_boxed_slice(),
+                children: children.into(),
             };
             self.root = self.alloc(Node::Model(new_root));
             new_leaves = leaves;
