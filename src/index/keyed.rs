@@ -238,6 +238,15 @@ impl KeyIndex {
         }
     }
 
+    /// Maps the image file at `path` (written from [`KeyIndex::to_image`]) and opens an ALEX
+    /// index from it, read in place; `verify` checks every array's checksum too (and so maps
+    /// the whole image in). For tools and benchmarks; the engine opens images in recovery.
+    pub fn open_image(path: &std::path::Path, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {
+        let map = Mapping::open(path).map_err(|e| ImageError::Invalid(format!("{}: {e}", path.display())))?;
+        map.populate();
+        KeyIndex::from_image(map, verify)
+    }
+
     /// An ALEX index read in place from a mapped image written by [`KeyIndex::to_image`];
     /// `verify` checks every array's checksum too. Returns the image's tag.
     pub(crate) fn from_image(map: Arc<Mapping>, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {

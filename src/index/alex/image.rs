@@ -4,12 +4,13 @@
 //! node, not per key; the checksum pass over the arrays is the caller's choice (`verify`).
 //!
 //! Layout (little-endian, native `f64`; offsets in bytes from the start):
-//! - header (128): magic, version, key size, byte-order mark, key type, node count, root id, key count,
-//!   total length, the caller's [`ImageTag`], CRC-32 of the directory, CRC-32 of the header;
+//! - header (128): magic, version, key size, byte-order mark, key type, node count, root id, key
+//!   count, total length, the caller's [`ImageTag`], checksum of the directory, checksum of the
+//!   header (XXH3-64);
 //! - directory: one 112-byte record per arena id (free, model or data node), so ids, child
 //!   pointers and leaf links are stored as they are;
 //! - arrays, each at a 64-byte boundary: a model node's children, a data node's slots and
-//!   bitmap, each node's arrays under one CRC-32 kept in its record.
+//!   bitmap, each node's arrays under one checksum kept in its record.
 
 use std::sync::Arc;
 
@@ -45,6 +46,17 @@ pub enum ImageError {
     Checksum(String),
 }
 
+/// The checksum of the header, the directory and each node's arrays: XXH3-64, which runs at
+/// several bytes per cycle (the array pass reads the whole image at every open).
+fn hash(b: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(b)
+}
+
+/// The checksum of a data node's two arrays.
+fn hash2(slots: &[u8], bitmap: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bitmap, hash(slots))
+}
+
 fn invalid(what: impl Into<String>) -> ImageError {
     ImageError::Invalid(what.into())
 }
@@ -72,7 +84,7 @@ enum Rec<K> {
         off: i64,
         shift: u32,
         children: (usize, usize),
-        crc: u32,
+        hash: u64,
     },
     Data {
         slots: (usize, usize),
@@ -86,7 +98,7 @@ enum Rec<K> {
         next: u32,
         exp_iters: f32,
         exp_shifts: f32,
-        crc: u32,
+        hash: u64,
     },
 }
 
@@ -131,7 +143,11 @@ impl<K: AlexKey> Alex<K> {
             }
         }
         let total = at;
-        let mut out = vec![0u8; total];
+        // Header and directory zeroed, then each node's record filled and its arrays appended
+        // in arena order (the order their offsets were given in): every byte is written once.
+        let mut out = Vec::with_capacity(total);
+        out.resize(dir_end, 0u8);
+        let pad_to = |out: &mut Vec<u8>, off: usize| out.resize(off, 0);
         for (id, n) in self.nodes.iter().enumerate() {
             let r = HEADER + RECORD * id;
             match n {
@@ -139,7 +155,8 @@ impl<K: AlexKey> Alex<K> {
                 Node::Model(m) => {
                     let off = offsets[id].0;
                     let bytes = as_bytes(&m.children);
-                    out[off..off + bytes.len()].copy_from_slice(bytes);
+                    pad_to(&mut out, off);
+                    out.extend_from_slice(bytes);
                     put(&mut out, r, MODEL);
                     put(&mut out, r + 8, m.a);
                     put(&mut out, r + 16, m.base);
@@ -147,18 +164,17 @@ impl<K: AlexKey> Alex<K> {
                     put(&mut out, r + 32, m.shift);
                     put(&mut out, r + 40, off as u64);
                     put(&mut out, r + 48, m.children.len() as u64);
-                    put(&mut out, r + 56, crc32fast::hash(bytes));
+                    put(&mut out, r + 56, hash(bytes));
                 }
                 Node::Data(d) => {
                     let d = written(&rebuilt, id, d);
                     let (so, bo) = offsets[id];
                     let sb = as_bytes(&d.slots);
                     let bb = as_bytes(&d.bitmap);
-                    out[so..so + sb.len()].copy_from_slice(sb);
-                    out[bo..bo + bb.len()].copy_from_slice(bb);
-                    let mut h = crc32fast::Hasher::new();
-                    h.update(sb);
-                    h.update(bb);
+                    pad_to(&mut out, so);
+                    out.extend_from_slice(sb);
+                    pad_to(&mut out, bo);
+                    out.extend_from_slice(bb);
                     put(&mut out, r, DATA);
                     put(&mut out, r + 8, so as u64);
                     put(&mut out, r + 16, d.slots.len() as u64);
@@ -174,10 +190,11 @@ impl<K: AlexKey> Alex<K> {
                     put(&mut out, r + 92, d.next);
                     put(&mut out, r + 96, d.exp_iters);
                     put(&mut out, r + 100, d.exp_shifts);
-                    put(&mut out, r + 104, h.finalize());
+                    put(&mut out, r + 104, hash2(sb, bb));
                 }
             }
         }
+        pad_to(&mut out, total);
         out[..8].copy_from_slice(&MAGIC);
         put(&mut out, 8, VERSION);
         put(&mut out, 12, std::mem::size_of::<K>() as u32);
@@ -190,10 +207,10 @@ impl<K: AlexKey> Alex<K> {
         for (i, t) in tag.iter().enumerate() {
             put(&mut out, 56 + 8 * i, *t);
         }
-        let dir_crc = crc32fast::hash(&out[HEADER..dir_end]);
-        put(&mut out, 88, dir_crc);
-        let header_crc = crc32fast::hash(&out[..124]);
-        put(&mut out, 124, header_crc);
+        let dir_hash = hash(&out[HEADER..dir_end]);
+        put(&mut out, 88, dir_hash);
+        let header_hash = hash(&out[..120]);
+        put(&mut out, 120, header_hash);
         out
     }
 
@@ -206,7 +223,7 @@ impl<K: AlexKey> Alex<K> {
         if b.len() < HEADER || b[..8] != MAGIC {
             return Err(invalid("not an ALEX index image"));
         }
-        if crc32fast::hash(&b[..124]) != get::<u32>(b, 124) {
+        if hash(&b[..120]) != get::<u64>(b, 120) {
             return Err(ImageError::Checksum("the header".into()));
         }
         if get::<u32>(b, 8) != VERSION
@@ -231,7 +248,7 @@ impl<K: AlexKey> Alex<K> {
             .and_then(|d| d.checked_add(HEADER))
             .filter(|&e| e <= b.len())
             .ok_or_else(|| invalid("directory past the end"))?;
-        if crc32fast::hash(&b[HEADER..dir_end]) != get::<u32>(b, 88) {
+        if hash(&b[HEADER..dir_end]) != get::<u64>(b, 88) {
             return Err(ImageError::Checksum("the node directory".into()));
         }
         let mut tag = [0u64; 4];
@@ -268,7 +285,7 @@ impl<K: AlexKey> Alex<K> {
                         off: get(r, 24),
                         shift,
                         children: range(get(r, 40), count, 4)?,
-                        crc: get(r, 56),
+                        hash: get(r, 56),
                     }
                 }
                 DATA => {
@@ -300,7 +317,7 @@ impl<K: AlexKey> Alex<K> {
                         next: link(92)?,
                         exp_iters: get(r, 96),
                         exp_shifts: get(r, 100),
-                        crc: get(r, 104),
+                        hash: get(r, 104),
                     }
                 }
                 k => return Err(invalid(format!("node {id}: kind {k}"))),
@@ -324,15 +341,15 @@ impl<K: AlexKey> Alex<K> {
             for (id, r) in recs.iter().enumerate() {
                 let ok = match r {
                     Rec::Free => true,
-                    Rec::Model { children, crc, .. } => crc32fast::hash(&b[children.0..children.1]) == *crc,
+                    Rec::Model {
+                        children, hash: h, ..
+                    } => hash(&b[children.0..children.1]) == *h,
                     Rec::Data {
-                        slots, bitmap, crc, ..
-                    } => {
-                        let mut h = crc32fast::Hasher::new();
-                        h.update(&b[slots.0..slots.1]);
-                        h.update(&b[bitmap.0..bitmap.1]);
-                        h.finalize() == *crc
-                    }
+                        slots,
+                        bitmap,
+                        hash: h,
+                        ..
+                    } => hash2(&b[slots.0..slots.1], &b[bitmap.0..bitmap.1]) == *h,
                 };
                 if !ok {
                     return Err(ImageError::Checksum(format!("node {id}")));
