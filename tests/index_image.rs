@@ -249,7 +249,8 @@ fn corrupt(image: &Path, at: f64) {
 fn a_corrupted_image_is_refused_and_the_index_rebuilt_from_the_rows() {
     // A byte of the slot arrays, of the node directory, of the header; a truncated file; a
     // missing file.
-    let cases: [(&str, fn(&Path)); 5] = [
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage); 5] = [
         ("slots", |p| corrupt(p, 0.6)),
         ("directory", |p| {
             let mut b = std::fs::read(p).unwrap();
@@ -316,14 +317,21 @@ fn a_stale_image_is_refused() {
 }
 
 #[test]
-fn images_of_dropped_tables_are_removed_at_open() {
+fn images_of_dropped_tables_are_removed() {
     let dir = tempfile::tempdir().unwrap();
     populated(dir.path());
+    // By the next checkpoint.
     {
         let db = Database::open(dir.path(), opts()).unwrap();
+        assert_eq!(images(dir.path()).len(), 1);
+        db.truncate("t").unwrap();
+        db.checkpoint().unwrap();
+        let now = images(dir.path());
+        assert_eq!(now.len(), 1, "{now:?}");
         db.drop_table("t", false).unwrap();
-        db.close().unwrap();
+        db.abandon();
     }
+    // Or at the next open.
     let db = Database::open(dir.path(), opts()).unwrap();
     assert!(images(dir.path()).is_empty());
     db.close().unwrap();

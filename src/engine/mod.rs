@@ -893,6 +893,9 @@ impl Inner {
         for t in tables {
             recovery::checkpoint_table(self, &t)?;
         }
+        // Images of tables dropped or truncated since (under the checkpoint lock: no image is
+        // being written now).
+        recovery::remove_unused_images(self);
         self.versions_since_ckpt.store(0, Ordering::Release);
         self.stats.lock().checkpoints += 1;
         Ok(())

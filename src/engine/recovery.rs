@@ -360,8 +360,8 @@ fn open_image(
 }
 
 /// Deletes image files no table's checkpoint names (left by dropped tables, by checkpoints a
-/// crash interrupted, or superseded).
-fn remove_unused_images(inner: &Inner) {
+/// crash interrupted, or superseded). At open, and after each round of checkpoints.
+pub(crate) fn remove_unused_images(inner: &Inner) {
     let wanted: std::collections::HashSet<PathBuf> = inner
         .tables
         .read()

@@ -186,7 +186,7 @@ impl ArrayCutter {
     pub(crate) fn take<T: Plain>(&mut self, off: usize, len: usize) -> Option<Arr<T>> {
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
         let end = off.checked_add(bytes)?;
-        if end > self.map.len() || (self.base as usize + off) % std::mem::align_of::<T>() != 0 {
+        if end > self.map.len() || !(self.base as usize + off).is_multiple_of(std::mem::align_of::<T>()) {
             return None;
         }
         if len == 0 {
