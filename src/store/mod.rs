@@ -7,7 +7,9 @@
 //! | `catalog` | table id (u32 BE) | table definition (JSON) |
 //! | `rows` | table id (u32 BE) ‖ rowid (u64 BE) | one row version ([`crate::types::codec`]) |
 //! | `meta` | ASCII name | counters, index checkpoint headers, clean-shutdown marker |
-//! | `idxsnap` | table id ‖ generation (u64 BE) ‖ chunk (u32 BE) | sorted (key, rowid) pairs of an index checkpoint |
+//! | `idxsnap` | table id ‖ generation (u64 BE) ‖ chunk (u32 BE) | sorted (key, rowid) pairs of a B-tree index checkpoint |
+//!
+//! ALEX index checkpoints are image files beside these (`engine::recovery`), mapped at open.
 //!
 //! Rowids only grow, so every row write RocksDB sees is an append at the end of its table's key
 //! range, whatever the order of the primary keys.
@@ -371,6 +373,17 @@ impl Store {
         let mut wo = WriteOptions::default();
         wo.set_sync(true);
         self.db.write_opt(batch, &wo)?;
+        Ok(())
+    }
+
+    /// Flushes every column family's memtable to its files (at a clean close, so that the next
+    /// open has no WAL to recover into memtables and flush again).
+    pub fn flush_memtables(&self) -> Result<()> {
+        let cfs: Vec<&ColumnFamily> = [CF_CATALOG, CF_ROWS, CF_META, CF_IDXSNAP]
+            .iter()
+            .map(|n| self.cf(n))
+            .collect();
+        self.db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())?;
         Ok(())
     }
 
