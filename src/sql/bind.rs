@@ -75,6 +75,73 @@ pub fn object_name(n: &A::ObjectName) -> Result<String> {
     }
 }
 
+const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "as",
+    "asc",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "column",
+    "constraint",
+    "create",
+    "default",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "intersect",
+    "into",
+    "leading",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "primary",
+    "references",
+    "select",
+    "table",
+    "then",
+    "to",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "when",
+    "where",
+    "with",
+];
+
+/// A name for a new table or column: an unquoted reserved word is a syntax error, as in
+/// PostgreSQL (sqlparser accepts most of them).
+pub(crate) fn check_name(i: &A::Ident) -> Result<String> {
+    let n = ident(i);
+    if i.quote_style.is_none() && RESERVED.contains(&n.as_str()) {
+        return Err(Error::syntax(format!("syntax error at or near \"{}\"", i.value)));
+    }
+    Ok(n)
+}
+
 fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::unsupported(format!("{what} is not supported by Augur"))
 }
@@ -1055,7 +1122,7 @@ impl<'a> Binder<'a> {
                 | "clock_timestamp",
                 0,
             ) => (Func::Now, Ty::Timestamp),
-            ("version", 0) => return lit(Value::Text(super::session::VERSION_STRING.into()), Ty::Text),
+            ("version", 0) => return lit(Value::Text(super::VERSION_STRING.into()), Ty::Text),
             ("current_database", 0) | ("current_catalog", 0) => {
                 return lit(Value::Text("augur".into()), Ty::Text)
             }
@@ -1683,7 +1750,7 @@ impl<'a> Binder<'a> {
                     return Err(unsupported(format!("table function {name}")));
                 }
                 if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
-                    super::session::check_name(i)?;
+                    check_name(i)?;
                 }
                 let t = self.table(name)?;
                 let def = t.def();

@@ -9,13 +9,17 @@ mod bind;
 mod dml;
 mod exec;
 pub mod expr;
+mod parse;
 mod plan;
+mod result;
 mod session;
 
-pub use session::{
-    nesting_estimate, parse, parse_timeout, CopyState, Limits, Prepared, Session, StatementResult, TxStatus,
-    VERSION_STRING,
-};
+pub use parse::{nesting_estimate, parse};
+pub use result::{StatementResult, TxStatus};
+pub use session::{parse_timeout, CopyState, Limits, Prepared, Session};
+
+/// What `version()` returns: the PostgreSQL release whose behaviour Augur follows, and Augur's.
+pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Augur 0.1.0, ALEX learned index over RocksDB)";
 
 use crate::engine::Database;
 use crate::error::Result;
