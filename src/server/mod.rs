@@ -1,7 +1,10 @@
 //! The PostgreSQL wire-protocol server (`augur serve`), on pgwire and tokio.
 //!
-//! - [`handler`]: simple and extended query protocol, COPY, startup/authentication; one
-//!   [`crate::Session`] per connection.
+//! - [`handler`]: the pgwire handler set, dispatching to `simple.rs` (simple query protocol),
+//!   `extended.rs` (Parse/Bind/Describe/Execute/Sync), `copy.rs` (COPY FROM STDIN) and
+//!   `startup.rs` (startup packet, authentication, BackendKeyData).
+//! - [`conn`]: one connection's state, one [`crate::Session`] per connection, and what all
+//!   connections share.
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
@@ -15,10 +18,15 @@
 mod buffered;
 pub mod cancel;
 pub mod catalog;
+pub mod conn;
+mod copy;
+mod extended;
 pub mod handler;
 pub mod metrics;
 pub mod shell;
+mod simple;
 pub mod split;
+mod startup;
 pub mod values;
 
 use std::collections::HashMap;
@@ -47,7 +55,8 @@ use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
 use crate::engine::Database;
-pub use handler::{server_version, Handlers, Shared};
+pub use conn::{server_version, Shared};
+pub use handler::Handlers;
 
 /// How `augur serve` runs.
 #[derive(Clone)]
