@@ -27,6 +27,7 @@ pub mod catalog;
 mod gc;
 mod interrupt;
 mod locks;
+mod maintenance;
 mod prewarm;
 mod recovery;
 pub mod table;
@@ -249,7 +250,7 @@ impl Database {
         let bg_inner = inner.clone();
         let handle = std::thread::Builder::new()
             .name("augur-maintenance".into())
-            .spawn(move || gc::maintenance_loop(bg_inner))
+            .spawn(move || maintenance::run(bg_inner))
             .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
         let bg = Arc::new(Background {
             inner: inner.clone(),
