@@ -322,3 +322,61 @@ fn psycopg_and_psycopg2() {
         "{out}"
     );
 }
+
+/// Parameter types a client declares in Parse are the parameters' types, as in PostgreSQL:
+/// ParameterDescription reports them, the statement is typed by them, and values are sent in
+/// them. (They used to be ignored: `SELECT $1` declared int8 was described as text, and
+/// tokio-postgres then refused to send an i64.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_parameter_types_are_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute("create table d (id int primary key, name text, f float8)")
+        .await
+        .unwrap();
+
+    let s = c.prepare_typed("select $1", &[Type::INT8]).await.unwrap();
+    assert_eq!(s.params(), &[Type::INT8]);
+    assert_eq!(s.columns()[0].type_(), &Type::INT8);
+    let v: i64 = c.query_one(&s, &[&5_000_000_000i64]).await.unwrap().get(0);
+    assert_eq!(v, 5_000_000_000);
+
+    // int8 + int4 is int8, as PostgreSQL types it.
+    let s = c.prepare_typed("select $1 + 1", &[Type::INT8]).await.unwrap();
+    assert_eq!(s.columns()[0].type_(), &Type::INT8);
+
+    // A declared int8 against an int4 key still finds the row (point lookup by a wider type).
+    c.batch_execute("insert into d values (7, 'seven', 0.5)")
+        .await
+        .unwrap();
+    let s = c
+        .prepare_typed("select name from d where id = $1", &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::INT8]);
+    let n: String = c.query_one(&s, &[&7i64]).await.unwrap().get(0);
+    assert_eq!(n, "seven");
+
+    // A declared int2 key in an UPDATE's point lookup.
+    let s = c
+        .prepare_typed("update d set f = $1 where id = $2", &[Type::FLOAT8, Type::INT2])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::FLOAT8, Type::INT2]);
+    assert_eq!(c.execute(&s, &[&1.5f64, &7i16]).await.unwrap(), 1);
+
+    // Parameters past the declared ones are inferred from the statement.
+    let s = c
+        .prepare_typed("select name from d where id = $1 and f > $2", &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::INT8, Type::FLOAT8]);
+
+    // A declared type the statement cannot use is PostgreSQL's error: text = integer is 42883.
+    let e = c
+        .prepare_typed("select name from d where id = $1", &[Type::TEXT])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_FUNCTION), "{e}");
+}

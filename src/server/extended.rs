@@ -24,12 +24,11 @@ use pgwire::messages::PgWireBackendMessage;
 use super::buffered::Buffered;
 use super::catalog;
 use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy, Shared};
-use super::handler::{
-    admin_shutdown, leading_keyword, rewrite, send_notice, tx_warning, user_error, Backend, Outcome,
-};
+use super::handler::{admin_shutdown, rewrite, send_notice, tx_warning, user_error, Backend, Outcome};
 use super::metrics::Kind;
 use super::values::{self, encode_row};
 use crate::error::{Error, SqlState};
+use crate::sql::lexer::leading_keyword;
 use crate::sql::Prepared;
 use crate::types::{DataType, Value};
 
@@ -98,7 +97,7 @@ impl QueryParser for AugurParser {
         &self,
         client: &C,
         sql: &str,
-        _types: &[Option<Type>],
+        types: &[Option<Type>],
     ) -> PgWireResult<Option<Arc<Stmt>>>
     where
         C: ClientInfo + Unpin + Send + Sync,
@@ -119,7 +118,13 @@ impl QueryParser for AugurParser {
             })));
         }
         let sql = &*rewrite(sql);
-        let p = blocking(|| conn.session.lock().prepare(sql)).map_err(|e| {
+        // Parameter types the client declared are honoured, as in PostgreSQL (an OID Augur has
+        // no type for is left to inference).
+        let declared: Vec<Option<DataType>> = types
+            .iter()
+            .map(|t| t.as_ref().and_then(|t| values::type_of_oid(t.oid())))
+            .collect();
+        let p = blocking(|| conn.session.lock().prepare_typed(sql, &declared)).map_err(|e| {
             if let Some(m) = &self.shared.metrics {
                 m.error(e.sqlstate().code());
             }

@@ -46,25 +46,6 @@ pub(super) fn admin_shutdown() -> PgWireError {
     )))
 }
 
-/// The command a statement starts with, upper-cased (`BEGIN`, `COMMIT`, ...).
-pub(super) fn leading_keyword(sql: &str) -> String {
-    let mut s = sql.trim_start();
-    // Skip leading comments.
-    loop {
-        if let Some(rest) = s.strip_prefix("--") {
-            s = rest.split_once('\n').map_or("", |x| x.1).trim_start();
-        } else if let Some(rest) = s.strip_prefix("/*") {
-            s = rest.split_once("*/").map_or("", |x| x.1).trim_start();
-        } else {
-            break;
-        }
-    }
-    s.split(|c: char| !c.is_ascii_alphabetic())
-        .next()
-        .unwrap_or("")
-        .to_ascii_uppercase()
-}
-
 /// Rewrites what clients send that the SQL parser does not take yet: pgbench's
 /// `COPY ... WITH (FREEZE ON)` (FREEZE is a no-op in Augur).
 pub(super) fn rewrite(sql: &str) -> std::borrow::Cow<'_, str> {
@@ -209,16 +190,5 @@ impl PgWireServerHandlers for Handlers {
 
     fn cancel_handler(&self) -> Arc<impl CancelHandler> {
         self.cancels.clone()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::leading_keyword;
-
-    #[test]
-    fn keywords() {
-        assert_eq!(leading_keyword("  -- c\n begin;"), "BEGIN");
-        assert_eq!(leading_keyword("/* x */COMMIT"), "COMMIT");
     }
 }

@@ -10,7 +10,6 @@
 //! - [`values`]: text and binary encodings of values and parameters.
 //! - [`cancel`]: process ids, secret keys and cancel requests (BackendKeyData, CancelRequest).
 //! - [`metrics`]: the `--metrics` endpoint (Prometheus text format).
-//! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
 //! See `docs/SERVER.md`.
@@ -25,7 +24,6 @@ pub mod handler;
 pub mod metrics;
 pub mod shell;
 mod simple;
-pub mod split;
 mod startup;
 pub mod values;
 

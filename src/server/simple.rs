@@ -19,13 +19,12 @@ use pgwire::messages::PgWireBackendMessage;
 use super::catalog;
 use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::{
-    admin_shutdown, error_info, leading_keyword, rewrite, send_notice, tx_warning, user_error, Backend,
-    Outcome,
+    admin_shutdown, error_info, rewrite, send_notice, tx_warning, user_error, Backend, Outcome,
 };
 use super::metrics::Kind;
-use super::split::split_statements;
 use super::values::{encode_row, row_description};
 use crate::error::Error;
+use crate::sql::lexer::split_with_keywords;
 
 /// Simple-query SELECTs up to this size are prepared first to see whether they are point reads.
 const SIMPLE_PREPARE_MAX: usize = 4096;
@@ -44,7 +43,8 @@ impl Backend {
     }
 
     /// Runs one statement of a simple query (catalog first, then the SQL layer).
-    pub(super) fn run_simple(&self, conn: &Conn, sql: &str) -> Result<Vec<Outcome>, Error> {
+    /// `keyword` is the statement's leading keyword (`sql::lexer::leading_keyword`).
+    pub(super) fn run_simple(&self, conn: &Conn, sql: &str, keyword: &str) -> Result<Vec<Outcome>, Error> {
         if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
             return Ok(vec![r?.into()]);
         }
@@ -59,7 +59,7 @@ impl Backend {
         // protocol does with it, so results are the same.
         if sql.len() <= SIMPLE_PREPARE_MAX
             && matches!(
-                &*leading_keyword(sql),
+                keyword,
                 "SELECT" | "UPDATE" | "INSERT" | "DELETE" | "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK"
             )
         {
@@ -106,7 +106,7 @@ impl SimpleQueryHandler for Backend {
         // matching; an oversized one fails like any statement (and fails an open block).
         let size = conn.session.lock().check_statement_size(&query.query);
         let (mut stmts, oversized) = match size {
-            Ok(()) => (split_statements(&query.query), false),
+            Ok(()) => (split_with_keywords(&query.query), false),
             Err(e) => {
                 conn.fail_block();
                 client
@@ -121,7 +121,8 @@ impl SimpleQueryHandler for Backend {
                 .await?;
         }
         if stmts.len() > 1 {
-            if let Err(e) = self.check_syntax(&conn, &stmts) {
+            let texts: Vec<&str> = stmts.iter().map(|(s, _)| *s).collect();
+            if let Err(e) = self.check_syntax(&conn, &texts) {
                 // Nothing runs; inside a transaction block the error fails the block.
                 conn.fail_block();
                 client
@@ -130,11 +131,10 @@ impl SimpleQueryHandler for Backend {
                 stmts.clear();
             }
         }
-        for sql in stmts {
-            let keyword = leading_keyword(sql);
+        for (sql, keyword) in stmts {
             let before = conn.tx_status();
             let t0 = self.shared.metrics.as_ref().map(|_| Instant::now());
-            let result = self.run_simple(&conn, sql);
+            let result = self.run_simple(&conn, sql, &keyword);
             if let (Some(m), Some(t0)) = (&self.shared.metrics, t0) {
                 let code = result.as_ref().err().map(|e| e.sqlstate().code());
                 m.statement(Kind::of(&keyword), before, t0.elapsed(), code);

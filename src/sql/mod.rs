@@ -9,12 +9,14 @@ mod bind;
 mod dml;
 mod exec;
 pub mod expr;
+pub mod lexer;
 mod parse;
 mod plan;
 mod result;
 mod session;
 
-pub use parse::{nesting_estimate, parse};
+pub use lexer::nesting_estimate;
+pub use parse::parse;
 pub use result::{StatementResult, TxStatus};
 pub use session::{parse_timeout, CopyState, Limits, Prepared, Session};
 

@@ -16,12 +16,15 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use sqlparser::ast as A;
+use sqlparser::tokenizer::TokenWithSpan;
 
 use self::prepared::{exec_planned, explain, Planned, PlannedStmt};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
 use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
-use super::parse::{nesting_estimate, parse, with_stack};
+use super::expr::Ty;
+use super::lexer::{lex, Lexed, Nesting};
+use super::parse::{check_depth, parse_tokens, with_stack};
 use super::result::{StatementResult, TxStatus};
 use crate::engine::{canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Transaction};
 use crate::error::{Error, Result, SqlState};
@@ -172,33 +175,33 @@ impl Session {
     }
 
     /// Executes every statement of `sql` (as psql sends them) with parameters `$1..$n`.
-    /// Stops at the first error (earlier statements keep their effects) and after a
-    /// `COPY ... FROM STDIN`.
+    /// Every statement is parsed before any runs, as in PostgreSQL: a syntax error anywhere
+    /// runs nothing. Stops at the first error (earlier statements keep their effects) and after
+    /// a `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
         let _request = self.cancel.begin();
-        let n = nesting_estimate(sql);
-        with_stack(n, || self.execute_inner(sql, params))
-    }
-
-    fn execute_inner(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
         if let Err(e) = self.check_statement_size(sql) {
             return Err(self.fail(e));
         }
-        if let Some(r) = self.maintenance_noop(sql) {
-            return Ok(vec![r]);
-        }
-        let stmts = match parse(sql) {
+        let lexed = match lex(sql) {
+            Ok(l) => l,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let n = lexed.nesting(0..lexed.tokens.len());
+        with_stack(n.depth, || self.execute_inner(lexed, n, params))
+    }
+
+    fn execute_inner(&mut self, lexed: Lexed, n: Nesting, params: &[Value]) -> Result<Vec<StatementResult>> {
+        let stmts = match check_depth(n).and_then(|_| parse_all(lexed)) {
             Ok(s) => s,
-            Err(e) => {
-                if self.tx.is_some() {
-                    self.failed = true;
-                }
-                return Err(e);
-            }
+            Err(e) => return Err(self.fail(e)),
         };
         let mut out = Vec::with_capacity(stmts.len());
         for st in &stmts {
-            let r = self.run_statement(st, params, None)?;
+            let r = match st {
+                Stmt::Parsed(st) => self.run_statement(st, params, None)?,
+                Stmt::Noop(tag) => StatementResult::Command { tag: tag.to_string() },
+            };
             let stop = matches!(r, StatementResult::CopyIn(_));
             out.push(r);
             if stop {
@@ -212,42 +215,37 @@ impl Session {
     /// anything. The server checks every statement of a multi-statement query string with this
     /// first, because PostgreSQL (and `execute`) parse the whole string before running any of it.
     pub fn check_syntax(&self, sql: &str) -> Result<()> {
-        if self.maintenance_noop(sql).is_none() {
-            parse(sql)?;
-        }
-        Ok(())
-    }
-
-    /// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them).
-    fn maintenance_noop(&self, sql: &str) -> Option<StatementResult> {
-        let t = sql.trim_start().to_ascii_lowercase();
-        for kw in ["vacuum", "analyze", "analyse", "checkpoint"] {
-            if t.starts_with(kw)
-                && t[kw.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| !c.is_alphanumeric() && c != '_')
-            {
-                let tag = if kw == "analyse" {
-                    "ANALYZE".to_string()
-                } else {
-                    kw.to_uppercase()
-                };
-                return Some(StatementResult::Command { tag });
-            }
-        }
-        None
+        let lexed = lex(sql)?;
+        let n = lexed.nesting(0..lexed.tokens.len());
+        check_depth(n)?;
+        with_stack(n.depth, || parse_all(lexed)).map(|_| ())
     }
 
     /// Parses and plans one statement for later execution (the extended protocol's Parse).
     pub fn prepare(&mut self, sql: &str) -> Result<Arc<Prepared>> {
-        let n = nesting_estimate(sql);
-        with_stack(n, || self.prepare_inner(sql, n))
+        self.prepare_typed(sql, &[])
     }
 
-    fn prepare_inner(&mut self, sql: &str, nesting: usize) -> Result<Arc<Prepared>> {
+    /// [`Session::prepare`] with the parameter types the client declared (`$1` is `types[0]`;
+    /// None, or fewer types than parameters: inferred from the statement), as PostgreSQL takes
+    /// them from a Parse message: the statement is bound with those types, and
+    /// [`Prepared::param_types`] reports them.
+    pub fn prepare_typed(&mut self, sql: &str, types: &[Option<DataType>]) -> Result<Arc<Prepared>> {
         self.check_statement_size(sql)?;
-        let mut stmts = parse(sql)?;
+        let lexed = lex(sql)?;
+        let n = lexed.nesting(0..lexed.tokens.len());
+        check_depth(n)?;
+        with_stack(n.depth, || self.prepare_inner(sql, lexed.tokens, n.depth, types))
+    }
+
+    fn prepare_inner(
+        &mut self,
+        sql: &str,
+        tokens: Vec<TokenWithSpan>,
+        nesting: usize,
+        types: &[Option<DataType>],
+    ) -> Result<Arc<Prepared>> {
+        let mut stmts = parse_tokens(tokens)?;
         if stmts.len() > 1 {
             return Err(Error::syntax(
                 "cannot insert multiple commands into a prepared statement",
@@ -262,12 +260,13 @@ impl Session {
                     modifier: None,
                 },
                 planned: Mutex::new(None),
+                declared: vec![],
                 param_types: vec![],
                 columns: vec![],
                 nesting,
             }));
         };
-        let planned = self.plan(&stmt)?;
+        let planned = self.plan(&stmt, types)?;
         let (param_types, columns) = match &planned {
             Some(p) => (
                 p.params.iter().map(|t| t.to_dt()).collect(),
@@ -296,6 +295,7 @@ impl Session {
             sql: sql.into(),
             stmt,
             planned: Mutex::new(planned.map(Arc::new)),
+            declared: types.to_vec(),
             param_types,
             columns,
             nesting,
@@ -339,7 +339,10 @@ impl Session {
         let planned = match cached {
             Some(pl) if pl.valid() => Some(pl),
             Some(_) => {
-                let pl = self.plan(&p.stmt).map_err(|e| self.fail(e))?.map(Arc::new);
+                let pl = self
+                    .plan(&p.stmt, &p.declared)
+                    .map_err(|e| self.fail(e))?
+                    .map(Arc::new);
                 *p.planned.lock() = pl.clone();
                 pl
             }
@@ -355,10 +358,15 @@ impl Session {
         e
     }
 
-    /// Plans queries and DML; None for other statements.
-    fn plan(&self, stmt: &A::Statement) -> Result<Option<PlannedStmt>> {
+    /// Plans queries and DML, with the parameter types a client declared (see
+    /// [`Session::prepare_typed`]); None for other statements.
+    fn plan(&self, stmt: &A::Statement, declared: &[Option<DataType>]) -> Result<Option<PlannedStmt>> {
         let mut b = Binder::new(&self.db, Some(&self.settings));
         b.backend_pid = self.backend_pid;
+        b.params = declared
+            .iter()
+            .map(|t| t.map_or(Ty::Unknown, Ty::from_dt))
+            .collect();
         let planned = match stmt {
             A::Statement::Query(q) => {
                 let (plan, cols) = b.bind_query(q)?;
@@ -455,7 +463,7 @@ impl Session {
                 let planned = match planned {
                     Some(p) => p,
                     None => Arc::new(
-                        self.plan(st)?
+                        self.plan(st, &[])?
                             .ok_or_else(|| Error::internal("statement was not planned"))?,
                     ),
                 };
@@ -469,7 +477,7 @@ impl Session {
                     return Err(Error::unsupported("EXPLAIN ANALYZE is not supported"));
                 }
                 let p = self
-                    .plan(statement)?
+                    .plan(statement, &[])?
                     .ok_or_else(|| Error::unsupported("EXPLAIN of this statement"))?;
                 let lines = explain(&p);
                 let n = lines.len();
@@ -544,4 +552,51 @@ impl Session {
         tx.set_lock_timeout(self.lock_timeout);
         tx
     }
+}
+
+/// One statement of a query string: parsed, or a maintenance command accepted as a no-op.
+enum Stmt {
+    Parsed(Box<A::Statement>),
+    Noop(&'static str),
+}
+
+/// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them; sqlparser does not
+/// parse all of their PostgreSQL forms): the command tag for a statement starting with `keyword`.
+fn maintenance_tag(keyword: &str) -> Option<&'static str> {
+    match keyword {
+        "VACUUM" => Some("VACUUM"),
+        "ANALYZE" | "ANALYSE" => Some("ANALYZE"),
+        "CHECKPOINT" => Some("CHECKPOINT"),
+        _ => None,
+    }
+}
+
+/// Every statement of a text, parsed before any runs. Maintenance commands are cut out of the
+/// token stream and the runs of tokens between them parsed whole, so everything else parses
+/// exactly as the text would alone (`COPY ... FROM STDIN` followed by its data, for example).
+fn parse_all(lexed: Lexed) -> Result<Vec<Stmt>> {
+    let cuts: Vec<(usize, usize, &'static str)> = lexed
+        .statements()
+        .into_iter()
+        .filter_map(|p| {
+            maintenance_tag(&lexed.leading_keyword(p.tokens.clone()))
+                .map(|tag| (p.tokens.start, p.tokens.end, tag))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut tokens = lexed.tokens.into_iter();
+    let mut pos = 0;
+    for (start, end, tag) in cuts {
+        let run: Vec<TokenWithSpan> = tokens.by_ref().take(start - pos).collect();
+        out.extend(parse_tokens(run)?.into_iter().map(|s| Stmt::Parsed(Box::new(s))));
+        tokens.by_ref().take(end - start).for_each(drop);
+        out.push(Stmt::Noop(tag));
+        pos = end;
+    }
+    out.extend(
+        parse_tokens(tokens.collect())?
+            .into_iter()
+            .map(|s| Stmt::Parsed(Box::new(s))),
+    );
+    Ok(out)
 }

@@ -43,7 +43,10 @@ pub struct Prepared {
     pub sql: String,
     pub(super) stmt: A::Statement,
     pub(super) planned: Mutex<Option<Arc<PlannedStmt>>>,
-    /// Parameter types inferred from the statement ($1 is `param_types[0]`).
+    /// Parameter types the client declared (None: inferred), kept for re-planning.
+    pub(super) declared: Vec<Option<DataType>>,
+    /// Parameter types: declared by the client or inferred from the statement ($1 is
+    /// `param_types[0]`).
     pub param_types: Vec<DataType>,
     /// Result columns (empty for statements that return no rows).
     pub columns: Vec<(String, DataType)>,
