@@ -24,11 +24,6 @@ pub fn encode_i64(v: i64) -> [u8; 8] {
     ((v as u64) ^ (1 << 63)).to_be_bytes()
 }
 
-#[inline]
-pub fn decode_i64(b: [u8; 8]) -> i64 {
-    (u64::from_be_bytes(b) ^ (1 << 63)) as i64
-}
-
 fn encode_f64(f: f64) -> [u8; 8] {
     let f = if f == 0.0 { 0.0 } else { f }; // -0 == 0
     let bits = f.to_bits();
