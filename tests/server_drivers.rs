@@ -1,6 +1,6 @@
 //! Real drivers against `augur serve`: tokio-postgres (prepared statements, binary parameters
 //! and results for every engine type, transactions, SQLSTATEs, a connection dropped in the
-//! middle of a transaction, COPY), and psycopg 3 / psycopg2 from PyPI (tests/server_psycopg.py).
+//! middle of a transaction, COPY), and psycopg 3 / psycopg2 (tests/server_psycopg.py).
 
 mod server_util;
 
@@ -270,37 +270,21 @@ async fn tokio_postgres_types_transactions_errors() {
     assert_eq!(t, "kept");
 }
 
-/// psycopg 3 and psycopg2 from PyPI. Skips (with a message) only if pip cannot install them.
+/// psycopg 3 and psycopg2 (Debian's python3-psycopg and python3-psycopg2, which scripts/setup
+/// installs; the test fails without them).
 #[test]
 fn psycopg_and_psycopg2() {
-    let py = "python3";
-    let importable = |m: &str| {
-        Command::new(py)
-            .args(["-c", &format!("import {m}")])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
-    if !(importable("psycopg") && importable("psycopg2")) {
-        let o = Command::new(py)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "psycopg[binary]",
-                "psycopg2-binary",
-            ])
-            .output();
-        let ok = matches!(&o, Ok(o) if o.status.success());
-        if !(ok && importable("psycopg") && importable("psycopg2")) {
-            eprintln!(
-                "SKIP: pip could not install psycopg[binary] / psycopg2-binary here: {:?}",
-                o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-            );
-            return;
-        }
+    // Debian's interpreter, the one its python3-psycopg packages are for (a `python3` earlier
+    // on PATH, such as pyenv's, does not see them).
+    let py = "/usr/bin/python3";
+    for m in ["psycopg", "psycopg2"] {
+        let o = Command::new(py).args(["-c", &format!("import {m}")]).output();
+        assert!(
+            matches!(&o, Ok(o) if o.status.success()),
+            "python3 cannot import {m}: run scripts/setup (it installs python3-psycopg and \
+             python3-psycopg2): {:?}",
+            o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        );
     }
     let tmp = tempfile::tempdir().unwrap();
     let srv = Server::start(&tmp.path().join("data"), &[]);
