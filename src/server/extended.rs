@@ -320,7 +320,7 @@ impl ExtendedQueryHandler for Backend {
     /// Execute's row limit as PostgreSQL reads it (zero or negative: every row), bounded:
     /// pgwire 0.42.1 preallocates room for `max_rows` rows before fetching, so a client's
     /// `max_rows` of 2^30 made the server allocate 40 GiB and abort (found by fuzzing). Above
-    /// [`MAX_ROWS_PER_EXECUTE`] the portal is suspended after that many rows (PortalSuspended);
+    /// `MAX_ROWS_PER_EXECUTE` the portal is suspended after that many rows (PortalSuspended);
     /// the client's next Execute continues it, as with any row limit.
     async fn on_execute<C>(&self, client: &mut C, mut message: Execute) -> PgWireResult<()>
     where

@@ -110,7 +110,7 @@ impl<'a> Lexed<'a> {
         }
     }
 
-    /// [`nesting`] of the tokens in `r`.
+    /// The [`Nesting`] of the tokens in `r`.
     pub fn nesting(&self, r: Range<usize>) -> Nesting {
         nesting(self.sql, &self.tokens[r.clone()], &self.ranges[r])
     }

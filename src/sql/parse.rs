@@ -70,7 +70,7 @@ pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statemen
 }
 
 /// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601, statements
-/// nested deeper than [`MAX_NESTING`] (or than the parser's recursion limit) 54001.
+/// nested deeper than `MAX_NESTING` (1000; or than the parser's recursion limit) 54001.
 pub fn parse(sql: &str) -> Result<Vec<A::Statement>> {
     let l = lex(sql)?;
     check_depth(l.nesting(0..l.tokens.len()))?;

@@ -26,7 +26,7 @@ pub enum StatementResult {
     },
     /// A statement without a result set.
     Command { tag: String },
-    /// `COPY ... FROM STDIN`: send the data with [`Session::copy_in`].
+    /// `COPY ... FROM STDIN`: send the data with [`crate::sql::Session::copy_in`].
     CopyIn(CopyState),
 }
 

@@ -111,7 +111,7 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
 }
 
 /// PostgreSQL's text output of a value (`None` for NULL); floats as PostgreSQL 12+ prints
-/// float8 ([`format_float`]).
+/// float8 ([`crate::types::format_float`]).
 pub fn text_of(v: &Value) -> Option<String> {
     v.to_text()
 }
