@@ -2,7 +2,7 @@
 //! isolation, durable group commits, recovery.
 //!
 //! See `docs/ARCHITECTURE.md` ("Life of a commit") for the protocol; the invariants it defends
-//! are listed in `../shared/DESIGN.md`.
+//! are listed in `docs/INVARIANTS.md`.
 //!
 //! ```
 //! use augur::{Database, Options, ColumnDef, DataType, TableDef, Value, Key};
