@@ -13,7 +13,8 @@ use pgwire::messages::response::CommandComplete;
 use pgwire::messages::PgWireBackendMessage;
 
 use super::conn::{blocking, conn, BusyGuard};
-use super::handler::{user_error, Backend};
+use super::handler::Backend;
+use super::reply::user_error;
 use crate::error::{Error, SqlState};
 
 #[async_trait]

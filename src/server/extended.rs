@@ -11,10 +11,10 @@ use futures::sink::{Sink, SinkExt};
 use futures::stream;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::ExtendedQueryHandler;
-use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag};
-use pgwire::api::stmt::{QueryParser, StoredStatement};
+use pgwire::api::results::{CopyResponse, QueryResponse, Response, Tag};
+use pgwire::api::stmt::StoredStatement;
 use pgwire::api::store::{Entry, PortalStore};
-use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DEFAULT_NAME};
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, DEFAULT_NAME};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::DataRow;
 use pgwire::messages::extendedquery::{Execute, Sync as PgSync};
@@ -23,22 +23,14 @@ use pgwire::messages::PgWireBackendMessage;
 
 use super::buffered::Buffered;
 use super::catalog;
-use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy, Shared};
-use super::handler::{admin_shutdown, rewrite, send_notice, tx_warning, user_error, Backend, Outcome};
+use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
+use super::handler::Backend;
 use super::metrics::Kind;
-use super::values::{self, encode_row};
+use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome};
+use super::statement::{AugurParser, Stmt, StmtKind};
+use super::values::{self, encode_row, is_binary};
 use crate::error::{Error, SqlState};
-use crate::sql::lexer::leading_keyword;
-use crate::sql::Prepared;
-use crate::types::{DataType, Value};
-
-fn is_binary(f: &Format, i: usize) -> bool {
-    match f {
-        Format::UnifiedText => false,
-        Format::UnifiedBinary => true,
-        Format::Individual(v) => v.get(i) == Some(&1),
-    }
-}
+use crate::types::Value;
 
 impl Backend {
     /// Executes an extended-protocol statement.
@@ -64,93 +56,6 @@ impl Backend {
                     .into()
             }
         })
-    }
-}
-
-/// A statement of the extended protocol.
-#[derive(Debug)]
-pub struct Stmt {
-    kind: StmtKind,
-    /// Parameter types the SQL layer inferred.
-    params: Vec<DataType>,
-    columns: Vec<(String, DataType)>,
-    keyword: String,
-}
-
-#[derive(Debug)]
-enum StmtKind {
-    Sql(Arc<Prepared>),
-    Catalog(String),
-}
-
-/// Parses extended-protocol statements with the connection's session, so Parse reports errors
-/// and Describe reports the real parameter and result types.
-pub struct AugurParser {
-    pub(super) shared: Arc<Shared>,
-}
-
-#[async_trait]
-impl QueryParser for AugurParser {
-    type Statement = Arc<Stmt>;
-
-    async fn parse_sql<C>(
-        &self,
-        client: &C,
-        sql: &str,
-        types: &[Option<Type>],
-    ) -> PgWireResult<Option<Arc<Stmt>>>
-    where
-        C: ClientInfo + Unpin + Send + Sync,
-    {
-        let conn = conn(client, &self.shared);
-        let size = conn.session.lock().check_statement_size(sql);
-        size.map_err(|e| {
-            conn.fail_block();
-            user_error(&e)
-        })?;
-        if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
-            let r = r.map_err(|e| user_error(&e))?;
-            return Ok(Some(Arc::new(Stmt {
-                kind: StmtKind::Catalog(sql.to_string()),
-                params: vec![],
-                columns: r.columns,
-                keyword: "SELECT".into(),
-            })));
-        }
-        let sql = &*rewrite(sql);
-        // Parameter types the client declared are honoured, as in PostgreSQL (an OID Augur has
-        // no type for is left to inference).
-        let declared: Vec<Option<DataType>> = types
-            .iter()
-            .map(|t| t.as_ref().and_then(|t| values::type_of_oid(t.oid())))
-            .collect();
-        let p = blocking(|| conn.session.lock().prepare_typed(sql, &declared)).map_err(|e| {
-            if let Some(m) = &self.shared.metrics {
-                m.error(e.sqlstate().code());
-            }
-            conn.fail_block();
-            user_error(&e)
-        })?;
-        Ok(Some(Arc::new(Stmt {
-            params: p.param_types.clone(),
-            columns: p.columns.clone(),
-            keyword: leading_keyword(sql),
-            kind: StmtKind::Sql(p),
-        })))
-    }
-
-    fn get_parameter_types(&self, stmt: &Arc<Stmt>) -> PgWireResult<Vec<Type>> {
-        Ok(stmt.params.iter().map(|t| values::pg_type(*t)).collect())
-    }
-
-    fn get_result_schema(
-        &self,
-        stmt: &Arc<Stmt>,
-        column_format: Option<&Format>,
-    ) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(values::fields(&stmt.columns, |i| {
-            column_format.is_some_and(|f| is_binary(f, i))
-        }))
     }
 }
 

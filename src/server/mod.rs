@@ -22,9 +22,11 @@ mod copy;
 mod extended;
 pub mod handler;
 pub mod metrics;
+mod reply;
 pub mod shell;
 mod simple;
 mod startup;
+mod statement;
 pub mod values;
 
 use std::collections::HashMap;

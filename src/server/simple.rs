@@ -18,10 +18,10 @@ use pgwire::messages::PgWireBackendMessage;
 
 use super::catalog;
 use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
-use super::handler::{
-    admin_shutdown, error_info, rewrite, send_notice, tx_warning, user_error, Backend, Outcome,
-};
+use super::handler::Backend;
 use super::metrics::Kind;
+use super::reply::{admin_shutdown, error_info, send_notice, tx_warning, user_error, Outcome};
+use super::statement::rewrite;
 use super::values::{encode_row, row_description};
 use crate::error::Error;
 use crate::sql::lexer::split_with_keywords;

@@ -2,6 +2,7 @@
 //! binary format, type OIDs and sizes for RowDescription / ParameterDescription.
 
 use bytes::{BufMut, BytesMut};
+use pgwire::api::portal::Format;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::api::Type;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
@@ -359,6 +360,15 @@ fn numeric_to_string(b: &[u8]) -> Result<String> {
         s.push_str(&frac_part);
     }
     Ok(s)
+}
+
+/// Whether column or parameter `i` is in binary format under `f`.
+pub fn is_binary(f: &Format, i: usize) -> bool {
+    match f {
+        Format::UnifiedText => false,
+        Format::UnifiedBinary => true,
+        Format::Individual(v) => v.get(i) == Some(&1),
+    }
 }
 
 /// RowDescription of a result (simple protocol: every column in text).

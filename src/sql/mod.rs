@@ -17,8 +17,8 @@ mod session;
 
 pub use lexer::nesting_estimate;
 pub use parse::parse;
-pub use result::{StatementResult, TxStatus};
-pub use session::{parse_timeout, CopyState, Limits, Prepared, Session};
+pub use result::{CopyState, StatementResult, TxStatus};
+pub use session::{parse_timeout, Limits, Prepared, Session};
 
 /// What `version()` returns: the PostgreSQL release whose behaviour Augur follows, and Augur's.
 pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Augur 0.1.0, ALEX learned index over RocksDB)";

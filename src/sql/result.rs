@@ -1,7 +1,6 @@
 //! What a statement returns to its caller (the embedded API or the server): rows and a command
 //! tag, or a COPY to feed; and the transaction status ReadyForQuery reports.
 
-use super::session::CopyState;
 use crate::types::{DataType, Row};
 
 /// Transaction state, as the wire protocol's ReadyForQuery reports it.
@@ -58,4 +57,18 @@ impl StatementResult {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0)
     }
+}
+
+/// What `COPY ... FROM STDIN` needs to parse the data the client sends.
+#[derive(Clone, Debug)]
+pub struct CopyState {
+    pub table: String,
+    /// Table columns, in the order of the data's fields.
+    pub columns: Vec<usize>,
+    pub csv: bool,
+    pub header: bool,
+    pub delimiter: char,
+    pub null: String,
+    pub quote: char,
+    pub escape: char,
 }

@@ -10,22 +10,8 @@ use crate::sql::bind::{ident, object_name, Binder};
 use crate::sql::dml::bind_default;
 use crate::sql::exec::Exec;
 use crate::sql::expr::assign;
-use crate::sql::result::StatementResult;
+use crate::sql::result::{CopyState, StatementResult};
 use crate::types::Value;
-
-/// What `COPY ... FROM STDIN` needs to parse the data the client sends.
-#[derive(Clone, Debug)]
-pub struct CopyState {
-    pub table: String,
-    /// Table columns, in the order of the data's fields.
-    pub columns: Vec<usize>,
-    pub csv: bool,
-    pub header: bool,
-    pub delimiter: char,
-    pub null: String,
-    pub quote: char,
-    pub escape: char,
-}
 
 impl Session {
     #[allow(clippy::too_many_arguments)]

@@ -6,7 +6,6 @@ mod ddl;
 mod prepared;
 mod settings;
 
-pub use copy::CopyState;
 pub use prepared::Prepared;
 pub use settings::{parse_timeout, Limits};
 
