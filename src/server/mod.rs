@@ -1,8 +1,9 @@
 //! The PostgreSQL wire-protocol server (`augur serve`), on pgwire and tokio.
 //!
 //! - [`handler`]: the pgwire handler set, dispatching to `simple.rs` (simple query protocol),
-//!   `extended.rs` (Parse/Bind/Describe/Execute/Sync), `copy.rs` (COPY FROM STDIN) and
-//!   `startup.rs` (startup packet, authentication, BackendKeyData).
+//!   `extended.rs` (Bind/Describe/Execute/Sync; Parse in `statement.rs`), `copy.rs` (COPY FROM
+//!   STDIN) and `startup.rs` (startup packet, authentication, BackendKeyData); `reply.rs` holds
+//!   outcomes, errors and notices as the client sees them.
 //! - [`conn`]: one connection's state, one [`crate::Session`] per connection, and what all
 //!   connections share.
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
