@@ -94,10 +94,6 @@ impl Error {
         }
     }
 
-    pub fn is_serialization_failure(&self) -> bool {
-        self.sqlstate() == SqlState::SERIALIZATION_FAILURE
-    }
-
     /// Serialization failures and deadlocks: running the transaction again may succeed.
     pub fn is_retryable(&self) -> bool {
         let s = self.sqlstate();

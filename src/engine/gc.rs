@@ -1,5 +1,5 @@
-//! Garbage collection of row versions no snapshot can see, index checkpoints in the
-//! background, and the sweep that finds versions orphaned by a crash.
+//! Garbage collection of row versions no snapshot can see, and the sweep that finds versions
+//! orphaned by a crash (both run by the maintenance thread, `maintenance.rs`).
 //!
 //! Rules (see docs/ARCHITECTURE.md):
 //! - A version superseded by a version at position `by` is deleted once every active snapshot
@@ -12,7 +12,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
 
@@ -236,43 +235,4 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
         }
     }
     Ok((rowid != 0).then_some(rowid))
-}
-
-pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
-    inner.store.refresh_direct();
-    let sweep_from = *inner.pending_sweep.lock();
-    if let Some(w) = sweep_from {
-        match sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n)) {
-            Ok(n) => {
-                inner.stats.lock().swept_versions = n as u64;
-                tracing::info!(versions = n, "crash sweep collected orphaned versions")
-            }
-            Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
-        }
-        *inner.pending_sweep.lock() = None;
-    }
-    let interval = inner.opts.maintenance_interval;
-    let mut last = Instant::now();
-    while !inner.shutdown.load(Ordering::Acquire) {
-        // Map the files RocksDB flushed, compacted or ingested since the last look (one property
-        // read when nothing changed).
-        inner.store.refresh_direct();
-        // Bring newly mapped files into the page tables (and, after a large load, back into the
-        // page cache), 16 MiB per step; sleep only when there is nothing to read.
-        if !inner.store.direct().populate_step(16 << 20) {
-            std::thread::sleep(Duration::from_millis(20).min(interval));
-        }
-        if last.elapsed() < interval {
-            continue;
-        }
-        last = Instant::now();
-        if let Err(e) = collect(&inner) {
-            tracing::warn!(error = %e, "garbage collection failed");
-        }
-        if inner.versions_since_ckpt.load(Ordering::Relaxed) >= inner.opts.checkpoint_every {
-            if let Err(e) = inner.checkpoint_all() {
-                tracing::warn!(error = %e, "index checkpoint failed");
-            }
-        }
-    }
 }

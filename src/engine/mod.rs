@@ -2,7 +2,7 @@
 //! isolation, durable group commits, recovery.
 //!
 //! See `docs/ARCHITECTURE.md` ("Life of a commit") for the protocol; the invariants it defends
-//! are listed in `../shared/DESIGN.md`.
+//! are listed in `docs/INVARIANTS.md`.
 //!
 //! ```
 //! use augur::{Database, Options, ColumnDef, DataType, TableDef, Value, Key};
@@ -27,6 +27,7 @@ pub mod catalog;
 mod gc;
 mod interrupt;
 mod locks;
+mod maintenance;
 mod recovery;
 pub mod table;
 mod txn;
@@ -283,7 +284,7 @@ impl Database {
         let bg_inner = inner.clone();
         let handle = std::thread::Builder::new()
             .name("augur-maintenance".into())
-            .spawn(move || gc::maintenance_loop(bg_inner))
+            .spawn(move || maintenance::run(bg_inner))
             .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
         let bg = Arc::new(Background {
             inner: inner.clone(),
