@@ -96,7 +96,8 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
     };
     let tables = tables_by_id(inner);
     let mut batch = WriteBatch::default();
-    let cf = inner.store.cf(CF_ROWS);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_ROWS);
     let mut deleted = 0usize;
     let mut deferred = Vec::new();
 
@@ -172,7 +173,7 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
             }
         }
     }
-    batch.delete_cf(inner.store.cf(CF_ROWS), row_key(t.id, rowid));
+    batch.delete_cf(inner.store.db()?.cf(CF_ROWS), row_key(t.id, rowid));
     inner.cache.remove(rowid);
     Ok(())
 }

@@ -55,7 +55,7 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
     let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
     let mut b = WriteBatch::default();
-    b.delete_cf(store.cf(CF_META), b"clean_shutdown");
+    b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
 
     let next_table_id = store.get_meta_u64("next_table_id")?.unwrap_or(1).max(1) as u32;
@@ -266,7 +266,8 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     }
     let old_gen = t.ckpt_generation.load(Ordering::Acquire);
     let generation = old_gen + 1;
-    let cf = inner.store.cf(CF_IDXSNAP);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_IDXSNAP);
     let mut batch = WriteBatch::default();
     // Leftovers of an earlier attempt at this generation that crashed before its header.
     batch.delete_range_cf(
@@ -316,7 +317,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         count: entries.len() as u64,
         chunks,
     };
-    batch.put_cf(inner.store.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
+    batch.put_cf(inner.store.db()?.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
     inner.store.write_sync(batch)?;
     let mut del = WriteBatch::default();
     del.delete_range_cf(

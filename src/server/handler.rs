@@ -190,7 +190,9 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         Error::Sql { message, .. } => message.clone(),
         other => other.to_string(),
     };
-    ErrorInfo::new(SEVERITY_ERROR.to_owned(), e.sqlstate().code().to_owned(), msg)
+    // FATAL ends the connection (pgwire closes it after sending): see Error::ends_connection.
+    let severity = if e.ends_connection() { SEVERITY_FATAL } else { SEVERITY_ERROR };
+    ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg)
 }
 
 fn user_error(e: &Error) -> PgWireError {
@@ -499,6 +501,7 @@ impl SimpleQueryHandler for Backend {
             }
             let outcomes = match result {
                 Ok(o) => o,
+                Err(e) if e.ends_connection() => return Err(user_error(&e)),
                 Err(e) => {
                     client
                         .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))

@@ -136,6 +136,8 @@ pub struct Metrics {
     read_back_pending: IntGauge,
     read_back_done: IntCounter,
     row_cache_bytes: IntGauge,
+    storage_recoveries: IntCounter,
+    storage_degraded: IntGauge,
     index_keys: IntGaugeVec,
     alex_depth: IntGaugeVec,
     alex_nodes: IntGaugeVec,
@@ -285,6 +287,18 @@ impl Metrics {
                 "Bytes of large commits' files read back into the OS page cache",
             ),
             row_cache_bytes: gauge(&r, "augur_row_cache_bytes", "Bytes held by the row cache"),
+            storage_recoveries: counter(
+                &r,
+                "augur_storage_recoveries_total",
+                "Times the engine reopened the database by itself after a write failure \
+                 (WAL write or sync error, disk full)",
+            ),
+            storage_degraded: gauge(
+                &r,
+                "augur_storage_degraded",
+                "1 while a write failure stops writes (53100 while the disk is full, 57P03 while \
+                 the engine reopens the database); reads go on",
+            ),
             index_keys: gauge_vec(
                 &r,
                 "augur_index_keys",
@@ -383,6 +397,8 @@ impl Metrics {
         self.read_back_pending.set(s.read_back_bytes as i64);
         Self::set_counter(&self.read_back_done, s.read_back_done_bytes);
         self.row_cache_bytes.set(s.row_cache_bytes as i64);
+        Self::set_counter(&self.storage_recoveries, s.storage_recoveries);
+        self.storage_degraded.set(s.storage_degraded as i64);
         // Dropped tables disappear from the per-table series.
         self.index_keys.reset();
         self.alex_depth.reset();
