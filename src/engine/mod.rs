@@ -323,31 +323,31 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
     let w = wake.clone();
     store.set_on_fault(Box::new(move || w.notify()));
     let inner = Arc::new(Inner {
-            cache: RowCache::new(opts.row_cache_bytes),
-            store,
-            opts: opts.clone(),
-            tables: RwLock::new(HashMap::new()),
-            commit: Mutex::new(CommitState {
-                next_rowid: 1,
-                next_table_id: 1,
-            }),
-            visible: AtomicU64::new(0),
-            snapshots: Mutex::new(VecDeque::new()),
-            gc: Mutex::new(gc::GcQueue::default()),
-            versions_since_ckpt: AtomicU64::new(0),
-            ckpt_lock: Mutex::new(()),
-            pending_sweep: Mutex::new(None),
-            shutdown: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
-            stats: Mutex::new(Stats::default()),
-            locks: locks::LockTable::default(),
-            next_txn: AtomicU64::new(1),
-            direct_reads: AtomicU64::new(0),
-            store_reads: AtomicU64::new(0),
-            retired: AtomicBool::new(false),
-            retired_txn: AtomicU64::new(u64::MAX),
-            maint: Mutex::new(None),
-        });
+        cache: RowCache::new(opts.row_cache_bytes),
+        store,
+        opts: opts.clone(),
+        tables: RwLock::new(HashMap::new()),
+        commit: Mutex::new(CommitState {
+            next_rowid: 1,
+            next_table_id: 1,
+        }),
+        visible: AtomicU64::new(0),
+        snapshots: Mutex::new(VecDeque::new()),
+        gc: Mutex::new(gc::GcQueue::default()),
+        versions_since_ckpt: AtomicU64::new(0),
+        ckpt_lock: Mutex::new(()),
+        pending_sweep: Mutex::new(None),
+        shutdown: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        stats: Mutex::new(Stats::default()),
+        locks: locks::LockTable::default(),
+        next_txn: AtomicU64::new(1),
+        direct_reads: AtomicU64::new(0),
+        store_reads: AtomicU64::new(0),
+        retired: AtomicBool::new(false),
+        retired_txn: AtomicU64::new(u64::MAX),
+        maint: Mutex::new(None),
+    });
     if let Some(old) = carry {
         let o = old.stats.lock().clone();
         let mut s = inner.stats.lock();
@@ -413,7 +413,10 @@ fn recovery_loop(core: Arc<Core>) {
             let mut said = false;
             while free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {
                 if !said {
-                    tracing::warn!(need = core.opts.resume_free_bytes, "disk full: writes are refused until space is freed; reads go on");
+                    tracing::warn!(
+                        need = core.opts.resume_free_bytes,
+                        "disk full: writes are refused until space is freed; reads go on"
+                    );
                     said = true;
                 }
                 if stopped() {
@@ -433,7 +436,11 @@ fn recovery_loop(core: Arc<Core>) {
                 Ok(new) => {
                     core.cur.store(new);
                     let n = core.recoveries.fetch_add(1, Ordering::AcqRel) + 1;
-                    tracing::info!(recoveries = n, ms = t0.elapsed().as_millis() as u64, "storage recovered: the database was reopened and writes resume");
+                    tracing::info!(
+                        recoveries = n,
+                        ms = t0.elapsed().as_millis() as u64,
+                        "storage recovered: the database was reopened and writes resume"
+                    );
                     break;
                 }
                 Err(e) => {
@@ -700,13 +707,15 @@ impl Database {
     pub fn debug_key(&self, table: &str, key: &Key) -> Result<(VersionHistory, Option<u64>, u64)> {
         let t = self.inner().table(table)?;
         let mut out = Vec::new();
-        self.inner().store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
-            let (tomb, prev, k) = crate::types::codec::decode_version_header(bytes)?;
-            if &k == key {
-                out.push((rowid, tomb, prev));
-            }
-            Ok(true)
-        })?;
+        self.inner()
+            .store
+            .for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
+                let (tomb, prev, k) = crate::types::codec::decode_version_header(bytes)?;
+                if &k == key {
+                    out.push((rowid, tomb, prev));
+                }
+                Ok(true)
+            })?;
         let p = t.pk.read().get(key);
         Ok((out, p, t.ckpt_watermark.load(Ordering::Acquire)))
     }

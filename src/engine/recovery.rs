@@ -317,7 +317,11 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         count: entries.len() as u64,
         chunks,
     };
-    batch.put_cf(inner.store.db()?.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
+    batch.put_cf(
+        inner.store.db()?.cf(CF_META),
+        format!("ckpt/{}", t.id),
+        header.encode(),
+    );
     inner.store.write_sync(batch)?;
     let mut del = WriteBatch::default();
     del.delete_range_cf(

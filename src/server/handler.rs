@@ -191,7 +191,11 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         other => other.to_string(),
     };
     // FATAL ends the connection (pgwire closes it after sending): see Error::ends_connection.
-    let severity = if e.ends_connection() { SEVERITY_FATAL } else { SEVERITY_ERROR };
+    let severity = if e.ends_connection() {
+        SEVERITY_FATAL
+    } else {
+        SEVERITY_ERROR
+    };
     ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg)
 }
 

@@ -123,6 +123,10 @@ impl Db<'_> {
     pub fn cf(&self, name: &str) -> &ColumnFamily {
         self.0.cf_handle(name).expect("column family created at open")
     }
+
+    pub fn db(&self) -> &DB {
+        &self.0
+    }
 }
 
 /// The RocksDB database and the group-commit state around it.
@@ -263,7 +267,8 @@ impl Store {
         let Ok(db) = self.db() else {
             return;
         };
-        let Ok(Some(version)) = db.property_int_value_cf(db.cf(CF_ROWS), "rocksdb.current-super-version-number")
+        let Ok(Some(version)) =
+            db.property_int_value_cf(db.cf(CF_ROWS), "rocksdb.current-super-version-number")
         else {
             return;
         };
@@ -409,7 +414,9 @@ impl Store {
             }
             if self.poisoned.load(Ordering::Acquire) {
                 // Written, not known to be synced: the sync that failed may have lost it or not.
-                let f = self.fault().map_or_else(|| "the store was closed".to_string(), |f| f.message);
+                let f = self
+                    .fault()
+                    .map_or_else(|| "the store was closed".to_string(), |f| f.message);
                 return Err(Error::OutcomeUnknown(format!(
                     "a write-ahead-log sync failed ({f}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
                 )));
@@ -603,7 +610,12 @@ impl Store {
     pub fn multi_get_rows(&self, table: u32, rowids: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
         let db = match self.db() {
             Ok(db) => db,
-            Err(e) => return rowids.iter().map(|_| Err(Error::new(e.sqlstate(), e.to_string()))).collect(),
+            Err(e) => {
+                return rowids
+                    .iter()
+                    .map(|_| Err(Error::new(e.sqlstate(), e.to_string())))
+                    .collect()
+            }
         };
         let cf = db.cf(CF_ROWS);
         let keys: Vec<[u8; 12]> = rowids.iter().map(|&r| row_key(table, r)).collect();
