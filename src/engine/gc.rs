@@ -250,7 +250,11 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
             }
             Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
         }
-        *inner.pending_sweep.lock() = None;
+        // A sweep cut short by shutdown stays pending: the close then leaves the database
+        // marked unclean, so that the next open sweeps again (else the orphans stay forever).
+        if !inner.shutdown.load(Ordering::Acquire) {
+            *inner.pending_sweep.lock() = None;
+        }
     }
     if !inner.stats.lock().prewarm_done {
         super::prewarm::prewarm(&inner);

@@ -309,6 +309,11 @@ fn shutdown_inner(inner: &Arc<Inner>) -> Result<()> {
     // Collect what can be collected, then checkpoint so the next open replays nothing.
     gc::collect(inner)?;
     inner.checkpoint_all()?;
+    if inner.pending_sweep.lock().is_some() {
+        // The sweep after an unclean open did not finish (a close right after the open, or
+        // after the engine reopened itself): stay unclean so the next open runs it again.
+        return Ok(());
+    }
     let mut b = WriteBatch::default();
     b.put_cf(inner.store.db()?.cf(CF_META), b"clean_shutdown", [1u8]);
     inner.store.write_sync(b)?;
