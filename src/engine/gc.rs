@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 use super::{Inner, Table};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::keyed::TOMBSTONE;
 use crate::store::{row_key, CF_ROWS};
 use crate::types::codec::decode_version_header;
@@ -233,7 +233,10 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
             .and_then(|b| decode_version_header(&b))
         {
             Ok((_, prev, _)) => rowid = prev,
-            Err(_) => return Ok(None),
+            // A version that is not there ends the chain; a read that failed is no answer
+            // (taking it for "no version" queued the key's current version as garbage).
+            Err(Error::Corrupt(_)) => return Ok(None),
+            Err(e) => return Err(e),
         }
     }
     Ok((rowid != 0).then_some(rowid))
@@ -243,16 +246,18 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
     inner.store.refresh_direct();
     let sweep_from = *inner.pending_sweep.lock();
     if let Some(w) = sweep_from {
-        match sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n)) {
+        let r = sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n));
+        let done = r.is_ok();
+        match r {
             Ok(n) => {
                 inner.stats.lock().swept_versions = n as u64;
                 tracing::info!(versions = n, "crash sweep collected orphaned versions")
             }
-            Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
+            Err(e) => tracing::warn!(error = %e, "crash sweep failed; the next open sweeps again"),
         }
-        // A sweep cut short by shutdown stays pending: the close then leaves the database
-        // marked unclean, so that the next open sweeps again (else the orphans stay forever).
-        if !inner.shutdown.load(Ordering::Acquire) {
+        // A sweep cut short by shutdown or by an error stays pending: the close then leaves the
+        // database marked unclean, so that the next open sweeps again (else orphans stay).
+        if !inner.shutdown.load(Ordering::Acquire) && done {
             *inner.pending_sweep.lock() = None;
         }
     }
