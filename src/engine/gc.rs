@@ -16,7 +16,7 @@ use std::sync::Arc;
 use rocksdb::WriteBatch;
 
 use super::{Inner, Table};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::keyed::TOMBSTONE;
 use crate::store::{row_key, CF_ROWS};
 use crate::types::codec::decode_version_header;
@@ -95,7 +95,8 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
     };
     let tables = tables_by_id(inner);
     let mut batch = WriteBatch::default();
-    let cf = inner.store.cf(CF_ROWS);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_ROWS);
     let mut deleted = 0usize;
     let mut deferred = Vec::new();
 
@@ -171,7 +172,7 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
             }
         }
     }
-    batch.delete_cf(inner.store.cf(CF_ROWS), row_key(t.id, rowid));
+    batch.delete_cf(inner.store.db()?.cf(CF_ROWS), row_key(t.id, rowid));
     inner.cache.remove(rowid);
     Ok(())
 }
@@ -231,7 +232,10 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
             .and_then(|b| decode_version_header(&b))
         {
             Ok((_, prev, _)) => rowid = prev,
-            Err(_) => return Ok(None),
+            // A version that is not there ends the chain; a read that failed is no answer
+            // (taking it for "no version" queued the key's current version as garbage).
+            Err(Error::Corrupt(_)) => return Ok(None),
+            Err(e) => return Err(e),
         }
     }
     Ok((rowid != 0).then_some(rowid))

@@ -13,14 +13,20 @@ pub(crate) fn run(inner: Arc<Inner>) {
     inner.store.refresh_direct();
     let sweep_from = *inner.pending_sweep.lock();
     if let Some(w) = sweep_from {
-        match gc::sweep(&inner, w).and_then(|n| gc::collect(&inner).map(|_| n)) {
+        let r = gc::sweep(&inner, w).and_then(|n| gc::collect(&inner).map(|_| n));
+        let done = r.is_ok();
+        match r {
             Ok(n) => {
                 inner.stats.lock().swept_versions = n as u64;
                 tracing::info!(versions = n, "crash sweep collected orphaned versions")
             }
-            Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
+            Err(e) => tracing::warn!(error = %e, "crash sweep failed; the next open sweeps again"),
         }
-        *inner.pending_sweep.lock() = None;
+        // A sweep cut short by shutdown or by an error stays pending: the close then leaves the
+        // database marked unclean, so that the next open sweeps again (else orphans stay).
+        if !inner.shutdown.load(Ordering::Acquire) && done {
+            *inner.pending_sweep.lock() = None;
+        }
     }
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();

@@ -119,7 +119,7 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
     let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
     let mut b = WriteBatch::default();
-    b.delete_cf(store.cf(CF_META), b"clean_shutdown");
+    b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
 
     let next_table_id = store.get_meta_u64("next_table_id")?.unwrap_or(1).max(1) as u32;
@@ -338,7 +338,7 @@ fn open_image(
     if def.key_kind() != IndexKind::Alex {
         return Err("an image for a table whose index is not ALEX".into());
     }
-    let path = image_path(&inner.path, def.id, h.generation);
+    let path = image_path(inner.store.path(), def.id, h.generation);
     let map = Mapping::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     if map.len() as u64 != len {
         return Err(format!(
@@ -366,9 +366,15 @@ pub(crate) fn remove_unused_images(inner: &Inner) {
         .tables
         .read()
         .values()
-        .map(|t| image_path(&inner.path, t.id, t.ckpt_generation.load(Ordering::Acquire)))
+        .map(|t| {
+            image_path(
+                inner.store.path(),
+                t.id,
+                t.ckpt_generation.load(Ordering::Acquire),
+            )
+        })
         .collect();
-    if let Ok(dir) = std::fs::read_dir(image_dir(&inner.path)) {
+    if let Ok(dir) = std::fs::read_dir(image_dir(inner.store.path())) {
         for e in dir.flatten() {
             if !wanted.contains(&e.path()) {
                 let _ = std::fs::remove_file(e.path());
@@ -474,7 +480,8 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     if t.is_dropped() {
         return Ok(());
     }
-    let cf = inner.store.cf(CF_IDXSNAP);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_IDXSNAP);
     let mut batch = WriteBatch::default();
     // Leftovers of an earlier attempt at this generation that crashed before its header.
     batch.delete_range_cf(
@@ -484,7 +491,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     );
     let form = match snapshot {
         Snapshot::Image(image) => {
-            write_file_durably(&image_path(&inner.path, t.id, generation), &image)?;
+            write_file_durably(&image_path(inner.store.path(), t.id, generation), &image)?;
             CkptForm::Image {
                 nonce,
                 len: image.len() as u64,
@@ -497,7 +504,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         watermark,
         form,
     };
-    batch.put_cf(inner.store.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
+    batch.put_cf(rocks.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
     inner.store.write_sync(batch)?;
     let mut del = WriteBatch::default();
     del.delete_range_cf(
@@ -507,7 +514,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     );
     inner.store.write_nosync(del)?;
     // The previous image (if any); a process that mapped it keeps reading it until it unmaps.
-    let _ = std::fs::remove_file(image_path(&inner.path, t.id, old_gen));
+    let _ = std::fs::remove_file(image_path(inner.store.path(), t.id, old_gen));
     t.ckpt_generation.store(generation, Ordering::Release);
     t.ckpt_watermark.store(watermark, Ordering::Release);
     Ok(())
@@ -544,7 +551,8 @@ fn write_chunks(
     entries: &[(Key, u64)],
     batch: &mut WriteBatch,
 ) -> Result<CkptForm> {
-    let cf = inner.store.cf(CF_IDXSNAP);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_IDXSNAP);
     let mut chunk: Vec<u8> = Vec::with_capacity(CHUNK_BYTES + 64);
     let mut chunks: u32 = 0;
     let tag = match entries.first() {

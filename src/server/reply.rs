@@ -19,7 +19,13 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         Error::Sql { message, .. } => message.clone(),
         other => other.to_string(),
     };
-    ErrorInfo::new(SEVERITY_ERROR.to_owned(), e.sqlstate().code().to_owned(), msg)
+    // FATAL ends the connection (pgwire closes it after sending): see Error::ends_connection.
+    let severity = if e.ends_connection() {
+        SEVERITY_FATAL
+    } else {
+        SEVERITY_ERROR
+    };
+    ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg)
 }
 
 pub(super) fn user_error(e: &Error) -> PgWireError {

@@ -141,6 +141,7 @@ impl SimpleQueryHandler for Backend {
             }
             let outcomes = match result {
                 Ok(o) => o,
+                Err(e) if e.ends_connection() => return Err(user_error(&e)),
                 Err(e) => {
                     client
                         .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))

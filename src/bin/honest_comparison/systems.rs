@@ -553,8 +553,8 @@ impl Rocks {
             store: Some(store),
         })
     }
-    fn s(&self) -> &Store {
-        self.store.as_ref().expect("open")
+    fn s(&self) -> augur::store::Db<'_> {
+        self.store.as_ref().expect("open").db().expect("open")
     }
     fn wo(sync: bool) -> WriteOptions {
         let mut wo = WriteOptions::default();
@@ -563,7 +563,8 @@ impl Rocks {
     }
     fn exists(&self, k: u64) -> Result<bool> {
         let s = self.s();
-        Ok(s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())?.is_some())
+        let found = s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())?.is_some();
+        Ok(found)
     }
 }
 
@@ -583,7 +584,7 @@ impl System for Rocks {
     }
     fn close(&mut self) -> Result<()> {
         if let Some(s) = self.store.take() {
-            s.db().flush_wal(true)?;
+            s.db()?.flush_wal(true)?;
             drop(s);
         }
         Ok(())
@@ -597,13 +598,14 @@ impl System for Rocks {
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
         let s = self.s();
-        match s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())? {
+        let found = match s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())? {
             Some(v) => {
                 out.extend_from_slice(&v);
-                Ok(true)
+                true
             }
-            None => Ok(false),
-        }
+            None => false,
+        };
+        Ok(found)
     }
     fn warm(&mut self) -> Result<u64> {
         // Through the block cache (fill_cache is on by default).
