@@ -36,8 +36,9 @@ pub(crate) fn run(inner: Arc<Inner>) {
         // read when nothing changed).
         inner.store.refresh_direct();
         // Bring newly mapped files into the page tables (and, after a large load, back into the
-        // page cache), 16 MiB per step; sleep only when there is nothing to read.
-        if !inner.store.direct().populate_step(16 << 20) {
+        // page cache), 16 MiB per step; sleep only when there is nothing to do.
+        // Then move mapped index images into huge pages, 16 MiB per step.
+        if !inner.store.direct().populate_step(16 << 20) && !super::memory::promote_step(&inner, 8) {
             std::thread::sleep(Duration::from_millis(20).min(interval));
         }
         if last.elapsed() < interval {

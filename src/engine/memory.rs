@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::cache::RowCache;
 use super::Inner;
 use crate::index::keyed::IndexBytes;
+use crate::index::mapped::HugePage;
 
 /// The block cache's share of what the indexes leave: it serves only reads the mapped files do
 /// not (rows in RocksDB's memtable are in the row cache; iterators over unmapped files), so a
@@ -120,4 +121,43 @@ pub(crate) fn fit_caches(inner: &Inner) {
             .cache
             .store(Arc::new(RowCache::new(row).counting_from(&old)));
     }
+}
+
+/// Moves up to `max` chunks of the mapped index images into anonymous huge pages (see
+/// `index::mapped::Mapping::promote`: file pages cannot be huge pages, and an index read through
+/// 4 KiB pages pays a TLB miss on nearly every node). Each page is allocated and faulted in
+/// outside the lock; the index's write lock is held for one 2 MiB copy. Returns whether it did
+/// anything; an error (no memory for the page) leaves the rest of the image as it is.
+pub(crate) fn promote_step(inner: &Inner, max: usize) -> bool {
+    let mut done = 0;
+    let tables: Vec<_> = inner.tables.read().values().cloned().collect();
+    for t in tables {
+        while done < max && t.pk.read().promotion_pending() {
+            let page = match HugePage::new() {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::debug!(error = %e, "index image left in file pages");
+                    return false;
+                }
+            };
+            match t.pk.write().promote(page) {
+                Ok(true) => done += 1,
+                Ok(false) => break,
+                Err(e) => {
+                    tracing::debug!(error = %e, "index image left in file pages");
+                    return false;
+                }
+            }
+        }
+    }
+    done > 0
+}
+
+/// Whether any index image still has chunks in file pages.
+pub(crate) fn promotion_pending(inner: &Inner) -> bool {
+    inner
+        .tables
+        .read()
+        .values()
+        .any(|t| t.pk.read().promotion_pending())
 }

@@ -161,7 +161,8 @@ pub struct Stats {
     /// Seconds spent in those fsyncs (`wal_sync_secs / wal_syncs` is the mean fsync time).
     pub wal_sync_secs: f64,
     /// The warm-up after open has finished: every live file of the rows column family is mapped
-    /// and brought into the page tables (and the page cache), so reads run at full speed.
+    /// and brought into the page tables (and the page cache), and the primary indexes' mapped
+    /// images are in huge pages, so reads run at full speed.
     pub prewarm_done: bool,
     /// Row versions read in place from a mapped SST file (the direct read path) and read through
     /// RocksDB (rows the mapped files do not cover: the memtable, a file not yet mapped).
@@ -544,8 +545,8 @@ impl Database {
 
     /// Blocks until the warm-up after open has finished ([`Stats::prewarm_done`]): every live
     /// file of the rows column family mapped and brought into the page tables (and, if it was
-    /// not there, the page cache), for a caller that wants its first reads at full speed, as
-    /// benchmarks do.
+    /// not there, the page cache), and the primary indexes' mapped images moved into huge
+    /// pages, for a caller that wants its first reads at full speed, as benchmarks do.
     pub fn wait_for_prewarm(&self) {
         while !self.prewarm_done() {
             std::thread::sleep(Duration::from_millis(1));
@@ -553,8 +554,9 @@ impl Database {
     }
 
     fn prewarm_done(&self) -> bool {
-        let d = self.inner().store.direct().stats();
-        d.refreshes > 0 && d.unpopulated_bytes == 0
+        let inner = self.inner();
+        let d = inner.store.direct().stats();
+        d.refreshes > 0 && d.unpopulated_bytes == 0 && !memory::promotion_pending(&inner)
     }
 
     /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown
@@ -699,7 +701,7 @@ impl Database {
         s.direct_reads = self.inner().direct_reads.load(Ordering::Relaxed);
         s.store_reads = self.inner().store_reads.load(Ordering::Relaxed);
         s.direct = self.inner().store.direct().stats();
-        s.prewarm_done = s.direct.refreshes > 0 && s.direct.unpopulated_bytes == 0;
+        s.prewarm_done = self.prewarm_done();
         s.storage_recoveries = self.core.recoveries.load(Ordering::Acquire);
         s.storage_degraded = self.inner().store.fault().is_some();
         s

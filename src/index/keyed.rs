@@ -10,7 +10,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::alex::{Alex, ImageError, ImageTag};
-use super::mapped::Mapping;
+use super::mapped::{HugePage, Mapping};
 use crate::types::Key;
 
 /// Set in a payload when the newest version of the key is a delete.
@@ -235,6 +235,28 @@ impl KeyIndex {
         match self {
             KeyIndex::Alex(a) => Some(a.to_image(tag, |p| p & TOMBSTONE == 0)),
             KeyIndex::BTree(_) => None,
+        }
+    }
+
+    /// Whether part of a mapped image still lies in file pages that [`KeyIndex::promote`]
+    /// would move to huge pages.
+    pub(crate) fn promotion_pending(&self) -> bool {
+        match self {
+            KeyIndex::Alex(a) => a.image.as_ref().is_some_and(|m| m.promotion_pending()),
+            KeyIndex::BTree(_) => false,
+        }
+    }
+
+    /// Moves the next 2 MiB of a mapped image into `page`, an anonymous huge page, at the same
+    /// addresses (see `index::mapped::Mapping::promote`). `&mut self` is what makes it safe: no
+    /// array of the image can be written meanwhile. Returns false when nothing was left.
+    pub(crate) fn promote(&mut self, page: HugePage) -> std::io::Result<bool> {
+        match self {
+            KeyIndex::Alex(a) => match &a.image {
+                Some(m) => m.promote(page),
+                None => Ok(false),
+            },
+            KeyIndex::BTree(_) => Ok(false),
         }
     }
 

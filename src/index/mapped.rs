@@ -12,6 +12,7 @@ use std::fs::File;
 use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Element types whose every bit pattern is a valid value and which have no padding, so a
@@ -34,51 +35,228 @@ unsafe impl Plain for f64 {}
 // SAFETY: as above.
 unsafe impl Plain for f32 {}
 
-/// A file mapped private and writable (see the module comment). Arrays keep it alive through
-/// an `Arc`; it is unmapped when the last one goes.
+/// The unit of promotion to anonymous memory: one transparent huge page.
+pub(crate) const CHUNK: usize = 2 << 20;
+
+/// A file mapped private and writable (see the module comment), at an address aligned to
+/// [`CHUNK`]. Arrays keep it alive through an `Arc`; it is unmapped when the last one goes.
+///
+/// File pages cannot be transparent huge pages, and an index read through 4 KiB pages pays a
+/// TLB miss on nearly every node it visits. So after open, the engine's maintenance thread
+/// **promotes** the mapping chunk by chunk ([`Mapping::promote`]): each 2 MiB of the image is
+/// copied into an anonymous huge page which is then moved (`mremap`) over the same addresses.
+/// Every array keeps its address and sees the same bytes; only the pages under it change.
 pub(crate) struct Mapping {
-    map: memmap2::MmapMut,
+    ptr: NonNull<u8>,
+    len: usize,
+    /// Whole chunks promoted so far (from the start; the partial last chunk stays a file page).
+    promoted: AtomicUsize,
 }
 
+// SAFETY: the mapping is plain memory owned by this value; access to its bytes goes through
+// `Arr`s (which carry their own exclusivity argument) or `bytes()` before arrays are handed out.
+unsafe impl Send for Mapping {}
+// SAFETY: as above; `promote` needs `&mut` access to every array of the mapping (see there).
+unsafe impl Sync for Mapping {}
+
 impl Mapping {
-    /// Maps the whole file at `path` (copy-on-write; nothing is read yet).
+    /// Maps the whole file at `path` (copy-on-write; nothing is read yet), on a [`CHUNK`]
+    /// boundary.
     pub(crate) fn open(path: &Path) -> std::io::Result<Arc<Mapping>> {
+        use std::os::fd::AsRawFd;
         let file = File::open(path)?;
-        // SAFETY: a private mapping: writes through it never reach the file. The file is
-        // written once, fsynced and renamed into place before it is ever mapped, and never
-        // modified afterwards (a new image is a new file), so its contents cannot change under
-        // the mapping; truncation by someone else would be the one way to fault (SIGBUS), and
-        // nothing in Augur truncates a published image.
-        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
-        Ok(Arc::new(Mapping { map }))
+        let len = file.metadata()?.len() as usize;
+        if len == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "empty image file",
+            ));
+        }
+        let base = reserve_aligned(len)?;
+        // SAFETY: `base` is the start of a reserved range of at least `len` bytes that this
+        // function owns; MAP_FIXED replaces that reservation with the file. A private mapping:
+        // writes through it never reach the file. The file is written once, fsynced and renamed
+        // into place before it is ever mapped, and never modified afterwards (a new image is a
+        // new file), so its contents cannot change under the mapping; truncation by someone else
+        // would be the one way to fault (SIGBUS), and nothing in Augur truncates a published
+        // image.
+        let p = unsafe {
+            libc::mmap(
+                base as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_FIXED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: the reservation made above, not yet handed to anyone.
+            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+            return Err(e);
+        }
+        Ok(Arc::new(Mapping {
+            ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
+            len,
+            promoted: AtomicUsize::new(0),
+        }))
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.len
     }
 
     /// The mapped bytes, read-only. Only valid to call before arrays are handed out (the image
     /// loader parses and checksums through this view first), or for ranges no array covers.
     pub(crate) fn bytes(&self) -> &[u8] {
-        &self.map
+        // SAFETY: `ptr..ptr+len` is this live mapping, readable.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     /// Asks the kernel to map every page of the image now (`MADV_POPULATE_READ`, Linux 5.14+),
     /// read-only so that nothing is copied: the page-table work a first touch would otherwise
     /// do, done in one call. Ignored where unsupported.
     pub(crate) fn populate(&self) {
-        #[cfg(target_os = "linux")]
-        {
-            const MADV_POPULATE_READ: libc::c_int = 22;
-            // SAFETY: the range is exactly this live mapping; the advice only maps pages in.
-            unsafe {
-                libc::madvise(
-                    self.map.as_ptr() as *mut libc::c_void,
-                    self.map.len(),
-                    MADV_POPULATE_READ,
-                );
-            }
+        const MADV_POPULATE_READ: libc::c_int = 22;
+        // SAFETY: the range is exactly this live mapping; the advice only maps pages in.
+        unsafe {
+            libc::madvise(
+                self.ptr.as_ptr() as *mut libc::c_void,
+                self.len,
+                MADV_POPULATE_READ,
+            );
         }
+    }
+
+    /// Whether whole chunks remain to be promoted.
+    pub(crate) fn promotion_pending(&self) -> bool {
+        self.promoted.load(Ordering::Relaxed) < self.len / CHUNK
+    }
+
+    /// Promotes the next chunk: `page`'s huge page gets the chunk's current bytes and is moved
+    /// over the chunk's addresses. Returns false when every whole chunk is promoted already.
+    ///
+    /// The caller must hold every array of this mapping exclusively for the call (the engine
+    /// holds the index's write lock: the index owns the arrays, so `&mut` to it is `&mut` to
+    /// them): no byte of the chunk may be written between the copy and the move. Readers are
+    /// excluded too, though they would be safe: the bytes at every address stay the same.
+    pub(crate) fn promote(&self, page: HugePage) -> std::io::Result<bool> {
+        let i = self.promoted.load(Ordering::Relaxed);
+        if i >= self.len / CHUNK {
+            return Ok(false);
+        }
+        // SAFETY: chunk `i` lies inside the mapping (i < len / CHUNK).
+        let at = unsafe { self.ptr.as_ptr().add(i * CHUNK) };
+        // SAFETY: `page` is a private, writable anonymous CHUNK-sized region (not aliased by
+        // anything), `at..at+CHUNK` is readable; the caller keeps writers out (above).
+        unsafe { std::ptr::copy_nonoverlapping(at, page.ptr.as_ptr(), CHUNK) };
+        // SAFETY: moves the page's region over `at..at+CHUNK`, which this mapping owns; the
+        // kernel replaces the file pages there atomically (under the address-space lock), and
+        // the contents are equal, so any concurrent reader sees the same bytes either way.
+        let r = unsafe {
+            libc::mremap(
+                page.ptr.as_ptr() as *mut libc::c_void,
+                CHUNK,
+                CHUNK,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                at as *mut libc::c_void,
+            )
+        };
+        if r == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        std::mem::forget(page);
+        self.promoted.store(i + 1, Ordering::Relaxed);
+        Ok(true)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: the range mapped in `open` (its promoted chunks now anonymous pages at the
+        // same addresses), unmapped once, after the last array went.
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Reserves `len` bytes of address space starting on a [`CHUNK`] boundary (inaccessible until
+/// mapped over with MAP_FIXED).
+fn reserve_aligned(len: usize) -> std::io::Result<*mut u8> {
+    // SAFETY: an anonymous, inaccessible reservation; nothing else refers to it.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len + CHUNK,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let raw = raw as usize;
+    let base = raw.next_multiple_of(CHUNK);
+    let page = 4096;
+    let end = base + len.next_multiple_of(page);
+    // SAFETY: trimming the parts of our own reservation outside base..end.
+    unsafe {
+        if base > raw {
+            libc::munmap(raw as *mut libc::c_void, base - raw);
+        }
+        if raw + len + CHUNK > end {
+            libc::munmap(end as *mut libc::c_void, raw + len + CHUNK - end);
+        }
+    }
+    Ok(base as *mut u8)
+}
+
+/// An anonymous, private, writable [`CHUNK`] on a CHUNK boundary, advised to be a transparent
+/// huge page and touched so the fault (and the kernel's zeroing) happens here, outside any lock.
+pub(crate) struct HugePage {
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: plain memory owned by this value alone.
+unsafe impl Send for HugePage {}
+
+impl HugePage {
+    pub(crate) fn new() -> std::io::Result<HugePage> {
+        let base = reserve_aligned(CHUNK)?;
+        // SAFETY: replaces our own reservation with readable, writable anonymous memory.
+        let p = unsafe {
+            libc::mmap(
+                base as *mut libc::c_void,
+                CHUNK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: our reservation.
+            unsafe { libc::munmap(base as *mut libc::c_void, CHUNK) };
+            return Err(e);
+        }
+        // SAFETY: advice and a one-byte write on the region just mapped, which we own.
+        unsafe {
+            libc::madvise(p, CHUNK, libc::MADV_HUGEPAGE);
+            std::ptr::write_volatile(p as *mut u8, 0);
+        }
+        Ok(HugePage {
+            ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
+        })
+    }
+}
+
+impl Drop for HugePage {
+    fn drop(&mut self) {
+        // SAFETY: the region mapped in `new`, not moved (a moved page is forgotten).
+        unsafe { libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, CHUNK) };
     }
 }
 
@@ -173,7 +351,7 @@ pub(crate) struct ArrayCutter {
 
 impl ArrayCutter {
     pub(crate) fn new(map: Arc<Mapping>) -> ArrayCutter {
-        let base = map.map.as_ptr() as *mut u8;
+        let base = map.ptr.as_ptr();
         ArrayCutter {
             map,
             base,

@@ -9,8 +9,8 @@
 //! ```
 //!
 //! `table` and `index` are u32 big-endian. `pk` is a [`Key`]: `Key::Int` as
-//! [`codec::encode_i64`] (8 bytes), `Key::Bytes` as it is (it already is
-//! [`codec::encode_key_values`] of the key columns). `value` is `encode_key_values` of the index
+//! `codec::encode_i64` (8 bytes), `Key::Bytes` as it is (it already is
+//! `codec::encode_key_values` of the key columns). `value` is `encode_key_values` of the index
 //! columns. Byte order of the keys is the logical order of (table, kind, index, value, pk), with
 //! 'i' < 'r' and NULL before every other value (the codec's order); and no key of one logical
 //! key is a proper prefix of another's, so `prefix ‖ anything` ranges select exactly the keys

@@ -106,7 +106,7 @@ impl<K: AlexKey> Alex<K> {
     /// The index as an image (see the module comment). Entries whose payload fails `keep` are
     /// left out: the data nodes holding any are written as rebuilt copies of the rest (the
     /// engine drops deleted keys this way). The image carries `tag`, returned by
-    /// [`Alex::from_image`].
+    /// `Alex::from_image`.
     pub fn to_image(&self, tag: ImageTag, keep: impl Fn(u64) -> bool) -> Vec<u8> {
         let mut rebuilt: std::collections::HashMap<usize, DataNode<K>> = Default::default();
         let mut len = self.len;

@@ -213,6 +213,45 @@ fn an_image_opens_to_the_same_index_and_takes_every_change() {
     assert!(m2.iter().eq(model.iter().map(|(&k, &v)| (k, v))));
 }
 
+/// Promotion moves each 2 MiB of a mapped image into an anonymous huge page at the same
+/// addresses: every change made before it (in copy-on-write pages) and after it stays, and the
+/// index reads the same.
+#[test]
+fn promoting_an_image_to_huge_pages_keeps_every_entry_and_change() {
+    use crate::index::mapped::{HugePage, CHUNK};
+    let dir = tempfile::tempdir().unwrap();
+    let v: Vec<(i64, u64)> = (0..600_000i64).map(|k| (k * 5, k as u64)).collect();
+    let t = Alex::bulk_load(&v).unwrap();
+    let mut m = through_image(&t, dir.path(), |_| true);
+    let mut model: std::collections::BTreeMap<i64, u64> = v.iter().copied().collect();
+    let map = m.image.clone().unwrap();
+    let chunks = map.len() / CHUNK;
+    assert!(chunks >= 3, "a test image of {} bytes", map.len());
+    // Changes in place before promotion (copy-on-write pages of the file mapping).
+    for k in (0..600_000i64).step_by(7) {
+        m.update(k * 5, 9).unwrap();
+        model.insert(k * 5, 9);
+    }
+    let mut n = 0;
+    while map.promotion_pending() {
+        assert!(map.promote(HugePage::new().unwrap()).unwrap());
+        n += 1;
+        // Between chunks the index reads and takes writes as before.
+        assert_eq!(m.get(n * 35), model.get(&(n * 35)).copied());
+        m.upsert(n * 35 + 1, 7);
+        model.insert(n * 35 + 1, 7);
+    }
+    assert_eq!(n as usize, chunks);
+    assert!(!map.promote(HugePage::new().unwrap()).unwrap());
+    drop(map);
+    for k in (3..600_000i64).step_by(11) {
+        m.update(k * 5, 4).unwrap();
+        model.insert(k * 5, 4);
+    }
+    m.check_invariants().unwrap();
+    assert!(m.iter().eq(model.iter().map(|(&k, &v)| (k, v))));
+}
+
 #[test]
 fn an_image_leaves_out_the_entries_the_filter_rejects() {
     let dir = tempfile::tempdir().unwrap();

@@ -11,10 +11,10 @@
 //! asks for rowids its indexes or version chains point at, which garbage collection has not
 //! deleted. A stale file set can therefore only cost fallbacks, never a wrong answer.
 //!
-//! - [`format`]: RocksDB's block-based table format, parsed in place.
-//! - [`model`]: the learned model from rowid to data block (piecewise linear, error-bounded).
-//! - [`mapping`]: a whole file mapped read-only on a huge-page boundary.
-//! - [`file`]: one mapped and modelled file; point lookups inside it.
+//! - `format`: RocksDB's block-based table format, parsed in place.
+//! - `model`: the learned model from rowid to data block (piecewise linear, error-bounded).
+//! - `mapping`: a whole file mapped read-only on a huge-page boundary.
+//! - `file`: one mapped and modelled file; point lookups inside it.
 //! - this file: the set of mapped files, kept in step with RocksDB's live files.
 
 mod file;
