@@ -153,3 +153,30 @@ fn tombstone_rows_stay_while_the_crash_sweep_is_pending() {
     assert_eq!(versions(&db, 1), vec![]);
     db.close().unwrap();
 }
+
+#[test]
+fn versions_a_snapshot_held_at_close_are_collected_after_the_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), false);
+    put(&db, 1, 10);
+    // A transaction still open at close holds its snapshot: key 1's first version, superseded
+    // after it began, cannot be collected by the close.
+    let tx = db.begin();
+    put(&db, 1, 11);
+    db.close().unwrap();
+    drop(tx);
+    drop(db);
+
+    let db = open(dir.path(), false);
+    assert!(
+        db.wait_for_sweep(Duration::from_secs(60)),
+        "the sweep did not finish"
+    );
+    delete(&db, 1);
+    db.collect_garbage().unwrap();
+    db.checkpoint().unwrap();
+    db.collect_garbage().unwrap();
+    assert_eq!(versions(&db, 1), vec![], "versions of the deleted key 1 are left");
+    db.verify_integrity().unwrap();
+    db.close().unwrap();
+}

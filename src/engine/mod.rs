@@ -322,6 +322,13 @@ fn shutdown_inner(inner: &Arc<Inner>) -> Result<()> {
         // after the engine reopened itself): stay unclean so the next open runs it again.
         return Ok(());
     }
+    if inner.gc.lock().pending() > 0 {
+        // Versions a snapshot still open could see (a transaction not ended before the close):
+        // the queue is not stored, and a clean open does not sweep, so they would stay for
+        // good, and a superseded one would outlive its key's tombstone row (a deleted key
+        // coming back). Stay unclean: the next open's sweep finds them.
+        return Ok(());
+    }
     let mut b = WriteBatch::default();
     b.put_cf(inner.store.db()?.cf(CF_META), b"clean_shutdown", [1u8]);
     inner.store.write_sync(b)?;
