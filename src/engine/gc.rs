@@ -8,6 +8,9 @@
 //!   snapshot is at or past `t` (under the commit lock, so no commit can chain onto it meanwhile).
 //!   The tombstone row itself stays until an index checkpoint covers `t`: recovery replays
 //!   rows after the checkpoint, and without the tombstone it would resurrect the key.
+//! - Every version of a key is deleted no later than its tombstone row (else it would be the
+//!   key's newest stored version, live): rounds are all or nothing and retried in queue order,
+//!   and no tombstone row goes while the sweep after an unclean open is pending.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
@@ -57,9 +60,9 @@ impl GcItem {
 
 #[derive(Default)]
 pub(crate) struct GcQueue {
-    /// In commit order, so `by` never decreases along the queue (sweep items are appended with
-    /// the open watermark, which is below every later commit's position... and are pushed before
-    /// any commit; see `sweep`).
+    /// In commit order, so `by` never decreases along the queue: sweep items carry the open
+    /// watermark, below every later commit's position, and go to the front (`sweep`), as do
+    /// the items of a failed round, in their order (`collect`).
     items: VecDeque<GcItem>,
     /// Tombstone rows waiting for an index checkpoint to cover them: (table, rowid).
     tomb_rows: Vec<(u32, u64)>,
