@@ -574,6 +574,24 @@ fn main() -> anyhow::Result<()> {
                             .cloned()
                             .unwrap_or_else(|| vec![model.get(&k).copied()])
                     );
+                    // What is stored for the key, and what this cycle's transactions did to it.
+                    let (versions, payload, ckpt) = db.debug_key(TABLE, &Key::Int(k))?;
+                    let writes: Vec<String> = order
+                        .iter()
+                        .filter_map(|(_, txid)| {
+                            let w = intents[txid].iter().find(|(kk, _)| *kk == k)?;
+                            Some(format!(
+                                "{txid}:{}={:?}",
+                                answer.get(txid).copied().unwrap_or('U'),
+                                w.1
+                            ))
+                        })
+                        .collect();
+                    eprintln!(
+                        "  versions {versions:?} index {payload:?} ckpt {ckpt} recovered_unclean {}; writes {}",
+                        db.stats().recovered_unclean,
+                        writes.join(" ")
+                    );
                     t.lost += 1;
                 }
             }
