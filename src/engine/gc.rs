@@ -8,8 +8,11 @@
 //!   snapshot is at or past `t` (under the commit lock, so no commit can chain onto it meanwhile).
 //!   The tombstone row itself stays until an index checkpoint covers `t`: recovery replays
 //!   rows after the checkpoint, and without the tombstone it would resurrect the key.
+//! - Every version of a key is deleted no later than its tombstone row (else it would be the
+//!   key's newest stored version, live): rounds are all or nothing and retried in queue order,
+//!   and no tombstone row goes while the sweep after an unclean open is pending.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -57,9 +60,9 @@ impl GcItem {
 
 #[derive(Default)]
 pub(crate) struct GcQueue {
-    /// In commit order, so `by` never decreases along the queue (sweep items are appended with
-    /// the open watermark, which is below every later commit's position... and are pushed before
-    /// any commit; see `sweep`).
+    /// In commit order, so `by` never decreases along the queue: sweep items carry the open
+    /// watermark, below every later commit's position, and go to the front (`sweep`), as do
+    /// the items of a failed round, in their order (`collect`).
     items: VecDeque<GcItem>,
     /// Tombstone rows waiting for an index checkpoint to cover them: (table, rowid).
     tomb_rows: Vec<(u32, u64)>,
@@ -86,13 +89,49 @@ fn tables_by_id(inner: &Inner) -> HashMap<u32, Arc<Table>> {
 }
 
 /// Collects what no snapshot can see. Returns the number of row versions deleted.
+///
+/// One round at a time (`Inner::gc_run`), all of its deletions in one write: a round that fails
+/// (a read error walking a chain, a write error) deletes nothing and puts everything it took
+/// back where it was, to be retried by the next round (or, if the failure stopped the store, by
+/// the sweep of the engine instance that replaces this one). A deletion that was never retried
+/// would leave its version behind its key's newer versions, and once those were collected it
+/// would look like the key's newest version (a deleted key coming back).
 pub(crate) fn collect(inner: &Inner) -> Result<usize> {
+    let _one = inner.gc_run.lock();
     let min = inner.oldest_snapshot();
     let ready: Vec<GcItem> = {
         let mut q = inner.gc.lock();
         let n = q.items.iter().take_while(|i| i.by <= min).count();
         q.items.drain(..n).collect()
     };
+    match collect_ready(inner, &ready) {
+        Ok((deleted, deferred, covered)) => {
+            let covered: HashSet<(u32, u64)> = covered.into_iter().collect();
+            // Rows of a table dropped meanwhile went with the table.
+            let live: HashSet<u32> = inner.tables.read().values().map(|t| t.id).collect();
+            let mut q = inner.gc.lock();
+            q.tomb_rows.extend(deferred);
+            q.tomb_rows
+                .retain(|e| live.contains(&e.0) && !covered.contains(e));
+            drop(q);
+            inner.stats.lock().versions_collected += deleted as u64;
+            Ok(deleted)
+        }
+        Err(e) => {
+            let mut q = inner.gc.lock();
+            for i in ready.into_iter().rev() {
+                q.items.push_front(i);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// One round of [`collect`]: deletes the versions of `ready` and the tombstone rows an index
+/// checkpoint now covers, in one write. Returns the number deleted, the tombstone rows that now
+/// wait for a checkpoint, and the waiting ones it deleted.
+#[allow(clippy::type_complexity)]
+fn collect_ready(inner: &Inner, ready: &[GcItem]) -> Result<(usize, Vec<(u32, u64)>, Vec<(u32, u64)>)> {
     let tables = tables_by_id(inner);
     let mut batch = WriteBatch::default();
     let rocks = inner.store.db()?;
@@ -104,7 +143,7 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
         let Some(t) = tables.get(&item.table) else {
             continue;
         };
-        match item.kind {
+        match &item.kind {
             GcKind::Superseded => {
                 drop_version(inner, t, item.rowid, &mut batch)?;
                 deleted += 1;
@@ -112,15 +151,16 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
             GcKind::Tombstone { key, prev } => {
                 {
                     // Under the commit lock: a commit validating against this key either sees the
-                    // tombstone (and chains onto it) or sees no key at all.
+                    // tombstone (and chains onto it) or sees no key at all. Done again (a no-op)
+                    // if this round fails and the item is retried.
                     let _c = inner.commit.lock();
                     let mut pk = t.pk.write();
-                    if pk.get(&key) == Some(item.rowid | TOMBSTONE) {
-                        pk.remove(&key);
+                    if pk.get(key) == Some(item.rowid | TOMBSTONE) {
+                        pk.remove(key);
                     }
                 }
-                if prev != 0 {
-                    drop_version(inner, t, prev, &mut batch)?;
+                if *prev != 0 {
+                    drop_version(inner, t, *prev, &mut batch)?;
                     deleted += 1;
                 }
                 deferred.push((item.table, item.rowid));
@@ -129,21 +169,22 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
     }
 
     // Tombstone rows an index checkpoint now covers. A tombstone row goes together with every
-    // older version still reachable from it (normally none are left): without the tombstone,
-    // such a version would look like the key's live newest version.
-    let mut q = inner.gc.lock();
-    q.tomb_rows.extend(deferred);
+    // older version still reachable from it (normally none are left: every older version was
+    // deleted by an earlier round, or is in this one). Not while the sweep after an unclean open
+    // is pending: versions whose deletion the crash (or a retired engine instance) lost are not
+    // reachable from the tombstone, and would outlive it as the key's newest version.
     let mut covered = Vec::new();
-    q.tomb_rows.retain(|&(tid, rowid)| match tables.get(&tid) {
-        None => false,
-        Some(t) if t.ckpt_watermark.load(Ordering::Acquire) >= rowid => {
-            covered.push((tid, rowid));
-            false
+    if inner.pending_sweep.lock().is_none() {
+        let q = inner.gc.lock();
+        for &(tid, rowid) in q.tomb_rows.iter().chain(&deferred) {
+            if let Some(t) = tables.get(&tid) {
+                if t.ckpt_watermark.load(Ordering::Acquire) >= rowid {
+                    covered.push((tid, rowid));
+                }
+            }
         }
-        Some(_) => true,
-    });
-    drop(q);
-    for (tid, rowid) in covered {
+    }
+    for &(tid, rowid) in &covered {
         let mut r = rowid;
         while r != 0 {
             let prev = match inner.store.get_row(tid, r)? {
@@ -159,17 +200,22 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
     if !batch.is_empty() {
         inner.store.write_nosync(batch)?;
     }
-    inner.stats.lock().versions_collected += deleted as u64;
-    Ok(deleted)
+    Ok((deleted, deferred, covered))
 }
 
-/// Deletes one superseded version (and its secondary index entries).
+/// Deletes one superseded version (and its secondary index entries). A version that cannot be
+/// read for its secondary entries fails the round (it is retried), unless it is gone already
+/// (queued twice: by a commit and by the sweep after a crash).
 fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) -> Result<()> {
     if !t.def().indexes.is_empty() {
-        if let Ok(v) = inner.fetch(t.id, rowid) {
-            if let Some(row) = &v.row {
-                t.remove_secondary_entries(row, &v.key, rowid);
+        match inner.fetch(t.id, rowid) {
+            Ok(v) => {
+                if let Some(row) = &v.row {
+                    t.remove_secondary_entries(row, &v.key, rowid);
+                }
             }
+            Err(Error::Corrupt(_)) => {}
+            Err(e) => return Err(e),
         }
     }
     batch.delete_cf(inner.store.db()?.cf(CF_ROWS), row_key(t.id, rowid));
@@ -178,18 +224,26 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
 }
 
 /// After an unclean shutdown: finds row versions below `open_watermark` that are not the version
-/// the index held at open (garbage whose collection the crash interrupted) and queues them.
-pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
+/// the index held at open (garbage whose collection the crash interrupted, or that a retired
+/// engine instance had queued) and queues them. Queues nothing unless the whole scan succeeds;
+/// None if shutdown cut it short.
+pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<Option<usize>> {
+    if super::sweep_fails(inner.store.path()) {
+        return Err(Error::Storage(
+            "IO error: the crash sweep's scan failed (injected by a test)".into(),
+        ));
+    }
     let tables = tables_by_id(inner);
-    let mut found = 0;
+    let mut items = Vec::new();
+    let mut tombs = Vec::new();
     for t in tables.values() {
-        let mut items = Vec::new();
-        let mut tombs = Vec::new();
         let ckpt = t.ckpt_watermark.load(Ordering::Acquire);
+        let mut stopped = false;
         inner
             .store
             .for_each_row(t.id, 0, open_watermark + 1, |rowid, bytes| {
                 if inner.shutdown.load(Ordering::Acquire) {
+                    stopped = true;
                     return Ok(false);
                 }
                 let (tomb, _, key) = decode_version_header(bytes)?;
@@ -203,19 +257,22 @@ pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<usize> {
                 } else {
                     items.push(GcItem::superseded(t.id, rowid, open_watermark));
                 }
-                found += 1;
                 Ok(true)
             })?;
-        // Sweep items carry the open watermark, below every later commit: put them in front.
-        // Queued together, after the scan: the versions below a tombstone are queued no later
-        // than the tombstone itself.
-        let mut q = inner.gc.lock();
-        for i in items.into_iter().rev() {
-            q.items.push_front(i);
+        if stopped {
+            return Ok(None);
         }
-        q.tomb_rows.extend(tombs);
     }
-    Ok(found)
+    // Sweep items carry the open watermark, below every later commit: put them in front.
+    // Queued together, after the scan: one collection round takes them all, so the versions
+    // below a tombstone go no later than the tombstone itself.
+    let found = items.len() + tombs.len();
+    let mut q = inner.gc.lock();
+    for i in items.into_iter().rev() {
+        q.items.push_front(i);
+    }
+    q.tomb_rows.extend(tombs);
+    Ok(Some(found))
 }
 
 /// The position the index held for `key` when the database was opened (walking back from the

@@ -8,26 +8,28 @@ use std::time::{Duration, Instant};
 
 use super::{gc, Inner};
 
+/// Where the sweep after an unclean open stands.
+enum Sweep {
+    /// Nothing to sweep, or swept and collected.
+    Done,
+    /// Not yet scanned (or the last scan failed); try again at this time.
+    Scan { at: Instant, backoff: Duration },
+    /// Scanned and queued (this many versions); done once a collection round succeeds.
+    Collect(usize),
+}
+
 /// The maintenance thread's body, until the database shuts down.
 pub(crate) fn run(inner: Arc<Inner>) {
     inner.store.refresh_direct();
-    let sweep_from = *inner.pending_sweep.lock();
-    if let Some(w) = sweep_from {
-        let r = gc::sweep(&inner, w).and_then(|n| gc::collect(&inner).map(|_| n));
-        let done = r.is_ok();
-        match r {
-            Ok(n) => {
-                inner.stats.lock().swept_versions = n as u64;
-                tracing::info!(versions = n, "crash sweep collected orphaned versions")
-            }
-            Err(e) => tracing::warn!(error = %e, "crash sweep failed; the next open sweeps again"),
-        }
-        // A sweep cut short by shutdown or by an error stays pending: the close then leaves the
-        // database marked unclean, so that the next open sweeps again (else orphans stay).
-        if !inner.shutdown.load(Ordering::Acquire) && done {
-            *inner.pending_sweep.lock() = None;
-        }
-    }
+    let mut sweep = match *inner.pending_sweep.lock() {
+        Some(_) => Sweep::Scan {
+            at: Instant::now(),
+            backoff: Duration::from_millis(100),
+        },
+        None => Sweep::Done,
+    };
+    // First thing: the sweep (and its collection), so that orphaned versions go early.
+    sweep_step(&inner, &mut sweep);
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     let mut last_fit = Instant::now();
@@ -51,8 +53,12 @@ pub(crate) fn run(inner: Arc<Inner>) {
             super::memory::fit_caches(&inner);
             last_fit = Instant::now();
         }
-        if let Err(e) = gc::collect(&inner) {
-            tracing::warn!(error = %e, "garbage collection failed");
+        // Until it has succeeded, the sweep is retried (backing off); collection meanwhile
+        // keeps tombstone rows (`gc::collect`).
+        if !sweep_step(&inner, &mut sweep) {
+            if let Err(e) = gc::collect(&inner) {
+                tracing::warn!(error = %e, "garbage collection failed; it is retried");
+            }
         }
         if inner.versions_since_ckpt.load(Ordering::Relaxed) >= inner.opts.checkpoint_every {
             if let Err(e) = inner.checkpoint_all() {
@@ -60,4 +66,45 @@ pub(crate) fn run(inner: Arc<Inner>) {
             }
         }
     }
+}
+
+/// Advances the sweep after an unclean open: scans (when due), then collects; returns whether it
+/// ran a collection round. Marks the sweep done (`pending_sweep` cleared) only once a round
+/// after a complete scan succeeded; a scan cut short by shutdown leaves it pending, so that the
+/// close leaves the database marked unclean and the next open sweeps again (else orphans stay).
+fn sweep_step(inner: &Inner, sweep: &mut Sweep) -> bool {
+    if let Sweep::Scan { at, backoff } = *sweep {
+        if Instant::now() < at {
+            return false;
+        }
+        let Some(w) = *inner.pending_sweep.lock() else {
+            *sweep = Sweep::Done;
+            return false;
+        };
+        match gc::sweep(inner, w) {
+            Ok(Some(n)) => *sweep = Sweep::Collect(n),
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::warn!(error = %e, retry_ms = backoff.as_millis() as u64, "crash sweep failed; it is retried");
+                *sweep = Sweep::Scan {
+                    at: Instant::now() + backoff,
+                    backoff: (backoff * 2).min(Duration::from_secs(10)),
+                };
+                return false;
+            }
+        }
+    }
+    let Sweep::Collect(n) = *sweep else {
+        return false;
+    };
+    match gc::collect(inner) {
+        Ok(_) => {
+            inner.stats.lock().swept_versions = n as u64;
+            tracing::info!(versions = n, "crash sweep collected orphaned versions");
+            *inner.pending_sweep.lock() = None;
+            *sweep = Sweep::Done;
+        }
+        Err(e) => tracing::warn!(error = %e, "collecting what the crash sweep found failed; it is retried"),
+    }
+    true
 }

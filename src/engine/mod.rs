@@ -211,6 +211,9 @@ pub(crate) struct Inner {
     /// The row cache (replaced by a resized one when a memory budget asks: `memory::fit_caches`).
     pub(crate) cache: ArcSwap<RowCache>,
     gc: Mutex<gc::GcQueue>,
+    /// One garbage collection round at a time (`gc::collect`): a round that fails puts what it
+    /// took back, and no other round may delete a tombstone row meanwhile.
+    gc_run: Mutex<()>,
     versions_since_ckpt: AtomicU64,
     /// One checkpoint at a time.
     ckpt_lock: Mutex<()>,
@@ -335,12 +338,22 @@ fn shutdown_inner(inner: &Arc<Inner>) -> Result<()> {
     if inner.closed.swap(true, Ordering::AcqRel) {
         return Ok(());
     }
-    // Collect what can be collected, then checkpoint so the next open replays nothing.
+    // Collect what can be collected, then checkpoint so the next open replays nothing, then
+    // delete the tombstone rows that checkpoint covers (a clean open does not sweep: left
+    // waiting for a later checkpoint, they would stay stored for good).
     gc::collect(inner)?;
     inner.checkpoint_all()?;
+    gc::collect(inner)?;
     if inner.pending_sweep.lock().is_some() {
         // The sweep after an unclean open did not finish (a close right after the open, or
         // after the engine reopened itself): stay unclean so the next open runs it again.
+        return Ok(());
+    }
+    if inner.gc.lock().pending() > 0 {
+        // Versions a snapshot still open could see (a transaction not ended before the close):
+        // the queue is not stored, and a clean open does not sweep, so they would stay for
+        // good, and a superseded one would outlive its key's tombstone row (a deleted key
+        // coming back). Stay unclean: the next open's sweep finds them.
         return Ok(());
     }
     let mut b = WriteBatch::default();
@@ -377,6 +390,7 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
         visible: AtomicU64::new(0),
         snapshots: Mutex::new(VecDeque::new()),
         gc: Mutex::new(gc::GcQueue::default()),
+        gc_run: Mutex::new(()),
         versions_since_ckpt: AtomicU64::new(0),
         ckpt_lock: Mutex::new(()),
         pending_sweep: Mutex::new(None),
@@ -416,6 +430,18 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
         .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
     *inner.maint.lock() = Some(handle);
     Ok(inner)
+}
+
+/// Directories whose crash sweep fails ([`Database::fail_sweeps`]).
+static FAILING_SWEEPS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether a test made the crash sweep of the database in `path` fail.
+pub(crate) fn sweep_fails(path: &Path) -> bool {
+    FAILING_SWEEPS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .any(|p| p == path)
 }
 
 /// Free bytes (for an unprivileged user) of the file system holding `path`.
@@ -755,6 +781,19 @@ impl Database {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         true
+    }
+
+    /// Test hook: while `on`, the sweep after an unclean open of the database in `path` fails as
+    /// a scan hitting a read error does (it is retried, backing off, until it succeeds), so that
+    /// what the engine does while a sweep is pending can be tested. Applies to every open of
+    /// that path in this process, the engine's own reopens included.
+    #[doc(hidden)]
+    pub fn fail_sweeps(path: &Path, on: bool) {
+        let mut v = FAILING_SWEEPS.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|p| p != path);
+        if on {
+            v.push(path.to_path_buf());
+        }
     }
 
     /// Diagnostics for crash tests: every stored version of `key` as (rowid, is_tombstone,

@@ -456,6 +456,10 @@ fn decode_chunk(c: &[u8], out: &mut Vec<(Key, u64)>) -> Result<()> {
 /// (serialized under the commit lock, written and fsynced outside it, renamed into place before
 /// the header names it); a B-tree as every live (key, rowid) in sorted chunks.
 pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
+    // Not on a store that failed a write: its header write may have failed with an unknown
+    // outcome, so the header on disk may name the next generation already, and writing that
+    // generation's image again would replace the image it names (refused at the next open).
+    inner.store.check_poisoned()?;
     let old_gen = t.ckpt_generation.load(Ordering::Acquire);
     let generation = old_gen + 1;
     let nonce = rand::random::<u64>();

@@ -161,6 +161,8 @@ pub struct Store {
     /// Reads of row versions straight from the mapped SST files (`direct`).
     direct: direct::Direct,
     path: std::path::PathBuf,
+    /// Test hook ([`Store::fail_row_reads`]): row reads through RocksDB fail while set.
+    row_read_faults: AtomicBool,
     block_cache: Cache,
 }
 
@@ -248,6 +250,7 @@ impl Store {
             },
             direct: direct::Direct::new(path),
             path: path.to_path_buf(),
+            row_read_faults: AtomicBool::new(false),
             block_cache: cache,
         })
     }
@@ -338,7 +341,7 @@ impl Store {
 
     /// The definite error of a write refused because an earlier one failed: 53100 while the
     /// device is full, otherwise 57P03 (the engine is reopening the database).
-    fn check_poisoned(&self) -> Result<()> {
+    pub(crate) fn check_poisoned(&self) -> Result<()> {
         if !self.poisoned.load(Ordering::Acquire) {
             return Ok(());
         }
@@ -552,6 +555,7 @@ impl Store {
     /// One row version by position, copied out of RocksDB (the caller keeps it in the row
     /// cache; a borrowed slice could not outlive the borrow of the open database).
     pub fn get_row(&self, table: u32, rowid: u64) -> Result<Option<Vec<u8>>> {
+        self.check_row_read()?;
         let db = self.db()?;
         let row = db
             .get_pinned_cf_opt(db.cf(CF_ROWS), row_key(table, rowid), &self.point_read)?
@@ -561,7 +565,7 @@ impl Store {
 
     /// Fetches several rows at once; `rowids` sorted ascending is fastest.
     pub fn multi_get_rows(&self, table: u32, rowids: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
-        let db = match self.db() {
+        let db = match self.check_row_read().and_then(|_| self.db()) {
             Ok(db) => db,
             Err(e) => {
                 return rowids
@@ -613,6 +617,7 @@ impl Store {
         to: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
+        self.check_row_read()?;
         // The upper bound keeps the iterator inside this table's rows.
         ro.set_iterate_upper_bound(row_key(table, to).to_vec());
         let db = self.db()?;
@@ -629,6 +634,25 @@ impl Store {
             it.next();
         }
         it.status()?;
+        Ok(())
+    }
+
+    /// Test hook: while `on`, every read of row versions through RocksDB (`get_row`,
+    /// `multi_get_rows`, row scans) fails as a read from a failing device does (58030), without
+    /// stopping the store: what the engine does with a read error (garbage collection, the crash
+    /// sweep) is tested with it. Reads the row cache or a mapped file serves are not affected.
+    #[doc(hidden)]
+    pub fn fail_row_reads(&self, on: bool) {
+        self.row_read_faults.store(on, Ordering::Release);
+    }
+
+    #[inline]
+    fn check_row_read(&self) -> Result<()> {
+        if self.row_read_faults.load(Ordering::Relaxed) {
+            return Err(Error::Storage(
+                "IO error: While pread offset 0 len 4096: Input/output error (injected by a test)".into(),
+            ));
+        }
         Ok(())
     }
 
