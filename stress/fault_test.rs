@@ -94,7 +94,6 @@ fn options() -> Options {
             block_cache_bytes: 4 << 20,
             ..Default::default()
         },
-        ..Options::default()
     }
 }
 
