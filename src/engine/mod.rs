@@ -46,7 +46,7 @@ use rocksdb::WriteBatch;
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use table::Table;
-pub use txn::{Isolation, KeyRange, Locked, Transaction, BULK_COMMIT_ROWS};
+pub use txn::{Isolation, KeyRange, Locked, Savepoint, Transaction, BULK_COMMIT_ROWS};
 
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
