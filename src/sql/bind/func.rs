@@ -290,12 +290,13 @@ impl Binder<'_> {
             (
                 "now"
                 | "current_timestamp"
-                | "localtimestamp"
                 | "statement_timestamp"
                 | "transaction_timestamp"
                 | "clock_timestamp",
                 0,
-            ) => (Func::Now, Ty::Timestamp),
+            ) => (Func::Now, Ty::TimestampTz),
+            ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
+            ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),
             ("current_database", 0) | ("current_catalog", 0) => {
                 return lit(Value::Text("augur".into()), Ty::Text)

@@ -29,7 +29,15 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             }
             return Ok(Value::Null);
         }
-        Func::Now => return Ok(Value::Timestamp(cx.now)),
+        // The statement's start as the bound type: now() is timestamptz, localtimestamp a
+        // timestamp, current_date a date (all in the session zone, UTC).
+        Func::Now => {
+            return Ok(match ty {
+                Ty::TimestampTz => Value::TimestampTz(cx.now),
+                Ty::Date => Value::Date(cx.now.div_euclid(crate::types::MICROS_PER_DAY) as i32),
+                _ => Value::Timestamp(cx.now),
+            })
+        }
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
         _ => {}
     }
