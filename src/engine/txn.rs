@@ -114,7 +114,13 @@ pub struct Transaction {
     undo: Vec<Undo>,
     /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
     lock_log: RefCell<Vec<(u32, Key)>>,
+    /// The last value `nextval` returned per sequence in this session (`currval`), shared with
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
+    seq_last: SequenceMemory,
 }
+
+/// What `currval` reads: the last value of each sequence in a session.
+pub type SequenceMemory = Arc<parking_lot::Mutex<HashMap<String, i64>>>;
 
 /// Where a savepoint starts in the undo and lock logs.
 #[derive(Clone, Copy, Debug)]
@@ -172,6 +178,7 @@ impl Transaction {
             savepoints: Vec::new(),
             undo: Vec::new(),
             lock_log: RefCell::new(Vec::new()),
+            seq_last: SequenceMemory::default(),
         }
     }
 
@@ -388,6 +395,41 @@ impl Transaction {
                 before,
             });
         }
+    }
+
+    /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
+    /// each of its transactions, as PostgreSQL keeps currval per session).
+    pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
+        self.seq_last = m;
+    }
+
+    /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).
+    pub fn nextval(&self, name: &str) -> Result<i64> {
+        self.check_active()?;
+        let v = self.db.nextval(name)?;
+        self.seq_last.lock().insert(name.to_string(), v);
+        Ok(v)
+    }
+
+    /// `setval`: see [`crate::Database::setval`]; `currval` then returns `v`.
+    pub fn setval(&self, name: &str, v: i64, is_called: bool) -> Result<i64> {
+        self.check_active()?;
+        let r = self.db.setval(name, v, is_called)?;
+        if is_called {
+            self.seq_last.lock().insert(name.to_string(), v);
+        }
+        Ok(r)
+    }
+
+    /// `currval`: the value `nextval` last returned for the sequence in this session (55000
+    /// before the first).
+    pub fn currval(&self, name: &str) -> Result<i64> {
+        self.seq_last.lock().get(name).copied().ok_or_else(|| {
+            Error::new(
+                SqlState("55000"),
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        })
     }
 
     /// Opens a savepoint (SQL `SAVEPOINT`): [`Transaction::rollback_to`] it undoes every

@@ -287,6 +287,25 @@ impl Binder<'_> {
                 }
             }
             ("random", 0) => (Func::Random, Ty::Float8),
+            ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
+                let want = [Ty::Text, Ty::Int8, Ty::Bool];
+                for (a, to) in args.iter_mut().zip(want) {
+                    let (e, t) = a.clone();
+                    let ok = t == to || t == Ty::Unknown || (to == Ty::Int8 && t.is_int());
+                    if !ok {
+                        return Err(undefined());
+                    }
+                    *a = (self.coerce(e, t, to)?, to);
+                }
+                (
+                    match name {
+                        "nextval" => Func::NextVal,
+                        "currval" => Func::CurrVal,
+                        _ => Func::SetVal,
+                    },
+                    Ty::Int8,
+                )
+            }
             (
                 "now"
                 | "current_timestamp"

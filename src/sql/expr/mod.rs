@@ -228,6 +228,10 @@ pub enum Func {
     Sqrt,
     Power,
     Random,
+    /// nextval / currval / setval(name, value[, is_called]) of a sequence.
+    NextVal,
+    CurrVal,
+    SetVal,
 }
 
 /// A bound expression. Column references are positions in the input row.

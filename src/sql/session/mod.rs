@@ -25,7 +25,9 @@ use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
 use super::result::{StatementResult, TxStatus};
-use crate::engine::{canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Savepoint, Transaction};
+use crate::engine::{
+    canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Savepoint, SequenceMemory, Transaction,
+};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Row, Value};
 
@@ -35,6 +37,8 @@ pub struct Session {
     tx: Option<Transaction>,
     /// The open savepoints of the transaction block, by name, innermost last.
     savepoints: Vec<(String, Savepoint)>,
+    /// What `currval` reads, shared by this session's transactions.
+    seq_mem: SequenceMemory,
     failed: bool,
     settings: BTreeMap<String, String>,
     /// `synchronous_commit = off`.
@@ -81,6 +85,7 @@ impl Session {
             db,
             tx: None,
             savepoints: Vec::new(),
+            seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
             async_commit: false,
@@ -496,6 +501,14 @@ impl Session {
                 })
             }
             A::Statement::CreateTable(ct) => self.create_table(ct),
+            A::Statement::CreateSequence {
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by: None,
+                temporary: false,
+            } => self.create_sequence(name, *if_not_exists, data_type.as_ref(), sequence_options),
             A::Statement::Drop {
                 object_type,
                 if_exists,
@@ -626,6 +639,7 @@ impl Session {
         }
         tx.set_isolation(self.default_isolation);
         tx.set_lock_timeout(self.lock_timeout);
+        tx.set_sequence_memory(self.seq_mem.clone());
         tx
     }
 }
