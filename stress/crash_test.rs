@@ -8,6 +8,10 @@
 //! database and compares it with the acknowledged model: a key may differ from the model only
 //! if the thread's last, unacknowledged transaction wrote it, and then all of that
 //! transaction's writes must be present (or none).
+//!
+//! A further child thread calls `nextval` on a sequence and prints each value it got; across
+//! all cycles no value may be printed twice (a value handed out before a kill must never be
+//! handed out again after the reopen).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -15,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value};
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, SequenceDef, TableDef, Value};
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -71,8 +75,11 @@ fn ensure_table(db: &Database) -> augur::Result<()> {
         ],
         &["k"],
     )?)?;
+    db.create_sequence(SequenceDef::new(SEQUENCE), true)?;
     Ok(())
 }
+
+const SEQUENCE: &str = "crash_seq";
 
 fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
     let db = Database::open(dir, options())?;
@@ -84,6 +91,20 @@ fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
         o.flush()?;
     }
     let mut handles = Vec::new();
+    {
+        let db = db.clone();
+        let out = out.clone();
+        handles.push(std::thread::spawn(move || -> anyhow::Result<()> {
+            loop {
+                let v = db.nextval(SEQUENCE)?;
+                let mut o = out.lock().unwrap();
+                writeln!(o, "S {v}")?;
+                o.flush()?;
+                drop(o);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }));
+    }
     for th in 0..args.threads {
         let db = db.clone();
         let out = out.clone();
@@ -166,6 +187,8 @@ struct Totals {
     inflight_applied: u64,
     inflight_absent: u64,
     swept: u64,
+    seq_values: u64,
+    seq_duplicates: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -190,6 +213,7 @@ fn main() -> anyhow::Result<()> {
     // The acknowledged state of every key.
     let mut model: HashMap<i64, i64> = HashMap::new();
     let mut t = Totals::default();
+    let mut seq_seen: std::collections::HashSet<i64> = Default::default();
     let started = Instant::now();
 
     for cycle in 0..args.cycles {
@@ -262,6 +286,14 @@ fn main() -> anyhow::Result<()> {
                     }
                     intents.insert(txid, w);
                     order.push((th, txid));
+                }
+                Some("S") => {
+                    let v: i64 = p.next().unwrap_or("0").parse()?;
+                    t.seq_values += 1;
+                    if !seq_seen.insert(v) {
+                        eprintln!("cycle {cycle}: sequence value {v} handed out twice");
+                        t.seq_duplicates += 1;
+                    }
                 }
                 Some("A") => {
                     let _th: u64 = p.next().unwrap_or("0").parse()?;
@@ -399,10 +431,10 @@ fn main() -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
     println!(
-        "cycles={} lost={} torn={} index_mismatch={}",
-        args.cycles, t.lost, t.torn, t.index_mismatch
+        "cycles={} lost={} torn={} index_mismatch={} sequence_values={} sequence_duplicates={}",
+        args.cycles, t.lost, t.torn, t.index_mismatch, t.seq_values, t.seq_duplicates
     );
-    if t.lost + t.torn + t.index_mismatch > 0 {
+    if t.lost + t.torn + t.index_mismatch + t.seq_duplicates > 0 || t.seq_values == 0 {
         std::process::exit(1);
     }
     Ok(())

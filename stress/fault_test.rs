@@ -94,6 +94,7 @@ fn options() -> Options {
             block_cache_bytes: 4 << 20,
             ..Default::default()
         },
+        ..Options::default()
     }
 }
 

@@ -107,6 +107,89 @@ fn rollback_leaves_no_trace() {
 }
 
 #[test]
+fn savepoints_undo_exactly_later_writes_and_release_later_locks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    for k in 1..=3 {
+        db.insert("t", vec![Value::Int(k), Value::Int(k)]).unwrap();
+    }
+    let mut tx = db.begin();
+    tx.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(10)])
+        .unwrap();
+    let outer = tx.savepoint().unwrap();
+    // Rewrites of a key written before the savepoint, a new key, a delete, a lock on key 3.
+    tx.update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(100)])
+        .unwrap();
+    tx.insert("t", vec![Value::Int(4), Value::Int(4)]).unwrap();
+    tx.delete("t", &Key::Int(2)).unwrap();
+    let t = tx.table("t").unwrap();
+    tx.lock_row(&t, &Key::Int(3)).unwrap();
+    let inner = tx.savepoint().unwrap();
+    tx.insert("t", vec![Value::Int(5), Value::Int(5)]).unwrap();
+    tx.release(inner).unwrap();
+    assert_eq!(tx.savepoint_depth(), 1);
+    assert_eq!(
+        tx.release(inner).unwrap_err().sqlstate(),
+        SqlState("3B001"),
+        "a released savepoint is gone"
+    );
+    // Key 3 is locked: another writer cannot take it.
+    let mut other = db.begin();
+    other.set_lock_timeout(Some(Duration::from_millis(20)));
+    assert_eq!(
+        other
+            .update("t", &Key::Int(3), vec![Value::Int(3), Value::Int(30)])
+            .unwrap_err()
+            .sqlstate(),
+        SqlState::LOCK_NOT_AVAILABLE
+    );
+    tx.rollback_to(outer).unwrap();
+    // Back to the state at the savepoint: key 1 as written before it, 2 present, 4 and 5 gone.
+    let rows: Vec<(Key, i64)> = tx
+        .scan("t", KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .map(|(k, r)| (k, if let Value::Int(v) = r[1] { v } else { -1 }))
+        .collect();
+    assert_eq!(rows, vec![(Key::Int(1), 10), (Key::Int(2), 2), (Key::Int(3), 3)]);
+    // The lock on key 3 taken after the savepoint is released; key 1's (taken before) is not.
+    other
+        .update("t", &Key::Int(3), vec![Value::Int(3), Value::Int(30)])
+        .unwrap();
+    assert_eq!(
+        other
+            .update("t", &Key::Int(1), vec![Value::Int(1), Value::Int(11)])
+            .unwrap_err()
+            .sqlstate(),
+        SqlState::LOCK_NOT_AVAILABLE
+    );
+    other.commit().unwrap();
+    // The savepoint stays open after rollback_to; nested() keeps Ok and undoes Err.
+    tx.insert("t", vec![Value::Int(6), Value::Int(6)]).unwrap();
+    tx.nested(|tx| tx.insert("t", vec![Value::Int(7), Value::Int(7)]))
+        .unwrap();
+    let e = tx
+        .nested(|tx| {
+            tx.insert("t", vec![Value::Int(8), Value::Int(8)])?;
+            tx.insert("t", vec![Value::Int(1), Value::Int(1)])
+        })
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+    tx.release(outer).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(val(&db, "t", 1), Some(10));
+    assert_eq!(val(&db, "t", 2), Some(2));
+    assert_eq!(val(&db, "t", 3), Some(30));
+    assert_eq!(val(&db, "t", 4), None);
+    assert_eq!(val(&db, "t", 5), None);
+    assert_eq!(val(&db, "t", 6), Some(6));
+    assert_eq!(val(&db, "t", 7), Some(7));
+    assert_eq!(val(&db, "t", 8), None);
+    assert_eq!(db.verify_integrity().unwrap(), 5);
+}
+
+#[test]
 fn writers_of_one_row_wait_and_snapshots_are_stable() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), opts()).unwrap();

@@ -137,9 +137,8 @@ impl TableDef {
         // Fast path: a coerced integer or timestamp key column is the ALEX key itself.
         if let [i] = self.primary_key.as_slice() {
             if self.columns[*i].ty.is_int_key() {
-                match row.get(*i) {
-                    Some(Value::Int(v)) | Some(Value::Timestamp(v)) => return Ok(Key::Int(*v)),
-                    _ => {}
+                if let Some(v) = row.get(*i).and_then(Value::int_key) {
+                    return Ok(Key::Int(v));
                 }
             }
         }
@@ -181,7 +180,7 @@ impl TableDef {
             coerced.push(v);
         }
         Ok(match (self.key_kind(), coerced.as_slice()) {
-            (IndexKind::Alex, [Value::Int(i)]) | (IndexKind::Alex, [Value::Timestamp(i)]) => Key::Int(*i),
+            (IndexKind::Alex, [v]) if v.int_key().is_some() => Key::Int(v.int_key().unwrap_or_default()),
             _ => Key::Bytes(codec::encode_key_values(&coerced)),
         })
     }

@@ -30,6 +30,7 @@ mod locks;
 mod maintenance;
 mod memory;
 mod recovery;
+pub mod sequence;
 pub mod table;
 mod txn;
 
@@ -47,8 +48,9 @@ use rocksdb::WriteBatch;
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use memory::MemoryReport;
+pub use sequence::SequenceDef;
 pub use table::Table;
-pub use txn::{Isolation, KeyRange, Locked, Transaction, BULK_COMMIT_ROWS};
+pub use txn::{Isolation, KeyRange, Locked, Savepoint, SequenceMemory, Transaction, BULK_COMMIT_ROWS};
 
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
@@ -225,6 +227,8 @@ pub(crate) struct Inner {
     stats: Mutex<Stats>,
     /// Row write locks of open transactions.
     pub(crate) locks: locks::LockTable,
+    /// Sequences (sequence.rs), loaded on first use.
+    sequences: sequence::Sequences,
     next_txn: AtomicU64,
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,
@@ -398,6 +402,7 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
         closed: AtomicBool::new(false),
         stats: Mutex::new(Stats::default()),
         locks: locks::LockTable::default(),
+        sequences: sequence::Sequences::default(),
         next_txn: AtomicU64::new(1),
         direct_reads: AtomicU64::new(0),
         store_reads: AtomicU64::new(0),

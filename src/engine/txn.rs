@@ -108,7 +108,38 @@ pub struct Transaction {
     finished: bool,
     /// Per-transaction override of `Options::sync_commits`.
     sync: Option<bool>,
+    /// Open savepoints, innermost last, and the logs that undo what came after them (kept
+    /// only while a savepoint is open: a transaction without one pays nothing).
+    savepoints: Vec<SavepointMark>,
+    undo: Vec<Undo>,
+    /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
+    lock_log: RefCell<Vec<(u32, Key)>>,
+    /// The last value `nextval` returned per sequence in this session (`currval`), shared with
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
+    seq_last: SequenceMemory,
 }
+
+/// What `currval` reads: the last value of each sequence in a session.
+pub type SequenceMemory = Arc<parking_lot::Mutex<HashMap<String, i64>>>;
+
+/// Where a savepoint starts in the undo and lock logs.
+#[derive(Clone, Copy, Debug)]
+struct SavepointMark {
+    undo: usize,
+    locks: usize,
+}
+
+/// One buffered write as it was before a write made under a savepoint replaced it.
+struct Undo {
+    table: Arc<Table>,
+    key: Key,
+    before: Option<Pending>,
+}
+
+/// A savepoint of a [`Transaction`] ([`Transaction::savepoint`]): rolling back to it undoes
+/// exactly the writes made after it and releases the row locks taken after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Savepoint(usize);
 
 impl Drop for Transaction {
     fn drop(&mut self) {
@@ -144,6 +175,10 @@ impl Transaction {
             stop: Interrupt::default(),
             finished: false,
             sync: None,
+            savepoints: Vec::new(),
+            undo: Vec::new(),
+            lock_log: RefCell::new(Vec::new()),
+            seq_last: SequenceMemory::default(),
         }
     }
 
@@ -253,6 +288,9 @@ impl Transaction {
             .entry(t.id)
             .or_default()
             .insert(key.clone(), latest);
+        if !self.savepoints.is_empty() {
+            self.lock_log.borrow_mut().push((t.id, key.clone()));
+        }
         Ok(Some(latest))
     }
 
@@ -339,14 +377,171 @@ impl Transaction {
     }
 
     fn put_pending(&mut self, t: &Arc<Table>, key: Key, p: Pending) {
-        self.writes
+        let ops = &mut self
+            .writes
             .entry(t.id)
             .or_insert_with(|| TableWrites {
                 table: t.clone(),
                 ops: BTreeMap::new(),
             })
-            .ops
-            .insert(key, p);
+            .ops;
+        if self.savepoints.is_empty() {
+            ops.insert(key, p);
+        } else {
+            let before = ops.insert(key.clone(), p);
+            self.undo.push(Undo {
+                table: t.clone(),
+                key,
+                before,
+            });
+        }
+    }
+
+    /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
+    /// each of its transactions, as PostgreSQL keeps currval per session).
+    pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
+        self.seq_last = m;
+    }
+
+    /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).
+    pub fn nextval(&self, name: &str) -> Result<i64> {
+        self.check_active()?;
+        let v = self.db.nextval(name)?;
+        self.seq_last.lock().insert(name.to_string(), v);
+        Ok(v)
+    }
+
+    /// `setval`: see [`crate::Database::setval`]; `currval` then returns `v`.
+    pub fn setval(&self, name: &str, v: i64, is_called: bool) -> Result<i64> {
+        self.check_active()?;
+        let r = self.db.setval(name, v, is_called)?;
+        if is_called {
+            self.seq_last.lock().insert(name.to_string(), v);
+        }
+        Ok(r)
+    }
+
+    /// `currval`: the value `nextval` last returned for the sequence in this session (55000
+    /// before the first).
+    pub fn currval(&self, name: &str) -> Result<i64> {
+        self.seq_last.lock().get(name).copied().ok_or_else(|| {
+            Error::new(
+                SqlState("55000"),
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        })
+    }
+
+    /// Opens a savepoint (SQL `SAVEPOINT`): [`Transaction::rollback_to`] it undoes every
+    /// write made after this call, [`Transaction::release`] keeps them. Savepoints nest.
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key};
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// db.create_table(TableDef::new("t", vec![ColumnDef::new("id", DataType::Int8)], &["id"])?)?;
+    /// let mut tx = db.begin();
+    /// tx.insert("t", vec![Value::Int(1)])?;
+    /// let sp = tx.savepoint()?;
+    /// tx.insert("t", vec![Value::Int(2)])?;
+    /// tx.rollback_to(sp)?;                 // 2 is gone, 1 stays; sp stays open
+    /// tx.insert("t", vec![Value::Int(3)])?;
+    /// tx.release(sp)?;                     // 3 is kept
+    /// tx.commit()?;
+    /// assert!(db.get("t", &Key::Int(1))?.is_some());
+    /// assert!(db.get("t", &Key::Int(2))?.is_none());
+    /// assert!(db.get("t", &Key::Int(3))?.is_some());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn savepoint(&mut self) -> Result<Savepoint> {
+        self.check_active()?;
+        self.savepoints.push(SavepointMark {
+            undo: self.undo.len(),
+            locks: self.lock_log.borrow().len(),
+        });
+        Ok(Savepoint(self.savepoints.len() - 1))
+    }
+
+    /// The number of open savepoints.
+    pub fn savepoint_depth(&self) -> usize {
+        self.savepoints.len()
+    }
+
+    fn mark(&self, sp: Savepoint) -> Result<SavepointMark> {
+        self.savepoints.get(sp.0).copied().ok_or_else(|| {
+            Error::new(
+                SqlState("3B001"),
+                "savepoint does not exist (released, or rolled back past)",
+            )
+        })
+    }
+
+    /// Undoes every write made after `sp` was opened and releases the row locks taken after
+    /// it (as PostgreSQL does: a lock taken after a savepoint is released when the savepoint
+    /// is rolled back to). Savepoints opened after `sp` are closed; `sp` stays open.
+    pub fn rollback_to(&mut self, sp: Savepoint) -> Result<()> {
+        self.check_active()?;
+        let m = self.mark(sp)?;
+        self.savepoints.truncate(sp.0 + 1);
+        while self.undo.len() > m.undo {
+            let u = self.undo.pop().expect("longer than the mark");
+            let Some(w) = self.writes.get_mut(&u.table.id) else {
+                continue;
+            };
+            match u.before {
+                Some(p) => {
+                    w.ops.insert(u.key, p);
+                }
+                None => {
+                    w.ops.remove(&u.key);
+                }
+            }
+        }
+        let taken: Vec<(u32, Key)> = self.lock_log.borrow_mut().split_off(m.locks);
+        if !taken.is_empty() {
+            let mut locks = self.locks.borrow_mut();
+            for (t, k) in &taken {
+                if let Some(m) = locks.get_mut(t) {
+                    m.remove(k);
+                }
+            }
+            drop(locks);
+            self.db.locks.release(self.id, taken.iter().map(|(t, k)| (*t, k)));
+        }
+        Ok(())
+    }
+
+    /// Closes `sp` and every savepoint opened after it, keeping their writes (SQL `RELEASE
+    /// SAVEPOINT`): they now belong to the enclosing savepoint, or to the transaction.
+    pub fn release(&mut self, sp: Savepoint) -> Result<()> {
+        self.check_active()?;
+        self.mark(sp)?;
+        self.savepoints.truncate(sp.0);
+        if self.savepoints.is_empty() {
+            self.undo.clear();
+            self.lock_log.borrow_mut().clear();
+        }
+        Ok(())
+    }
+
+    /// Runs `f` inside a savepoint: its writes are kept when it returns `Ok`, undone (and the
+    /// transaction goes on) when it returns `Err`, like SQLAlchemy's `begin_nested` or
+    /// Django's nested `atomic`.
+    pub fn nested<T>(&mut self, f: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
+        let sp = self.savepoint()?;
+        match f(self) {
+            Ok(v) => {
+                self.release(sp)?;
+                Ok(v)
+            }
+            Err(e) => {
+                if self.savepoints.len() > sp.0 {
+                    self.rollback_to(sp)?;
+                    self.release(sp)?;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Reads the row with primary key `key` (for tables without a primary key: its row identity).

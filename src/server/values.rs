@@ -12,6 +12,8 @@ use crate::types::{DataType, Row, Value};
 
 /// Microseconds between 1970-01-01 (Augur's timestamp epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
+/// Days between 1970-01-01 and 2000-01-01 (the epoch of PostgreSQL's binary date).
+const PG_EPOCH_OFFSET_DAYS: i32 = 10_957;
 
 /// OIDs of the types a client may name for a parameter.
 pub mod oid {
@@ -40,7 +42,8 @@ pub fn type_size(t: DataType) -> i16 {
     match t {
         DataType::Int2 => 2,
         DataType::Int4 => 4,
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp => 8,
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+        DataType::Date => 4,
         DataType::Bool => 1,
         DataType::Text(_) | DataType::Bytea => -1,
     }
@@ -155,9 +158,20 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             buf.put_i32(1);
             buf.put_u8(b as u8);
         }
-        DataType::Timestamp => {
+        DataType::Date => {
+            let d = match v {
+                Value::Date(d) => *d,
+                other => return Err(Error::internal(format!("cannot send {other:?} as date"))),
+            };
+            let d = d
+                .checked_sub(PG_EPOCH_OFFSET_DAYS)
+                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?;
+            buf.put_i32(4);
+            buf.put_i32(d);
+        }
+        DataType::Timestamp | DataType::TimestampTz => {
             let t = match v {
-                Value::Timestamp(t) | Value::Int(t) => *t,
+                Value::Timestamp(t) | Value::TimestampTz(t) | Value::Int(t) => *t,
                 other => return Err(Error::internal(format!("cannot send {other:?} as timestamp"))),
             };
             let t = t
@@ -192,7 +206,9 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::INT8 => DataType::Int8,
         oid::FLOAT4 | oid::FLOAT8 => DataType::Float8,
         oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR => DataType::Text(None),
-        oid::TIMESTAMP | oid::TIMESTAMPTZ | oid::DATE => DataType::Timestamp,
+        oid::TIMESTAMP => DataType::Timestamp,
+        oid::TIMESTAMPTZ => DataType::TimestampTz,
+        oid::DATE => DataType::Date,
         _ => return None,
     })
 }
@@ -263,25 +279,26 @@ pub fn decode_param(
                         "infinite timestamps are not supported",
                     ))
                 }
-                t => Value::Timestamp(t.checked_add(PG_EPOCH_OFFSET_MICROS).ok_or_else(|| {
-                    Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range")
-                })?),
+                t => {
+                    let t = t.checked_add(PG_EPOCH_OFFSET_MICROS).ok_or_else(|| {
+                        Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range")
+                    })?;
+                    if oid == oid::TIMESTAMPTZ {
+                        Value::TimestampTz(t)
+                    } else {
+                        Value::Timestamp(t)
+                    }
+                }
             }
         }
         oid::DATE => {
             // A date far outside the timestamp range (PostgreSQL's dates reach 5874897 AD) is an
             // error, not a wrapped-around timestamp.
-            let d = i32::from_be_bytes(fixed(b, "date")?) as i64;
-            let t = d
-                .checked_mul(86_400_000_000)
-                .and_then(|t| t.checked_add(PG_EPOCH_OFFSET_MICROS))
-                .ok_or_else(|| {
-                    Error::new(
-                        SqlState::DATETIME_FIELD_OVERFLOW,
-                        "date out of range for timestamp",
-                    )
-                })?;
-            Value::Timestamp(t)
+            let d = i32::from_be_bytes(fixed(b, "date")?);
+            Value::Date(
+                d.checked_add(PG_EPOCH_OFFSET_DAYS)
+                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
+            )
         }
         oid::NUMERIC => {
             let s = numeric_to_string(b)?;
@@ -443,6 +460,32 @@ mod tests {
         put_binary(&mut buf, &Value::Timestamp(0), DataType::Timestamp).unwrap();
         let v = decode_param(Some(&buf[4..]), true, oid::TIMESTAMP, None).unwrap();
         assert_eq!(v, Value::Timestamp(0));
+        // date: days since 2000-01-01 as an int4 (1970-01-01 is -10957).
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Date(0), DataType::Date).unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 4, 0xff, 0xff, 0xd5, 0x33]);
+        let v = decode_param(Some(&buf[4..]), true, oid::DATE, None).unwrap();
+        assert!(matches!(v, Value::Date(0)));
+        // timestamptz: microseconds since 2000-01-01 UTC, decoded as an instant.
+        let mut buf = BytesMut::new();
+        put_binary(
+            &mut buf,
+            &Value::TimestampTz(946_684_800_000_001),
+            DataType::TimestampTz,
+        )
+        .unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1]);
+        let v = decode_param(Some(&buf[4..]), true, oid::TIMESTAMPTZ, None).unwrap();
+        assert!(matches!(v, Value::TimestampTz(946_684_800_000_001)));
+        // Text parameters with an offset, as pgjdbc's setTimestamp sends them.
+        let v = decode_param(
+            Some(b"2026-01-02 03:04:05+00"),
+            false,
+            0,
+            Some(DataType::Timestamp),
+        )
+        .unwrap();
+        assert_eq!(v.to_text().unwrap(), "2026-01-02 03:04:05");
         let f4 = 1.5f32.to_be_bytes();
         let v = decode_param(Some(&f4), true, oid::FLOAT4, Some(DataType::Float8)).unwrap();
         assert_eq!(v, Value::Float(1.5));

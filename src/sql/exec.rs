@@ -186,7 +186,7 @@ fn key_range(
     let alex = s.table.key_index_kind() == IndexKind::Alex;
     let mk = |v: Value| -> Key {
         match (alex, v) {
-            (true, Value::Int(i)) | (true, Value::Timestamp(i)) => Key::Int(i),
+            (true, v) if v.int_key().is_some() => Key::Int(v.int_key().unwrap_or_default()),
             (_, v) => Key::Bytes(encode_key_values(&[v])),
         }
     };

@@ -17,6 +17,9 @@ const T_FLOAT: u8 = 4;
 const T_TEXT: u8 = 5;
 const T_BYTES: u8 = 6;
 const T_TS: u8 = 7;
+// Added after the first release: tags are only ever added, so stored rows stay readable.
+const T_DATE: u8 = 8;
+const T_TSTZ: u8 = 9;
 
 /// Order-preserving encoding of an i64.
 #[inline]
@@ -73,6 +76,14 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
                 out.push(0x60);
                 out.extend_from_slice(&encode_i64(*t));
             }
+            Value::Date(d) => {
+                out.push(0x61);
+                out.extend_from_slice(&encode_i64(*d as i64));
+            }
+            Value::TimestampTz(t) => {
+                out.push(0x62);
+                out.extend_from_slice(&encode_i64(*t));
+            }
         }
     }
     out
@@ -116,6 +127,10 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
             ),
             0x50 => Value::Bytes(read_escaped(&mut r).ok_or_else(|| bad("bad string escape"))?),
             0x60 => Value::Timestamp(decode_i64(eight(&mut r)?)),
+            0x61 => {
+                Value::Date(i32::try_from(decode_i64(eight(&mut r)?)).map_err(|_| bad("date out of range"))?)
+            }
+            0x62 => Value::TimestampTz(decode_i64(eight(&mut r)?)),
             t => return Err(bad(&format!("unknown tag {t:#04x}"))),
         };
         vals.push(v);
@@ -198,6 +213,14 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Timestamp(t) => {
             out.push(T_TS);
+            put_varint(out, zigzag(*t));
+        }
+        Value::Date(d) => {
+            out.push(T_DATE);
+            put_varint(out, zigzag(*d as i64));
+        }
+        Value::TimestampTz(t) => {
+            out.push(T_TSTZ);
             put_varint(out, zigzag(*t));
         }
     }
@@ -343,6 +366,10 @@ fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
             ValueRef::Bytes(r.take(n)?)
         }
         T_TS => ValueRef::Timestamp(unzigzag(r.varint()?)),
+        T_DATE => ValueRef::Date(
+            i32::try_from(unzigzag(r.varint()?)).map_err(|_| Error::Corrupt("date out of range".into()))?,
+        ),
+        T_TSTZ => ValueRef::TimestampTz(unzigzag(r.varint()?)),
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     })
 }
@@ -454,6 +481,8 @@ mod tests {
             ".{0,20}".prop_map(Value::Text),
             proptest::collection::vec(any::<u8>(), 0..20).prop_map(Value::Bytes),
             any::<i64>().prop_map(Value::Timestamp),
+            any::<i32>().prop_map(Value::Date),
+            any::<i64>().prop_map(Value::TimestampTz),
         ]
     }
 

@@ -1,7 +1,7 @@
 //! Column types, values, and their byte encodings.
 //!
 //! - [`DataType`] / [`Value`]: what a column holds.
-//! - [`Key`]: a primary-key value as the indexes see it: `Int` for integer and timestamp keys
+//! - [`Key`]: a primary-key value as the indexes see it: `Int` for integer, timestamp and date keys
 //!   (served by ALEX), `Bytes` (an order-preserving encoding) for every other key.
 //! - [`RowRef`] / [`ValueRef`]: a row and its values borrowed in place (no allocation).
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
@@ -12,4 +12,7 @@ mod rowref;
 mod value;
 
 pub use rowref::{RowRef, RowRefIter, ValueRef};
-pub use value::{format_float, format_timestamp, parse_timestamp, DataType, Key, Row, Value};
+pub use value::{
+    format_date, format_float, format_timestamp, parse_datetime, parse_timestamp, DataType, Key, Row, Value,
+    MICROS_PER_DAY,
+};

@@ -18,6 +18,10 @@ pub enum ValueRef<'a> {
     Bytes(&'a [u8]),
     /// Microseconds since 1970-01-01 00:00:00 (no time zone).
     Timestamp(i64),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// Microseconds since 1970-01-01 00:00:00 UTC.
+    TimestampTz(i64),
 }
 
 impl ValueRef<'_> {
@@ -31,6 +35,8 @@ impl ValueRef<'_> {
             ValueRef::Text(s) => Value::Text(s.to_owned()),
             ValueRef::Bytes(b) => Value::Bytes(b.to_vec()),
             ValueRef::Timestamp(t) => Value::Timestamp(t),
+            ValueRef::Date(d) => Value::Date(d),
+            ValueRef::TimestampTz(t) => Value::TimestampTz(t),
         }
     }
 }
@@ -46,6 +52,8 @@ impl Value {
             Value::Text(s) => ValueRef::Text(s),
             Value::Bytes(b) => ValueRef::Bytes(b),
             Value::Timestamp(t) => ValueRef::Timestamp(*t),
+            Value::Date(d) => ValueRef::Date(*d),
+            Value::TimestampTz(t) => ValueRef::TimestampTz(*t),
         }
     }
 }

@@ -18,6 +18,10 @@ pub enum DataType {
     Bytea,
     /// `timestamp without time zone`, microseconds since 1970-01-01 00:00:00.
     Timestamp,
+    /// `date`, days since 1970-01-01.
+    Date,
+    /// `timestamp with time zone`: an instant, microseconds since 1970-01-01 00:00:00 UTC.
+    TimestampTz,
 }
 
 impl DataType {
@@ -34,6 +38,8 @@ impl DataType {
             "varchar" | "character varying" | "char" | "character" | "bpchar" => DataType::Text(len),
             "bytea" => DataType::Bytea,
             "timestamp" | "timestamp without time zone" => DataType::Timestamp,
+            "date" => DataType::Date,
+            "timestamptz" | "timestamp with time zone" => DataType::TimestampTz,
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_OBJECT,
@@ -55,6 +61,8 @@ impl DataType {
             DataType::Text(Some(n)) => format!("character varying({n})"),
             DataType::Bytea => "bytea".into(),
             DataType::Timestamp => "timestamp without time zone".into(),
+            DataType::Date => "date".into(),
+            DataType::TimestampTz => "timestamp with time zone".into(),
         }
     }
 
@@ -70,6 +78,25 @@ impl DataType {
             DataType::Text(Some(_)) => 1043,
             DataType::Bytea => 17,
             DataType::Timestamp => 1114,
+            DataType::Date => 1082,
+            DataType::TimestampTz => 1184,
+        }
+    }
+
+    /// The short name PostgreSQL uses in `pg_type.typname` (and for unnamed result columns).
+    pub fn short_name(&self) -> &'static str {
+        match self {
+            DataType::Int2 => "int2",
+            DataType::Int4 => "int4",
+            DataType::Int8 => "int8",
+            DataType::Float8 => "float8",
+            DataType::Bool => "bool",
+            DataType::Text(None) => "text",
+            DataType::Text(Some(_)) => "varchar",
+            DataType::Bytea => "bytea",
+            DataType::Timestamp => "timestamp",
+            DataType::Date => "date",
+            DataType::TimestampTz => "timestamptz",
         }
     }
 
@@ -77,7 +104,12 @@ impl DataType {
     pub fn is_int_key(&self) -> bool {
         matches!(
             self,
-            DataType::Int2 | DataType::Int4 | DataType::Int8 | DataType::Timestamp
+            DataType::Int2
+                | DataType::Int4
+                | DataType::Int8
+                | DataType::Timestamp
+                | DataType::Date
+                | DataType::TimestampTz
         )
     }
 
@@ -120,6 +152,8 @@ impl DataType {
             }
             (T::Bytea, V::Bytes(b)) => V::Bytes(b),
             (T::Timestamp, V::Timestamp(t)) => V::Timestamp(t),
+            (T::Date, V::Date(d)) => V::Date(d),
+            (T::TimestampTz, V::TimestampTz(t)) => V::TimestampTz(t),
             (t, V::Text(s)) => Value::parse_text(&s, *t)?,
             (t, v) => {
                 return Err(Error::mismatch(format!(
@@ -157,6 +191,10 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// Microseconds since 1970-01-01 00:00:00 (no time zone).
     Timestamp(i64),
+    /// Days since 1970-01-01.
+    Date(i32),
+    /// An instant: microseconds since 1970-01-01 00:00:00 UTC.
+    TimestampTz(i64),
 }
 
 pub type Row = Vec<Value>;
@@ -174,7 +212,18 @@ impl Value {
             Value::Float(_) => "double precision",
             Value::Text(_) => "text",
             Value::Bytes(_) => "bytea",
-            Value::Timestamp(_) => "timestamp",
+            Value::Timestamp(_) => "timestamp without time zone",
+            Value::Date(_) => "date",
+            Value::TimestampTz(_) => "timestamp with time zone",
+        }
+    }
+
+    /// The integer an ALEX primary key holds for this value (integers, timestamps, dates).
+    pub fn int_key(&self) -> Option<i64> {
+        match *self {
+            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) => Some(i),
+            Value::Date(d) => Some(d as i64),
+            _ => None,
         }
     }
 
@@ -233,8 +282,23 @@ impl Value {
                     bad("bytea")
                 }
             })?),
+            // PostgreSQL reads a zone offset in timestamp input and ignores it (pgjdbc sends
+            // one with every setTimestamp).
             DataType::Timestamp => {
-                Value::Timestamp(parse_timestamp(trimmed).ok_or_else(|| bad("timestamp"))?)
+                Value::Timestamp(parse_datetime(trimmed).ok_or_else(|| bad("timestamp"))?.0)
+            }
+            DataType::Date => {
+                let (t, _) = parse_datetime(trimmed).ok_or_else(|| bad("date"))?;
+                let days = t.div_euclid(MICROS_PER_DAY);
+                Value::Date(i32::try_from(days).map_err(|_| Error::out_of_range("date out of range"))?)
+            }
+            // No offset: the session time zone, which Augur keeps at UTC (docs/SQL.md).
+            DataType::TimestampTz => {
+                let (t, off) = parse_datetime(trimmed).ok_or_else(|| bad("timestamp with time zone"))?;
+                Value::TimestampTz(
+                    t.checked_sub(off.unwrap_or(0) as i64 * 1_000_000)
+                        .ok_or_else(|| Error::out_of_range("timestamp out of range"))?,
+                )
             }
         })
     }
@@ -256,6 +320,8 @@ impl Value {
                 s
             }
             Value::Timestamp(t) => format_timestamp(*t),
+            Value::Date(d) => format_date(*d),
+            Value::TimestampTz(t) => format_timestamp(*t) + "+00",
         })
     }
 
@@ -272,6 +338,13 @@ impl Value {
             (Text(a), Text(b)) => Some(a.cmp(b)),
             (Bytes(a), Bytes(b)) => Some(a.cmp(b)),
             (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
+            (Date(a), Date(b)) => Some(a.cmp(b)),
+            (TimestampTz(a), TimestampTz(b)) => Some(a.cmp(b)),
+            // Mixed date/time comparisons as PostgreSQL's implicit casts do them (a date is its
+            // midnight; timestamp and timestamptz agree in the session zone, UTC).
+            (Date(_) | Timestamp(_) | TimestampTz(_), Date(_) | Timestamp(_) | TimestampTz(_)) => {
+                Some(self.datetime_micros()?.cmp(&other.datetime_micros()?))
+            }
             _ => None,
         }
     }
@@ -291,8 +364,17 @@ impl Value {
             Value::Int(_) | Value::Float(_) => 1,
             Value::Text(_) => 2,
             Value::Bytes(_) => 3,
-            Value::Timestamp(_) => 4,
+            Value::Timestamp(_) | Value::Date(_) | Value::TimestampTz(_) => 4,
             Value::Null => 5,
+        }
+    }
+
+    /// A date, timestamp or timestamptz as microseconds since the epoch (UTC).
+    pub fn datetime_micros(&self) -> Option<i64> {
+        match *self {
+            Value::Timestamp(t) | Value::TimestampTz(t) => Some(t),
+            Value::Date(d) => Some(d as i64 * MICROS_PER_DAY),
+            _ => None,
         }
     }
 }
@@ -341,7 +423,10 @@ impl std::hash::Hash for Value {
             }
             Value::Text(s) => s.hash(state),
             Value::Bytes(b) => b.hash(state),
-            Value::Timestamp(t) => t.hash(state),
+            // Date/time values that compare equal must hash equally.
+            Value::Timestamp(_) | Value::Date(_) | Value::TimestampTz(_) => {
+                self.datetime_micros().hash(state)
+            }
         }
     }
 }
@@ -459,6 +544,68 @@ pub fn format_timestamp(micros: i64) -> String {
         s.push_str(f.trim_end_matches('0'));
     }
     s
+}
+
+/// Microseconds in a day.
+pub const MICROS_PER_DAY: i64 = 86_400_000_000;
+
+/// `YYYY-MM-DD` (PostgreSQL's ISO output).
+pub fn format_date(days: i32) -> String {
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`) followed by an optional zone
+/// (`Z`, `UTC`, `GMT`, `+HH`, `+HHMM`, `+HH:MM`, `-...`, with or without a space before it):
+/// the local date-time in microseconds since the epoch and the zone's offset east of UTC in
+/// seconds.
+pub fn parse_datetime(s: &str) -> Option<(i64, Option<i32>)> {
+    let s = s.trim();
+    let (body, off) = split_zone(s)?;
+    Some((parse_timestamp(body)?, off))
+}
+
+/// Splits a trailing time zone off a date-time (only after a time of day: the `-` of a date
+/// is not an offset).
+fn split_zone(s: &str) -> Option<(&str, Option<i32>)> {
+    let lower = s.to_ascii_lowercase();
+    for name in [" utc", " gmt", "utc", "gmt", "z"] {
+        if lower.ends_with(name) && s.len() > name.len() && s.contains(':') {
+            return Some((s[..s.len() - name.len()].trim_end(), Some(0)));
+        }
+    }
+    // The time part starts after the date's separator.
+    let Some(tpos) = s.find([' ', 'T']) else {
+        return Some((s, None));
+    };
+    let time = &s[tpos + 1..];
+    let Some(i) = time.rfind(['+', '-']) else {
+        return Some((s, None));
+    };
+    let (body, zone) = (s[..tpos + 1 + i].trim_end(), &time[i..]);
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m, sec) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().ok()?, 0, 0),
+        4 => (
+            digits[..2].parse::<i32>().ok()?,
+            digits[2..].parse::<i32>().ok()?,
+            0,
+        ),
+        6 => (
+            digits[..2].parse::<i32>().ok()?,
+            digits[2..4].parse::<i32>().ok()?,
+            digits[4..].parse::<i32>().ok()?,
+        ),
+        _ => return None,
+    };
+    if h > 15 || m > 59 || sec > 59 {
+        return None;
+    }
+    Some((body, Some(sign * (h * 3600 + m * 60 + sec))))
 }
 
 /// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`).
@@ -592,6 +739,26 @@ mod tests {
             assert_eq!(format_timestamp(t), s);
         }
         assert_eq!(parse_timestamp("2023-02-29"), None);
+        // Zones: offsets, names, none; the '-' of a date is not one.
+        assert_eq!(
+            parse_datetime("2026-01-02 03:04:05+00"),
+            Some((parse_timestamp("2026-01-02 03:04:05").unwrap(), Some(0)))
+        );
+        assert_eq!(
+            parse_datetime("2026-01-02T03:04:05.5-05:30"),
+            Some((parse_timestamp("2026-01-02 03:04:05.5").unwrap(), Some(-19800)))
+        );
+        assert_eq!(parse_datetime("2026-01-02 03:04 UTC").map(|x| x.1), Some(Some(0)));
+        assert_eq!(parse_datetime("2026-01-02").map(|x| x.1), Some(None));
+        assert_eq!(parse_datetime("2026-01-02 03:04:05+99"), None);
+        assert_eq!(format_date(-1), "1969-12-31");
+        assert_eq!(
+            Value::parse_text("2026-01-02 10:00:00+02", DataType::TimestampTz)
+                .unwrap()
+                .to_text()
+                .unwrap(),
+            "2026-01-02 08:00:00+00"
+        );
         assert_eq!(parse_timestamp("2023-13-01"), None);
     }
 

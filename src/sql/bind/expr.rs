@@ -114,6 +114,8 @@ impl Binder<'_> {
             (Ty::Unknown, t) | (t, Ty::Unknown) => t,
             (a, b) if a == b => a,
             (a, b) if a.is_num() && b.is_num() => return Ok((l, r)),
+            // date < timestamp < timestamptz, as PostgreSQL's implicit casts.
+            (a, b) if a.is_datetime() && b.is_datetime() => Ty::unify(a, b).unwrap_or(a),
             (a, b) => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,

@@ -287,15 +287,35 @@ impl Binder<'_> {
                 }
             }
             ("random", 0) => (Func::Random, Ty::Float8),
+            ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
+                let want = [Ty::Text, Ty::Int8, Ty::Bool];
+                for (a, to) in args.iter_mut().zip(want) {
+                    let (e, t) = a.clone();
+                    let ok = t == to || t == Ty::Unknown || (to == Ty::Int8 && t.is_int());
+                    if !ok {
+                        return Err(undefined());
+                    }
+                    *a = (self.coerce(e, t, to)?, to);
+                }
+                (
+                    match name {
+                        "nextval" => Func::NextVal,
+                        "currval" => Func::CurrVal,
+                        _ => Func::SetVal,
+                    },
+                    Ty::Int8,
+                )
+            }
             (
                 "now"
                 | "current_timestamp"
-                | "localtimestamp"
                 | "statement_timestamp"
                 | "transaction_timestamp"
                 | "clock_timestamp",
                 0,
-            ) => (Func::Now, Ty::Timestamp),
+            ) => (Func::Now, Ty::TimestampTz),
+            ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
+            ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),
             ("current_database", 0) | ("current_catalog", 0) => {
                 return lit(Value::Text("augur".into()), Ty::Text)

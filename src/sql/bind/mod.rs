@@ -169,6 +169,7 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
     let t = match base.as_str() {
         "real" | "float4" | "numeric" | "decimal" | "float" => DataType::Float8,
         "timestamp without time zone" | "timestamp" => DataType::Timestamp,
+        "timestamp with time zone" | "timestamptz" => DataType::TimestampTz,
         "serial" | "serial4" => DataType::Int4,
         "bigserial" | "serial8" => DataType::Int8,
         "character" | "char" | "bpchar" => DataType::Text(len.or(Some(1))),

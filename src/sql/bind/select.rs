@@ -508,18 +508,7 @@ fn derive_name(e: &A::Expr) -> String {
 }
 
 fn pg_type_short(t: DataType) -> String {
-    match t {
-        DataType::Int2 => "int2",
-        DataType::Int4 => "int4",
-        DataType::Int8 => "int8",
-        DataType::Float8 => "float8",
-        DataType::Bool => "bool",
-        DataType::Text(None) => "text",
-        DataType::Text(Some(_)) => "varchar",
-        DataType::Bytea => "bytea",
-        DataType::Timestamp => "timestamp",
-    }
-    .into()
+    t.short_name().into()
 }
 
 /// Rewrites an expression over input rows into one over aggregate output rows

@@ -6,12 +6,12 @@ use super::Ty;
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Value};
 
-fn timestamp_error(s: &str) -> Error {
+fn timestamp_error(s: &str, ty: Ty) -> Error {
     // A string shaped like a date whose fields are out of range is 22008; anything else 22007.
     let t = s.trim();
     let shaped = t.len() >= 8
         && t.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || " -:.T".contains(c))
+        && t.chars().all(|c| c.is_ascii_digit() || " -:.T+".contains(c))
         // A digit string longer than YYYYMMDDHHMMSS is not a date at all (PostgreSQL: 22007).
         && (t.len() <= 14 || !t.chars().all(|c| c.is_ascii_digit()));
     if shaped {
@@ -22,7 +22,7 @@ fn timestamp_error(s: &str) -> Error {
     } else {
         Error::new(
             SqlState("22007"),
-            format!("invalid input syntax for type timestamp: \"{s}\""),
+            format!("invalid input syntax for type {}: \"{s}\"", ty.name()),
         )
     }
 }
@@ -34,6 +34,7 @@ pub fn cast_allowed(from: Ty, to: Ty) -> bool {
     }
     match (from, to) {
         (f, t) if f.is_num() && t.is_num() => true,
+        (f, t) if f.is_datetime() && t.is_datetime() => true,
         (Ty::Bool, Ty::Int4) | (Ty::Int4, Ty::Bool) => true,
         _ => false,
     }
@@ -53,9 +54,14 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             let s = text_of(&v).unwrap_or_default();
             return cast(V::Text(s), Ty::Text, len);
         }
-        (V::Text(s), Ty::Timestamp) => {
-            Value::parse_text(&s, DataType::Timestamp).map_err(|_| timestamp_error(&s))?
-        }
+        (V::Text(s), t @ (Ty::Timestamp | Ty::Date | Ty::TimestampTz)) => Value::parse_text(&s, t.to_dt())
+            .map_err(|e| {
+                if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE {
+                    e
+                } else {
+                    timestamp_error(&s, t)
+                }
+            })?,
         (V::Text(s), Ty::Bool) => Value::parse_text(&s, DataType::Bool)?,
         (V::Text(s), t) => {
             let v = Value::parse_text(&s, t.to_dt())?;
@@ -85,6 +91,22 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         (V::Int(i), Ty::Bool) => V::Bool(i != 0),
         (V::Bytes(b), Ty::Bytea) => V::Bytes(b),
         (V::Timestamp(t), Ty::Timestamp) => V::Timestamp(t),
+        // Between date/time types: a date is its midnight; timestamp and timestamptz convert
+        // in the session time zone, which Augur keeps at UTC.
+        (
+            v @ (V::Date(_) | V::Timestamp(_) | V::TimestampTz(_)),
+            t @ (Ty::Date | Ty::Timestamp | Ty::TimestampTz),
+        ) => {
+            let us = v.datetime_micros().expect("a date/time value");
+            match t {
+                Ty::Date => V::Date(
+                    i32::try_from(us.div_euclid(crate::types::MICROS_PER_DAY))
+                        .map_err(|_| Error::out_of_range("date out of range"))?,
+                ),
+                Ty::Timestamp => V::Timestamp(us),
+                _ => V::TimestampTz(us),
+            }
+        }
         (v, Ty::Unknown) => v,
         (v, t) => {
             return Err(Error::new(

@@ -17,6 +17,17 @@ fn int_arg(v: &Value) -> Option<i64> {
     }
 }
 
+/// A sequence named in text, as PostgreSQL reads a `regclass`: an optional `public.`, an
+/// unquoted name folded to lower case, or a double-quoted one kept as written.
+pub fn sequence_name(s: &str) -> String {
+    let s = s.trim();
+    let s = s.strip_prefix("public.").unwrap_or(s);
+    match s.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.replace("\"\"", "\""),
+        None => s.to_lowercase(),
+    }
+}
+
 pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<Value> {
     // Lazily evaluated functions first.
     match f {
@@ -29,8 +40,31 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             }
             return Ok(Value::Null);
         }
-        Func::Now => return Ok(Value::Timestamp(cx.now)),
+        // The statement's start as the bound type: now() is timestamptz, localtimestamp a
+        // timestamp, current_date a date (all in the session zone, UTC).
+        Func::Now => {
+            return Ok(match ty {
+                Ty::TimestampTz => Value::TimestampTz(cx.now),
+                Ty::Date => Value::Date(cx.now.div_euclid(crate::types::MICROS_PER_DAY) as i32),
+                _ => Value::Timestamp(cx.now),
+            })
+        }
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
+        Func::NextVal | Func::CurrVal | Func::SetVal => {
+            let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
+            let Some(Value::Text(name)) = vals.first() else {
+                return Ok(Value::Null);
+            };
+            let name = sequence_name(name);
+            return Ok(Value::Int(match (f, &vals[1..]) {
+                (Func::NextVal, _) => cx.tx.nextval(&name)?,
+                (Func::CurrVal, _) => cx.tx.currval(&name)?,
+                (_, [Value::Null, ..]) | (_, [_, Value::Null]) => return Ok(Value::Null),
+                (_, [Value::Int(v)]) => cx.tx.setval(&name, *v, true)?,
+                (_, [Value::Int(v), Value::Bool(called)]) => cx.tx.setval(&name, *v, *called)?,
+                _ => return Err(crate::error::Error::internal("setval arguments")),
+            }));
+        }
         _ => {}
     }
     let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
@@ -202,6 +236,8 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 s[s.len() - k..].iter().collect()
             }))
         }
-        Func::Coalesce | Func::Now | Func::Random => unreachable!("handled above"),
+        Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
+            unreachable!("handled above")
+        }
     }
 }

@@ -31,6 +31,8 @@ pub enum Ty {
     Text,
     Bytea,
     Timestamp,
+    Date,
+    TimestampTz,
     Unknown,
 }
 
@@ -45,6 +47,8 @@ impl Ty {
             DataType::Text(_) => Ty::Text,
             DataType::Bytea => Ty::Bytea,
             DataType::Timestamp => Ty::Timestamp,
+            DataType::Date => Ty::Date,
+            DataType::TimestampTz => Ty::TimestampTz,
         }
     }
 
@@ -58,6 +62,8 @@ impl Ty {
             Ty::Text | Ty::Unknown => DataType::Text(None),
             Ty::Bytea => DataType::Bytea,
             Ty::Timestamp => DataType::Timestamp,
+            Ty::Date => DataType::Date,
+            Ty::TimestampTz => DataType::TimestampTz,
         }
     }
 
@@ -71,6 +77,8 @@ impl Ty {
             Ty::Text => "text",
             Ty::Bytea => "bytea",
             Ty::Timestamp => "timestamp without time zone",
+            Ty::Date => "date",
+            Ty::TimestampTz => "timestamp with time zone",
             Ty::Unknown => "unknown",
         }
     }
@@ -81,6 +89,20 @@ impl Ty {
 
     pub fn is_num(self) -> bool {
         self.is_int() || self == Ty::Float8
+    }
+
+    /// date, timestamp, timestamptz: comparable with each other through PostgreSQL's
+    /// implicit casts (date to timestamp to timestamptz).
+    pub fn is_datetime(self) -> bool {
+        matches!(self, Ty::Date | Ty::Timestamp | Ty::TimestampTz)
+    }
+
+    fn datetime_rank(self) -> u8 {
+        match self {
+            Ty::Date => 1,
+            Ty::Timestamp => 2,
+            _ => 3,
+        }
     }
 
     fn num_rank(self) -> u8 {
@@ -102,6 +124,13 @@ impl Ty {
         }
         if a.is_num() && b.is_num() {
             return Some(if a.num_rank() >= b.num_rank() { a } else { b });
+        }
+        if a.is_datetime() && b.is_datetime() {
+            return Some(if a.datetime_rank() >= b.datetime_rank() {
+                a
+            } else {
+                b
+            });
         }
         None
     }
@@ -199,6 +228,10 @@ pub enum Func {
     Sqrt,
     Power,
     Random,
+    /// nextval / currval / setval(name, value[, is_called]) of a sequence.
+    NextVal,
+    CurrVal,
+    SetVal,
 }
 
 /// A bound expression. Column references are positions in the input row.

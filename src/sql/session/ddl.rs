@@ -1,10 +1,11 @@
-//! DDL: CREATE / DROP / ALTER TABLE, CREATE / DROP INDEX, TRUNCATE. Not transactional: each
-//! applies at once, durably, through the engine's catalog calls.
+//! DDL: CREATE / DROP / ALTER TABLE, CREATE / DROP INDEX, CREATE / DROP SEQUENCE (and the
+//! sequences of serial and identity columns), TRUNCATE. Not transactional: each applies at
+//! once, durably, through the engine's catalog calls.
 
 use sqlparser::ast as A;
 
 use super::Session;
-use crate::engine::{ColumnDef, IndexDef, TableDef};
+use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
 use crate::sql::dml::bind_default;
@@ -13,6 +14,7 @@ use crate::sql::result::StatementResult;
 impl Session {
     fn relation_exists(&self, name: &str) -> bool {
         self.db.table(name).is_ok()
+            || self.db.has_sequence(name).unwrap_or(false)
             || self
                 .db
                 .tables()
@@ -51,6 +53,8 @@ impl Session {
             ));
         }
         let mut cols = Vec::new();
+        // Sequences to create for serial and identity columns: (column, sequence).
+        let mut owned: Vec<SequenceDef> = Vec::new();
         let mut pk: Vec<String> = Vec::new();
         let mut pk_name = None;
         let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
@@ -64,8 +68,55 @@ impl Session {
             let cname = check_name(&c.name)?;
             let (ty, _) = parse_type(&c.data_type)?;
             let mut cd = ColumnDef::new(cname.clone(), ty);
+            let serial = matches!(
+                c.data_type.to_string().to_lowercase().as_str(),
+                "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2"
+            );
+            let mut identity: Option<&Option<Vec<A::SequenceOptions>>> = None;
+            for o in &c.options {
+                if let A::ColumnOption::Generated {
+                    generated_as: A::GeneratedAs::Always | A::GeneratedAs::ByDefault,
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } = &o.option
+                {
+                    identity = Some(sequence_options);
+                }
+            }
+            if serial || identity.is_some() {
+                // PostgreSQL's naming: <table>_<column>_seq, bounded by the column's type.
+                let mut sd = SequenceDef::new(format!("{name}_{cname}_seq"));
+                sd.max = match ty {
+                    crate::types::DataType::Int2 => i16::MAX as i64,
+                    crate::types::DataType::Int4 => i32::MAX as i64,
+                    crate::types::DataType::Int8 => i64::MAX,
+                    other => {
+                        return Err(Error::new(
+                            SqlState::INVALID_PARAMETER_VALUE,
+                            format!("identity column type must be smallint, integer, or bigint, not {other}"),
+                        ))
+                    }
+                };
+                if let Some(Some(opts)) = identity {
+                    apply_sequence_options(&mut sd, opts)?;
+                }
+                cd.default = Some(format!("nextval('{}')", sd.name.replace('\'', "''")));
+                cd.nullable = false;
+                owned.push(sd.clone());
+                owned.last_mut().expect("pushed").owned_by = Some((name.clone(), cname.clone()));
+            }
             for o in &c.options {
                 match &o.option {
+                    A::ColumnOption::Generated {
+                        generation_expr: None,
+                        ..
+                    } if identity.is_some() => {}
+                    A::ColumnOption::Default(_) if identity.is_some() || serial => {
+                        return Err(Error::syntax(format!(
+                            "multiple default values specified for column \"{cname}\" of table \"{name}\""
+                        )))
+                    }
                     A::ColumnOption::Null => cd.nullable = true,
                     A::ColumnOption::NotNull => cd.nullable = false,
                     A::ColumnOption::Default(e) => {
@@ -134,10 +185,27 @@ impl Session {
             e => e,
         })?;
         def.pkey_name = pk_name.or(def.pkey_name);
-        if ct.if_not_exists {
-            self.db.create_table_if_not_exists(def)?;
+        for sd in &owned {
+            if self.relation_exists(&sd.name) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", sd.name),
+                ));
+            }
+        }
+        for sd in &owned {
+            self.db.create_sequence(sd.clone(), false)?;
+        }
+        let created = if ct.if_not_exists {
+            self.db.create_table_if_not_exists(def)
         } else {
-            self.db.create_table(def)?;
+            self.db.create_table(def)
+        };
+        if let Err(e) = created {
+            for sd in &owned {
+                self.db.drop_sequence(&sd.name, true)?;
+            }
+            return Err(e);
         }
         for (n, cols) in uniques {
             let iname = n.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
@@ -162,6 +230,47 @@ impl Session {
         })
     }
 
+    pub(super) fn create_sequence(
+        &mut self,
+        name: &A::ObjectName,
+        if_not_exists: bool,
+        data_type: Option<&A::DataType>,
+        opts: &[A::SequenceOptions],
+    ) -> Result<StatementResult> {
+        let name = object_name(name)?;
+        let tag = || {
+            Ok(StatementResult::Command {
+                tag: "CREATE SEQUENCE".into(),
+            })
+        };
+        if self.db.has_sequence(&name)? && if_not_exists {
+            return tag();
+        }
+        if self.relation_exists(&name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists"),
+            ));
+        }
+        let mut sd = SequenceDef::new(name);
+        if let Some(dt) = data_type {
+            sd.max = match parse_type(dt)?.0 {
+                crate::types::DataType::Int2 => i16::MAX as i64,
+                crate::types::DataType::Int4 => i32::MAX as i64,
+                crate::types::DataType::Int8 => i64::MAX,
+                _ => {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "sequence type must be smallint, integer, or bigint",
+                    ))
+                }
+            };
+        }
+        apply_sequence_options(&mut sd, opts)?;
+        self.db.create_sequence(sd, if_not_exists)?;
+        tag()
+    }
+
     pub(super) fn drop(
         &mut self,
         ty: A::ObjectType,
@@ -177,10 +286,27 @@ impl Session {
                     }
                 }
                 for n in &names {
-                    self.db.drop_table(n, if_exists)?;
+                    if self.db.drop_table(n, if_exists)? {
+                        self.db.drop_owned_sequences(n)?;
+                    }
                 }
                 Ok(StatementResult::Command {
                     tag: "DROP TABLE".into(),
+                })
+            }
+            A::ObjectType::Sequence => {
+                if !if_exists {
+                    for n in &names {
+                        if !self.db.has_sequence(n)? {
+                            return Err(Error::undefined_table(n));
+                        }
+                    }
+                }
+                for n in &names {
+                    self.db.drop_sequence(n, if_exists)?;
+                }
+                Ok(StatementResult::Command {
+                    tag: "DROP SEQUENCE".into(),
                 })
             }
             A::ObjectType::Index => {
@@ -349,4 +475,43 @@ impl Session {
             tag: "TRUNCATE TABLE".into(),
         })
     }
+}
+
+/// Applies `INCREMENT`, `MINVALUE`, `MAXVALUE`, `START`, `CACHE`, `CYCLE` to `sd` with
+/// PostgreSQL's defaults: a descending sequence runs from -1 down to the type's minimum.
+fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
+    let int = |e: &A::Expr| -> Result<i64> {
+        let s = e.to_string().replace(' ', "");
+        s.parse::<i64>()
+            .map_err(|_| Error::syntax(format!("sequence option must be an integer, not {e}")))
+    };
+    let type_max = sd.max;
+    let (mut min, mut max, mut start) = (None, None, None);
+    for o in opts {
+        match o {
+            A::SequenceOptions::IncrementBy(e, _) => sd.increment = int(e)?,
+            A::SequenceOptions::MinValue(e) => min = e.as_ref().map(int).transpose()?,
+            A::SequenceOptions::MaxValue(e) => max = e.as_ref().map(int).transpose()?,
+            A::SequenceOptions::StartWith(e, _) => start = Some(int(e)?),
+            A::SequenceOptions::Cache(e) => {
+                if int(e)? < 1 {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        format!("CACHE ({e}) must be greater than zero"),
+                    ));
+                }
+            }
+            A::SequenceOptions::Cycle(c) => sd.cycle = !*c,
+        }
+    }
+    let up = sd.increment > 0;
+    let type_min = if type_max == i64::MAX {
+        i64::MIN
+    } else {
+        -type_max - 1
+    };
+    sd.min = min.unwrap_or(if up { 1 } else { type_min });
+    sd.max = max.unwrap_or(if up { type_max } else { -1 });
+    sd.start = start.unwrap_or(if up { sd.min } else { sd.max });
+    Ok(())
 }

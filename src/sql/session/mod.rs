@@ -25,7 +25,9 @@ use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
 use super::result::{StatementResult, TxStatus};
-use crate::engine::{canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Transaction};
+use crate::engine::{
+    canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Savepoint, SequenceMemory, Transaction,
+};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Row, Value};
 
@@ -33,6 +35,10 @@ use crate::types::{DataType, Row, Value};
 pub struct Session {
     db: Database,
     tx: Option<Transaction>,
+    /// The open savepoints of the transaction block, by name, innermost last.
+    savepoints: Vec<(String, Savepoint)>,
+    /// What `currval` reads, shared by this session's transactions.
+    seq_mem: SequenceMemory,
     failed: bool,
     settings: BTreeMap<String, String>,
     /// `synchronous_commit = off`.
@@ -78,6 +84,8 @@ impl Session {
             cancel: CancelHandle::new(&db),
             db,
             tx: None,
+            savepoints: Vec::new(),
+            seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
             async_commit: false,
@@ -405,6 +413,7 @@ impl Session {
             }
             A::Statement::Commit { chain: false, .. } => {
                 let failed = std::mem::replace(&mut self.failed, false);
+                self.savepoints.clear();
                 return match self.tx.take() {
                     Some(tx) if failed => {
                         tx.rollback();
@@ -422,11 +431,16 @@ impl Session {
                 savepoint: None,
             } => {
                 self.failed = false;
+                self.savepoints.clear();
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
                 return cmd("ROLLBACK");
             }
+            A::Statement::Rollback {
+                chain: false,
+                savepoint: Some(name),
+            } => return self.rollback_to_savepoint(&ident(name)),
             _ => {}
         }
         if self.failed {
@@ -487,6 +501,14 @@ impl Session {
                 })
             }
             A::Statement::CreateTable(ct) => self.create_table(ct),
+            A::Statement::CreateSequence {
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by: None,
+                temporary: false,
+            } => self.create_sequence(name, *if_not_exists, data_type.as_ref(), sequence_options),
             A::Statement::Drop {
                 object_type,
                 if_exists,
@@ -513,10 +535,8 @@ impl Session {
             A::Statement::Analyze(_) => Ok(StatementResult::Command {
                 tag: "ANALYZE".into(),
             }),
-            A::Statement::Rollback {
-                savepoint: Some(_), ..
-            }
-            | A::Statement::Savepoint { .. } => Err(Error::unsupported("savepoints are not supported")),
+            A::Statement::Savepoint { name } => self.savepoint(&ident(name)),
+            A::Statement::ReleaseSavepoint { name } => self.release_savepoint(&ident(name)),
             other => {
                 let s = other.to_string();
                 let head: String = s.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
@@ -540,6 +560,76 @@ impl Session {
         Ok(r)
     }
 
+    /// `SAVEPOINT name` (25P01 outside a transaction block, as in PostgreSQL).
+    fn savepoint(&mut self, name: &str) -> Result<StatementResult> {
+        let Some(tx) = &mut self.tx else {
+            return Err(Error::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "SAVEPOINT can only be used in transaction blocks",
+            ));
+        };
+        let sp = tx.savepoint()?;
+        self.savepoints.push((name.to_string(), sp));
+        Ok(StatementResult::Command {
+            tag: "SAVEPOINT".into(),
+        })
+    }
+
+    /// The innermost open savepoint called `name` (3B001 if none).
+    fn find_savepoint(&self, name: &str) -> Result<usize> {
+        self.savepoints
+            .iter()
+            .rposition(|(n, _)| n == name)
+            .ok_or_else(|| Error::new(SqlState("3B001"), format!("savepoint \"{name}\" does not exist")))
+    }
+
+    /// `RELEASE [SAVEPOINT] name`: closes it and every savepoint opened after it, keeping
+    /// their writes.
+    fn release_savepoint(&mut self, name: &str) -> Result<StatementResult> {
+        if self.tx.is_none() {
+            return Err(Error::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "RELEASE SAVEPOINT can only be used in transaction blocks",
+            ));
+        }
+        let i = self.find_savepoint(name)?;
+        let (_, sp) = self.savepoints[i];
+        self.savepoints.truncate(i);
+        if let Some(tx) = &mut self.tx {
+            tx.release(sp)?;
+        }
+        Ok(StatementResult::Command {
+            tag: "RELEASE".into(),
+        })
+    }
+
+    /// `ROLLBACK TO [SAVEPOINT] name`: undoes what the block did after the savepoint (and
+    /// releases the row locks taken after it), keeps the savepoint open and, as in
+    /// PostgreSQL, ends the failed state of the block.
+    fn rollback_to_savepoint(&mut self, name: &str) -> Result<StatementResult> {
+        if self.tx.is_none() {
+            return Err(Error::new(
+                SqlState::NO_ACTIVE_SQL_TRANSACTION,
+                "ROLLBACK TO SAVEPOINT can only be used in transaction blocks",
+            ));
+        }
+        let i = match self.find_savepoint(name) {
+            Ok(i) => i,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let (_, sp) = self.savepoints[i];
+        self.savepoints.truncate(i + 1);
+        if let Some(tx) = &mut self.tx {
+            if let Err(e) = tx.rollback_to(sp) {
+                return Err(self.fail(e));
+            }
+        }
+        self.failed = false;
+        Ok(StatementResult::Command {
+            tag: "ROLLBACK".into(),
+        })
+    }
+
     /// A transaction with the session's settings: isolation (`default_transaction_isolation`),
     /// `lock_timeout`, `synchronous_commit`.
     fn new_tx(&self) -> Transaction {
@@ -549,6 +639,7 @@ impl Session {
         }
         tx.set_isolation(self.default_isolation);
         tx.set_lock_timeout(self.lock_timeout);
+        tx.set_sequence_memory(self.seq_mem.clone());
         tx
     }
 }
