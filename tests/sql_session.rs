@@ -232,8 +232,14 @@ fn errors_not_panics() {
         .unwrap();
     s.execute("INSERT INTO t VALUES (1, 'x', 1.5)", &[]).unwrap();
     let cases = [
-        ("SELECT * FROM t UNION SELECT * FROM t", "0A000"),
-        ("WITH x AS (SELECT 1) SELECT * FROM x", "0A000"),
+        ("SELECT * FROM t UNION SELECT * FROM t", "ok"),
+        ("SELECT * FROM t UNION SELECT id FROM t", "42601"),
+        ("SELECT a FROM t UNION SELECT id FROM t", "42804"),
+        ("WITH x AS (SELECT 1) SELECT * FROM x", "ok"),
+        ("WITH RECURSIVE x (n) AS (SELECT 1 UNION SELECT n FROM x) SELECT * FROM x", "ok"),
+        ("SELECT * FROM t a FULL JOIN t b ON a.id = b.id", "0A000"),
+        ("SELECT id FROM t WHERE row_number() OVER () > 1", "42P20"),
+        ("SELECT (SELECT id FROM t UNION ALL SELECT id FROM t)", "21000"),
         ("CREATE TABLE u (d date)", "42704"),
         ("CREATE TABLE u (d nosuchtype)", "42704"),
         ("SELECT $3", "08P01"),

@@ -57,21 +57,30 @@ impl Backend {
         // error in preparing it, takes the ordinary path (which reports errors exactly as for
         // any simple query). Preparing and then executing a statement is what the extended
         // protocol does with it, so results are the same.
+        //
+        // SELECT / INSERT / UPDATE / DELETE reuse a plan made for the statement's shape (its
+        // comparison literals lifted to parameters: `Session::prepare_cached`); anything else
+        // empties that cache, since SET or DDL may change what a statement means.
+        let cacheable = matches!(keyword, "SELECT" | "UPDATE" | "INSERT" | "DELETE");
         if sql.len() <= SIMPLE_PREPARE_MAX
-            && matches!(
-                keyword,
-                "SELECT" | "UPDATE" | "INSERT" | "DELETE" | "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK"
-            )
+            && (cacheable || matches!(keyword, "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK"))
         {
             let mut session = conn.session.lock();
-            if let Ok(p) = session.prepare(sql) {
+            let prepared = if cacheable {
+                session.prepare_cached(sql)
+            } else {
+                session.prepare(sql).ok().map(|p| (p, Vec::new()))
+            };
+            if let Some((p, params)) = prepared {
                 let r = if p.is_short() {
-                    session.execute_prepared(&p, &[])
+                    session.execute_prepared(&p, &params)
                 } else {
-                    blocking(|| session.execute_prepared(&p, &[]))
+                    blocking(|| session.execute_prepared(&p, &params))
                 };
                 return Ok(vec![r?.into()]);
             }
+        } else if !cacheable {
+            conn.session.lock().clear_plan_cache();
         }
         let out = blocking(|| conn.session.lock().execute(sql, &[]))?;
         Ok(out.into_iter().map(Outcome::from).collect())

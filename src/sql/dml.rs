@@ -516,13 +516,7 @@ pub fn exec_insert(
     let mut ops = Vec::new();
     let mut ret_src = Vec::new();
     {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
-            stop,
-        };
+        let ex = Exec::new(tx, params, subplans, now, stop);
         let cx = ex.ctx();
         let src = run(&p.source, &cx)?;
         let mut seen: HashSet<Key> = HashSet::new();
@@ -643,13 +637,7 @@ pub fn exec_update(
     let mut changes: Vec<(Key, Row)> = Vec::new();
     let ret;
     {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
-            stop,
-        };
+        let ex = Exec::new(tx, params, subplans, now, stop);
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
         scan_rows(&p.scan, &cx, &mut |k, r| {
@@ -698,13 +686,7 @@ pub fn exec_delete(
     stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let (olds, ret) = {
-        let ex = Exec {
-            tx,
-            params,
-            subplans,
-            now,
-            stop,
-        };
+        let ex = Exec::new(tx, params, subplans, now, stop);
         let cx = ex.ctx();
         let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
         scan_rows(&p.scan, &cx, &mut |k, r| {

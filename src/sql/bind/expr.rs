@@ -6,7 +6,6 @@ use sqlparser::ast as A;
 use super::{ident, parse_type, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Ty};
-use crate::sql::plan::Column;
 use crate::types::Value;
 
 /// A numeric literal: int4, int8, or float8 (Augur has no numeric type: a literal beyond
@@ -90,9 +89,11 @@ impl Binder<'_> {
     /// Binds with aggregates forbidden (`ctx` names the clause in the error).
     pub fn bind_noagg(&mut self, e: &A::Expr, scope: &Scope, ctx: &'static str) -> Result<(Expr, Ty)> {
         let saved = self.agg_sink.take();
+        let saved_win = self.win_sink.take();
         let saved_ctx = std::mem::replace(&mut self.agg_ctx, ctx);
         let r = self.bind_expr(e, scope);
         self.agg_sink = saved;
+        self.win_sink = saved_win;
         self.agg_ctx = saved_ctx;
         r
     }
@@ -177,10 +178,7 @@ impl Binder<'_> {
     pub fn bind_expr(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
         use A::Expr as E;
         Ok(match e {
-            E::Identifier(i) => {
-                let (c, t) = self.resolve(scope, None, &ident(i))?;
-                (Expr::Col(c), t)
-            }
+            E::Identifier(i) => self.resolve_column(scope, None, &ident(i))?,
             E::CompoundIdentifier(parts) => {
                 let names: Vec<String> = parts.iter().map(ident).collect();
                 let (q, n) = match names.as_slice() {
@@ -188,8 +186,7 @@ impl Binder<'_> {
                     [s, q, n] if s == "public" => (q.as_str(), n.as_str()),
                     _ => return Err(unsupported(format!("column reference {e}"))),
                 };
-                let (c, t) = self.resolve(scope, Some(q), n)?;
-                (Expr::Col(c), t)
+                self.resolve_column(scope, Some(q), n)?
             }
             E::Value(v) => self.bind_value(&v.value)?,
             E::Nested(inner) => self.bind_expr(inner, scope)?,
@@ -356,26 +353,31 @@ impl Binder<'_> {
                         return Err(Error::syntax("subquery has too many columns"));
                     }
                 }
-                let (x, xt) = self.bind_expr(expr, scope)?;
-                let (n, cols) = self.subquery(subquery)?;
-                if cols.len() != 1 {
-                    return Err(Error::syntax("subquery has too many columns"));
-                }
-                let st = cols[0].ty;
-                let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
-                (Expr::InSub(Box::new(x), n, *negated), Ty::Bool)
+                let x = self.bind_expr(expr, scope)?;
+                self.bind_in_subquery(x, subquery, *negated, scope)?
             }
             E::Exists { subquery, negated } => {
-                let (n, _) = self.subquery(subquery)?;
-                (Expr::Exists(n, *negated), Ty::Bool)
+                let (s, _) = self.subquery(subquery, scope)?;
+                (Expr::Exists(s, *negated), Ty::Bool)
             }
             E::Subquery(q) => {
-                let (n, cols) = self.subquery(q)?;
+                let (s, cols) = self.subquery(q, scope)?;
                 if cols.len() != 1 {
                     return Err(Error::syntax("subquery must return only one column"));
                 }
-                (Expr::ScalarSub(n), cols[0].ty)
+                (Expr::ScalarSub(s), cols[0].ty)
             }
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.bind_quantified(left, compare_op, right, false, scope)?,
+            E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.bind_quantified(left, compare_op, right, true, scope)?,
             E::Between {
                 expr,
                 negated,
@@ -611,16 +613,5 @@ impl Binder<'_> {
             }
             other => return Err(unsupported(format!("literal {other}"))),
         })
-    }
-
-    pub(super) fn subquery(&mut self, q: &A::Query) -> Result<(usize, Vec<Column>)> {
-        let saved = self.agg_sink.take();
-        let saved_in = std::mem::replace(&mut self.in_agg, false);
-        let r = self.bind_query(q);
-        self.agg_sink = saved;
-        self.in_agg = saved_in;
-        let (plan, cols) = r?;
-        self.subplans.push(plan);
-        Ok((self.subplans.len() - 1, cols))
     }
 }

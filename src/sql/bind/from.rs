@@ -6,7 +6,7 @@ use super::{check_name, ident, object_name, unsupported, Binder, Scope, ScopeCol
 use crate::error::{Error, Result};
 use crate::sql::expr::{CmpOp, Expr};
 use crate::sql::plan::access::{conjoin, make_join};
-use crate::sql::plan::{Access, Plan, Scan};
+use crate::sql::plan::{Access, Column, Plan, Scan};
 
 impl Binder<'_> {
     pub(super) fn bind_from(&mut self, from: &[A::TableWithJoins]) -> Result<(Plan, Scope)> {
@@ -30,13 +30,31 @@ impl Binder<'_> {
         Ok(acc.unwrap_or_else(|| (Plan::Values(vec![vec![]]), Scope::default())))
     }
 
+    /// A FROM list of several items, each bound on its own (joined by the join planner, see
+    /// `plan::join_order`), and the scope of their concatenated rows.
+    pub(super) fn bind_from_rels(&mut self, from: &[A::TableWithJoins]) -> Result<(Vec<Plan>, Scope)> {
+        let mut plans = Vec::new();
+        let mut scope = Scope::default();
+        for twj in from {
+            let (p, s) = self.bind_twj(twj)?;
+            plans.push(p);
+            scope = scope.concat(s);
+        }
+        Ok((plans, scope))
+    }
+
     pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
         let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
         for j in &twj.joins {
             let (rp, rs) = self.bind_factor(&j.relation)?;
+            let mut right_join = false;
             let (left_join, c) = match &j.join_operator {
                 A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
                 A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                A::JoinOperator::Right(c) | A::JoinOperator::RightOuter(c) => {
+                    right_join = true;
+                    (true, Some(c))
+                }
                 A::JoinOperator::CrossJoin(_) => (false, None),
                 other => {
                     return Err(unsupported(
@@ -75,7 +93,27 @@ impl Binder<'_> {
                 }
                 Some(A::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
             };
-            plan = make_join(plan, rp, left_join, on);
+            plan = if right_join {
+                // A RIGHT JOIN B is B LEFT JOIN A, with the columns put back in A, B order.
+                let rw = scope.cols.len() - lw;
+                let swap = |i: usize| if i < lw { i + rw } else { i - lw };
+                let on = on.map(|e| {
+                    e.rewrite(&mut |x| {
+                        Ok(match x {
+                            Expr::Col(i) => Expr::Col(swap(i)),
+                            x => x,
+                        })
+                    })
+                    .expect("infallible")
+                });
+                let joined = make_join(rp, plan, true, on);
+                Plan::Project(
+                    Box::new(joined),
+                    (0..lw + rw).map(|i| Expr::Col(swap(i))).collect(),
+                )
+            } else {
+                make_join(plan, rp, left_join, on)
+            };
         }
         Ok((plan, scope))
     }
@@ -90,6 +128,13 @@ impl Binder<'_> {
                 }
                 if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
                     check_name(i)?;
+                }
+                if let Some((plan, cols)) = self.cte(name) {
+                    let a = match alias {
+                        Some(a) => ident(&a.name),
+                        None => object_name(name)?,
+                    };
+                    return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
                 }
                 let t = self.table(name)?;
                 let def = t.def();
@@ -130,22 +175,7 @@ impl Binder<'_> {
                 let r = self.bind_query(subquery);
                 self.agg_sink = saved;
                 let (plan, cols) = r?;
-                let a = ident(&alias.name);
-                let mut scope = Scope {
-                    cols: cols
-                        .iter()
-                        .map(|c| ScopeCol {
-                            table: Some(a.clone()),
-                            name: c.name.clone(),
-                            ty: c.ty,
-                        })
-                        .collect(),
-                    tables: vec![a],
-                };
-                for (c, n) in scope.cols.iter_mut().zip(&alias.columns) {
-                    c.name = ident(&n.name);
-                }
-                Ok((plan, scope))
+                Ok((plan, derived_scope(&ident(&alias.name), &cols, Some(alias))))
             }
             A::TableFactor::NestedJoin {
                 table_with_joins,
@@ -159,4 +189,25 @@ impl Binder<'_> {
             other => Err(unsupported(format!("FROM item {other}"))),
         }
     }
+}
+
+/// The scope of a derived table or CTE reference named `a` (column aliases applied).
+fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAlias>) -> Scope {
+    let mut scope = Scope {
+        cols: cols
+            .iter()
+            .map(|c| ScopeCol {
+                table: Some(a.to_string()),
+                name: c.name.clone(),
+                ty: c.ty,
+            })
+            .collect(),
+        tables: vec![a.to_string()],
+    };
+    if let Some(alias) = alias {
+        for (c, n) in scope.cols.iter_mut().zip(&alias.columns) {
+            c.name = ident(&n.name);
+        }
+    }
+    scope
 }

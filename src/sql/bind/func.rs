@@ -15,9 +15,6 @@ impl Binder<'_> {
             Some(A::ObjectNamePart::Identifier(i)) => ident(i),
             _ => return Err(unsupported(format!("function {}", f.name))),
         };
-        if f.over.is_some() {
-            return Err(unsupported("window functions"));
-        }
         if f.filter.is_some() || !f.within_group.is_empty() {
             return Err(unsupported("aggregate FILTER / WITHIN GROUP"));
         }
@@ -41,6 +38,9 @@ impl Binder<'_> {
                 (args, distinct, star)
             }
         };
+        if f.over.is_some() {
+            return self.bind_window(&name, f, &args, star, distinct, scope);
+        }
         let agg = match name.as_str() {
             "count" if star => Some(AggFunc::CountStar),
             "count" => Some(AggFunc::Count),

@@ -1,10 +1,14 @@
 //! The binder: resolves names and types in sqlparser's syntax tree (PostgreSQL's rules) and
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
+mod cte;
 mod expr;
 mod from;
 mod func;
 mod select;
+mod set_op;
+mod subquery;
+mod window;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -190,6 +194,14 @@ pub struct Binder<'a> {
     agg_sink: Option<Vec<AggSpec>>,
     agg_ctx: &'static str,
     in_agg: bool,
+    /// The scopes of the queries enclosing the subquery being bound (innermost last).
+    outer: Vec<subquery::OuterFrame>,
+    /// The CTEs in scope (WITH clauses being bound, innermost last).
+    ctes: Vec<cte::CteEntry>,
+    /// Work tables numbered so far (one per recursive CTE).
+    work_tables: usize,
+    /// Window functions of the select list being bound (None where they are not allowed).
+    win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
 }
 
 pub(super) enum OrderRef {
@@ -209,6 +221,10 @@ impl<'a> Binder<'a> {
             agg_sink: None,
             agg_ctx: "WHERE",
             in_agg: false,
+            outer: Vec::new(),
+            ctes: Vec::new(),
+            work_tables: 0,
+            win_sink: None,
         }
     }
 

@@ -6,15 +6,23 @@ use sqlparser::ast as A;
 use super::{ident, object_name, parse_type, unsupported, Binder, OrderRef, Scope, ScopeCol};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
-use crate::sql::plan::access::{self, apply_filter};
+use crate::sql::plan::access::{self, apply_filter, conjoin};
+use crate::sql::plan::join_order::plan_joins;
 use crate::sql::plan::{Column, Plan, SortKey};
 use crate::types::{DataType, Value};
 
 impl Binder<'_> {
     pub fn bind_query(&mut self, q: &A::Query) -> Result<(Plan, Vec<Column>)> {
-        if q.with.is_some() {
-            return Err(unsupported("WITH"));
-        }
+        let depth = self.ctes.len();
+        let r = match &q.with {
+            Some(w) => self.bind_with(w).and_then(|()| self.bind_query_body(q)),
+            None => self.bind_query_body(q),
+        };
+        self.ctes.truncate(depth);
+        r
+    }
+
+    fn bind_query_body(&mut self, q: &A::Query) -> Result<(Plan, Vec<Column>)> {
         if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || !q.pipe_operators.is_empty()
         {
             return Err(unsupported("FETCH / FOR UPDATE / pipe operators"));
@@ -59,7 +67,10 @@ impl Binder<'_> {
                 let (plan, cols) = self.bind_query(inner)?;
                 self.finish_simple(plan, cols, &order, limit, offset)
             }
-            A::SetExpr::SetOperation { op, .. } => Err(unsupported(format!("{op}"))),
+            A::SetExpr::SetOperation { .. } => {
+                let (plan, cols) = self.bind_set_expr(q.body.as_ref())?;
+                self.finish_simple(plan, cols, &order, limit, offset)
+            }
             other => Err(unsupported(format!("query {other}"))),
         }
     }
@@ -195,7 +206,14 @@ impl Binder<'_> {
             return Err(unsupported("WINDOW / QUALIFY / SORT BY"));
         }
         let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
-        let (mut plan, scope) = self.bind_from(&s.from)?;
+        // Several FROM items are joined by the join planner once WHERE is bound.
+        let (mut plan, scope, rels) = if s.from.len() >= 2 {
+            let (rels, scope) = self.bind_from_rels(&s.from)?;
+            (Plan::Values(vec![]), scope, Some(rels))
+        } else {
+            let (p, scope) = self.bind_from(&s.from)?;
+            (p, scope, None)
+        };
         let where_e = match &s.selection {
             Some(w) => {
                 let (e, t) = self.bind_noagg(w, &scope, "WHERE")?;
@@ -206,8 +224,10 @@ impl Binder<'_> {
 
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
+        let saved_win = self.win_sink.replace(Vec::new());
         let r = self.bind_select_items(s, &scope, order);
         let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
+        let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
         let groups = self.bind_group_by(s, &scope, &proj, &names)?;
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
@@ -233,8 +253,22 @@ impl Binder<'_> {
         } else {
             (proj, having, orefs)
         };
+        let wins = if grouped {
+            let ng = groups.len();
+            wins.into_iter()
+                .map(|w| w.map_exprs(&mut |e| post_agg(e, &groups, ng, &scope)))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            wins
+        };
 
-        if let Some(w) = where_e {
+        if let Some(rels) = rels {
+            let (p, rest) = plan_joins(rels, where_e);
+            plan = match conjoin(rest) {
+                Some(r) => Plan::Filter(Box::new(p), r),
+                None => p,
+            };
+        } else if let Some(w) = where_e {
             plan = apply_filter(plan, w);
         }
         if grouped {
@@ -243,6 +277,39 @@ impl Binder<'_> {
                 plan = Plan::Filter(Box::new(plan), h);
             }
         }
+        // Window functions run over the (grouped) rows; their placeholders become the columns
+        // the window step appends.
+        let (proj, orefs) = if wins.is_empty() {
+            (proj, orefs)
+        } else {
+            let base = plan.width();
+            plan = Plan::Window {
+                input: Box::new(plan),
+                specs: wins,
+            };
+            let fix = |e: Expr| {
+                e.rewrite(&mut |x| {
+                    Ok(match x {
+                        Expr::Window(k) => Expr::Col(base + k),
+                        x => x,
+                    })
+                })
+            };
+            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
+            let orefs = orefs
+                .into_iter()
+                .map(|(r, o)| {
+                    Ok((
+                        match r {
+                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
+                            r => r,
+                        },
+                        o,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (proj, orefs)
+        };
 
         let nvis = proj.len();
         let mut exprs = proj;
@@ -370,8 +437,10 @@ impl Binder<'_> {
         let having = match &s.having {
             Some(h) => {
                 let saved = std::mem::replace(&mut self.agg_ctx, "HAVING");
+                let saved_win = self.win_sink.take();
                 let r = self.bind_expr(h, scope);
                 self.agg_ctx = saved;
+                self.win_sink = saved_win;
                 let (e, t) = r?;
                 Some(self.require_bool(e, t, "HAVING")?)
             }
@@ -476,7 +545,7 @@ impl Binder<'_> {
     }
 }
 
-fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
+pub(super) fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
     let desc = matches!(o.sort, Some(A::OrderBySort::Desc));
     SortKey {
         expr: e,

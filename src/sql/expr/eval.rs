@@ -1,5 +1,5 @@
 //! Evaluating expressions over a row with PostgreSQL semantics: three-valued logic, NULLs,
-//! comparisons, CASE, IN lists and uncorrelated subqueries (computed once per statement).
+//! comparisons, CASE, IN lists and subqueries (run by the executor, see [`super::SubqueryRunner`]).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cast::{cast, text_arg};
 use super::func::eval_func;
 use super::ops::{arith, int_range, like};
-use super::{Ctx, Expr, SubResult};
+use super::{Ctx, Expr, SubRef, SubResult};
 use crate::error::{Error, Result, SqlState};
 use crate::types::Value;
 
@@ -126,9 +126,9 @@ impl Expr {
                     Value::Bool(*neg)
                 }
             }
-            Expr::InSub(a, n, neg) => {
+            Expr::InSub(a, s, neg) => {
                 let x = a.eval(row, cx)?;
-                let r = sub(cx, *n)?;
+                let r = sub(s, row, cx)?;
                 if r.rows.is_empty() {
                     return Ok(Value::Bool(*neg));
                 }
@@ -143,9 +143,29 @@ impl Expr {
                     Value::Bool(*neg)
                 }
             }
-            Expr::Exists(n, neg) => Value::Bool(sub(cx, *n)?.rows.is_empty() == *neg),
-            Expr::ScalarSub(n) => {
-                let r = sub(cx, *n)?;
+            Expr::Quant(op, a, s, all) => {
+                let x = a.eval(row, cx)?;
+                let r = sub(s, row, cx)?;
+                if r.rows.is_empty() {
+                    return Ok(Value::Bool(*all));
+                }
+                let mut saw_null = false;
+                for v in &r.rows {
+                    match x.sql_cmp(&v[0]).map(|o| op.test(o)) {
+                        None => saw_null = true,
+                        Some(b) if b != *all => return Ok(Value::Bool(b)),
+                        Some(_) => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*all)
+                }
+            }
+            Expr::Exists(s, neg) => Value::Bool(sub(s, row, cx)?.rows.is_empty() == *neg),
+            Expr::ScalarSub(s) => {
+                let r = sub(s, row, cx)?;
                 match r.rows.len() {
                     0 => Value::Null,
                     1 => r.rows[0].first().cloned().unwrap_or(Value::Null),
@@ -157,6 +177,11 @@ impl Expr {
                     }
                 }
             }
+            Expr::Outer(k) => cx
+                .outer
+                .get(*k)
+                .cloned()
+                .ok_or_else(|| Error::internal("outer reference out of range"))?,
             Expr::Like(a, p, esc, neg, ci) => {
                 let x = a.eval(row, cx)?;
                 let y = p.eval(row, cx)?;
@@ -220,6 +245,9 @@ impl Expr {
             }
             Expr::Func(f, args, ty) => eval_func(*f, args, *ty, row, cx)?,
             Expr::Agg(_) => return Err(Error::internal("aggregate evaluated outside an aggregation")),
+            Expr::Window(_) => {
+                return Err(Error::internal("window function evaluated outside a window step"))
+            }
         })
     }
 
@@ -229,15 +257,13 @@ impl Expr {
     }
 }
 
-fn sub(cx: &Ctx, n: usize) -> Result<Arc<SubResult>> {
-    if let Some(Some(r)) = cx.cache.borrow().get(n) {
-        return Ok(r.clone());
-    }
-    let r = cx.subs.run_subquery(n)?;
-    let mut c = cx.cache.borrow_mut();
-    if c.len() <= n {
-        c.resize(n + 1, None);
-    }
-    c[n] = Some(r.clone());
-    Ok(r)
+/// The result of subquery `s` for the current row: its arguments are evaluated over `row` and
+/// the executor runs (or reuses) the subquery's plan for those values.
+fn sub(s: &SubRef, row: &[Value], cx: &Ctx) -> Result<Arc<SubResult>> {
+    let args = s
+        .args
+        .iter()
+        .map(|a| a.eval(row, cx))
+        .collect::<Result<Vec<_>>>()?;
+    cx.subs.run_subquery(s.id, args)
 }

@@ -7,7 +7,6 @@ mod eval;
 mod func;
 mod ops;
 
-use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -234,6 +233,14 @@ pub enum Func {
     SetVal,
 }
 
+/// A subquery used as an expression: its plan number (the statement's subplans) and, when it is
+/// correlated, the expressions over the enclosing row whose values it reads as [`Expr::Outer`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubRef {
+    pub id: usize,
+    pub args: Vec<Expr>,
+}
+
 /// A bound expression. Column references are positions in the input row.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
@@ -252,10 +259,15 @@ pub enum Expr {
     IsBool(Box<Expr>, bool, bool),
     IsDistinct(Box<Expr>, Box<Expr>, bool),
     InList(Box<Expr>, Vec<Expr>, bool),
-    /// `x [NOT] IN (subquery)`: subquery number.
-    InSub(Box<Expr>, usize, bool),
-    Exists(usize, bool),
-    ScalarSub(usize),
+    /// `x [NOT] IN (subquery)`.
+    InSub(Box<Expr>, SubRef, bool),
+    Exists(SubRef, bool),
+    ScalarSub(SubRef),
+    /// `x op ANY (subquery)` (`all` false) or `x op ALL (subquery)`.
+    Quant(CmpOp, Box<Expr>, SubRef, bool),
+    /// Inside a correlated subquery: the value of its k-th argument (an expression over the
+    /// enclosing query's row, see [`SubRef::args`]), constant for one run of the subquery.
+    Outer(usize),
     Like(Box<Expr>, Box<Expr>, Option<Box<Expr>>, bool, bool),
     Case {
         operand: Option<Box<Expr>>,
@@ -267,6 +279,9 @@ pub enum Expr {
     Func(Func, Vec<Expr>, Ty),
     /// An aggregate's result (only while binding; replaced by a column of the aggregate output).
     Agg(usize),
+    /// A window function's result (only while binding; replaced by a column of the window
+    /// step's output).
+    Window(usize),
 }
 
 impl Expr {
@@ -281,15 +296,19 @@ impl Expr {
             Expr::Lit(_)
             | Expr::Col(_)
             | Expr::Param(..)
-            | Expr::Exists(..)
-            | Expr::ScalarSub(_)
+            | Expr::Outer(_)
+            | Expr::Window(_)
             | Expr::Agg(_) => {}
+            Expr::Exists(s, _) | Expr::ScalarSub(s) => s.args.iter().for_each(|e| e.walk(f)),
+            Expr::InSub(a, s, _) | Expr::Quant(_, a, s, _) => {
+                a.walk(f);
+                s.args.iter().for_each(|e| e.walk(f));
+            }
             Expr::Neg(a, _)
             | Expr::Not(a)
             | Expr::IsNull(a, _)
             | Expr::IsBool(a, _, _)
             | Expr::Cast(a, _, _) => a.walk(f),
-            Expr::InSub(a, _, _) => a.walk(f),
             Expr::Arith(_, a, b, _)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
@@ -343,7 +362,10 @@ impl Expr {
             Expr::IsNull(a, n) => Expr::IsNull(b(a, f)?, n),
             Expr::IsBool(a, v, n) => Expr::IsBool(b(a, f)?, v, n),
             Expr::Cast(a, t, l) => Expr::Cast(b(a, f)?, t, l),
-            Expr::InSub(a, s, n) => Expr::InSub(b(a, f)?, s, n),
+            Expr::InSub(a, s, n) => Expr::InSub(b(a, f)?, s.map(f)?, n),
+            Expr::Quant(o, a, s, all) => Expr::Quant(o, b(a, f)?, s.map(f)?, all),
+            Expr::Exists(s, n) => Expr::Exists(s.map(f)?, n),
+            Expr::ScalarSub(s) => Expr::ScalarSub(s.map(f)?),
             Expr::Arith(o, x, y, t) => Expr::Arith(o, b(x, f)?, b(y, f)?, t),
             Expr::Cmp(o, x, y) => Expr::Cmp(o, b(x, f)?, b(y, f)?),
             Expr::And(x, y) => Expr::And(b(x, f)?, b(y, f)?),
@@ -390,7 +412,7 @@ impl Expr {
     pub fn is_const(&self) -> bool {
         let mut c = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Col(_) | Expr::Agg(_)) {
+            if matches!(e, Expr::Col(_) | Expr::Agg(_) | Expr::Window(_)) {
                 c = false
             }
         });
@@ -420,16 +442,42 @@ impl Expr {
     }
 }
 
-/// The result of an uncorrelated subquery, computed once per statement.
+impl SubRef {
+    fn map(self, f: &mut dyn FnMut(Expr) -> Result<Expr>) -> Result<SubRef> {
+        Ok(SubRef {
+            id: self.id,
+            args: self.args.into_iter().map(f).collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Whether the expression holds a subquery.
+pub fn has_subquery(e: &Expr) -> bool {
+    let mut h = false;
+    e.walk(&mut |x| {
+        h |= matches!(
+            x,
+            Expr::InSub(..) | Expr::Exists(..) | Expr::ScalarSub(_) | Expr::Quant(..)
+        )
+    });
+    h
+}
+
+/// The result of a subquery for one set of argument values (computed once per statement for
+/// an uncorrelated one, once per distinct outer values for a correlated one).
 pub struct SubResult {
     pub rows: Vec<Row>,
     pub set: HashSet<Value>,
     pub has_null: bool,
 }
 
-/// Evaluates subqueries (by number) on demand; implemented by the executor.
+/// Evaluates subqueries (by number, with their argument values) on demand, caching results;
+/// implemented by the executor.
 pub trait SubqueryRunner {
-    fn run_subquery(&self, n: usize) -> Result<Arc<SubResult>>;
+    fn run_subquery(&self, n: usize, args: Vec<Value>) -> Result<Arc<SubResult>>;
+    /// The rows the current round of recursive CTE `id` reads (see `Plan::Recursive`).
+    fn work_table(&self, id: usize) -> Arc<Vec<Row>>;
+    fn set_work_table(&self, id: usize, rows: Arc<Vec<Row>>);
 }
 
 /// What expressions need at run time besides the row.
@@ -438,7 +486,8 @@ pub struct Ctx<'a> {
     pub params: &'a [Value],
     pub subs: &'a dyn SubqueryRunner,
     pub now: i64,
-    pub cache: RefCell<Vec<Option<Arc<SubResult>>>>,
+    /// The argument values of the correlated subquery being run ([`Expr::Outer`]).
+    pub outer: Vec<Value>,
     /// When the statement must stop (`statement_timeout`, a cancel request); checked by
     /// [`Ctx::check`].
     pub stop: &'a Interrupt,

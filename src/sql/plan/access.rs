@@ -3,7 +3,7 @@
 //! fix the inner table's key become index-lookup joins.
 
 use super::{Access, AggFunc, AggSpec, Lookup, Plan, Scan};
-use crate::sql::expr::{CmpOp, Expr};
+use crate::sql::expr::{has_subquery, CmpOp, Expr};
 use crate::types::Value;
 
 pub(crate) fn split_and(e: Expr, out: &mut Vec<Expr>) {
@@ -112,13 +112,7 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
             let mut rest = Vec::new();
             for c in conj {
                 let cols = c.columns();
-                let has_sub = {
-                    let mut s = false;
-                    c.walk(&mut |x| {
-                        s |= matches!(x, Expr::InSub(..) | Expr::Exists(..) | Expr::ScalarSub(_))
-                    });
-                    s
-                };
+                let has_sub = has_subquery(&c);
                 if cols.iter().all(|&i| i < lw) && !(cols.is_empty() && has_sub) {
                     to_left.push(c);
                 } else if left_join {
@@ -210,11 +204,6 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
     if let Some(f) = s.filter.take() {
         split_and(f, &mut conj);
     }
-    let has_subquery = |e: &Expr| {
-        let mut h = false;
-        e.walk(&mut |x| h |= matches!(x, Expr::InSub(..) | Expr::Exists(..) | Expr::ScalarSub(_)));
-        h
-    };
     let pk = s.def.primary_key.clone();
     let access_free = matches!(s.access, Access::Full);
     if access_free && !pk.is_empty() {

@@ -3,9 +3,10 @@
 
 use std::fmt::Write;
 
+use super::join::hash_keys;
 use super::{Access, AggFunc, AggSpec, Plan, Scan};
 use crate::index::keyed::IndexKind;
-use crate::sql::expr::Expr;
+use crate::sql::expr::{Expr, SubRef};
 
 impl Plan {
     /// EXPLAIN text, one node per line, children indented.
@@ -59,7 +60,20 @@ impl Plan {
                         left.explain(out, depth + 1);
                     }
                     None => {
-                        out.push(format!("{pad}{kind} (nested loop)"));
+                        let keys = on
+                            .as_ref()
+                            .map(|e| hash_keys(e, left.width()))
+                            .unwrap_or_default();
+                        if keys.is_empty() {
+                            out.push(format!("{pad}{kind} (nested loop)"));
+                        } else {
+                            let (ln, rn) = (left.names(), right.names());
+                            let k: Vec<String> = keys
+                                .iter()
+                                .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
+                                .collect();
+                            out.push(format!("{pad}{kind} (hash join on {})", k.join(", ")));
+                        }
                         if let Some(on) = on {
                             out.push(format!(
                                 "{}   join filter: {}",
@@ -115,6 +129,40 @@ impl Plan {
             Plan::Distinct(p) => {
                 out.push(format!("{pad}Distinct"));
                 p.explain(out, depth + 1);
+            }
+            Plan::SetOp {
+                kind,
+                all,
+                left,
+                right,
+            } => {
+                out.push(format!(
+                    "{pad}{}{}",
+                    kind.keyword(),
+                    if *all { " ALL" } else { "" }
+                ));
+                left.explain(out, depth + 1);
+                right.explain(out, depth + 1);
+            }
+            Plan::Recursive {
+                id,
+                base,
+                step,
+                distinct,
+            } => {
+                out.push(format!(
+                    "{pad}Recursive union{} (work table {id})",
+                    if *distinct { "" } else { " all" }
+                ));
+                base.explain(out, depth + 1);
+                step.explain(out, depth + 1);
+            }
+            Plan::WorkTable { id, .. } => out.push(format!("{pad}Work table {id}")),
+            Plan::Window { input, specs } => {
+                let n = input.names();
+                let w: Vec<String> = specs.iter().map(|s| s.show(&n)).collect();
+                out.push(format!("{pad}Window: {}", w.join(", ")));
+                input.explain(out, depth + 1);
             }
             Plan::Sort(p, keys) => {
                 let n = p.names();
@@ -348,9 +396,17 @@ pub fn show_n(e: &Expr, n: &[String]) -> String {
                 l.join(", ")
             )
         }
-        Expr::InSub(a, s, n) => format!("{} {}IN (subquery {s})", show(a), if *n { "NOT " } else { "" }),
-        Expr::Exists(s, n) => format!("{}EXISTS (subquery {s})", if *n { "NOT " } else { "" }),
-        Expr::ScalarSub(s) => format!("(subquery {s})"),
+        Expr::InSub(a, s, n) => format!("{} {}IN ({})", show(a), if *n { "NOT " } else { "" }, show_sub(s)),
+        Expr::Quant(op, a, s, all) => format!(
+            "{} {} {} ({})",
+            show(a),
+            op.sym(),
+            if *all { "ALL" } else { "ANY" },
+            show_sub(s)
+        ),
+        Expr::Exists(s, n) => format!("{}EXISTS ({})", if *n { "NOT " } else { "" }, show_sub(s)),
+        Expr::ScalarSub(s) => format!("({})", show_sub(s)),
+        Expr::Outer(k) => format!("outer{k}"),
         Expr::Like(a, b, _, n, ci) => {
             format!(
                 "{} {}{} {}",
@@ -368,5 +424,21 @@ pub fn show_n(e: &Expr, n: &[String]) -> String {
             format!("{}({})", format!("{f:?}").to_lowercase(), a.join(", "))
         }
         Expr::Agg(i) => format!("agg{i}"),
+        Expr::Window(i) => format!("window{i}"),
     }
+}
+
+/// `subquery N`, with the outer values a correlated subquery reads (`outer0 = ...`).
+fn show_sub(s: &SubRef) -> String {
+    let mut out = format!("subquery {}", s.id);
+    if !s.args.is_empty() {
+        let a: Vec<String> = s
+            .args
+            .iter()
+            .enumerate()
+            .map(|(k, e)| format!("outer{k} = {}", show(e)))
+            .collect();
+        out.push_str(&format!(" with {}", a.join(", ")));
+    }
+    out
 }

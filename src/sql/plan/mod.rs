@@ -3,6 +3,9 @@
 
 pub mod access;
 mod explain;
+pub mod join;
+pub mod join_order;
+pub mod window;
 
 use std::sync::Arc;
 
@@ -111,7 +114,7 @@ pub struct AggSpec {
     pub arg_ty: Ty,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
     pub expr: Expr,
     pub desc: bool,
@@ -125,6 +128,24 @@ pub struct Lookup {
     pub def: Arc<TableDef>,
     pub alias: String,
     pub key: Expr,
+}
+
+/// A set operation between two queries' rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+impl SetOpKind {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SetOpKind::Union => "UNION",
+            SetOpKind::Intersect => "INTERSECT",
+            SetOpKind::Except => "EXCEPT",
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -162,6 +183,31 @@ pub enum Plan {
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
+    /// UNION / INTERSECT / EXCEPT, with duplicates kept (`all`) or removed.
+    SetOp {
+        kind: SetOpKind,
+        all: bool,
+        left: Box<Plan>,
+        right: Box<Plan>,
+    },
+    /// WITH RECURSIVE: the rows of `base`, then of `step` run over the rows the previous round
+    /// added (read by `WorkTable { id }`), until a round adds none; `distinct` for UNION.
+    Recursive {
+        id: usize,
+        base: Box<Plan>,
+        step: Box<Plan>,
+        distinct: bool,
+    },
+    /// The rows the current round of recursive CTE `id` reads.
+    WorkTable {
+        id: usize,
+        names: Vec<String>,
+    },
+    /// Window functions: each input row with one more column per function.
+    Window {
+        input: Box<Plan>,
+        specs: Vec<window::WinSpec>,
+    },
 }
 
 impl Plan {
@@ -183,6 +229,10 @@ impl Plan {
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
             Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1,
             Plan::Project(_, e) => e.len(),
+            Plan::SetOp { left, .. } => left.width(),
+            Plan::Recursive { base, .. } => base.width(),
+            Plan::WorkTable { names, .. } => names.len(),
+            Plan::Window { input, specs } => input.width() + specs.len(),
         }
     }
 
@@ -231,6 +281,15 @@ impl Plan {
             Plan::Project(p, e) => {
                 let n = p.names();
                 e.iter().map(|x| show_n(x, &n)).collect()
+            }
+            Plan::SetOp { left, .. } => left.names(),
+            Plan::Recursive { base, .. } => base.names(),
+            Plan::WorkTable { names, .. } => names.clone(),
+            Plan::Window { input, specs } => {
+                let mut n = input.names();
+                let w: Vec<String> = specs.iter().map(|s| s.show(&n)).collect();
+                n.extend(w);
+                n
             }
         }
     }

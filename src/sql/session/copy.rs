@@ -147,13 +147,7 @@ impl Session {
         let stop = self.interrupt();
         {
             let tx = self.db.begin();
-            let ex = Exec {
-                tx: &tx,
-                params: &[],
-                subplans: &[],
-                now: now_micros(),
-                stop: &stop,
-            };
+            let ex = Exec::new(&tx, &[], &[], now_micros(), &stop);
             let cx = ex.ctx();
             for (line, r) in rows.into_iter().enumerate() {
                 if r.len() != st.columns.len() {

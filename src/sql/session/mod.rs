@@ -3,6 +3,7 @@
 
 mod copy;
 mod ddl;
+mod plan_cache;
 mod prepared;
 mod settings;
 
@@ -54,6 +55,8 @@ pub struct Session {
     cancel: CancelHandle,
     /// The server's BackendKeyData process id for this session (`pg_backend_pid()`).
     backend_pid: Option<i32>,
+    /// Plans of plain-text statements by shape (`plan_cache.rs`).
+    plan_cache: plan_cache::PlanCache,
 }
 
 fn now_micros() -> i64 {
@@ -94,6 +97,7 @@ impl Session {
             default_isolation: Isolation::ReadCommitted,
             lock_timeout: None,
             backend_pid: None,
+            plan_cache: plan_cache::PlanCache::default(),
         }
     }
 

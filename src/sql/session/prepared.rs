@@ -125,13 +125,7 @@ fn exec_statement(
     };
     Ok(match &p.planned {
         Planned::Query { plan, cols: c } => {
-            let ex = Exec {
-                tx,
-                params,
-                subplans: &p.subplans,
-                now,
-                stop,
-            };
+            let ex = Exec::new(tx, params, &p.subplans, now, stop);
             let cx = ex.ctx();
             let rows = run(plan, &cx)?;
             StatementResult::Query {

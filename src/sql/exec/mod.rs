@@ -7,13 +7,23 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::expr::{cast, Ctx, Expr, SubResult, SubqueryRunner, Ty};
+use super::expr::{cast, Ctx, Expr, SubResult, Ty};
+use super::plan::join::hash_keys;
 use super::plan::{Access, AggFunc, AggSpec, Plan, Scan, SortKey};
 use crate::engine::{Interrupt, KeyRange, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::types::codec::encode_key_values;
 use crate::types::{DataType, Key, Row, Value};
+
+mod hash_join;
+mod recursive;
+mod set_op;
+mod subquery;
+mod window;
+
+/// A subquery's number and argument values.
+type SubKey = (usize, Vec<Value>);
 
 /// Runs plans (and their subqueries) for one statement.
 pub struct Exec<'a> {
@@ -23,38 +33,43 @@ pub struct Exec<'a> {
     pub now: i64,
     /// When the statement must stop (57014): statement_timeout, a cancel request.
     pub stop: &'a Interrupt,
-}
-
-impl SubqueryRunner for Exec<'_> {
-    fn run_subquery(&self, n: usize) -> Result<Arc<SubResult>> {
-        let plan = self
-            .subplans
-            .get(n)
-            .ok_or_else(|| Error::internal("no such subquery"))?;
-        let cx = self.ctx();
-        let rows = run(plan, &cx)?;
-        let mut set = HashSet::new();
-        let mut has_null = false;
-        for r in &rows {
-            match r.first() {
-                Some(Value::Null) | None => has_null = true,
-                Some(v) => {
-                    set.insert(v.clone());
-                }
-            }
-        }
-        Ok(Arc::new(SubResult { rows, set, has_null }))
-    }
+    /// Subquery results by (subquery, argument values): see `subquery.rs`.
+    cache: RefCell<HashMap<SubKey, Arc<SubResult>>>,
+    /// The current round's rows of each recursive CTE being run.
+    work: RefCell<HashMap<usize, Arc<Vec<Row>>>>,
 }
 
 impl<'a> Exec<'a> {
+    pub fn new(
+        tx: &'a Transaction,
+        params: &'a [Value],
+        subplans: &'a [Plan],
+        now: i64,
+        stop: &'a Interrupt,
+    ) -> Exec<'a> {
+        Exec {
+            tx,
+            params,
+            subplans,
+            now,
+            stop,
+            cache: RefCell::new(HashMap::new()),
+            work: RefCell::new(HashMap::new()),
+        }
+    }
+
     pub fn ctx(&'a self) -> Ctx<'a> {
+        self.ctx_with(Vec::new())
+    }
+
+    /// A context whose [`crate::sql::expr::Expr::Outer`] references read `outer`.
+    fn ctx_with(&'a self, outer: Vec<Value>) -> Ctx<'a> {
         Ctx {
             tx: self.tx,
             params: self.params,
             subs: self,
             now: self.now,
-            cache: RefCell::new(Vec::new()),
+            outer,
             stop: self.stop,
             ticks: std::cell::Cell::new(0),
         }
@@ -335,7 +350,7 @@ fn bytes_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Acc {
     count: i64,
     sum_i: i128,
@@ -522,6 +537,12 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 None => {
                     let rrows = run(right, cx)?;
                     let rw = right.width();
+                    if let Some(on) = on {
+                        let keys = hash_keys(on, left.width());
+                        if !keys.is_empty() {
+                            return hash_join::hash_join(lrows, rrows, rw, &keys, on, *left_join, cx);
+                        }
+                    }
                     for lr in lrows {
                         let mut matched = false;
                         for rr in &rrows {
@@ -662,5 +683,24 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 .take(l.map_or(usize::MAX, |l| l as usize))
                 .collect()
         }
+        Plan::SetOp {
+            kind,
+            all,
+            left,
+            right,
+        } => {
+            let l = run(left, cx)?;
+            let r = run(right, cx)?;
+            cx.check_now()?;
+            set_op::set_op(*kind, *all, l, r)
+        }
+        Plan::Recursive {
+            id,
+            base,
+            step,
+            distinct,
+        } => recursive::recursive(*id, base, step, *distinct, cx)?,
+        Plan::WorkTable { id, .. } => cx.subs.work_table(*id).as_ref().clone(),
+        Plan::Window { input, specs } => window::window(run(input, cx)?, specs, cx)?,
     })
 }

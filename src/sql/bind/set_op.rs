@@ -1,0 +1,107 @@
+//! Binding set operations (UNION / INTERSECT / EXCEPT [ALL], nested and parenthesised):
+//! branches must have as many columns, and each column's types unify as PostgreSQL's
+//! (42804 otherwise); each branch is cast to the unified types.
+
+use sqlparser::ast as A;
+
+use super::{unsupported, Binder};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{Expr, Ty};
+use crate::sql::plan::{Column, Plan, SetOpKind};
+
+impl Binder<'_> {
+    /// A query body without the enclosing query's ORDER BY / LIMIT.
+    pub(super) fn bind_set_expr(&mut self, e: &A::SetExpr) -> Result<(Plan, Vec<Column>)> {
+        match e {
+            A::SetExpr::Select(s) => self.bind_select(s, &[], None, None),
+            A::SetExpr::Query(q) => self.bind_query(q),
+            A::SetExpr::Values(v) => self.bind_values(v),
+            A::SetExpr::SetOperation {
+                op,
+                set_quantifier,
+                left,
+                right,
+            } => {
+                let kind = match op {
+                    A::SetOperator::Union => SetOpKind::Union,
+                    A::SetOperator::Intersect => SetOpKind::Intersect,
+                    A::SetOperator::Except => SetOpKind::Except,
+                    other => return Err(unsupported(format!("{other}"))),
+                };
+                let all = match set_quantifier {
+                    A::SetQuantifier::All => true,
+                    A::SetQuantifier::Distinct | A::SetQuantifier::None => false,
+                    other => return Err(unsupported(format!("{} {other}", kind.keyword()))),
+                };
+                let l = self.bind_set_expr(left)?;
+                let r = self.bind_set_expr(right)?;
+                self.set_op(kind, all, l, r)
+            }
+            other => Err(unsupported(format!("query {other}"))),
+        }
+    }
+
+    /// Combines two bound branches: column counts checked, types unified, branches cast.
+    pub(super) fn set_op(
+        &mut self,
+        kind: SetOpKind,
+        all: bool,
+        (lp, lc): (Plan, Vec<Column>),
+        (rp, rc): (Plan, Vec<Column>),
+    ) -> Result<(Plan, Vec<Column>)> {
+        let cols = self.unify_columns(kind.keyword(), &lc, &rc)?;
+        let left = self.cast_columns(lp, &lc, &cols)?;
+        let right = self.cast_columns(rp, &rc, &cols)?;
+        Ok((
+            Plan::SetOp {
+                kind,
+                all,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            cols,
+        ))
+    }
+
+    /// The output columns of two branches: the left's names, the types both unify to.
+    pub(super) fn unify_columns(&mut self, what: &str, lc: &[Column], rc: &[Column]) -> Result<Vec<Column>> {
+        if lc.len() != rc.len() {
+            return Err(Error::syntax(format!(
+                "each {what} query must have the same number of columns"
+            )));
+        }
+        lc.iter()
+            .zip(rc)
+            .map(|(l, r)| {
+                let ty = Ty::unify(l.ty, r.ty).ok_or_else(|| {
+                    Error::new(
+                        SqlState::DATATYPE_MISMATCH,
+                        format!(
+                            "{what} types {} and {} cannot be matched",
+                            l.ty.name(),
+                            r.ty.name()
+                        ),
+                    )
+                })?;
+                Ok(Column {
+                    name: l.name.clone(),
+                    ty: if ty == Ty::Unknown { Ty::Text } else { ty },
+                })
+            })
+            .collect()
+    }
+
+    /// `plan` (with columns `from`) cast to the types of `to`, column by column.
+    pub(super) fn cast_columns(&mut self, plan: Plan, from: &[Column], to: &[Column]) -> Result<Plan> {
+        if from.iter().zip(to).all(|(f, t)| f.ty == t.ty) {
+            return Ok(plan);
+        }
+        let exprs = from
+            .iter()
+            .zip(to)
+            .enumerate()
+            .map(|(i, (f, t))| self.coerce(Expr::Col(i), f.ty, t.ty))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Plan::Project(Box::new(plan), exprs))
+    }
+}

@@ -1,0 +1,148 @@
+//! Binding subqueries used as expressions (scalar, EXISTS, IN, ANY/ALL), correlated or not:
+//! a name the subquery cannot resolve is looked up in the enclosing queries' scopes and becomes
+//! an argument of the subquery ([`SubRef::args`], read inside as [`Expr::Outer`]).
+
+use sqlparser::ast as A;
+
+use super::{Binder, Scope};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{CmpOp, Expr, SubRef, Ty};
+use crate::sql::plan::Column;
+use crate::types::Value;
+
+/// An enclosing query seen from a subquery: its scope, and the expressions over its rows the
+/// subquery has captured so far (the subquery's arguments, in order).
+pub struct OuterFrame {
+    scope: Scope,
+    captures: Vec<Expr>,
+}
+
+impl Binder<'_> {
+    /// A column reference: in `scope`, else in an enclosing query's scope (an outer reference).
+    pub(super) fn resolve_column(
+        &mut self,
+        scope: &Scope,
+        qual: Option<&str>,
+        name: &str,
+    ) -> Result<(Expr, Ty)> {
+        match self.resolve(scope, qual, name) {
+            Ok((c, t)) => Ok((Expr::Col(c), t)),
+            Err(e) if e.sqlstate() == SqlState::AMBIGUOUS_COLUMN => Err(e),
+            Err(e) => match self.outer.len().checked_sub(1) {
+                Some(level) => self.capture(level, qual, name)?.ok_or(e),
+                None => Err(e),
+            },
+        }
+    }
+
+    /// Resolves a name in the scope of frame `level` (or further out), capturing it as an
+    /// argument of that frame's subquery: returns the `Outer` reference valid inside it.
+    fn capture(&mut self, level: usize, qual: Option<&str>, name: &str) -> Result<Option<(Expr, Ty)>> {
+        let (outer_expr, ty) = match self.resolve(&self.outer[level].scope, qual, name) {
+            Ok((c, t)) => (Expr::Col(c), t),
+            Err(e) if e.sqlstate() == SqlState::AMBIGUOUS_COLUMN => return Err(e),
+            Err(_) if level == 0 => return Ok(None),
+            Err(_) => match self.capture(level - 1, qual, name)? {
+                Some(x) => x,
+                None => return Ok(None),
+            },
+        };
+        let caps = &mut self.outer[level].captures;
+        let k = match caps.iter().position(|c| *c == outer_expr) {
+            Some(k) => k,
+            None => {
+                caps.push(outer_expr);
+                caps.len() - 1
+            }
+        };
+        Ok(Some((Expr::Outer(k), ty)))
+    }
+
+    /// Binds a subquery used inside an expression over `scope` and adds its plan to the
+    /// statement's subplans.
+    pub(super) fn subquery(&mut self, q: &A::Query, scope: &Scope) -> Result<(SubRef, Vec<Column>)> {
+        let saved = self.agg_sink.take();
+        let saved_win = self.win_sink.take();
+        let saved_in = std::mem::replace(&mut self.in_agg, false);
+        self.outer.push(OuterFrame {
+            scope: scope.clone(),
+            captures: Vec::new(),
+        });
+        let r = self.bind_query(q);
+        let frame = self.outer.pop().expect("pushed above");
+        self.agg_sink = saved;
+        self.win_sink = saved_win;
+        self.in_agg = saved_in;
+        let (plan, cols) = r?;
+        self.subplans.push(plan);
+        Ok((
+            SubRef {
+                id: self.subplans.len() - 1,
+                args: frame.captures,
+            },
+            cols,
+        ))
+    }
+
+    /// `x [NOT] IN (subquery)`: a hashed membership test when both sides have one type, else
+    /// `x = ANY` / `x <> ALL` (comparing numbers of different types by value).
+    pub(super) fn bind_in_subquery(
+        &mut self,
+        (x, xt): (Expr, Ty),
+        q: &A::Query,
+        negated: bool,
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        let (s, cols) = self.subquery(q, scope)?;
+        if cols.len() != 1 {
+            return Err(Error::syntax("subquery has too many columns"));
+        }
+        let st = cols[0].ty;
+        let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
+        if xt != st && xt != Ty::Unknown && !(xt.is_int() && st.is_int()) {
+            let (op, all) = if negated {
+                (CmpOp::Ne, true)
+            } else {
+                (CmpOp::Eq, false)
+            };
+            return Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool));
+        }
+        Ok((Expr::InSub(Box::new(x), s, negated), Ty::Bool))
+    }
+
+    /// `x op ANY (subquery)` / `x op ALL (subquery)`.
+    pub(super) fn bind_quantified(
+        &mut self,
+        left: &A::Expr,
+        op: &A::BinaryOperator,
+        right: &A::Expr,
+        all: bool,
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        use A::BinaryOperator as B;
+        let op = match op {
+            B::Eq => CmpOp::Eq,
+            B::NotEq => CmpOp::Ne,
+            B::Lt => CmpOp::Lt,
+            B::LtEq => CmpOp::Le,
+            B::Gt => CmpOp::Gt,
+            B::GtEq => CmpOp::Ge,
+            other => return Err(super::unsupported(format!("operator {other} with ANY/ALL"))),
+        };
+        let q = match right {
+            A::Expr::Subquery(q) => q,
+            A::Expr::Nested(inner) => match inner.as_ref() {
+                A::Expr::Subquery(q) => q,
+                _ => return Err(super::unsupported("ANY/ALL over an array")),
+            },
+            _ => return Err(super::unsupported("ANY/ALL over an array")),
+        };
+        let (x, xt) = self.bind_expr(left, scope)?;
+        let (s, cols) = self.subquery(q, scope)?;
+        if cols.len() != 1 {
+            return Err(Error::syntax("subquery has too many columns"));
+        }
+        let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
+        Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool))
+    }
+}

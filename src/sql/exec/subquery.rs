@@ -1,0 +1,54 @@
+//! Running subqueries for expressions: an uncorrelated subquery runs once per statement, a
+//! correlated one once per distinct set of outer values (results cached by those values).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{run, Exec};
+use crate::error::{Error, Result};
+use crate::sql::expr::{SubResult, SubqueryRunner};
+use crate::types::{Row, Value};
+
+/// Cached results kept per statement before the cache is emptied (bounds the memory a
+/// correlated subquery over many distinct outer values can hold).
+const CACHE_LIMIT: usize = 4096;
+
+impl SubqueryRunner for Exec<'_> {
+    fn run_subquery(&self, n: usize, args: Vec<Value>) -> Result<Arc<SubResult>> {
+        let key = (n, args);
+        if let Some(r) = self.cache.borrow().get(&key) {
+            return Ok(r.clone());
+        }
+        let plan = self
+            .subplans
+            .get(n)
+            .ok_or_else(|| Error::internal("no such subquery"))?;
+        let cx = self.ctx_with(key.1.clone());
+        let rows = run(plan, &cx)?;
+        let mut set = HashSet::new();
+        let mut has_null = false;
+        for r in &rows {
+            match r.first() {
+                Some(Value::Null) | None => has_null = true,
+                Some(v) => {
+                    set.insert(v.clone());
+                }
+            }
+        }
+        let r = Arc::new(SubResult { rows, set, has_null });
+        let mut c = self.cache.borrow_mut();
+        if c.len() >= CACHE_LIMIT {
+            c.clear();
+        }
+        c.insert(key, r.clone());
+        Ok(r)
+    }
+
+    fn work_table(&self, id: usize) -> Arc<Vec<Row>> {
+        self.work.borrow().get(&id).cloned().unwrap_or_default()
+    }
+
+    fn set_work_table(&self, id: usize, rows: Arc<Vec<Row>>) {
+        self.work.borrow_mut().insert(id, rows);
+    }
+}
