@@ -15,6 +15,12 @@ use crate::index::mapped::HugePage;
 /// small one does.
 const BLOCK_CACHE_MAX: usize = 32 << 20;
 const BLOCK_CACHE_MIN: usize = 1 << 20;
+/// The row cache's largest size under a budget. With the direct read path it holds only what the
+/// mapped files do not: the versions of recent small commits (RocksDB's memtable, flushed at
+/// 64 MiB) and versions read through RocksDB while a new file is not yet mapped. More would buy
+/// no hits, and the cache's set table (a quarter of its size) is resident from the start; the
+/// rest of the budget is left unused rather than spent on it.
+const ROW_CACHE_MAX: usize = 64 << 20;
 /// The budget's share (1/n) kept free for the growth of the indexes between two fits (the
 /// maintenance thread fits every few seconds, and after each bulk load).
 const GROWTH_RESERVE: u64 = 32;
@@ -95,7 +101,8 @@ pub(crate) fn report(inner: &Inner) -> MemoryReport {
     r
 }
 
-/// With a budget: sizes the block cache and the row cache to what the other parts leave.
+/// With a budget: sizes the block cache and the row cache (at most [`ROW_CACHE_MAX`]) to what
+/// the other parts leave.
 /// Replaces the row cache (empty) only when its size would change by more than an eighth, so
 /// that steady growth of the indexes does not keep emptying it.
 pub(crate) fn fit_caches(inner: &Inner) {
@@ -112,7 +119,7 @@ pub(crate) fn fit_caches(inner: &Inner) {
     let reserve = budget as u64 / GROWTH_RESERVE;
     let rest = (budget as u64).saturating_sub(fixed + reserve) as usize;
     let block = (rest / 16).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX).min(rest);
-    let row = rest - block;
+    let row = (rest - block).min(ROW_CACHE_MAX);
     inner.store.set_block_cache_bytes(block.max(1));
     let now = inner.cache.load().capacity();
     if row.abs_diff(now) > now / 8 || (row == 0) != (now == 0) {
