@@ -6,10 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)]
-#[path = "common/keys.rs"]
-mod keys;
-
 use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -62,7 +58,7 @@ fn random_text(k: i64, len: usize) -> String {
     let mut x = k as u64 ^ 0x9E37_79B9_7F4A_7C15;
     (0..len)
         .map(|_| {
-            let z = keys::mix(x);
+            let z = augur_bench::keys::mix(x);
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
             SYMBOLS[(z & 63) as usize] as char
         })

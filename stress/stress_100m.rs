@@ -8,20 +8,18 @@
 //!
 //! Writes `<out>/stress_100m.md`, `<out>/stress_100m.json` and `<out>/stress_100m.svg`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use augur::index::alex::Alex;
+use augur_bench::alloc::{allocated_bytes, CountingAlloc};
+use augur_bench::counters::Counters;
+use augur_bench::keys::{Dist, KeySet};
+use augur_bench::machine::Machine;
+use augur_bench::report::{write_reports, Paired, Record, Run};
 use clap::{Parser, ValueEnum};
-use common::alloc::{allocated_bytes, CountingAlloc};
-use common::counters::Counters;
-use common::keys::{Dist, KeySet};
-use common::machine::Machine;
-use common::report::{write_reports, Paired, Record, Run};
 use hdrhistogram::Histogram;
 
 #[global_allocator]

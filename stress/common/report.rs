@@ -7,8 +7,8 @@ use augur::index::alex::AlexStats;
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::counters::CounterValues;
-use super::machine::Machine;
+use crate::counters::CounterValues;
+use crate::machine::Machine;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Record {

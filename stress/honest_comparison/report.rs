@@ -8,8 +8,8 @@ use anyhow::Result;
 use plotters::prelude::*;
 use serde_json::json;
 
-use super::machine::Machine;
 use super::{augur_options, cache_budget, Args, Cell, CellOut, ResultRow};
+use augur_bench::machine::Machine;
 
 pub struct Context {
     pub args: Args,
@@ -45,7 +45,7 @@ pub fn fsync_latency_us(dir: &Path) -> f64 {
 }
 
 fn rocksdb_version() -> String {
-    let lock = include_str!("../../../Cargo.lock");
+    let lock = include_str!("../../Cargo.lock");
     let mut it = lock.lines();
     while let Some(l) = it.next() {
         if l == "name = \"librocksdb-sys\"" {

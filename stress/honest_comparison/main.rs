@@ -9,19 +9,7 @@
 //!
 //! Writes `<out>/honest_comparison.md`, `.json` and `.svg`. Rules: `../shared/BENCHMARKING.md`.
 
-#[allow(dead_code)]
-#[path = "../../stress/common/alloc.rs"]
-mod alloc;
-#[allow(dead_code)]
-#[path = "../../stress/common/keys.rs"]
-mod keys;
-#[allow(dead_code)]
-#[path = "../../stress/common/machine.rs"]
-mod machine;
-
-#[path = "honest_comparison/report.rs"]
 mod report;
-#[path = "honest_comparison/systems.rs"]
 mod systems;
 
 use std::collections::{HashMap, HashSet};
@@ -34,8 +22,9 @@ use clap::Parser;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use alloc::{allocated_bytes, CountingAlloc};
-use keys::{mix, Dist, KeySet, Rng};
+use augur_bench::alloc::{allocated_bytes, CountingAlloc};
+use augur_bench::keys::{mix, Dist, KeySet, Rng};
+use augur_bench::machine;
 use systems::System;
 
 #[global_allocator]
