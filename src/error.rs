@@ -144,6 +144,9 @@ impl Error {
 
 impl From<rocksdb::Error> for Error {
     fn from(e: rocksdb::Error) -> Self {
+        if e.kind() == rocksdb::ErrorKind::Corruption {
+            return Error::Corrupt(e.into_string());
+        }
         Error::Storage(e.into_string())
     }
 }

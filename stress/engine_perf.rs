@@ -336,6 +336,18 @@ fn main() -> anyhow::Result<()> {
         rss_bytes() >> 20,
         db.disk_bytes() >> 20
     );
+    println!(
+        "direct read path: {} reads from mapped files, {} through RocksDB; {} files mapped ({} MiB, \
+         {} blocks, models {} KiB in {} segments), {} files left to RocksDB",
+        s.direct_reads,
+        s.store_reads,
+        s.direct.files,
+        s.direct.mapped_bytes >> 20,
+        s.direct.blocks,
+        s.direct.model_bytes >> 10,
+        s.direct.model_segments,
+        s.direct.unsupported_files
+    );
     drop(tx);
     db.close()?;
     std::thread::sleep(Duration::from_millis(10));

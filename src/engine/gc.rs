@@ -225,9 +225,10 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
         return Ok(None);
     };
     let mut rowid = p & !TOMBSTONE;
+    let files = inner.files();
     while rowid > open_watermark {
         match inner
-            .fetch_bytes(t.id, rowid)
+            .fetch_bytes(&files, t.id, rowid)
             .and_then(|b| decode_version_header(&b))
         {
             Ok((_, prev, _)) => rowid = prev,
@@ -238,6 +239,7 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
 }
 
 pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
+    inner.store.refresh_direct();
     let sweep_from = *inner.pending_sweep.lock();
     if let Some(w) = sweep_from {
         match sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n)) {
@@ -255,9 +257,14 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {
+        // Map the files RocksDB flushed, compacted or ingested since the last look (one property
+        // read when nothing changed).
+        inner.store.refresh_direct();
         // After a large load: read its file back into the OS page cache, 16 MiB per step
-        // (`Store::read_back_step`); sleep only when there is nothing to read.
-        if !inner.store.read_back_step(16 << 20) {
+        // (`Store::read_back_step`), and bring newly mapped files into the page tables;
+        // sleep only when there is nothing to read.
+        let more = inner.store.read_back_step(16 << 20) | inner.store.direct().populate_step(16 << 20);
+        if !more {
             std::thread::sleep(Duration::from_millis(20).min(interval));
         }
         if last.elapsed() < interval {

@@ -370,7 +370,8 @@ impl Transaction {
         let Some(p) = payload else {
             return Ok(None);
         };
-        let Some(bytes) = self.db.resolve_bytes(t.id, p, self.snapshot)? else {
+        let files = self.db.files();
+        let Some(bytes) = self.db.resolve_bytes(&files, t.id, p, self.snapshot)? else {
             return Ok(None);
         };
         Ok(crate::types::codec::row_view(&bytes)?.map(|v| f(RowRef::stored(v))))
@@ -468,6 +469,7 @@ impl Transaction {
         let mut hi = range.hi.clone();
         let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
         let mut chunk = 16;
+        let files = self.db.files();
         let mut pre = Vec::new();
         loop {
             batch.clear();
@@ -486,7 +488,7 @@ impl Transaction {
                         .map(|(_, p)| *p)
                         .collect();
                     want.sort_unstable();
-                    pre = self.db.fetch_many(t.id, &want)?;
+                    pre = self.db.fetch_many(&files, t.id, &want)?;
                     next_fetch = end;
                     chunk = (chunk * 2).min(SCAN_BATCH);
                 }
@@ -525,7 +527,7 @@ impl Transaction {
                 };
                 let go = match at {
                     Some(i) => f(k, Found::Stored(&pre[i].1))?,
-                    None => match self.db.resolve_bytes(t.id, *p, self.snapshot)? {
+                    None => match self.db.resolve_bytes(&files, t.id, *p, self.snapshot)? {
                         Some(b) => f(k, Found::Stored(&b))?,
                         None => true,
                     },

@@ -23,6 +23,7 @@ use rocksdb::{
 
 use crate::error::{Error, Result};
 
+pub mod direct;
 pub mod wait;
 
 pub const CF_CATALOG: &str = "catalog";
@@ -39,7 +40,8 @@ pub struct StoreOptions {
     /// reads a row version only at a position an index handed it, so the read never misses and
     /// a filter would cost build time, memory and a probe per read without saving any I/O).
     pub bloom_bits_per_key: f64,
-    /// Compress row blocks with LZ4.
+    /// Compress row blocks with LZ4 (default off: the direct read path serves rows from
+    /// uncompressed blocks in place; compressed ones are read through RocksDB).
     pub compression: bool,
     /// Memtable size, bytes.
     pub write_buffer_bytes: usize,
@@ -50,7 +52,7 @@ impl Default for StoreOptions {
         StoreOptions {
             block_cache_bytes: 256 << 20,
             bloom_bits_per_key: 0.0,
-            compression: true,
+            compression: false,
             write_buffer_bytes: 64 << 20,
         }
     }
@@ -114,6 +116,8 @@ pub struct Store {
     /// insert, evict and free another block) cost a tenth of a read that missed both caches
     /// (perf of `engine_perf --rows 10000000 --values random`). Scans still fill it.
     point_read: ReadOptions,
+    /// Reads of row versions straight from the mapped SST files (`direct`).
+    direct: direct::Direct,
     path: std::path::PathBuf,
     _cache: Cache,
 }
@@ -132,17 +136,22 @@ impl Store {
         let mut rows = Options::default();
         let mut bb = BlockBasedOptions::default();
         bb.set_block_cache(&cache);
-        // Small blocks with a hash index inside each block: a point read by rowid touches one
-        // 4 KiB block and finds the key without a binary search.
+        // Small blocks, every entry a restart point: a point read by rowid touches one 4 KiB
+        // block, and the direct read path finds the entry at the restart point its rowid
+        // predicts (rowids are dense), one probe instead of a search (`direct::file`).
         bb.set_block_size(4 << 10);
-        bb.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
-        bb.set_data_block_hash_ratio(0.75);
+        bb.set_block_restart_interval(1);
         // Index and filter blocks stay in the table readers' memory rather than in the block
         // cache: the cache is split into shards of a few MiB, and the filter of one large SST
         // (a bulk load of 10M rows writes one) does not fit in a shard, so with
         // cache_index_and_filter_blocks every point read re-read and re-checksummed it
         // (measured: minutes for 100K reads at 10M rows).
         bb.set_cache_index_and_filter_blocks(false);
+        // The file format the direct read path reads in place (`direct::format`), pinned so
+        // that a RocksDB upgrade does not change it underneath; a file of any other shape is
+        // read through RocksDB.
+        bb.set_format_version(7);
+        bb.set_checksum_type(rocksdb::ChecksumType::XXH3);
         if o.bloom_bits_per_key > 0.0 {
             bb.set_bloom_filter(o.bloom_bits_per_key, false);
         }
@@ -196,9 +205,37 @@ impl Store {
                 ro.fill_cache(false);
                 ro
             },
+            direct: direct::Direct::new(path),
             path: path.to_path_buf(),
             _cache: cache,
         })
+    }
+
+    /// The direct read path (row versions read in place from mapped SST files).
+    pub fn direct(&self) -> &direct::Direct {
+        &self.direct
+    }
+
+    /// Brings the direct read path's file set in step with RocksDB's live files of the rows
+    /// column family (cheap when nothing changed: one property read).
+    pub fn refresh_direct(&self) {
+        let cf = self.cf(CF_ROWS);
+        let Ok(Some(version)) = self
+            .db
+            .property_int_value_cf(cf, "rocksdb.current-super-version-number")
+        else {
+            return;
+        };
+        self.direct.refresh(version, || {
+            let files = self.db.live_files().ok()?;
+            Some(
+                files
+                    .into_iter()
+                    .filter(|f| f.column_family_name == CF_ROWS)
+                    .map(|f| (f.name, f.end_key))
+                    .collect(),
+            )
+        });
     }
 
     pub fn cf(&self, name: &str) -> &ColumnFamily {
@@ -337,6 +374,7 @@ impl Store {
         if linked {
             self.read_back.lock().push_back((second, 0));
         }
+        self.refresh_direct();
         Ok(())
     }
 
@@ -546,6 +584,21 @@ impl Store {
     /// Seconds spent in those fsyncs since open.
     pub fn wal_sync_secs(&self) -> f64 {
         self.wal_sync_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+
+    /// Flushes the rows column family's memtable to a file and, when `compact`, compacts all of
+    /// its files into the last level (tests of the direct read path use this to move rows
+    /// between files at chosen moments).
+    #[doc(hidden)]
+    pub fn flush_rows(&self, compact: bool) -> Result<()> {
+        let cf = self.cf(CF_ROWS);
+        self.db.flush_cf(cf)?;
+        if compact {
+            let mut o = rocksdb::CompactOptions::default();
+            o.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+            self.db.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
+        }
+        Ok(())
     }
 
     /// A RocksDB property of the rows column family, e.g. `rocksdb.estimate-live-data-size`.

@@ -79,6 +79,71 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
     out
 }
 
+/// The inverse of [`encode_key_values`]: decodes `n` values from the start of `b` and returns
+/// them with the number of bytes they took. Only canonical encodings are accepted (what
+/// `encode_key_values` produces), so that decoding then re-encoding gives back the same bytes:
+/// a bool byte other than 0 or 1, the bytes of -0.0 (encoded as 0.0), a 0x00 in a string not
+/// followed by 0xFF or 0x01, text that is not UTF-8, or input that ends early is an error.
+pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
+    let bad = |what: &str| Error::Corrupt(format!("key value: {what}"));
+    let mut r = Reader { b, pos: 0 };
+    let mut vals = Vec::with_capacity(n.min(b.len()));
+    for _ in 0..n {
+        let eight = |r: &mut Reader<'_>| -> Result<[u8; 8]> {
+            Ok(r.take(8)
+                .map_err(|_| bad("truncated"))?
+                .try_into()
+                .expect("8 bytes"))
+        };
+        let v = match r.byte().map_err(|_| bad("truncated"))? {
+            0x00 => Value::Null,
+            0x10 => match r.byte().map_err(|_| bad("truncated"))? {
+                0 => Value::Bool(false),
+                1 => Value::Bool(true),
+                _ => return Err(bad("bool byte is neither 0 nor 1")),
+            },
+            0x20 => Value::Int(decode_i64(eight(&mut r)?)),
+            0x30 => {
+                let e = eight(&mut r)?;
+                let f = decode_f64(e);
+                if encode_f64(f) != e {
+                    return Err(bad("non-canonical float (-0)"));
+                }
+                Value::Float(f)
+            }
+            0x40 => Value::Text(
+                String::from_utf8(read_escaped(&mut r).ok_or_else(|| bad("bad string escape"))?)
+                    .map_err(|_| bad("text is not UTF-8"))?,
+            ),
+            0x50 => Value::Bytes(read_escaped(&mut r).ok_or_else(|| bad("bad string escape"))?),
+            0x60 => Value::Timestamp(decode_i64(eight(&mut r)?)),
+            t => return Err(bad(&format!("unknown tag {t:#04x}"))),
+        };
+        vals.push(v);
+    }
+    Ok((vals, r.pos))
+}
+
+fn decode_f64(b: [u8; 8]) -> f64 {
+    let bits = u64::from_be_bytes(b);
+    f64::from_bits(if bits >> 63 == 1 { bits ^ (1 << 63) } else { !bits })
+}
+
+/// Reads what `encode_escaped` wrote; None if the input ends first or an escape is invalid.
+fn read_escaped(r: &mut Reader<'_>) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        match r.byte().ok()? {
+            0 => match r.byte().ok()? {
+                0xFF => out.push(0),
+                0x01 => return Some(out),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+}
+
 /// Sets the previous-version pointer of an encoded version (as [`encode_version`] lays it out:
 /// a kind byte, then the pointer as 8 big-endian bytes).
 pub fn set_version_prev(version: &mut [u8], prev: u64) {

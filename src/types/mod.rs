@@ -7,6 +7,7 @@
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
 
 pub mod codec;
+pub mod keyspace;
 mod rowref;
 mod value;
 

@@ -1,0 +1,438 @@
+//! One SST file of the rows column family, mapped read-only and modelled: for each table whose
+//! rows it holds, a learned model from rowid to data block; a point read goes from a rowid to
+//! its entry in the mapping without a system call or a copy.
+//!
+//! A block's checksum is verified the first time a read touches it, and its layout (where its
+//! restart array starts) recorded beside its place in the run's block table, so no byte is
+//! returned from a block that has not passed verification, no block is verified twice, and a
+//! read touches the block table entry, one restart offset and the entry itself.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use memmap2::Mmap;
+
+use super::format::{self, BlockLayout, Footer, Handle, Res, Unsupported, KEY_TRAILER, TYPE_VALUE};
+use super::model::Pla;
+
+/// Bytes of a row key: table id (u32 BE) ‖ rowid (u64 BE).
+const USER_KEY: usize = 12;
+
+/// The rows one table has in this file: which blocks, and the model over them.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub table: u32,
+    /// Smallest and largest rowid of the table's entries in the file (bounds, from the blocks'
+    /// first and last keys).
+    pub lo: u64,
+    pub hi: u64,
+    /// The run's data blocks in key order.
+    blocks: Vec<BlockRef>,
+    /// The model from rowid to position in `blocks` (over `BlockRef::bound`).
+    model: Pla,
+}
+
+/// One data block as a run sees it: what the model searches and what a read needs, together, so
+/// a lookup's search of the bounds brings the rest of the entry with it.
+#[derive(Debug)]
+struct BlockRef {
+    /// The largest rowid of the run's table the block may hold.
+    bound: u64,
+    offset: u64,
+    size: u32,
+    /// 0 until the block is verified (checksum, uncompressed), then the offset of its restart
+    /// array (entries never end at 0); `FAILED` if verification failed.
+    restarts_at: AtomicU32,
+    num_restarts: AtomicU32,
+}
+
+const FAILED: u32 = u32::MAX;
+
+/// What a lookup in one file found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Found<'a> {
+    /// The row version's bytes, in the mapping.
+    Value(&'a [u8]),
+    /// This file has no entry for the rowid.
+    Absent,
+    /// The file has an entry this reader cannot serve (a deletion marker, a compressed block, a
+    /// block that failed its checksum): the read must go through RocksDB.
+    Fallback,
+}
+
+pub(crate) struct SstFile {
+    pub number: u64,
+    map: Mmap,
+    footer: Footer,
+    /// Data blocks in the file.
+    blocks: usize,
+    pub runs: Vec<Run>,
+}
+
+fn row_key(table: u32, rowid: u64) -> [u8; USER_KEY] {
+    let mut k = [0u8; USER_KEY];
+    k[..4].copy_from_slice(&table.to_be_bytes());
+    k[4..].copy_from_slice(&rowid.to_be_bytes());
+    k
+}
+
+/// The largest 12-byte key that sorts at or below the index separator `sep`, as (table, rowid).
+/// A separator may be shortened (any string between the last key of its block and the first of
+/// the next): shorter than a key, "key <= sep" means "key < sep padded with zeros".
+fn bound_of(sep: &[u8]) -> (u32, u64) {
+    let mut k = [0u8; USER_KEY];
+    let n = sep.len().min(USER_KEY);
+    k[..n].copy_from_slice(&sep[..n]);
+    let v = u128::from_be_bytes({
+        let mut b = [0u8; 16];
+        b[4..].copy_from_slice(&k);
+        b
+    });
+    let v = if sep.len() < USER_KEY {
+        v.saturating_sub(1)
+    } else {
+        v
+    };
+    ((v >> 64) as u32, v as u64)
+}
+
+impl SstFile {
+    /// Maps `path` and models it. Fails with [`Unsupported`] for any file this reader does not
+    /// understand in full (the caller then leaves it to RocksDB).
+    /// `last_key` is the file's largest user key as RocksDB reports it, if known.
+    pub(crate) fn open(path: &Path, number: u64, last_key: Option<&[u8]>) -> Res<SstFile> {
+        let f = std::fs::File::open(path).map_err(|e| Unsupported(format!("open: {e}")))?;
+        // SAFETY: RocksDB never modifies or truncates a live SST file (it writes a new file and
+        // deletes the old name); a mapping of an unlinked file keeps its bytes. A failing disk
+        // under the mapping raises SIGBUS, which `super::sigbus` turns into a clear abort.
+        let map = unsafe { Mmap::map(&f) }.map_err(|e| Unsupported(format!("mmap: {e}")))?;
+        let footer = format::footer(&map)?;
+        let (index, props) = format::table_meta(&map, &footer)?;
+        let n = props.num_data_blocks as usize;
+        let mut handles = Vec::with_capacity(n);
+        let mut bounds: Vec<(u32, u64)> = Vec::with_capacity(n);
+        format::for_each_index_entry(&map, &footer, index, &props, |sep, h: Handle| {
+            if u32::try_from(h.size).is_err() {
+                return Err(Unsupported("data block over 4 GiB".into()));
+            }
+            handles.push(h);
+            bounds.push(bound_of(sep));
+            Ok(())
+        })?;
+        let mut file = SstFile {
+            number,
+            map,
+            footer,
+            blocks: handles.len(),
+            runs: Vec::new(),
+        };
+        let last_key = last_key.filter(|k| k.len() == USER_KEY).map(split_key);
+        file.runs = file.model_runs(&handles, &bounds, last_key)?;
+        Ok(file)
+    }
+
+    /// Splits the blocks into per-table runs and fits each run's model. Block `b` holds the keys
+    /// above bound `b-1` up to bound `b`, so a block whose bound and predecessor's bound lie in the
+    /// same table holds that table's rows only; the other ("boundary") blocks, where tables
+    /// change, and the first block are read to learn which tables they hold and each table's
+    /// exact first and last rowid. No other block is touched.
+    fn model_runs(
+        &self,
+        handles: &[Handle],
+        bounds: &[(u32, u64)],
+        last_key: Option<(u32, u64)>,
+    ) -> Res<Vec<Run>> {
+        use std::collections::BTreeMap;
+        // table -> (smallest, largest) rowid seen in boundary blocks
+        let mut seen: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for b in 0..bounds.len() {
+            if b > 0 && bounds[b - 1].0 == bounds[b].0 {
+                continue;
+            }
+            self.for_each_key(handles[b], |t, r| {
+                let e = seen.entry(t).or_insert((r, r));
+                e.0 = e.0.min(r);
+                e.1 = e.1.max(r);
+                true
+            })?;
+        }
+        for &(t, _) in bounds {
+            seen.entry(t).or_insert((u64::MAX, 0));
+        }
+        let mut runs = Vec::new();
+        for (&table, &(min_seen, max_seen)) in &seen {
+            let first = bounds.partition_point(|&(t, _)| t < table);
+            if first == bounds.len() {
+                continue;
+            }
+            // The first block whose bound is past the table ends the run.
+            let end = bounds.partition_point(|&(t, _)| t <= table);
+            let last = end.min(bounds.len() - 1);
+            let blocks: Vec<BlockRef> = (first..=last)
+                .map(|b| BlockRef {
+                    bound: if bounds[b].0 == table {
+                        bounds[b].1
+                    } else {
+                        u64::MAX
+                    },
+                    offset: handles[b].offset,
+                    size: handles[b].size as u32,
+                    restarts_at: AtomicU32::new(0),
+                    num_restarts: AtomicU32::new(0),
+                })
+                .collect();
+            let hi = match last_key {
+                Some((t, r)) if end == bounds.len() && t == table => r,
+                _ if end == bounds.len() => bounds[last].1,
+                _ => max_seen,
+            };
+            if min_seen > hi {
+                // A bound in the table's key space but no key of it in the block that starts it:
+                // the table has no rows here (a separator only).
+                continue;
+            }
+            let model = Pla::fit(blocks.len(), |i| blocks[i].bound);
+            runs.push(Run {
+                table,
+                lo: min_seen,
+                hi,
+                blocks,
+                model,
+            });
+        }
+        Ok(runs)
+    }
+
+    /// Visits the (table, rowid) of each entry of a data block in order while `f` returns true.
+    fn for_each_key(&self, h: Handle, mut f: impl FnMut(u32, u64) -> bool) -> Res<()> {
+        let (b, l) = self.verify(h)?;
+        let mut key = [0u8; USER_KEY + KEY_TRAILER];
+        let mut pos = 0;
+        while pos < l.restarts_at {
+            let e = format::entry(b, pos, l.restarts_at)?;
+            if e.shared + e.non_shared != key.len() {
+                return Err(Unsupported("row key of unexpected length".into()));
+            }
+            key[e.shared..].copy_from_slice(&b[e.key_at..e.key_at + e.non_shared]);
+            let (t, r) = split_key(&key);
+            if !f(t, r) {
+                break;
+            }
+            pos = e.key_at + e.non_shared + e.value_len;
+        }
+        Ok(())
+    }
+
+    /// Verifies the block at `h` (checksum, uncompressed) and reads its layout.
+    fn verify(&self, h: Handle) -> Res<(&[u8], BlockLayout)> {
+        format::verify_block(&self.map, h, &self.footer)?;
+        let (b, kind) = format::block(&self.map, h)?;
+        if kind != 0 {
+            return Err(Unsupported(format!("compressed data block (type {kind})")));
+        }
+        let l = format::layout(b)?;
+        Ok((b, l))
+    }
+
+    /// The contents and layout of a run's block, verified on first use; None if it fails.
+    #[inline]
+    fn block(&self, br: &BlockRef) -> Option<(&[u8], BlockLayout)> {
+        let mut at = br.restarts_at.load(Ordering::Acquire);
+        if at == 0 {
+            let h = Handle {
+                offset: br.offset,
+                size: u64::from(br.size),
+            };
+            at = match self.verify(h) {
+                Ok((_, l)) => {
+                    br.num_restarts.store(l.num_restarts as u32, Ordering::Relaxed);
+                    l.restarts_at as u32
+                }
+                Err(_) => FAILED,
+            };
+            br.restarts_at.store(at, Ordering::Release);
+        }
+        if at == FAILED {
+            return None;
+        }
+        let start = br.offset as usize;
+        let l = BlockLayout {
+            restarts_at: at as usize,
+            num_restarts: br.num_restarts.load(Ordering::Relaxed) as usize,
+        };
+        Some((&self.map[start..start + br.size as usize], l))
+    }
+
+    /// Looks `rowid` up in run `run` of this file.
+    #[inline]
+    pub(crate) fn get(&self, run: &Run, rowid: u64) -> Found<'_> {
+        let n = run.blocks.len();
+        let i = run.model.lower_bound(n, rowid, |i| run.blocks[i].bound);
+        if i == n {
+            return Found::Absent;
+        }
+        let Some((b, l)) = self.block(&run.blocks[i]) else {
+            return Found::Fallback;
+        };
+        // Rowids are dense, so the rowid's distance from the block's first one is its likely
+        // entry number (exact when every entry is a restart point and nothing was collected).
+        let first = if i == 0 {
+            run.lo
+        } else {
+            run.blocks[i - 1].bound.saturating_add(1)
+        };
+        let hint = rowid.saturating_sub(first) as usize;
+        search_block(b, l, &row_key(run.table, rowid), hint).unwrap_or(Found::Fallback)
+    }
+
+    /// Bytes of the file (mapped).
+    pub(crate) fn mapped_bytes(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Heap bytes of the models and block tables.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| {
+                r.blocks.capacity() * std::mem::size_of::<BlockRef>()
+                    + r.model.heap_bytes()
+                    + std::mem::size_of::<Run>()
+            })
+            .sum()
+    }
+
+    pub(crate) fn segments(&self) -> usize {
+        self.runs.iter().map(|r| r.model.segments()).sum()
+    }
+
+    pub(crate) fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Reads `[from, to)` of the mapping into the page tables (`MADV_POPULATE_READ`: pages not in
+    /// the page cache are read from the disk; an I/O error comes back as an error, not SIGBUS).
+    pub(crate) fn populate(&self, from: usize, to: usize) -> std::io::Result<()> {
+        let to = to.min(self.map.len());
+        if from >= to {
+            return Ok(());
+        }
+        let page = 4096;
+        let start = from / page * page;
+        // SAFETY: the range lies inside the mapping; the advice only populates page tables.
+        let r = unsafe {
+            libc::madvise(
+                self.map.as_ptr().add(start) as *mut libc::c_void,
+                to - start,
+                libc::MADV_POPULATE_READ,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+/// Asks the CPU to start loading the cache line holding `b[at]` (no effect past the end).
+#[inline(always)]
+fn prefetch(b: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if at < b.len() {
+        // SAFETY: the address lies inside `b`; a prefetch has no other effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(b.as_ptr().add(at).cast());
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (b, at);
+}
+
+#[inline]
+fn split_key(k: &[u8]) -> (u32, u64) {
+    (
+        u32::from_be_bytes(k[..4].try_into().expect("4 bytes")),
+        u64::from_be_bytes(k[4..USER_KEY].try_into().expect("8 bytes")),
+    )
+}
+
+/// Finds `target` in a data block: the restart point `hint` first (with one entry per restart
+/// point, the rows column family's setting, and dense rowids, it is the entry), else a binary
+/// search over the restart points (each holds a whole key), then a walk of at most one restart
+/// interval.
+#[inline]
+fn search_block<'a>(b: &'a [u8], l: BlockLayout, target: &[u8; USER_KEY], hint: usize) -> Res<Found<'a>> {
+    let key_at_restart = |i: usize| -> Res<&'a [u8]> {
+        let e = format::entry(b, format::restart(b, l, i)?, l.restarts_at)?;
+        if e.shared != 0 || e.non_shared != USER_KEY + KEY_TRAILER {
+            return Err(Unsupported("restart entry of unexpected shape".into()));
+        }
+        Ok(&b[e.key_at..e.key_at + USER_KEY])
+    };
+    // The last restart point whose key is <= target.
+    let (mut lo, mut hi) = (0usize, l.num_restarts);
+    if hint < l.num_restarts {
+        // Rows of similar size put entry `hint` near hint/entries of the way through the block:
+        // ask for those lines now, so that their load overlaps the load of the restart offset
+        // that says exactly where the entry is (two memory round trips become about one).
+        let guess = hint * l.restarts_at / l.num_restarts;
+        prefetch(b, guess);
+        prefetch(b, guess + 64);
+        prefetch(b, guess + 128);
+        match key_at_restart(hint)?.cmp(&target[..]) {
+            std::cmp::Ordering::Equal => (lo, hi) = (hint, hint + 1),
+            std::cmp::Ordering::Less => lo = hint,
+            std::cmp::Ordering::Greater => hi = hint,
+        }
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if key_at_restart(mid)? <= &target[..] {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut pos = format::restart(b, l, lo)?;
+    let mut key = [0u8; USER_KEY + KEY_TRAILER];
+    while pos < l.restarts_at {
+        let e = format::entry(b, pos, l.restarts_at)?;
+        if e.shared + e.non_shared != key.len() {
+            return Err(Unsupported("row key of unexpected length".into()));
+        }
+        key[e.shared..].copy_from_slice(&b[e.key_at..e.key_at + e.non_shared]);
+        let v = e.key_at + e.non_shared;
+        match key[..USER_KEY].cmp(&target[..]) {
+            std::cmp::Ordering::Less => pos = v + e.value_len,
+            std::cmp::Ordering::Equal => {
+                // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
+                return Ok(if key[USER_KEY] == TYPE_VALUE {
+                    Found::Value(&b[v..v + e.value_len])
+                } else {
+                    Found::Fallback
+                });
+            }
+            std::cmp::Ordering::Greater => return Ok(Found::Absent),
+        }
+    }
+    Ok(Found::Absent)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortened_separators_bound_the_keys_below_them() {
+        // A full key bounds itself.
+        assert_eq!(bound_of(&row_key(3, 77)), (3, 77));
+        // "\0\0\0\x03\0\0\0\0\0\0\x01" (11 bytes) sorts above every key of table 3 up to rowid
+        // 0x100 - 1 and below 0x100.
+        let mut s = row_key(3, 0x100).to_vec();
+        s.pop();
+        assert_eq!(bound_of(&s), (3, 0xff));
+        // A separator of just the next table id bounds every key of the table before it.
+        assert_eq!(bound_of(&4u32.to_be_bytes()), (3, u64::MAX));
+    }
+}

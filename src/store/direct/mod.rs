@@ -1,0 +1,435 @@
+//! The direct read path: row versions read straight from RocksDB's own SST files of the rows
+//! column family, mapped read-only and modelled, so that the position ALEX hands out reaches the
+//! row's bytes without RocksDB's second search (its index block, block cache and version
+//! machinery). RocksDB stays the storage of record: it writes, compacts and deletes the files;
+//! this module only reads what it finds, and anything it does not cover falls back to a RocksDB
+//! `Get` (the memtable, a file not yet mapped, a block or format it does not read).
+//!
+//! Why it is safe: a row version never changes under its rowid (rowids are never reused and a
+//! version is written once), so every file that holds a value for a rowid holds the same bytes,
+//! and a mapping of a file that compaction has since deleted still returns them. The engine only
+//! asks for rowids its indexes or version chains point at, which garbage collection has not
+//! deleted. A stale file set can therefore only cost fallbacks, never a wrong answer.
+//!
+//! - [`format`]: RocksDB's block-based table format, parsed in place.
+//! - [`model`]: the learned model from rowid to data block (piecewise linear, error-bounded).
+//! - [`file`]: one mapped and modelled file; point lookups inside it.
+//! - this file: the set of mapped files, kept in step with RocksDB's live files.
+
+mod file;
+mod format;
+mod model;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+
+use file::{Found, SstFile};
+
+/// A run of one table's rows in one file.
+struct RunRef {
+    file: Arc<SstFile>,
+    run: usize,
+    lo: u64,
+    hi: u64,
+}
+
+/// One table's runs, sorted by their smallest rowid; `max_hi[i]` is the largest `hi` among runs
+/// `..=i`, so a lookup can stop walking back once no earlier run can reach the rowid.
+struct TableRuns {
+    table: u32,
+    runs: Vec<RunRef>,
+    max_hi: Vec<u64>,
+}
+
+/// The mapped files at one moment, grouped by table. Immutable; replaced as a whole.
+#[derive(Default)]
+pub struct FileSet {
+    files: Vec<Arc<SstFile>>,
+    tables: Vec<TableRuns>,
+}
+
+/// What [`FileSet::get`] found for a rowid.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Lookup<'a> {
+    /// The version's bytes, in a mapped file.
+    Hit(&'a [u8]),
+    /// No mapped file covers this rowid (it is in the memtable, or in a file not mapped yet).
+    Uncovered,
+    /// A mapped file covers it but cannot serve it here: read it through RocksDB.
+    Fallback,
+}
+
+impl FileSet {
+    fn build(files: Vec<Arc<SstFile>>) -> FileSet {
+        let mut by_table: HashMap<u32, Vec<RunRef>> = HashMap::new();
+        for f in &files {
+            for (i, r) in f.runs.iter().enumerate() {
+                by_table.entry(r.table).or_default().push(RunRef {
+                    file: f.clone(),
+                    run: i,
+                    lo: r.lo,
+                    hi: r.hi,
+                });
+            }
+        }
+        let mut tables: Vec<TableRuns> = by_table
+            .into_iter()
+            .map(|(table, mut runs)| {
+                runs.sort_by_key(|r| (r.lo, r.hi));
+                let mut m = 0;
+                let max_hi = runs
+                    .iter()
+                    .map(|r| {
+                        m = m.max(r.hi);
+                        m
+                    })
+                    .collect();
+                TableRuns { table, runs, max_hi }
+            })
+            .collect();
+        tables.sort_by_key(|t| t.table);
+        FileSet { files, tables }
+    }
+
+    /// The bytes of row version `rowid` of `table`, if a mapped file holds them.
+    #[inline]
+    pub fn get(&self, table: u32, rowid: u64) -> Lookup<'_> {
+        let Ok(t) = self.tables.binary_search_by_key(&table, |t| t.table) else {
+            return Lookup::Uncovered;
+        };
+        let t = &self.tables[t];
+        let mut i = t.runs.partition_point(|r| r.lo <= rowid);
+        let mut covered = false;
+        while i > 0 {
+            i -= 1;
+            if t.max_hi[i] < rowid {
+                break;
+            }
+            let r = &t.runs[i];
+            if r.hi < rowid {
+                continue;
+            }
+            covered = true;
+            match r.file.get(&r.file.runs[r.run], rowid) {
+                Found::Value(v) => return Lookup::Hit(v),
+                Found::Absent => {}
+                Found::Fallback => return Lookup::Fallback,
+            }
+        }
+        if covered {
+            // In a file's range but in none of them: a version garbage collection deleted,
+            // or one in a file this set does not have yet.
+            Lookup::Fallback
+        } else {
+            Lookup::Uncovered
+        }
+    }
+
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+}
+
+/// Counters of the direct read path, for `Stats` and the metrics.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct DirectStats {
+    /// SST files of the rows column family mapped and modelled now, their bytes, their data
+    /// blocks, and the heap bytes of their models and block tables.
+    pub files: u64,
+    pub mapped_bytes: u64,
+    pub blocks: u64,
+    pub model_bytes: u64,
+    /// Linear segments of those models (one per file and table when rows are of similar size).
+    pub model_segments: u64,
+    /// Live files left to RocksDB because this reader does not read their format.
+    pub unsupported_files: u64,
+    /// Mapped bytes not yet brought into the page tables by the background populate.
+    pub unpopulated_bytes: u64,
+    /// Times the file set was rebuilt because RocksDB's live files changed.
+    pub refreshes: u64,
+}
+
+struct Refresh {
+    /// RocksDB's super-version number when the set was last built.
+    version: Option<u64>,
+    /// Files found unsupported, by number (not retried).
+    unsupported: HashMap<u64, String>,
+    /// Populate progress: (file number, bytes done) of files still being populated.
+    populate: Vec<(Arc<SstFile>, usize)>,
+    refreshes: u64,
+}
+
+/// The direct reader: the current file set and how to keep it current.
+pub struct Direct {
+    dir: PathBuf,
+    set: ArcSwap<FileSet>,
+    refresh: Mutex<Refresh>,
+    unpopulated: AtomicU64,
+}
+
+/// A reader's hold on the file set (lock-free; keeps the mappings alive while held).
+pub type Files = arc_swap::Guard<Arc<FileSet>>;
+
+impl Direct {
+    pub(crate) fn new(dir: &Path) -> Direct {
+        Direct {
+            dir: dir.to_path_buf(),
+            set: ArcSwap::from_pointee(FileSet::default()),
+            refresh: Mutex::new(Refresh {
+                version: None,
+                unsupported: HashMap::new(),
+                populate: Vec::new(),
+                refreshes: 0,
+            }),
+            unpopulated: AtomicU64::new(0),
+        }
+    }
+
+    /// The current file set.
+    #[inline]
+    pub fn files(&self) -> Files {
+        self.set.load()
+    }
+
+    /// Rebuilds the file set if RocksDB's live files of the rows column family changed since
+    /// the last call (`version` is RocksDB's super-version number; `live` lists the files).
+    /// Files already mapped are kept; new ones are mapped and modelled.
+    pub(crate) fn refresh(
+        &self,
+        version: u64,
+        live: impl FnOnce() -> Option<Vec<(String, Option<Vec<u8>>)>>,
+    ) {
+        let mut st = self.refresh.lock();
+        if st.version == Some(version) {
+            return;
+        }
+        let current = self.set.load_full();
+        let have: HashMap<u64, Arc<SstFile>> = current.files.iter().map(|f| (f.number, f.clone())).collect();
+        let Some(live) = live() else {
+            return;
+        };
+        let mut files = Vec::new();
+        let mut all_live = std::collections::HashSet::new();
+        for (name, last_key) in live {
+            let Some(number) = file_number(&name) else {
+                continue;
+            };
+            all_live.insert(number);
+            if let Some(f) = have.get(&number) {
+                files.push(f.clone());
+                continue;
+            }
+            if st.unsupported.contains_key(&number) {
+                continue;
+            }
+            match SstFile::open(
+                &self.dir.join(name.trim_start_matches('/')),
+                number,
+                last_key.as_deref(),
+            ) {
+                Ok(f) => {
+                    sigbus::install();
+                    let f = Arc::new(f);
+                    st.populate.push((f.clone(), 0));
+                    files.push(f);
+                }
+                Err(e) => {
+                    tracing::debug!(file = %name, reason = %e.0, "SST file left to RocksDB's reads");
+                    st.unsupported.insert(number, e.0);
+                }
+            }
+        }
+        st.unsupported.retain(|n, _| all_live.contains(n));
+        st.populate.retain(|(f, _)| all_live.contains(&f.number));
+        self.unpopulated.store(
+            st.populate
+                .iter()
+                .map(|(f, done)| (f.mapped_bytes() - done) as u64)
+                .sum(),
+            Ordering::Relaxed,
+        );
+        st.version = Some(version);
+        st.refreshes += 1;
+        self.set.store(Arc::new(FileSet::build(files)));
+    }
+
+    /// Brings up to `max` more bytes of newly mapped files into the page tables (reading them
+    /// from the disk if the page cache lacks them: RocksDB's SstFileWriter drops what it writes
+    /// from the page cache, so a bulk-loaded file starts cold). True while more remains.
+    pub(crate) fn populate_step(&self, max: usize) -> bool {
+        let (f, from) = {
+            let st = self.refresh.lock();
+            match st.populate.first() {
+                Some((f, done)) => (f.clone(), *done),
+                None => return false,
+            }
+        };
+        let to = (from + max).min(f.mapped_bytes());
+        if let Err(e) = f.populate(from, to) {
+            tracing::warn!(file = f.number, error = %e, "populating a mapped SST file failed");
+        }
+        let mut st = self.refresh.lock();
+        if let Some(p) = st.populate.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &f)) {
+            p.1 = to;
+        }
+        st.populate.retain(|(g, done)| *done < g.mapped_bytes());
+        self.unpopulated.fetch_sub((to - from) as u64, Ordering::Relaxed);
+        !st.populate.is_empty()
+    }
+
+    pub fn stats(&self) -> DirectStats {
+        let set = self.set.load();
+        let st = self.refresh.lock();
+        DirectStats {
+            files: set.files.len() as u64,
+            mapped_bytes: set.files.iter().map(|f| f.mapped_bytes() as u64).sum(),
+            blocks: set.files.iter().map(|f| f.blocks() as u64).sum(),
+            model_bytes: set.files.iter().map(|f| f.heap_bytes() as u64).sum(),
+            model_segments: set.files.iter().map(|f| f.segments() as u64).sum(),
+            unsupported_files: st.unsupported.len() as u64,
+            unpopulated_bytes: self.unpopulated.load(Ordering::Relaxed),
+            refreshes: st.refreshes,
+        }
+    }
+}
+
+/// `/000123.sst` -> 123.
+fn file_number(name: &str) -> Option<u64> {
+    name.trim_start_matches('/').strip_suffix(".sst")?.parse().ok()
+}
+
+/// What happens when a mapped page cannot be read (the disk returns an I/O error for it, or the
+/// file was truncated underneath): the kernel raises SIGBUS in the reading thread. Nothing can
+/// safely unwind from there, so the process stops, loudly: the handler writes what happened to
+/// standard error, then lets SIGBUS take its default action (terminate with a core dump).
+/// Committed data is safe (durability never depends on the mapping); a restart runs recovery.
+mod sigbus {
+    use std::sync::Once;
+
+    static ONCE: Once = Once::new();
+
+    extern "C" fn report(_sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+        const MSG: &[u8] = b"augur: fatal: SIGBUS while reading a memory-mapped data file (an I/O \
+error from the disk, or a file truncated underneath). The process stops; committed data is safe \
+and a restart runs recovery.\n";
+        // SAFETY: write(2) is async-signal-safe; MSG is a static buffer.
+        unsafe {
+            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+        }
+        // SA_RESETHAND restored the default action: returning re-runs the faulting access, which
+        // raises SIGBUS again and terminates the process.
+    }
+
+    /// Installs the report handler once, unless the program has a SIGBUS handler of its own.
+    pub(super) fn install() {
+        ONCE.call_once(|| {
+            // SAFETY: plain sigaction calls with zero-initialised structures.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction != libc::SIG_DFL
+                {
+                    return;
+                }
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = report as *const () as usize;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file::{Found, SstFile};
+    use crate::store::{Store, StoreOptions};
+    use proptest::prelude::*;
+    use std::sync::OnceLock;
+
+    /// One SST file of 3,000 row versions of table 7 (rowids 1..=3000) written by RocksDB with
+    /// Augur's options, and its rows.
+    fn sample() -> &'static (Vec<u8>, Vec<Vec<u8>>) {
+        static S: OnceLock<(Vec<u8>, Vec<Vec<u8>>)> = OnceLock::new();
+        S.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(dir.path(), &StoreOptions::default()).unwrap();
+            let rows: Vec<Vec<u8>> = (1..=3000u64)
+                .map(|r| format!("row {r} {}", "v".repeat((r % 50) as usize)).into_bytes())
+                .collect();
+            store
+                .ingest_rows(|put| {
+                    for (i, v) in rows.iter().enumerate() {
+                        put(&crate::store::row_key(7, i as u64 + 1), v)?;
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            let sst = std::fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .find(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+                .unwrap()
+                .path();
+            (std::fs::read(sst).unwrap(), rows)
+        })
+    }
+
+    #[test]
+    fn an_intact_file_serves_every_row() {
+        let (bytes, rows) = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.sst");
+        std::fs::write(&p, bytes).unwrap();
+        let f = SstFile::open(&p, 1, None).unwrap();
+        assert_eq!(f.runs.len(), 1);
+        let run = &f.runs[0];
+        assert_eq!((run.table, run.lo, run.hi), (7, 1, 3000));
+        for (i, want) in rows.iter().enumerate() {
+            assert_eq!(f.get(run, i as u64 + 1), Found::Value(want));
+        }
+        assert_eq!(f.get(run, 3001), Found::Absent);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// Damage anywhere (data blocks, index, metaindex, properties, footer): opening the file
+        /// and reading every row never panics and never returns bytes other than the row's.
+        #[test]
+        fn damaged_files_never_give_wrong_bytes(
+            flips in proptest::collection::vec((0.0f64..1.0, 1u8..=255), 1..4),
+            tail in proptest::bool::ANY,
+        ) {
+            let (bytes, rows) = sample();
+            let mut b = bytes.clone();
+            for (at, x) in flips {
+                // Half the cases hit the last 10% of the file, where the metadata lives.
+                let from = if tail { b.len() * 9 / 10 } else { 0 };
+                let i = from + ((b.len() - from) as f64 * at) as usize;
+                let i = i.min(b.len() - 1);
+                b[i] ^= x;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("000001.sst");
+            std::fs::write(&p, &b).unwrap();
+            if let Ok(f) = SstFile::open(&p, 1, None) {
+                for run in &f.runs {
+                    for r in run.lo.saturating_sub(2)..=run.hi.saturating_add(2).min(4000) {
+                        if let Found::Value(v) = f.get(run, r) {
+                            prop_assert_eq!(run.table, 7);
+                            prop_assert!(r >= 1 && (r as usize) <= rows.len(), "rowid {} served", r);
+                            prop_assert_eq!(v, &rows[r as usize - 1][..]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
