@@ -67,11 +67,18 @@ impl Facts<'_> {
         size as f64 * (8 + self.value_size) as f64
     }
 
-    /// Share of Augur's row reads served by its row cache during a phase.
-    fn row_cache_share(&self, layer: &str, dist: &str, size: usize, phase: &str) -> Option<f64> {
-        let h = self.obs("augur", layer, dist, size, phase, "row_cache_hits")?;
-        let m = self.obs("augur", layer, dist, size, phase, "row_cache_misses")?;
-        (h + m > 0.0).then(|| h / (h + m))
+    /// Where Augur's row reads came from during a phase, from its counters: (rows read, share
+    /// read in place from mapped files, share from the row cache, share through RocksDB). The
+    /// engine tries a mapped file first, then the row cache, then RocksDB.
+    fn sources(&self, layer: &str, dist: &str, size: usize, phase: &str) -> Option<(f64, f64, f64, f64)> {
+        let get = |name: &str| self.obs("augur", layer, dist, size, phase, name);
+        let (direct, cached, store) = (get("direct_reads")?, get("row_cache_hits")?, get("store_reads")?);
+        let total = direct + cached + store;
+        Some(if total > 0.0 {
+            (total, direct / total, cached / total, store / total)
+        } else {
+            (0.0, 0.0, 0.0, 0.0)
+        })
     }
 
     /// Why a comparison comes out as it does, where the measured numbers say so.
@@ -94,22 +101,13 @@ impl Facts<'_> {
         match k.augur_op {
             "point_hit" | "range100" | "mixed70_30" => {
                 let phase = phase_name(k.augur_op, k.durability);
-                if let Some(share) = self.row_cache_share(k.layer, d, n, &phase) {
-                    if share < 0.99 {
-                        let rest = match (
-                            self.obs("augur", k.layer, d, n, &phase, "direct_reads"),
-                            self.obs("augur", k.layer, d, n, &phase, "store_reads"),
-                        ) {
-                            (Some(dr), Some(sr)) if dr + sr > 0.0 => format!(
-                                "the rest {:.0}% in place from mapped files, {:.0}% through RocksDB",
-                                dr / (dr + sr) * 100.0,
-                                sr / (dr + sr) * 100.0
-                            ),
-                            _ => "the rest from storage".into(),
-                        };
+                if let Some((total, direct, cached, store)) = self.sources(k.layer, d, n, &phase) {
+                    if total > 0.0 {
                         why.push(format!(
-                            "{:.0}% of the rows Augur read came from its row cache, {rest} (Stats counters); the rows are {} against a {} budget",
-                            share * 100.0,
+                            "Augur's rows came {:.0}% in place from mapped files, {:.0}% from its row cache, {:.0}% through RocksDB (Stats counters); the rows are {} against a {} budget",
+                            direct * 100.0,
+                            cached * 100.0,
+                            store * 100.0,
                             mib(self.table_bytes(n)),
                             mib(self.budget_bytes as f64)
                         ));
@@ -274,35 +272,27 @@ impl Facts<'_> {
                     r / n.max(1) as f64 * 100.0
                 ));
             }
-            if let Some(share) = self.row_cache_share("api", d, n, "point_hit") {
-                s.push_str(&format!(
-                    " During the point lookups {:.1}% of the rows it read were row-cache hits",
-                    share * 100.0
-                ));
-                match (
-                    self.obs("augur", "api", d, n, "point_hit", "direct_reads"),
-                    self.obs("augur", "api", d, n, "point_hit", "store_reads"),
-                ) {
-                    (Some(dr), Some(sr)) if dr + sr > 0.0 => s.push_str(&format!(
-                        "; of the other rows {:.1}% were read in place from mapped SST files (the direct read path), {:.1}% through RocksDB.",
-                        dr / (dr + sr) * 100.0,
-                        sr / (dr + sr) * 100.0
-                    )),
-                    _ => s.push('.'),
+            if let Some((total, direct, cached, store)) = self.sources("api", d, n, "point_hit") {
+                if total > 0.0 {
+                    s.push_str(&format!(
+                        " During the point lookups its rows came {:.1}% in place from mapped SST files (the direct read path), {:.1}% from its row cache, {:.1}% through RocksDB.",
+                        direct * 100.0,
+                        cached * 100.0,
+                        store * 100.0
+                    ));
                 }
             }
-            if let (Some(h), Some(m)) = (
-                self.obs("augur", "api", d, n, "point_miss", "row_cache_hits"),
-                self.obs("augur", "api", d, n, "point_miss", "row_cache_misses"),
-            ) {
-                if h + m == 0.0 {
+            if let Some((total, ..)) = self.sources("api", d, n, "point_miss") {
+                let probes = self
+                    .obs("augur", "api", d, n, "point_miss", "row_cache_misses")
+                    .unwrap_or(0.0);
+                if total == 0.0 && probes == 0.0 {
                     s.push_str(
-                        " Absent keys were answered by its index alone (no row-cache probe, no row read).",
+                        " Absent keys were answered by its index alone (no row read, no row-cache probe).",
                     );
                 } else {
                     s.push_str(&format!(
-                        " During the absent-key lookups it still read {} rows.",
-                        h + m
+                        " During the absent-key lookups it still read {total} rows and probed its row cache {probes} times."
                     ));
                 }
             }
