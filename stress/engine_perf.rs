@@ -150,8 +150,9 @@ fn main() -> anyhow::Result<()> {
         (load - buffered).as_secs_f64()
     );
     // Reads right after the load (rows past the row cache come from the loaded file), and
-    // again, on other keys, once the maintenance thread has read that file back into the OS
-    // page cache (`Stats::read_back_*`; RocksDB's SST writer drops what it writes from it).
+    // again, on other keys, once the maintenance thread has populated that file's mapping
+    // (`Stats::direct.unpopulated_bytes`; RocksDB's SST writer drops what it writes from the
+    // page cache, so this also reads it back from the disk).
     let mut sample =
         |n: usize| -> Vec<i64> { (0..n).map(|_| keys[rng.random_range(0..keys.len())]).collect() };
     let (first, second) = (sample(20_000), sample(20_000));
@@ -168,16 +169,17 @@ fn main() -> anyhow::Result<()> {
     };
     let right_after = mean_read_ns(&first)?;
     let t1 = Instant::now();
-    while db.stats().read_back_files > 0 && t1.elapsed() < Duration::from_secs(600) {
+    while db.stats().direct.unpopulated_bytes > 0 && t1.elapsed() < Duration::from_secs(600) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let read_back = t1.elapsed();
-    let after_read_back = mean_read_ns(&second)?;
+    let populated = t1.elapsed();
+    let after_populate = mean_read_ns(&second)?;
     println!(
-        "point reads right after the load: mean {right_after:.0} ns; read-back of the loaded file \
-         finished {:.2}s later ({} MiB read back); then (other keys) mean {after_read_back:.0} ns",
-        read_back.as_secs_f64(),
-        db.stats().read_back_done_bytes >> 20
+        "point reads right after the load: mean {right_after:.0} ns; populate of the loaded \
+         file's mapping finished {:.2}s later ({} MiB mapped); then (other keys) mean \
+         {after_populate:.0} ns",
+        populated.as_secs_f64(),
+        db.stats().direct.mapped_bytes >> 20
     );
     db.close()?;
     drop(db);
@@ -203,11 +205,14 @@ fn main() -> anyhow::Result<()> {
         n_upd,
         t0.elapsed().as_secs_f64()
     );
+    let t0 = Instant::now();
     db.wait_for_prewarm();
     let st = db.stats();
     println!(
-        "row cache prewarm: {} rows in {} ms ({} bytes cached)",
-        st.prewarm_rows, st.prewarm_ms, st.row_cache_bytes
+        "warm-up after open: {} files ({} MiB) mapped and populated {} ms after open returned",
+        st.direct.files,
+        st.direct.mapped_bytes >> 20,
+        t0.elapsed().as_millis()
     );
     let t = db.table("t")?;
     println!(

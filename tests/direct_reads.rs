@@ -263,7 +263,6 @@ fn a_damaged_block_fails_its_read_cleanly_and_no_other() {
     let dir = tempfile::tempdir().unwrap();
     let no_cache = Options {
         row_cache_bytes: 0,
-        prewarm_row_cache: false,
         ..opts()
     };
     let db = Database::open(dir.path(), no_cache.clone()).unwrap();

@@ -18,14 +18,6 @@ fn opts() -> Options {
     }
 }
 
-/// [`opts`] without the row-cache prewarm after open (tests that count cache hits and misses).
-fn no_prewarm() -> Options {
-    Options {
-        prewarm_row_cache: false,
-        ..opts()
-    }
-}
-
 fn kv_table(db: &Database, name: &str) {
     db.create_table(
         TableDef::new(
@@ -869,7 +861,7 @@ fn bulk_insert_is_atomic_and_checks_duplicates() {
     assert!(rows.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
-/// Waits for the row-cache prewarm after open (fails the test after 60 s).
+/// Waits for the warm-up after open (fails the test after 60 s).
 fn wait_prewarm(db: &Database) -> augur::Stats {
     let t0 = std::time::Instant::now();
     loop {
@@ -877,104 +869,91 @@ fn wait_prewarm(db: &Database) -> augur::Stats {
         if s.prewarm_done {
             return s;
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "prewarm did not finish");
+        assert!(t0.elapsed() < Duration::from_secs(60), "warm-up did not finish");
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-#[test]
-fn reopen_prewarms_the_row_cache_with_the_newest_versions() {
-    let dir = tempfile::tempdir().unwrap();
-    {
-        let db = Database::open(dir.path(), opts()).unwrap();
-        kv_table(&db, "a");
-        kv_table(&db, "b");
-        for chunk in 0..4 {
-            db.transaction(|tx| {
-                for k in chunk * 500..(chunk + 1) * 500 {
-                    tx.insert("a", vec![Value::Int(k), Value::Int(k)])?;
-                    tx.insert("b", vec![Value::Int(-k), Value::Int(k)])?;
-                }
-                Ok(())
-            })
-            .unwrap();
-        }
-        // Newer versions of some keys, and deleted keys: reads must see these, not the
-        // older versions the prewarm may also have cached.
+/// Writes 2,000 keys into each of two tables in small transactions, then newer versions of
+/// some keys and deletes of others.
+fn two_tables_with_history(db: &Database) {
+    kv_table(db, "a");
+    kv_table(db, "b");
+    for chunk in 0..4 {
         db.transaction(|tx| {
-            for k in 0..100 {
-                tx.update("a", &Key::Int(k), vec![Value::Int(k), Value::Int(k + 10_000)])?;
-                tx.delete("b", &Key::Int(-k))?;
+            for k in chunk * 500..(chunk + 1) * 500 {
+                tx.insert("a", vec![Value::Int(k), Value::Int(k)])?;
+                tx.insert("b", vec![Value::Int(-k), Value::Int(k)])?;
             }
             Ok(())
         })
         .unwrap();
-        db.close().unwrap();
     }
-    // Prewarm on (the default): every read after it is a row-cache hit, and answers are right.
-    {
-        let db = Database::open(dir.path(), opts()).unwrap();
-        let s = wait_prewarm(&db);
-        // 3,900 live rows (close collected the superseded and deleted versions).
-        assert!(s.prewarm_rows >= 3900, "prewarm cached {} rows", s.prewarm_rows);
-        let (h0, m0) = (s.cache_hits, s.cache_misses);
-        for k in 0..2000 {
-            let want_a = if k < 100 { k + 10_000 } else { k };
-            assert_eq!(val(&db, "a", k), Some(want_a));
-            assert_eq!(val(&db, "b", -k), if k < 100 { None } else { Some(k) });
-        }
-        let s = db.stats();
-        assert_eq!(s.cache_misses, m0, "a read after the prewarm went to RocksDB");
-        assert!(s.cache_hits >= h0 + 3900);
-        db.close().unwrap();
-    }
-    // Off: the same reads start cold.
-    {
-        let db = Database::open(dir.path(), no_prewarm()).unwrap();
-        let s = wait_prewarm(&db);
-        assert_eq!(s.prewarm_rows, 0);
-        for k in 100..200 {
-            assert_eq!(val(&db, "a", k), Some(k));
-        }
-        assert!(db.stats().cache_misses >= s.cache_misses + 100);
-        db.close().unwrap();
-    }
-    // A budget smaller than the data: the newest versions are the ones kept, within budget.
-    {
-        let budget = 64 << 10;
-        let db = Database::open(
-            dir.path(),
-            Options {
-                row_cache_bytes: budget,
-                ..opts()
-            },
-        )
-        .unwrap();
-        let s = wait_prewarm(&db);
-        assert!(s.prewarm_rows > 0 && s.prewarm_rows < 4000, "{}", s.prewarm_rows);
-        assert!(
-            s.row_cache_bytes as usize <= budget,
-            "{} > {budget}",
-            s.row_cache_bytes
-        );
-        // The 100 updated versions of "a" are the newest rows: cached.
-        let m0 = db.stats().cache_misses;
+    db.transaction(|tx| {
         for k in 0..100 {
-            assert_eq!(val(&db, "a", k), Some(k + 10_000));
+            tx.update("a", &Key::Int(k), vec![Value::Int(k), Value::Int(k + 10_000)])?;
+            tx.delete("b", &Key::Int(-k))?;
         }
-        assert_eq!(db.stats().cache_misses, m0);
+        Ok(())
+    })
+    .unwrap();
+}
+
+fn check_two_tables(db: &Database) {
+    for k in 0..2000 {
+        let want_a = if k < 100 { k + 10_000 } else { k };
+        assert_eq!(val(db, "a", k), Some(want_a));
+        assert_eq!(val(db, "b", -k), if k < 100 { None } else { Some(k) });
+    }
+}
+
+#[test]
+fn after_reopen_every_read_is_served_without_rocksdb() {
+    // After a clean close and after a crash (RocksDB replays its log into files at open), every
+    // row is in a mapped file once the warm-up is done: reads go neither to RocksDB nor to the
+    // row cache, and answers are right (newest versions, deleted keys absent).
+    for clean in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), opts()).unwrap();
+        two_tables_with_history(&db);
+        if clean {
+            db.close().unwrap();
+            drop(db);
+        } else {
+            db.abandon();
+        }
+        let db = Database::open(dir.path(), opts()).unwrap();
+        let s0 = wait_prewarm(&db);
+        assert!(s0.direct.files > 0, "{:?}", s0.direct);
+        check_two_tables(&db);
+        let s1 = db.stats();
+        assert_eq!(
+            s1.store_reads, s0.store_reads,
+            "a read after the warm-up went to RocksDB (clean={clean})"
+        );
+        assert!(s1.direct_reads >= s0.direct_reads + 3900, "clean={clean}");
         db.close().unwrap();
     }
 }
 
 #[test]
-fn a_large_transaction_writes_through_to_the_row_cache_while_it_has_room() {
+fn rows_in_the_memtable_are_read_from_the_row_cache_and_loads_from_the_mapping() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), no_prewarm()).unwrap();
-    kv_table(&db, "hot");
+    let db = Database::open(dir.path(), opts()).unwrap();
+    // Small commits sit in RocksDB's memtable, which no mapped file covers: the commit put
+    // them in the row cache, so their reads are hits.
+    two_tables_with_history(&db);
+    let s0 = db.stats();
+    check_two_tables(&db);
+    let s1 = db.stats();
+    assert_eq!(
+        s1.store_reads, s0.store_reads,
+        "a recent row was read through RocksDB"
+    );
+    assert!(s1.cache_hits >= s0.cache_hits + 3900);
+    // A large transaction is ingested as a file and mapped before commit returns: its reads
+    // come from the mapping, and it leaves the row cache as it was.
     kv_table(&db, "big");
-    db.insert("hot", vec![Value::Int(1), Value::Int(1)]).unwrap();
-    assert_eq!(val(&db, "hot", 1), Some(1));
     let n = augur::engine::BULK_COMMIT_ROWS as i64 + 1000; // takes the ingest path
     db.transaction(|tx| {
         for k in 0..n {
@@ -983,59 +962,22 @@ fn a_large_transaction_writes_through_to_the_row_cache_while_it_has_room() {
         Ok(())
     })
     .unwrap();
-    // Every row of the load is cached (the default budget has room): reads are hits.
-    let s0 = db.stats();
+    let s2 = db.stats();
+    assert!(
+        s2.row_cache_bytes <= s1.row_cache_bytes,
+        "the load was not written to the row cache ({} -> {} bytes)",
+        s1.row_cache_bytes,
+        s2.row_cache_bytes
+    );
     for k in (0..n).step_by(97) {
         assert_eq!(val(&db, "big", k), Some(-k));
     }
-    assert_eq!(val(&db, "hot", 1), Some(1));
-    let s1 = db.stats();
+    let s3 = db.stats();
     assert_eq!(
-        s1.cache_misses, s0.cache_misses,
+        s3.store_reads, s2.store_reads,
         "a read after the load went to RocksDB"
     );
-    db.close().unwrap();
-    drop(db);
-
-    // A budget smaller than the load: the load stops writing through when it is full and
-    // evicts nothing already cached.
-    let budget = 1 << 20;
-    let db = Database::open(
-        dir.path(),
-        Options {
-            row_cache_bytes: budget,
-            ..no_prewarm()
-        },
-    )
-    .unwrap();
-    assert_eq!(val(&db, "hot", 1), Some(1)); // cached by this read
-    db.transaction(|tx| {
-        for k in n..2 * n {
-            tx.insert("big", vec![Value::Int(k), Value::Int(-k)])?;
-        }
-        Ok(())
-    })
-    .unwrap();
-    let s0 = db.stats();
-    assert!(
-        s0.row_cache_bytes as usize <= budget,
-        "{} > {budget}",
-        s0.row_cache_bytes
-    );
-    assert_eq!(val(&db, "hot", 1), Some(1));
-    assert_eq!(val(&db, "big", n), Some(-n)); // the load's first row: written through
-    let s1 = db.stats();
-    assert_eq!(
-        s1.cache_misses, s0.cache_misses,
-        "the hot row or the first loaded row missed"
-    );
-    for k in (n..2 * n).step_by(101) {
-        assert_eq!(val(&db, "big", k), Some(-k));
-    }
-    assert!(
-        db.stats().cache_misses > s1.cache_misses,
-        "1 MiB cannot hold the whole load"
-    );
+    assert!(s3.direct_reads > s2.direct_reads + (n as u64 / 97) - 2);
     db.close().unwrap();
 }
 
@@ -1114,7 +1056,7 @@ fn borrowed_reads_match_owned_reads_with_own_writes_and_snapshots() {
 }
 
 #[test]
-fn a_large_load_is_read_back_into_the_page_cache_and_leaves_no_files() {
+fn a_large_load_is_mapped_populated_and_leaves_no_files() {
     let dir = tempfile::tempdir().unwrap();
     let ingest_names = |d: &std::path::Path| -> usize {
         std::fs::read_dir(d.join("ingest")).map_or(0, |r| r.flatten().count())
@@ -1124,26 +1066,34 @@ fn a_large_load_is_read_back_into_the_page_cache_and_leaves_no_files() {
         kv_table(&db, "t");
         db.bulk_insert("t", (0..20_000).map(|k| vec![Value::Int(k), Value::Int(-k)]))
             .unwrap();
-        // The maintenance thread reads the loaded file back once, then drops its second name.
-        let t0 = std::time::Instant::now();
-        while db.stats().read_back_files > 0 {
-            assert!(t0.elapsed() < Duration::from_secs(60), "read-back did not finish");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        // The loaded file is mapped at once; the maintenance thread then brings all of it into
+        // the page tables (reading it back from the disk: the SST writer dropped it from the
+        // page cache).
         let s = db.stats();
         assert!(
-            s.read_back_done_bytes > 20_000 * 10,
-            "read back {} bytes",
-            s.read_back_done_bytes
+            s.direct.files >= 1 && s.direct.mapped_bytes > 20_000 * 10,
+            "{:?}",
+            s.direct
         );
-        assert_eq!(s.read_back_bytes, 0);
+        let t0 = std::time::Instant::now();
+        while db.stats().direct.unpopulated_bytes > 0 {
+            assert!(t0.elapsed() < Duration::from_secs(60), "populate did not finish");
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(ingest_names(dir.path()), 0);
+        let before = db.stats().direct_reads;
         assert_eq!(val(&db, "t", 19_999), Some(-19_999));
+        assert_eq!(
+            db.stats().direct_reads,
+            before + 1,
+            "the row was read from the mapping"
+        );
         db.close().unwrap();
     }
-    // A name left behind by a crash (a file being written, or one not yet read back) is removed
-    // at open, and the data is intact.
-    std::fs::write(dir.path().join("ingest").join("bulk-1-2.read-back"), b"partial").unwrap();
+    // A name left behind by a crash (a file being written) is removed at open, and the data is
+    // intact.
+    std::fs::create_dir_all(dir.path().join("ingest")).unwrap();
+    std::fs::write(dir.path().join("ingest").join("bulk-1-2.sst"), b"partial").unwrap();
     let db = Database::open(dir.path(), opts()).unwrap();
     assert_eq!(ingest_names(dir.path()), 0);
     for k in [0, 7_777, 19_999] {

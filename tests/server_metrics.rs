@@ -158,8 +158,12 @@ async fn metrics_endpoint_counts_what_happened() {
     );
     for series in [
         "augur_gc_pending_versions",
-        "augur_read_back_pending_bytes",
-        "augur_read_back_bytes_total",
+        "augur_mapped_reads_total",
+        "augur_rocksdb_reads_total",
+        "augur_mapped_files",
+        "augur_mapped_bytes",
+        "augur_mapped_unpopulated_bytes",
+        "augur_unmapped_files",
         "augur_wal_fsync_seconds_total",
         "augur_rocksdb_property{name=\"rocksdb.is-write-stopped\"}",
         "augur_rocksdb_property{name=\"rocksdb.actual-delayed-write-rate\"}",

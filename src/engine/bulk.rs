@@ -165,17 +165,6 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
     });
     ingested?;
     let fresh = fresh.transpose()?;
-    if empty {
-        // Write-through while the row cache has room, as a page cache keeps the pages just
-        // written: reads of a freshly loaded table then start from memory. Only now that the
-        // rows are in (these rowids are not used by anything else); into an empty table every
-        // version is final as encoded (no previous version to point to).
-        for (i, (_, at)) in keyed.iter().enumerate() {
-            if !db.cache.insert_if_room(first + i as u64, &bytes[at.clone()]) {
-                break;
-            }
-        }
-    }
     let ingest_time = t0.elapsed();
     c.next_rowid = end;
     let mut batch = WriteBatch::default();

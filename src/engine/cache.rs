@@ -74,17 +74,6 @@ struct Line(Mutex<Set>);
 /// Bytes charged per entry beyond its data (slot share, Arc header).
 const ENTRY_OVERHEAD: usize = 48;
 
-/// What [`RowCache::fill`] did.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Fill {
-    /// The row is cached (now or already).
-    Kept,
-    /// Its set has no empty way: skipped.
-    NoWay,
-    /// The byte budget is used: stop filling.
-    Full,
-}
-
 pub(crate) struct RowCache {
     sets: Box<[Line]>,
     mask: u64,
@@ -228,66 +217,6 @@ impl RowCache {
         s.touch(way);
     }
 
-    /// Caches a copy of `v` if the budget has room for it without evicting by size (a set
-    /// conflict still replaces its older way); false when the cache is full, so that a caller
-    /// filling it in bulk can stop before copying bytes it would not keep.
-    pub fn insert_if_room(&self, rowid: u64, v: &[u8]) -> bool {
-        if !self.has_room(v.len()) {
-            return false;
-        }
-        self.insert(rowid, Arc::from(v));
-        true
-    }
-
-    /// Prewarm: caches a copy of `v` in an empty way of its set, never evicting anything (the
-    /// caller offers the newest rows first, so what is already there is as new or newer).
-    pub fn fill(&self, rowid: u64, v: &[u8]) -> Fill {
-        self.fill_with(rowid, v.len(), || Arc::from(v))
-    }
-
-    /// [`RowCache::fill`] with the version made by `make` (called only if it is kept).
-    pub fn fill_with(&self, rowid: u64, len: usize, make: impl FnOnce() -> Bytes) -> Fill {
-        if !self.has_room(len) {
-            return Fill::Full;
-        }
-        let mut s = self.sets[self.set_index(rowid)].0.lock();
-        if s.find(rowid).is_some() {
-            return Fill::Kept;
-        }
-        let Some(w) = s.empty_way() else {
-            return Fill::NoWay;
-        };
-        self.used.fetch_add(len + ENTRY_OVERHEAD, Ordering::Relaxed);
-        s.rowid[w] = rowid;
-        s.data[w] = Some(make());
-        Fill::Kept
-    }
-
-    /// Bytes of row versions (with their overhead) the budget still has room for (0 when the
-    /// cache has no table at all).
-    pub fn room(&self) -> usize {
-        if self.sets.is_empty() {
-            return 0;
-        }
-        (self.budget + self.table_bytes()).saturating_sub(self.used.load(Ordering::Relaxed))
-    }
-
-    /// The bytes one cached version of `len` bytes is charged.
-    pub fn charge(len: usize) -> usize {
-        len + ENTRY_OVERHEAD
-    }
-
-    /// Whether an entry of `len` bytes fits the budget without evicting anything (false when
-    /// the cache has no table at all).
-    fn has_room(&self, len: usize) -> bool {
-        Self::charge(len) <= self.room()
-    }
-
-    /// How many rows the table has ways for.
-    pub fn ways(&self) -> usize {
-        self.sets.len() * WAYS
-    }
-
     pub fn remove(&self, rowid: u64) {
         let Some(set) = self.set(rowid) else { return };
         let mut s = set.lock();
@@ -338,21 +267,7 @@ mod tests {
         assert!(found > 1000, "the cache keeps a useful share: {found}");
         c.remove(99_999);
         assert!(c.get(99_999).is_none());
-        // Filling in bulk stops once the budget is used, and never goes past it.
-        let c = RowCache::new(1 << 20);
-        let mut kept = 0u64;
-        while c.insert_if_room(kept + 1, &[7u8; 100]) {
-            kept += 1;
-            assert!(kept < 100_000, "insert_if_room never refuses");
-        }
-        assert!(c.weight() as usize <= 1 << 20);
-        assert!(
-            kept > 1000,
-            "a 1 MiB cache takes thousands of 100-byte rows: {kept}"
-        );
-        assert!(c.get(kept).is_some(), "the last row accepted is cached");
         let empty = RowCache::new(0);
-        assert!(!empty.insert_if_room(1, b"x"));
         empty.insert(1, Arc::from(&b"x"[..]));
         assert!(empty.get(1).is_none());
     }

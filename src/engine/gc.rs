@@ -251,20 +251,15 @@ pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
         }
         *inner.pending_sweep.lock() = None;
     }
-    if !inner.stats.lock().prewarm_done {
-        super::prewarm::prewarm(&inner);
-    }
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {
         // Map the files RocksDB flushed, compacted or ingested since the last look (one property
         // read when nothing changed).
         inner.store.refresh_direct();
-        // After a large load: read its file back into the OS page cache, 16 MiB per step
-        // (`Store::read_back_step`), and bring newly mapped files into the page tables;
-        // sleep only when there is nothing to read.
-        let more = inner.store.read_back_step(16 << 20) | inner.store.direct().populate_step(16 << 20);
-        if !more {
+        // Bring newly mapped files into the page tables (and, after a large load, back into the
+        // page cache), 16 MiB per step; sleep only when there is nothing to read.
+        if !inner.store.direct().populate_step(16 << 20) {
             std::thread::sleep(Duration::from_millis(20).min(interval));
         }
         if last.elapsed() < interval {

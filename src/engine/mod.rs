@@ -27,7 +27,6 @@ pub mod catalog;
 mod gc;
 mod interrupt;
 mod locks;
-mod prewarm;
 mod recovery;
 pub mod table;
 mod txn;
@@ -73,10 +72,6 @@ pub struct Options {
     pub checkpoint_every: u64,
     /// How often the background thread collects old versions and checks for checkpoints.
     pub maintenance_interval: Duration,
-    /// After open, fill the row cache with the newest row versions in the background (default:
-    /// true), so that reads after a restart start from memory. `Stats::prewarm_done` says when
-    /// it has finished.
-    pub prewarm_row_cache: bool,
 }
 
 impl Default for Options {
@@ -87,7 +82,6 @@ impl Default for Options {
             store: StoreOptions::default(),
             checkpoint_every: 1_000_000,
             maintenance_interval: Duration::from_millis(200),
-            prewarm_row_cache: true,
         }
     }
 }
@@ -120,16 +114,9 @@ pub struct Stats {
     pub wal_syncs: u64,
     /// Seconds spent in those fsyncs (`wal_sync_secs / wal_syncs` is the mean fsync time).
     pub wal_sync_secs: f64,
-    /// The row-cache prewarm after open has finished (or is off): see `Options::prewarm_row_cache`.
+    /// The warm-up after open has finished: every live file of the rows column family is mapped
+    /// and brought into the page tables (and the page cache), so reads run at full speed.
     pub prewarm_done: bool,
-    /// Row versions the prewarm cached, and how long it took.
-    pub prewarm_rows: u64,
-    pub prewarm_ms: u64,
-    /// Files of large commits not yet read back into the OS page cache (see
-    /// `Store::read_back_step`), the bytes of them still to read, and the bytes read back so far.
-    pub read_back_files: u64,
-    pub read_back_bytes: u64,
-    pub read_back_done_bytes: u64,
     /// Row versions read in place from a mapped SST file (the direct read path) and read through
     /// RocksDB (rows the mapped files do not cover: the memtable, a file not yet mapped).
     pub direct_reads: u64,
@@ -273,9 +260,6 @@ impl Database {
             store_reads: AtomicU64::new(0),
         });
         recovery::recover(&inner)?;
-        if !inner.opts.prewarm_row_cache || inner.opts.row_cache_bytes == 0 {
-            inner.stats.lock().prewarm_done = true;
-        }
         let bg_inner = inner.clone();
         let handle = std::thread::Builder::new()
             .name("augur-maintenance".into())
@@ -288,12 +272,19 @@ impl Database {
         Ok(Database { inner, _bg: bg })
     }
 
-    /// Blocks until the row-cache prewarm after open has finished (at once when it is off):
-    /// for a caller that wants its first reads to find the cache filled, as benchmarks do.
+    /// Blocks until the warm-up after open has finished ([`Stats::prewarm_done`]): every live
+    /// file of the rows column family mapped and brought into the page tables (and, if it was
+    /// not there, the page cache), for a caller that wants its first reads at full speed, as
+    /// benchmarks do.
     pub fn wait_for_prewarm(&self) {
-        while !self.inner.stats.lock().prewarm_done {
+        while !self.prewarm_done() {
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    fn prewarm_done(&self) -> bool {
+        let d = self.inner.store.direct().stats();
+        d.refreshes > 0 && d.unpopulated_bytes == 0
     }
 
     /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown
@@ -430,10 +421,10 @@ impl Database {
         s.wal_syncs = self.inner.store.wal_syncs();
         s.wal_sync_secs = self.inner.store.wal_sync_secs();
         s.gc_pending = self.inner.gc.lock().pending() as u64;
-        (s.read_back_files, s.read_back_bytes, s.read_back_done_bytes) = self.inner.store.read_back_stats();
         s.direct_reads = self.inner.direct_reads.load(Ordering::Relaxed);
         s.store_reads = self.inner.store_reads.load(Ordering::Relaxed);
         s.direct = self.inner.store.direct().stats();
+        s.prewarm_done = s.direct.refreshes > 0 && s.direct.unpopulated_bytes == 0;
         s
     }
 

@@ -910,12 +910,11 @@ impl Transaction {
         //    written as one SST file and ingested (atomic and durable by itself).
         let first = c.next_rowid;
         let bulk = n >= BULK_COMMIT_ROWS;
-        // Small commits put their versions in the row cache. Large ones write through only
-        // while the cache has room (evicting to make room would flush the cache with a load),
-        // like a page cache keeping the pages just written: the first rows of the file, once
-        // it is ingested.
+        // Small commits put their versions in the row cache: they sit in RocksDB's memtable,
+        // which the direct read path does not cover, until a flush writes them to a file.
+        // Large ones are ingested as a file, which is mapped before the commit returns
+        // (`Store::ingest_rows`), so their reads start from the mapping instead.
         let mut cached: Vec<super::cache::Bytes> = Vec::with_capacity(if bulk { 0 } else { n });
-        let mut room = if bulk { db.cache.room() } else { 0 };
         let mut batch = WriteBatch::default();
         let cf_rows = db.store.cf(CF_ROWS);
         // Tables in id order, keys in key order: with ascending rowids the row keys ascend too.
@@ -942,16 +941,7 @@ impl Transaction {
         let rowid = if bulk {
             let mut end = first;
             db.store.ingest_rows(|put| {
-                end = emit(&mut |k, v| {
-                    let charge = super::cache::RowCache::charge(v.len());
-                    if room >= charge {
-                        room -= charge;
-                        cached.push(Arc::from(v));
-                    } else {
-                        room = 0; // the cached versions stay the first ones, consecutive
-                    }
-                    put(k, v)
-                })?;
+                end = emit(put)?;
                 Ok(())
             })?;
             end
@@ -1014,17 +1004,10 @@ impl Transaction {
                 rowid += 1;
             }
         }
-        // The versions written, at consecutive positions from `first`: all of a small commit
-        // (replacing older versions in their sets), the first ones of a large one (into empty
-        // ways only: a load evicts nothing).
+        // The versions of a small commit, at consecutive positions from `first` (replacing
+        // older versions in their sets).
         for (b, rowid) in cached.into_iter().zip(first..) {
-            if bulk {
-                if db.cache.fill_with(rowid, b.len(), || b) == super::cache::Fill::Full {
-                    break;
-                }
-            } else {
-                db.cache.insert(rowid, b);
-            }
+            db.cache.insert(rowid, b);
         }
         db.gc.lock().push(gc_items);
         drop(c);

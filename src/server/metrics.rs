@@ -133,8 +133,12 @@ pub struct Metrics {
     checkpoints: IntCounter,
     versions_collected: IntCounter,
     gc_pending: IntGauge,
-    read_back_pending: IntGauge,
-    read_back_done: IntCounter,
+    mapped_reads: IntCounter,
+    rocksdb_reads: IntCounter,
+    mapped_files: IntGauge,
+    mapped_bytes: IntGauge,
+    mapped_unpopulated: IntGauge,
+    unmapped_files: IntGauge,
     row_cache_bytes: IntGauge,
     index_keys: IntGaugeVec,
     alex_depth: IntGaugeVec,
@@ -274,15 +278,27 @@ impl Metrics {
                 "Row versions queued for garbage collection (waiting for the oldest snapshot or, \
                  for tombstone rows, for an index checkpoint)",
             ),
-            read_back_pending: gauge(
+            mapped_reads: counter(
                 &r,
-                "augur_read_back_pending_bytes",
-                "Bytes of large commits' files not yet read back into the OS page cache",
+                "augur_mapped_reads_total",
+                "Row versions read in place from mapped SST files (the direct read path)",
             ),
-            read_back_done: counter(
+            rocksdb_reads: counter(
                 &r,
-                "augur_read_back_bytes_total",
-                "Bytes of large commits' files read back into the OS page cache",
+                "augur_rocksdb_reads_total",
+                "Row versions read through RocksDB (not in the row cache nor a mapped file)",
+            ),
+            mapped_files: gauge(&r, "augur_mapped_files", "SST files of the rows column family mapped and modelled"),
+            mapped_bytes: gauge(&r, "augur_mapped_bytes", "Bytes of those files"),
+            mapped_unpopulated: gauge(
+                &r,
+                "augur_mapped_unpopulated_bytes",
+                "Mapped bytes not yet brought into the page tables (and page cache) by the background populate",
+            ),
+            unmapped_files: gauge(
+                &r,
+                "augur_unmapped_files",
+                "Live SST files of the rows column family left to RocksDB's reads (a format the direct path does not read)",
             ),
             row_cache_bytes: gauge(&r, "augur_row_cache_bytes", "Bytes held by the row cache"),
             index_keys: gauge_vec(
@@ -380,8 +396,12 @@ impl Metrics {
         Self::set_counter(&self.checkpoints, s.checkpoints);
         Self::set_counter(&self.versions_collected, s.versions_collected);
         self.gc_pending.set(s.gc_pending as i64);
-        self.read_back_pending.set(s.read_back_bytes as i64);
-        Self::set_counter(&self.read_back_done, s.read_back_done_bytes);
+        Self::set_counter(&self.mapped_reads, s.direct_reads);
+        Self::set_counter(&self.rocksdb_reads, s.store_reads);
+        self.mapped_files.set(s.direct.files as i64);
+        self.mapped_bytes.set(s.direct.mapped_bytes as i64);
+        self.mapped_unpopulated.set(s.direct.unpopulated_bytes as i64);
+        self.unmapped_files.set(s.direct.unsupported_files as i64);
         self.row_cache_bytes.set(s.row_cache_bytes as i64);
         // Dropped tables disappear from the per-table series.
         self.index_keys.reset();

@@ -105,10 +105,6 @@ pub struct Store {
     wal_syncs: AtomicU64,
     /// Time spent in those fsyncs, nanoseconds.
     wal_sync_nanos: AtomicU64,
-    /// Ingested files still to be read back into the page cache: (second name, bytes read).
-    read_back: Mutex<std::collections::VecDeque<(std::path::PathBuf, u64)>>,
-    /// Bytes read back so far (all files).
-    read_back_done: AtomicU64,
     /// Options of the rows column family (an SST written for ingestion must match them).
     rows_opts: Options,
     /// Point reads by position do not fill the block cache: the engine keeps the row itself in
@@ -179,8 +175,7 @@ impl Store {
             ColumnFamilyDescriptor::new(CF_IDXSNAP, snap),
         ];
         let db = DB::open_cf_descriptors(&db_opts, path, cfs)?;
-        // Names left in the ingest directory by a crash (a file being written, or one ingested
-        // but not yet read back: RocksDB has its own name for it) are not needed.
+        // Names left in the ingest directory by a crash (a file being written) are not needed.
         if let Ok(dir) = std::fs::read_dir(path.join("ingest")) {
             for e in dir.flatten() {
                 let _ = std::fs::remove_file(e.path());
@@ -197,8 +192,6 @@ impl Store {
             poisoned: AtomicBool::new(false),
             wal_syncs: AtomicU64::new(0),
             wal_sync_nanos: AtomicU64::new(0),
-            read_back: Mutex::new(std::collections::VecDeque::new()),
-            read_back_done: AtomicU64::new(0),
             rows_opts: rows,
             point_read: {
                 let mut ro = ReadOptions::default();
@@ -359,83 +352,17 @@ impl Store {
         w.finish()?;
         let mut io = rocksdb::IngestExternalFileOptions::default();
         io.set_move_files(true);
-        // A second name for the file: RocksDB moves it in (a hard link under its own name, then
-        // the name given is unlinked), and `read_back_step` reads it through this one.
-        let second = file.with_extension("read-back");
-        let linked = std::fs::hard_link(&file, &second).is_ok();
         let r = self
             .db
             .ingest_external_file_cf_opts(self.cf(CF_ROWS), &io, vec![&file]);
         let _ = std::fs::remove_file(&file);
-        if r.is_err() || !linked {
-            let _ = std::fs::remove_file(&second);
-        }
         r?;
-        if linked {
-            self.read_back.lock().push_back((second, 0));
-        }
+        // Map the new file at once. RocksDB's SstFileWriter drops what it writes from the OS
+        // page cache (its `invalidate_page_cache`, which the C API cannot turn off), so the file
+        // starts on the disk only; the maintenance thread's populate step reads it back through
+        // the mapping (`direct::Direct::populate_step`).
         self.refresh_direct();
         Ok(())
-    }
-
-    /// Files queued by `ingest_rows` not yet read back, their bytes left to read, and the
-    /// bytes read back so far.
-    pub fn read_back_stats(&self) -> (u64, u64, u64) {
-        let q = self.read_back.lock();
-        let left = q
-            .iter()
-            .map(|(f, done)| std::fs::metadata(f).map_or(0, |m| m.len().saturating_sub(*done)))
-            .sum();
-        (q.len() as u64, left, self.read_back_done.load(Ordering::Relaxed))
-    }
-
-    /// Reads the next `max` bytes of the oldest file queued by `ingest_rows`, then deletes that
-    /// name once the whole file has been read; true while more remains.
-    ///
-    /// Why: RocksDB's `SstFileWriter` drops each megabyte it writes from the OS page cache
-    /// (`invalidate_page_cache`, which its C API does not let us turn off), so right after a
-    /// large load its rows are on the disk only, and reads of rows not in the row cache cost a
-    /// disk read each (45-67 us at 10M rows here) until the file has been read once. SQLite's
-    /// and plain RocksDB writes leave what they wrote in the page cache; reading the file back
-    /// once, sequentially and in the background (the maintenance thread, in steps, so that it
-    /// stops promptly at close), restores that. `posix_fadvise(WILLNEED)` does not: the kernel
-    /// reads only a few MiB of the range ahead.
-    pub fn read_back_step(&self, max: usize) -> bool {
-        use std::io::{Read, Seek, SeekFrom};
-        let Some((file, done)) = self.read_back.lock().front().cloned() else {
-            return false;
-        };
-        let mut read = 0usize;
-        let r = (|| -> std::io::Result<bool> {
-            let mut f = std::fs::File::open(&file)?;
-            f.seek(SeekFrom::Start(done))?;
-            let mut buf = vec![0u8; 1 << 20];
-            while read < max {
-                let n = f.read(&mut buf)?;
-                if n == 0 {
-                    return Ok(true);
-                }
-                read += n;
-            }
-            Ok(false)
-        })();
-        self.read_back_done.fetch_add(read as u64, Ordering::Relaxed);
-        let mut q = self.read_back.lock();
-        match r {
-            Ok(false) => {
-                if let Some(front) = q.front_mut() {
-                    front.1 += read as u64;
-                }
-            }
-            Ok(true) | Err(_) => {
-                if let Err(e) = &r {
-                    tracing::warn!(file = %file.display(), error = %e, "reading an ingested file back failed");
-                }
-                q.pop_front();
-                let _ = std::fs::remove_file(&file);
-            }
-        }
-        !q.is_empty()
     }
 
     /// A synchronous, individually fsynced write (catalog changes, checkpoints).

@@ -55,8 +55,7 @@ impl Rss {
 }
 
 /// Bytes of the regular files under `p`, each inode counted once: a file with two names (a
-/// hard link, such as the second name Augur keeps for reading an ingested file back) occupies
-/// its blocks once.
+/// hard link, as RocksDB makes when it ingests a file by linking it) occupies its blocks once.
 pub fn disk_bytes(p: &Path) -> u64 {
     fn walk(p: &Path, seen: &mut HashSet<(u64, u64)>) -> u64 {
         let Ok(rd) = std::fs::read_dir(p) else {

@@ -64,7 +64,7 @@ pub const KINDS: &[Kind] = &[
         "api",
         "warm",
         "n/a",
-        "one full read of the table before the reads (Augur: after its row-cache prewarm)"
+        "one full read of the table before the reads (Augur: after its own warm-up after open)"
     ),
     Kind {
         layer: "sql",

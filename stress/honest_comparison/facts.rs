@@ -137,9 +137,9 @@ impl Facts<'_> {
                 }
             }
             "warm" => {
-                if let Some(ms) = self.obs("augur", "api", d, n, "after_warm", "prewarm_ms") {
+                if let Some(ms) = self.obs("augur", "api", d, n, "after_warm", "warm_wait_ms") {
                     why.push(format!(
-                        "Augur's warm includes waiting for its row-cache prewarm ({ms:.0} ms from the open)"
+                        "Augur's warm includes {ms:.0} ms waiting for its own warm-up after the open (every file mapped and populated: Database::wait_for_prewarm)"
                     ));
                 }
             }
@@ -265,11 +265,13 @@ impl Facts<'_> {
                     }
                 ));
             }
-            if let Some(r) = self.obs("augur", "api", d, n, "after_warm", "prewarm_rows") {
+            if let (Some(b), Some(f)) = (
+                self.obs("augur", "api", d, n, "after_warm", "mapped_bytes"),
+                self.obs("augur", "api", d, n, "after_warm", "mapped_files"),
+            ) {
                 s.push_str(&format!(
-                    " Its prewarm put {:.0} rows ({:.0}% of the table) in the row cache.",
-                    r,
-                    r / n.max(1) as f64 * 100.0
+                    " After the warm-up it had {f:.0} SST files mapped ({}: file-backed, the OS page cache's pages, not charged).",
+                    mib(b)
                 ));
             }
             if let Some((total, direct, cached, store)) = self.sources("api", d, n, "point_hit") {

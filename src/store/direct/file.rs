@@ -10,9 +10,8 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use memmap2::Mmap;
-
 use super::format::{self, BlockLayout, Footer, Handle, Res, Unsupported, KEY_TRAILER, TYPE_VALUE};
+use super::mapping::Mapping;
 use super::model::Pla;
 
 /// Bytes of a row key: table id (u32 BE) ‖ rowid (u64 BE).
@@ -62,7 +61,7 @@ pub(crate) enum Found<'a> {
 
 pub(crate) struct SstFile {
     pub number: u64,
-    map: Mmap,
+    map: Mapping,
     footer: Footer,
     /// Data blocks in the file.
     blocks: usize,
@@ -102,16 +101,17 @@ impl SstFile {
     /// `last_key` is the file's largest user key as RocksDB reports it, if known.
     pub(crate) fn open(path: &Path, number: u64, last_key: Option<&[u8]>) -> Res<SstFile> {
         let f = std::fs::File::open(path).map_err(|e| Unsupported(format!("open: {e}")))?;
-        // SAFETY: RocksDB never modifies or truncates a live SST file (it writes a new file and
-        // deletes the old name); a mapping of an unlinked file keeps its bytes. A failing disk
-        // under the mapping raises SIGBUS, which `super::sigbus` turns into a clear abort.
-        let map = unsafe { Mmap::map(&f) }.map_err(|e| Unsupported(format!("mmap: {e}")))?;
-        let footer = format::footer(&map)?;
-        let (index, props) = format::table_meta(&map, &footer)?;
+        // RocksDB never modifies or truncates a live SST file (it writes a new file and deletes
+        // the old name); a mapping of an unlinked file keeps its bytes. A failing disk under the
+        // mapping raises SIGBUS, which `super::sigbus` turns into a clear abort.
+        let map = Mapping::new(&f).map_err(|e| Unsupported(format!("mmap: {e}")))?;
+        let bytes = map.bytes();
+        let footer = format::footer(bytes)?;
+        let (index, props) = format::table_meta(bytes, &footer)?;
         let n = props.num_data_blocks as usize;
         let mut handles = Vec::with_capacity(n);
         let mut bounds: Vec<(u32, u64)> = Vec::with_capacity(n);
-        format::for_each_index_entry(&map, &footer, index, &props, |sep, h: Handle| {
+        format::for_each_index_entry(bytes, &footer, index, &props, |sep, h: Handle| {
             if u32::try_from(h.size).is_err() {
                 return Err(Unsupported("data block over 4 GiB".into()));
             }
@@ -225,8 +225,8 @@ impl SstFile {
 
     /// Verifies the block at `h` (checksum, uncompressed) and reads its layout.
     fn verify(&self, h: Handle) -> Res<(&[u8], BlockLayout)> {
-        format::verify_block(&self.map, h, &self.footer)?;
-        let (b, kind) = format::block(&self.map, h)?;
+        format::verify_block(self.map.bytes(), h, &self.footer)?;
+        let (b, kind) = format::block(self.map.bytes(), h)?;
         if kind != 0 {
             return Err(Unsupported(format!("compressed data block (type {kind})")));
         }
@@ -260,7 +260,7 @@ impl SstFile {
             restarts_at: at as usize,
             num_restarts: br.num_restarts.load(Ordering::Relaxed) as usize,
         };
-        Some((&self.map[start..start + br.size as usize], l))
+        Some((&self.map.bytes()[start..start + br.size as usize], l))
     }
 
     /// Looks `rowid` up in run `run` of this file.
@@ -287,7 +287,7 @@ impl SstFile {
 
     /// Bytes of the file (mapped).
     pub(crate) fn mapped_bytes(&self) -> usize {
-        self.map.len()
+        self.map.bytes().len()
     }
 
     /// Heap bytes of the models and block tables.
@@ -310,28 +310,9 @@ impl SstFile {
         self.blocks
     }
 
-    /// Reads `[from, to)` of the mapping into the page tables (`MADV_POPULATE_READ`: pages not in
-    /// the page cache are read from the disk; an I/O error comes back as an error, not SIGBUS).
+    /// Brings `[from, to)` of the mapping into the page tables (see [`Mapping::populate`]).
     pub(crate) fn populate(&self, from: usize, to: usize) -> std::io::Result<()> {
-        let to = to.min(self.map.len());
-        if from >= to {
-            return Ok(());
-        }
-        let page = 4096;
-        let start = from / page * page;
-        // SAFETY: the range lies inside the mapping; the advice only populates page tables.
-        let r = unsafe {
-            libc::madvise(
-                self.map.as_ptr().add(start) as *mut libc::c_void,
-                to - start,
-                libc::MADV_POPULATE_READ,
-            )
-        };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
+        self.map.populate(from, to)
     }
 }
 

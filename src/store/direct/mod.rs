@@ -13,11 +13,13 @@
 //!
 //! - [`format`]: RocksDB's block-based table format, parsed in place.
 //! - [`model`]: the learned model from rowid to data block (piecewise linear, error-bounded).
+//! - [`mapping`]: a whole file mapped read-only on a huge-page boundary.
 //! - [`file`]: one mapped and modelled file; point lookups inside it.
 //! - this file: the set of mapped files, kept in step with RocksDB's live files.
 
 mod file;
 mod format;
+mod mapping;
 mod model;
 
 use std::collections::HashMap;
@@ -132,6 +134,21 @@ impl FileSet {
 
     pub fn files(&self) -> usize {
         self.files.len()
+    }
+
+    /// Whether one mapped file's run of `table` spans all of `lo..=hi` (by its first and last
+    /// rowid; a version inside may still have been collected): for work that only needs to skip
+    /// what the files will serve, without searching them.
+    pub fn spans(&self, table: u32, lo: u64, hi: u64) -> bool {
+        let Ok(t) = self.tables.binary_search_by_key(&table, |t| t.table) else {
+            return false;
+        };
+        let t = &self.tables[t];
+        let i = t.runs.partition_point(|r| r.lo <= lo);
+        (0..i)
+            .rev()
+            .take_while(|&j| t.max_hi[j] >= hi)
+            .any(|j| t.runs[j].hi >= hi)
     }
 }
 

@@ -82,14 +82,25 @@ impl Pla {
         } else {
             (y0 as usize + (slope * (x - x0) as f64) as usize).min(end.saturating_sub(1))
         };
-        let lo = guess.saturating_sub(EPSILON + 1);
-        let hi = (guess + EPSILON + 2).min(n);
-        let i = search(lo, hi);
-        if (i == n || key(i) >= x) && (i == 0 || key(i - 1) < x) {
-            i
+        // Walk from the prediction (usually right, or one off: neighbours share a cache line)
+        // rather than bisecting the whole window; past the error bound, bisect everything.
+        let mut i = guess;
+        if key(i) < x {
+            for _ in 0..=EPSILON + 1 {
+                i += 1;
+                if i == n || key(i) >= x {
+                    return i;
+                }
+            }
         } else {
-            search(0, n)
+            for _ in 0..=EPSILON + 1 {
+                if i == 0 || key(i - 1) < x {
+                    return i;
+                }
+                i -= 1;
+            }
         }
+        search(0, n)
     }
 
     pub(crate) fn segments(&self) -> usize {

@@ -23,6 +23,8 @@ pub struct AugurApi {
     opts: Options,
     db: Option<Database>,
     t: Option<Arc<Table>>,
+    /// How long the last warm waited for the engine's own warm-up after open.
+    warm_wait_ms: f64,
 }
 
 fn table_def() -> Result<TableDef> {
@@ -46,7 +48,7 @@ fn bytes_of(row: RowRef<'_>, out: &mut Vec<u8>) -> Result<()> {
     }
 }
 
-fn augur_observe(db: &Database) -> Observations {
+fn augur_observe(db: &Database, warm_wait_ms: f64) -> Observations {
     let s = db.stats();
     vec![
         ("row_cache_hits".into(), s.cache_hits as f64),
@@ -55,8 +57,9 @@ fn augur_observe(db: &Database) -> Observations {
         ("row_cache_budget".into(), db.options().row_cache_bytes as f64),
         ("direct_reads".into(), s.direct_reads as f64),
         ("store_reads".into(), s.store_reads as f64),
-        ("prewarm_rows".into(), s.prewarm_rows as f64),
-        ("prewarm_ms".into(), s.prewarm_ms as f64),
+        ("mapped_bytes".into(), s.direct.mapped_bytes as f64),
+        ("mapped_files".into(), s.direct.files as f64),
+        ("warm_wait_ms".into(), warm_wait_ms),
     ]
 }
 
@@ -69,6 +72,7 @@ impl AugurApi {
             opts,
             db: Some(db),
             t: Some(t),
+            warm_wait_ms: 0.0,
         })
     }
     fn db(&self) -> &Database {
@@ -116,10 +120,12 @@ impl System for AugurApi {
         Ok(())
     }
     fn warm(&mut self) -> Result<u64> {
-        // Its own prewarm first (the row cache), then the same full read the other systems
-        // get, so that every system's files have been read once (the OS page cache holds what
-        // was read; RocksDB's SstFileWriter drops a bulk-loaded file's pages as it writes them).
+        // Its own warm-up first (every live file mapped and populated: wait_for_prewarm), then
+        // the same full read the other systems get, so that every system's files have been
+        // read once (the OS page cache holds what was read).
+        let t = std::time::Instant::now();
         self.db().wait_for_prewarm();
+        self.warm_wait_ms = t.elapsed().as_secs_f64() * 1e3;
         let tx = self.db().begin();
         let all = KeyRange {
             lo: Bound::Unbounded,
@@ -199,7 +205,7 @@ impl System for AugurApi {
         augur_side::memory_parts(self.db())
     }
     fn observe(&self) -> Observations {
-        augur_observe(self.db())
+        augur_observe(self.db(), self.warm_wait_ms)
     }
 }
 
@@ -229,6 +235,7 @@ impl AugurSql {
             opts,
             db: Some(db.clone()),
             t: Some(t),
+            warm_wait_ms: 0.0,
         };
         let mut s = Session::new(db);
         let p_get = s.prepare("SELECT v FROM t WHERE k = $1")?;

@@ -90,7 +90,7 @@ pub trait System {
         Ok(())
     }
     /// After a reopen, before the read measurements: one full read of the table through the
-    /// system's API (Augur first waits for its own row-cache prewarm), which leaves each cache
+    /// system's API (Augur first waits for its own warm-up after open), which leaves each cache
     /// holding what its design keeps and every system's files read once. Returns the rows read.
     fn warm(&mut self) -> Result<u64>;
 }

@@ -65,8 +65,6 @@ impl System for Rocks {
             Load::Loader => {
                 // Sorted (counted), one SstFileWriter file with the rows column family's
                 // options, ingested; RocksDB syncs the file and the MANIFEST before returning.
-                // (Store::ingest_rows also keeps a second name for Augur's background read-back,
-                // which nothing reads for raw RocksDB; disk bytes count that inode once.)
                 let mut sorted = keys.to_vec();
                 sorted.sort_unstable();
                 s.ingest_rows(|put| {
