@@ -44,31 +44,32 @@ static GLOBAL: CountingAlloc = CountingAlloc;
 )]
 pub struct Args {
     /// Row counts.
-    #[arg(long, value_delimiter = ',', default_value = "10000,100000,1000000,10000000")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "10000,100000,1000000,10000000")]
     sizes: Vec<usize>,
     /// Key distributions: seq, random, lognormal.
-    #[arg(long, value_delimiter = ',', default_value = "seq,random,lognormal")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "seq,random,lognormal")]
     dists: Vec<String>,
     /// Sizes at or above this use only `--large-dists` and `--large-runs` (time budget).
     #[arg(long, default_value_t = 10_000_000)]
     large_from: usize,
-    #[arg(long, value_delimiter = ',', default_value = "random,seq,lognormal")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "random,seq,lognormal")]
     large_dists: Vec<String>,
     /// Measured runs per operation at sizes >= --large-from.
     #[arg(long, default_value_t = 3)]
     large_runs: usize,
     /// Systems: augur, sqlite, rocksdb.
-    #[arg(long, value_delimiter = ',', default_value = "augur,sqlite,rocksdb")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "augur,sqlite,rocksdb")]
     systems: Vec<String>,
     /// SQLite configurations, each its own cell: default, mmap, exclusive, mmap+exclusive.
     #[arg(
         long,
         value_delimiter = ',',
+        action = clap::ArgAction::Set,
         default_value = "default,mmap,exclusive,mmap+exclusive"
     )]
     sqlite_configs: Vec<String>,
     /// Layers: api, sql (sql: Augur's Session vs SQLite's SQL).
-    #[arg(long, value_delimiter = ',', default_value = "api,sql")]
+    #[arg(long, value_delimiter = ',', action = clap::ArgAction::Set, default_value = "api,sql")]
     layers: Vec<String>,
     /// The Augur SQL layer is measured up to this size.
     #[arg(long, default_value_t = 10_000_000)]

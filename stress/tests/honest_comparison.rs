@@ -201,3 +201,35 @@ fn a_wrong_write_fails_the_run() {
         );
     }
 }
+
+/// scripts/bench passes its matrix first and the caller's arguments after: a later list
+/// replaces an earlier one (it used to be appended, which ran cells twice).
+#[test]
+fn later_arguments_replace_earlier_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run(
+        d.path(),
+        &[
+            "--sizes",
+            "1000,2000",
+            "--dists",
+            "seq,random",
+            "--runs",
+            "1",
+            "--systems",
+            "augur",
+            "--layers",
+            "api",
+            "--sizes",
+            "1500",
+            "--dists",
+            "random",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, json) = report(d.path());
+    let cells = json["cell_seconds"].as_array().unwrap();
+    assert_eq!(cells.len(), 1, "{cells:?}");
+    assert_eq!(cells[0]["cell"]["size"], 1500);
+    assert_eq!(cells[0]["cell"]["dist"], "random");
+}
