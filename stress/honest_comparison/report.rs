@@ -432,7 +432,7 @@ fn markdown(
             rss(find("sqlite", "mmap")),
         );
     }
-    let _ = writeln!(w, "\nCharged = the parts rule 3 charges to the budget (Augur: row cache + block cache + its index; SQLite: its page cache); every part is listed under \"Memory and disk\". {}\n", augur_side::describe_options(&o));
+    let _ = writeln!(w, "\nCharged = the parts rule 3 charges to the budget (Augur: row cache + block cache + its index + the direct read path's models; SQLite: its page cache; mapped file pages are the OS page cache's and show as file-backed RSS); every part is listed under \"Memory and disk\". {}\n", augur_side::describe_options(&o));
     for (layer, lines) in summary {
         let _ = writeln!(
             w,
