@@ -42,6 +42,17 @@ impl SqlState {
     pub const TOO_MANY_CONNECTIONS: SqlState = SqlState("53300");
     pub const INVALID_PASSWORD: SqlState = SqlState("28P01");
     pub const IO_ERROR: SqlState = SqlState("58030");
+    /// `disk_full`: a write found no space left on the device; nothing of it was stored.
+    pub const DISK_FULL: SqlState = SqlState("53100");
+    /// `transaction_resolution_unknown`: a commit's durability step failed after its record
+    /// may have reached the disk, so whether it committed is unknown.
+    pub const TRANSACTION_RESOLUTION_UNKNOWN: SqlState = SqlState("08007");
+    /// `crash_shutdown`: the storage engine restarted itself (after a write failure) while this
+    /// transaction was open; the transaction is over and nothing it wrote was stored.
+    pub const CRASH_SHUTDOWN: SqlState = SqlState("57P02");
+    /// `cannot_connect_now`: the storage engine is restarting itself ("the database system is
+    /// in recovery mode").
+    pub const CANNOT_CONNECT_NOW: SqlState = SqlState("57P03");
     pub const DATA_CORRUPTED: SqlState = SqlState("XX001");
     pub const INTERNAL_ERROR: SqlState = SqlState("XX000");
 
@@ -68,10 +79,16 @@ pub enum Error {
     /// A user-facing SQL-level error with its SQLSTATE.
     #[error("{message}")]
     Sql { state: SqlState, message: String },
-    /// Storage failure (RocksDB or the file system). After a failed durable write the database
-    /// refuses further commits: what reached the disk is unknown until it is reopened.
+    /// Storage failure (RocksDB or the file system) that left the data as it was: a read that
+    /// failed, or a write refused before anything of it reached the write-ahead log.
     #[error("storage error: {0}")]
     Storage(String),
+    /// A commit (or DDL statement) whose durability step failed after its record may have
+    /// reached the disk: it may or may not have happened, and a later read after recovery
+    /// tells which. SQLSTATE 08007; the server closes the connection after sending it, as
+    /// PostgreSQL does when a WAL flush fails (it PANICs and every connection drops).
+    #[error("transaction outcome unknown: {0}")]
+    OutcomeUnknown(String),
     /// Persisted bytes that cannot be decoded.
     #[error("corrupt data: {0}")]
     Corrupt(String),
@@ -90,12 +107,21 @@ impl Error {
         match self {
             Error::Sql { state, .. } => *state,
             Error::Storage(_) => SqlState::IO_ERROR,
+            Error::OutcomeUnknown(_) => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
             Error::Corrupt(_) => SqlState::DATA_CORRUPTED,
         }
     }
 
-    pub fn is_serialization_failure(&self) -> bool {
-        self.sqlstate() == SqlState::SERIALIZATION_FAILURE
+    /// The commit this error answers may or may not have happened (SQLSTATE 08007).
+    pub fn is_outcome_unknown(&self) -> bool {
+        matches!(self, Error::OutcomeUnknown(_))
+    }
+
+    /// Errors after which a server ends the connection (PostgreSQL's FATAL): an unknown commit
+    /// outcome, so that a client that ignores the SQLSTATE still sees the same thing as a
+    /// PostgreSQL client whose server PANICked mid-commit.
+    pub fn ends_connection(&self) -> bool {
+        self.is_outcome_unknown()
     }
 
     /// Serialization failures and deadlocks: running the transaction again may succeed.
@@ -147,14 +173,36 @@ impl From<rocksdb::Error> for Error {
         if e.kind() == rocksdb::ErrorKind::Corruption {
             return Error::Corrupt(e.into_string());
         }
-        Error::Storage(e.into_string())
+        let msg = e.into_string();
+        if is_no_space(&msg) {
+            return disk_full(&msg);
+        }
+        Error::Storage(msg)
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            return disk_full(&e.to_string());
+        }
         Error::Storage(e.to_string())
     }
+}
+
+/// Whether a RocksDB status text reports a full device. RocksDB returns ENOSPC as an IOError
+/// with subcode kNoSpace, whose text (`Status::ToString`, the only form the C API passes on)
+/// reads "IO error: No space left on device..."; the POSIX file system builds it from
+/// strerror(ENOSPC), which reads the same.
+pub fn is_no_space(msg: &str) -> bool {
+    msg.contains("No space left on device")
+}
+
+fn disk_full(msg: &str) -> Error {
+    Error::new(
+        SqlState::DISK_FULL,
+        format!("could not write to the database: disk full ({msg}); writes resume once space is freed"),
+    )
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,8 +1,10 @@
 //! engine_perf: Augur's embedded engine alone at one size — durable bulk load, reopen (clean and
-//! after an unclean stop), warm point lookups of present and absent keys. A quick, single-run
-//! check for engine work; the comparison with SQLite is `honest_comparison`.
+//! after an unclean stop, split into map / verify / replay, with the page faults and the read
+//! latency of the first second after it), warm point lookups of present and absent keys. A
+//! quick, single-run check for engine work; the comparison with SQLite is `honest_comparison`.
 //!
 //! engine_perf --rows 10000000 --dist random
+//! engine_perf --index-keys 100000000   (the primary index's image alone: write, map, verify)
 
 use std::time::{Duration, Instant};
 
@@ -40,6 +42,68 @@ struct Args {
     /// What the values are made of.
     #[arg(long, value_enum, default_value_t = Values::Repeat)]
     values: Values,
+    /// Measure only the primary index's image with this many random keys (no rows, no
+    /// RocksDB): bulk load, write the image, then open it mapped, with and without the
+    /// checksum pass, and time lookups in the first second.
+    #[arg(long)]
+    index_keys: Option<u64>,
+    /// Durable single-row commits measured at the end (each of update, delete and insert), one
+    /// writer: latency per commit, and the WAL fsyncs they took.
+    #[arg(long, default_value_t = 0)]
+    sync_ops: usize,
+}
+
+/// `--sync-ops`: durable single-row update, delete and insert commits, one at a time, on keys
+/// drawn from the loaded ones (updates, deletes) or absent ones (inserts); each checked.
+fn sync_commits(db: &Database, keys: &[i64], n: usize, rng: &mut StdRng) -> anyhow::Result<()> {
+    let t = db.table("t")?;
+    let mut deleted = std::collections::HashSet::new();
+    for op in ["update", "delete", "insert"] {
+        let s0 = db.stats();
+        let mut h = Histogram::<u64>::new(3)?;
+        for i in 0..n {
+            let k = match op {
+                "insert" => rng.random(),
+                _ => keys[rng.random_range(0..keys.len())],
+            };
+            // Deleted keys are not updated or deleted again; a drawn key that exists is not
+            // inserted (random 64-bit keys: practically never).
+            if deleted.contains(&k) || (op == "insert" && keys.contains(&k)) {
+                continue;
+            }
+            let mut tx = db.begin();
+            tx.set_sync(true);
+            let s = Instant::now();
+            let ok = match op {
+                "update" => tx.update_in(
+                    &t,
+                    &Key::Int(k),
+                    vec![Value::Int(k), Value::Text(format!("s{i}"))],
+                )?,
+                "delete" => {
+                    deleted.insert(k);
+                    tx.delete_in(&t, &Key::Int(k))?
+                }
+                _ => tx
+                    .insert_in(&t, vec![Value::Int(k), Value::Text(format!("i{i}"))])
+                    .is_ok(),
+            };
+            tx.commit()?;
+            h.record(s.elapsed().as_nanos() as u64)?;
+            anyhow::ensure!(ok, "{op} {i} did not apply");
+        }
+        let s1 = db.stats();
+        println!(
+            "durable single-row {op}: {} commits, mean {:.0} us, p50 {:.0} us, p99 {:.0} us; {} WAL fsyncs, mean fsync {:.0} us",
+            h.len(),
+            h.mean() / 1e3,
+            h.value_at_quantile(0.5) as f64 / 1e3,
+            h.value_at_quantile(0.99) as f64 / 1e3,
+            s1.wal_syncs - s0.wal_syncs,
+            (s1.wal_sync_secs - s0.wal_sync_secs) * 1e6 / (s1.wal_syncs - s0.wal_syncs).max(1) as f64
+        );
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -65,6 +129,201 @@ fn random_text(k: i64, len: usize) -> String {
         .collect()
 }
 
+/// Page faults of this process so far: (minor, major).
+fn faults() -> (u64, u64) {
+    // SAFETY: getrusage fills the zeroed struct it is given; RUSAGE_SELF is always valid.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    (u.ru_minflt as u64, u.ru_majflt as u64)
+}
+
+fn since(f0: (u64, u64)) -> String {
+    let f = faults();
+    format!("{} minor + {} major page faults", f.0 - f0.0, f.1 - f0.1)
+}
+
+/// How a reopen went: total time, the engine's phases, and the page faults it took.
+fn print_open(label: &str, db: &Database, took: Duration, f0: (u64, u64)) {
+    let s = db.stats();
+    println!(
+        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions; {} index images refused); {}",
+        took.as_secs_f64() * 1e3,
+        s.open_store_us as f64 / 1e3,
+        s.open_map_us as f64 / 1e3,
+        s.open_verify_us as f64 / 1e3,
+        s.open_replay_us as f64 / 1e3,
+        s.open_replayed_versions,
+        s.index_images_refused,
+        since(f0)
+    );
+}
+
+fn hist_line(h: &Histogram<u64>) -> String {
+    format!(
+        "mean {:.0} ns, p50 {} ns, p99 {} ns",
+        h.mean(),
+        h.value_at_quantile(0.5),
+        h.value_at_quantile(0.99)
+    )
+}
+
+/// Reads for one second right after an open, alternating a primary-index lookup alone (a count
+/// of one key: no row read) and a point read of another key (index, then row cache or RocksDB,
+/// each result checked), both on uniformly drawn present keys.
+fn first_second(db: &Database, keys: &[i64], rng: &mut StdRng) -> anyhow::Result<()> {
+    let t = db.table("t")?;
+    let tx = db.begin();
+    let f0 = faults();
+    let (mut idx, mut read) = (Histogram::<u64>::new(3)?, Histogram::<u64>::new(3)?);
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(1) {
+        let k = keys[rng.random_range(0..keys.len())];
+        let one = augur::KeyRange {
+            lo: std::ops::Bound::Included(Key::Int(k)),
+            hi: std::ops::Bound::Included(Key::Int(k)),
+        };
+        let s = Instant::now();
+        let n = tx.count_in(&t, &one, || Ok(()))?;
+        idx.record(s.elapsed().as_nanos() as u64)?;
+        anyhow::ensure!(n == 1, "key {k} not counted");
+        let k = keys[rng.random_range(0..keys.len())];
+        let s = Instant::now();
+        let got = tx.get_with(&t, &Key::Int(k), |_| ())?;
+        read.record(s.elapsed().as_nanos() as u64)?;
+        anyhow::ensure!(got.is_some(), "key {k} missing");
+    }
+    println!(
+        "  first second after it: index lookups {} ({} of them); point reads {} ({}); {}",
+        hist_line(&idx),
+        idx.len(),
+        hist_line(&read),
+        read.len(),
+        since(f0)
+    );
+    Ok(())
+}
+
+/// `--index-keys`: the index image alone.
+fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
+    use augur::index::alex::Alex;
+    use augur::index::keyed::KeyIndex;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut keys: Vec<i64> = (0..n).map(|_| rng.random()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let pairs: Vec<(i64, u64)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u64 + 1)).collect();
+    let t0 = Instant::now();
+    let idx = KeyIndex::Alex(Alex::bulk_load(&pairs)?);
+    println!(
+        "bulk load of {} keys: {:.2} s",
+        pairs.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    drop(pairs);
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("index.alex");
+    let t0 = Instant::now();
+    let image = idx.to_image([0; 4]).expect("an ALEX index");
+    let ser = t0.elapsed();
+    std::fs::write(&path, &image)?;
+    std::fs::File::open(&path)?.sync_all()?;
+    println!(
+        "image: {} MiB ({:.1} bytes/key), serialized in {:.0} ms, written and fsynced in {:.0} ms",
+        image.len() >> 20,
+        image.len() as f64 / keys.len() as f64,
+        ser.as_secs_f64() * 1e3,
+        t0.elapsed().saturating_sub(ser).as_secs_f64() * 1e3
+    );
+    drop(image);
+    drop(idx);
+    // The alternative of reading the image into heap memory instead of mapping it: the whole
+    // file copied into a fresh allocation (what loading the arrays onto the heap would cost at
+    // least), once to warm the page cache and then timed.
+    drop(std::fs::read(&path)?);
+    let f0 = faults();
+    let t0 = Instant::now();
+    let copy = std::fs::read(&path)?;
+    println!(
+        "alternative, the image read into the heap: {:.1} ms, {}",
+        t0.elapsed().as_secs_f64() * 1e3,
+        since(f0)
+    );
+    drop(copy);
+    for verify in [false, true] {
+        let f0 = faults();
+        let t0 = Instant::now();
+        let (idx, _) = KeyIndex::open_image(&path, verify)?;
+        let took = t0.elapsed();
+        println!(
+            "open mapped ({}): {:.1} ms, {}; {} MiB mapped",
+            if verify {
+                "map + checksum of every array"
+            } else {
+                "map + directory checks only"
+            },
+            took.as_secs_f64() * 1e3,
+            since(f0),
+            idx.bytes().mapped >> 20
+        );
+        let f0 = faults();
+        let mut h = Histogram::<u64>::new(3)?;
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(1) {
+            let k = keys[rng.random_range(0..keys.len())];
+            let s = Instant::now();
+            let got = idx.get(&Key::Int(k));
+            h.record(s.elapsed().as_nanos() as u64)?;
+            anyhow::ensure!(got.is_some(), "key {k} missing");
+        }
+        let mut warm = Histogram::<u64>::new(3)?;
+        for _ in 0..h.len() {
+            let k = keys[rng.random_range(0..keys.len())];
+            let s = Instant::now();
+            let got = idx.get(&Key::Int(k));
+            warm.record(s.elapsed().as_nanos() as u64)?;
+            anyhow::ensure!(got.is_some(), "key {k} missing");
+        }
+        println!(
+            "  lookups in the first second: {} ({} lookups, {}); the next as many: {}",
+            hist_line(&h),
+            h.len(),
+            since(f0),
+            hist_line(&warm)
+        );
+        if verify {
+            // The other design: changes since the image kept in a small mutable tier consulted
+            // before the image. Its cost on every read, with a tier of 1% of the keys (a
+            // BTreeMap of 1% of the keys, the one in 100 that the tier holds answering first),
+            // alternated with plain lookups of the same keys.
+            let tier: std::collections::BTreeMap<i64, u64> =
+                keys.iter().step_by(100).map(|&k| (k, 1)).collect();
+            let probe: Vec<i64> = (0..1_000_000)
+                .map(|_| keys[rng.random_range(0..keys.len())])
+                .collect();
+            for round in 0..2 {
+                let t0 = Instant::now();
+                let mut found = 0usize;
+                for &k in &probe {
+                    found += idx.get(&Key::Int(k)).is_some() as usize;
+                }
+                let plain = t0.elapsed().as_nanos() as f64 / probe.len() as f64;
+                let t0 = Instant::now();
+                for &k in &probe {
+                    found += tier.get(&k).copied().or_else(|| idx.get(&Key::Int(k))).is_some() as usize;
+                }
+                let tiered = t0.elapsed().as_nanos() as f64 / probe.len() as f64;
+                anyhow::ensure!(found == 2 * probe.len(), "lookups missed");
+                println!(
+                    "  round {round}: lookups alone {plain:.0} ns; with a {}-key tier consulted first {tiered:.0} ns",
+                    tier.len()
+                );
+            }
+        }
+    }
+    std::fs::remove_file(&path)?;
+    Ok(())
+}
+
 fn main() -> anyhow::Result<()> {
     let a = Args::parse();
     // RUST_LOG=augur=debug prints the engine's phase timings (bulk insert, recovery).
@@ -78,6 +337,9 @@ fn main() -> anyhow::Result<()> {
     );
     let tmp = tempfile::tempdir()?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.path().join("db"));
+    if let Some(n) = a.index_keys {
+        return index_only(n, &dir, a.seed);
+    }
     let mut opts = Options {
         row_cache_bytes: a.row_cache_mib << 20,
         ..Options::default()
@@ -85,6 +347,9 @@ fn main() -> anyhow::Result<()> {
     opts.store.block_cache_bytes = a.block_cache_mib << 20;
 
     let mut rng = StdRng::seed_from_u64(a.seed);
+    // The keys read in the first second after each reopen (their own stream, so the other
+    // measurements draw the same keys as before).
+    let mut open_rng = StdRng::seed_from_u64(a.seed ^ 0x0FE7);
     let keys: Vec<i64> = match a.dist.as_str() {
         "seq" => (0..a.rows as i64).collect(),
         "random" => {
@@ -185,9 +450,11 @@ fn main() -> anyhow::Result<()> {
     drop(db);
     drop(t);
 
+    let f0 = faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts.clone())?;
-    println!("reopen after clean close: {:.3}s", t0.elapsed().as_secs_f64());
+    print_open("after clean close", &db, t0.elapsed(), f0);
+    first_second(&db, &keys, &mut open_rng)?;
     // Updates after the last checkpoint, then an unclean stop: recovery must replay them.
     let t = db.table("t")?;
     let n_upd = (a.rows / 100).max(1);
@@ -198,13 +465,11 @@ fn main() -> anyhow::Result<()> {
     tx.commit()?;
     drop(t);
     db.abandon();
+    let f0 = faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts)?;
-    println!(
-        "reopen after unclean stop (replaying {} versions): {:.3}s",
-        n_upd,
-        t0.elapsed().as_secs_f64()
-    );
+    print_open("after unclean stop", &db, t0.elapsed(), f0);
+    first_second(&db, &keys, &mut open_rng)?;
     let t0 = Instant::now();
     db.wait_for_prewarm();
     let st = db.stats();
@@ -263,6 +528,23 @@ fn main() -> anyhow::Result<()> {
         hist.value_at_quantile(0.95),
         hist.value_at_quantile(0.99),
         a.lookups as f64 / el.as_secs_f64()
+    );
+    // The index alone, warm (to compare with the first second after open).
+    let mut idx = Histogram::<u64>::new(3)?;
+    for &k in probes.iter().take(200_000) {
+        let one = augur::KeyRange {
+            lo: std::ops::Bound::Included(Key::Int(k)),
+            hi: std::ops::Bound::Included(Key::Int(k)),
+        };
+        let s = Instant::now();
+        let n = tx.count_in(&t, &one, || Ok(()))?;
+        idx.record(s.elapsed().as_nanos() as u64)?;
+        anyhow::ensure!(n == 1, "key {k} not counted");
+    }
+    println!(
+        "index lookups alone (warm): {} ({} of them)",
+        hist_line(&idx),
+        idx.len()
     );
     let key_set: std::collections::HashSet<i64> = keys.iter().copied().collect();
     let mut misses_checked = 0;
@@ -348,6 +630,9 @@ fn main() -> anyhow::Result<()> {
         s.direct.unsupported_files
     );
     drop(tx);
+    if a.sync_ops > 0 {
+        sync_commits(&db, &keys, a.sync_ops, &mut open_rng)?;
+    }
     db.close()?;
     std::thread::sleep(Duration::from_millis(10));
     if hits != a.lookups || wrong != 0 {

@@ -1,4 +1,4 @@
-//! Engine behaviour: the invariants of ../shared/DESIGN.md, tested through the embedded API.
+//! Engine behaviour: the invariants of docs/INVARIANTS.md, tested through the embedded API.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use server_util::{have, pg_connect, read_msg, startup_packet, Server};
+use server_util::{pg_connect, read_msg, require, startup_packet, Server};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
@@ -465,10 +465,7 @@ async fn cancel_with_scram_past_max_connections() {
 /// message.
 #[test]
 fn psql_sigint_cancels() {
-    if !have("psql") {
-        eprintln!("SKIP: psql not installed");
-        return;
-    }
+    require("psql");
     let tmp = tempfile::tempdir().unwrap();
     let srv = Server::start(&tmp.path().join("data"), &[]);
     let values: Vec<String> = (1..=400).map(|i| format!("({i}, 1)")).collect();

@@ -1,6 +1,6 @@
 //! Real drivers against `augur serve`: tokio-postgres (prepared statements, binary parameters
 //! and results for every engine type, transactions, SQLSTATEs, a connection dropped in the
-//! middle of a transaction, COPY), and psycopg 3 / psycopg2 from PyPI (tests/server_psycopg.py).
+//! middle of a transaction, COPY), and psycopg 3 / psycopg2 (tests/server_psycopg.py).
 
 mod server_util;
 
@@ -270,37 +270,21 @@ async fn tokio_postgres_types_transactions_errors() {
     assert_eq!(t, "kept");
 }
 
-/// psycopg 3 and psycopg2 from PyPI. Skips (with a message) only if pip cannot install them.
+/// psycopg 3 and psycopg2 (Debian's python3-psycopg and python3-psycopg2, which scripts/setup
+/// installs; the test fails without them).
 #[test]
 fn psycopg_and_psycopg2() {
-    let py = "python3";
-    let importable = |m: &str| {
-        Command::new(py)
-            .args(["-c", &format!("import {m}")])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    };
-    if !(importable("psycopg") && importable("psycopg2")) {
-        let o = Command::new(py)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "psycopg[binary]",
-                "psycopg2-binary",
-            ])
-            .output();
-        let ok = matches!(&o, Ok(o) if o.status.success());
-        if !(ok && importable("psycopg") && importable("psycopg2")) {
-            eprintln!(
-                "SKIP: pip could not install psycopg[binary] / psycopg2-binary here: {:?}",
-                o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-            );
-            return;
-        }
+    // Debian's interpreter, the one its python3-psycopg packages are for (a `python3` earlier
+    // on PATH, such as pyenv's, does not see them).
+    let py = "/usr/bin/python3";
+    for m in ["psycopg", "psycopg2"] {
+        let o = Command::new(py).args(["-c", &format!("import {m}")]).output();
+        assert!(
+            matches!(&o, Ok(o) if o.status.success()),
+            "python3 cannot import {m}: run scripts/setup (it installs python3-psycopg and \
+             python3-psycopg2): {:?}",
+            o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        );
     }
     let tmp = tempfile::tempdir().unwrap();
     let srv = Server::start(&tmp.path().join("data"), &[]);
@@ -321,4 +305,62 @@ fn psycopg_and_psycopg2() {
         out.contains("psycopg 3: ok") && out.contains("psycopg2: ok"),
         "{out}"
     );
+}
+
+/// Parameter types a client declares in Parse are the parameters' types, as in PostgreSQL:
+/// ParameterDescription reports them, the statement is typed by them, and values are sent in
+/// them. (They used to be ignored: `SELECT $1` declared int8 was described as text, and
+/// tokio-postgres then refused to send an i64.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn declared_parameter_types_are_honoured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute("create table d (id int primary key, name text, f float8)")
+        .await
+        .unwrap();
+
+    let s = c.prepare_typed("select $1", &[Type::INT8]).await.unwrap();
+    assert_eq!(s.params(), &[Type::INT8]);
+    assert_eq!(s.columns()[0].type_(), &Type::INT8);
+    let v: i64 = c.query_one(&s, &[&5_000_000_000i64]).await.unwrap().get(0);
+    assert_eq!(v, 5_000_000_000);
+
+    // int8 + int4 is int8, as PostgreSQL types it.
+    let s = c.prepare_typed("select $1 + 1", &[Type::INT8]).await.unwrap();
+    assert_eq!(s.columns()[0].type_(), &Type::INT8);
+
+    // A declared int8 against an int4 key still finds the row (point lookup by a wider type).
+    c.batch_execute("insert into d values (7, 'seven', 0.5)")
+        .await
+        .unwrap();
+    let s = c
+        .prepare_typed("select name from d where id = $1", &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::INT8]);
+    let n: String = c.query_one(&s, &[&7i64]).await.unwrap().get(0);
+    assert_eq!(n, "seven");
+
+    // A declared int2 key in an UPDATE's point lookup.
+    let s = c
+        .prepare_typed("update d set f = $1 where id = $2", &[Type::FLOAT8, Type::INT2])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::FLOAT8, Type::INT2]);
+    assert_eq!(c.execute(&s, &[&1.5f64, &7i16]).await.unwrap(), 1);
+
+    // Parameters past the declared ones are inferred from the statement.
+    let s = c
+        .prepare_typed("select name from d where id = $1 and f > $2", &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(s.params(), &[Type::INT8, Type::FLOAT8]);
+
+    // A declared type the statement cannot use is PostgreSQL's error: text = integer is 42883.
+    let e = c
+        .prepare_typed("select name from d where id = $1", &[Type::TEXT])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_FUNCTION), "{e}");
 }

@@ -6,7 +6,7 @@ mod server_util;
 
 use std::process::Command;
 
-use server_util::{have, Server};
+use server_util::{require, Server};
 
 fn pgbench(srv: &Server, args: &[&str]) -> String {
     let o = Command::new("pgbench")
@@ -53,10 +53,8 @@ fn check_run(out: &str) -> f64 {
 
 #[test]
 fn pgbench_init_select_prepared_tpcb() {
-    if !have("pgbench") || !have("psql") {
-        eprintln!("SKIP: pgbench/psql not installed (scripts/setup installs postgresql)");
-        return;
-    }
+    require("pgbench");
+    require("psql");
     let tmp = tempfile::tempdir().unwrap();
     let srv = Server::start(&tmp.path().join("data"), &[]);
 

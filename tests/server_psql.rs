@@ -8,14 +8,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use server_util::{have, text, Server};
+use server_util::{require, text, Server};
 
 #[test]
 fn psql_end_to_end() {
-    if !have("psql") {
-        eprintln!("SKIP: psql not installed (scripts/setup installs postgresql-client)");
-        return;
-    }
+    require("psql");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     let mut srv = Server::start(&dir, &[]);
@@ -167,10 +164,7 @@ commit;
 
 #[test]
 fn graceful_shutdown_and_embedded_shell() {
-    if !have("psql") {
-        eprintln!("SKIP: psql not installed");
-        return;
-    }
+    require("psql");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
     let mut srv = Server::start(&dir, &[]);

@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use server_util::{have, read_msg, startup_packet, text, Server};
+use server_util::{read_msg, require, startup_packet, text, Server};
 
 fn msg(t: u8, body: &[u8]) -> Vec<u8> {
     let mut v = vec![t];
@@ -73,10 +73,7 @@ fn query(s: &mut TcpStream, sql: &str) -> (Vec<u8>, Vec<String>) {
 
 #[test]
 fn bad_input_and_connection_limits() {
-    if !have("psql") {
-        eprintln!("SKIP: psql not installed");
-        return;
-    }
+    require("psql");
     let tmp = tempfile::tempdir().unwrap();
     let mut srv = Server::start(&tmp.path().join("data"), &["--max-connections", "4"]);
     srv.sql("create table k (id int primary key, v text); insert into k values (1, 'one'), (2, 'two')");
@@ -202,10 +199,8 @@ fn bad_input_and_connection_limits() {
 
 #[test]
 fn scram_authentication_and_tls() {
-    if !have("psql") || !have("openssl") {
-        eprintln!("SKIP: psql or openssl not installed");
-        return;
-    }
+    require("psql");
+    require("openssl");
     let tmp = tempfile::tempdir().unwrap();
     let crt = tmp.path().join("server.crt");
     let key = tmp.path().join("server.key");

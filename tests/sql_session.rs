@@ -498,3 +498,42 @@ fn count_star_counts_what_a_scan_of_the_snapshot_sees() {
         vec![vec![Value::Int(0)]]
     );
 }
+
+/// Maintenance commands (accepted as no-ops) anywhere in a multi-statement string: every other
+/// statement runs, in order. `VACUUM; INSERT ...` used to return VACUUM and skip the INSERT.
+#[test]
+fn maintenance_commands_do_not_swallow_the_statements_around_them() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE t (id int PRIMARY KEY)", &[]).unwrap();
+    let tags = |r: Vec<StatementResult>| r.iter().map(|r| r.tag().to_string()).collect::<Vec<_>>();
+    let r = s.execute("VACUUM; INSERT INTO t VALUES (1)", &[]).unwrap();
+    assert_eq!(tags(r), ["VACUUM", "INSERT 0 1"]);
+    let r = s
+        .execute(
+            "INSERT INTO t VALUES (2); analyse t; /* c; */ CHECKPOINT ;INSERT INTO t VALUES (3); vacuum",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        tags(r),
+        ["INSERT 0 1", "ANALYZE", "CHECKPOINT", "INSERT 0 1", "VACUUM"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM t ORDER BY id"),
+        vec![vec![Value::Int(1)], vec![Value::Int(2)], vec![Value::Int(3)]]
+    );
+    // Still parsed as a whole first: a syntax error anywhere runs nothing.
+    assert_eq!(
+        code(s.execute("VACUUM; INSERT INTO t VALUES (4); SELEC 1", &[])),
+        "42601"
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(3)]]);
+    // A word that only starts like one is no maintenance command.
+    assert_eq!(code(s.execute("vacuumx", &[])), "42601");
+    assert!(s.check_syntax("VACUUM; SELECT 1").is_ok());
+    assert_eq!(
+        s.check_syntax("VACUUM; SELEC 1").unwrap_err().sqlstate().code(),
+        "42601"
+    );
+}

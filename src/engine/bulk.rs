@@ -25,7 +25,8 @@ impl Database {
     ///
     /// Tables with secondary indexes take the ordinary transactional path.
     pub fn bulk_insert(&self, table: &str, rows: impl IntoIterator<Item = Row>) -> Result<u64> {
-        let t = self.inner.table(table)?;
+        let inner = self.core.cur.load_full();
+        let t = inner.table(table)?;
         let def = t.def();
         if !def.indexes.is_empty() {
             return self.transaction(|tx| {
@@ -72,7 +73,7 @@ impl Database {
         }
         let prepared = t0.elapsed();
         let n = batch.keyed.len();
-        let r = bulk_commit(&self.inner, &t, batch);
+        let r = bulk_commit(&inner, &t, batch);
         tracing::debug!(rows = n, ?prepared, total = ?t0.elapsed(), "bulk insert");
         r
     }
@@ -168,7 +169,7 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
     let ingest_time = t0.elapsed();
     c.next_rowid = end;
     let mut batch = WriteBatch::default();
-    batch.put_cf(db.store.cf(CF_META), b"next_rowid", end.to_be_bytes());
+    batch.put_cf(db.store.db()?.cf(CF_META), b"next_rowid", end.to_be_bytes());
     let ticket = db.store.append(batch)?;
 
     let mut gc_items = Vec::new();

@@ -1,5 +1,5 @@
-//! Garbage collection of row versions no snapshot can see, index checkpoints in the
-//! background, and the sweep that finds versions orphaned by a crash.
+//! Garbage collection of row versions no snapshot can see, and the sweep that finds versions
+//! orphaned by a crash (both run by the maintenance thread, `maintenance.rs`).
 //!
 //! Rules (see docs/ARCHITECTURE.md):
 //! - A version superseded by a version at position `by` is deleted once every active snapshot
@@ -12,12 +12,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
 
 use super::{Inner, Table};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::index::keyed::TOMBSTONE;
 use crate::store::{row_key, CF_ROWS};
 use crate::types::codec::decode_version_header;
@@ -96,7 +95,8 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
     };
     let tables = tables_by_id(inner);
     let mut batch = WriteBatch::default();
-    let cf = inner.store.cf(CF_ROWS);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_ROWS);
     let mut deleted = 0usize;
     let mut deferred = Vec::new();
 
@@ -172,7 +172,7 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
             }
         }
     }
-    batch.delete_cf(inner.store.cf(CF_ROWS), row_key(t.id, rowid));
+    batch.delete_cf(inner.store.db()?.cf(CF_ROWS), row_key(t.id, rowid));
     inner.cache.remove(rowid);
     Ok(())
 }
@@ -232,47 +232,11 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
             .and_then(|b| decode_version_header(&b))
         {
             Ok((_, prev, _)) => rowid = prev,
-            Err(_) => return Ok(None),
+            // A version that is not there ends the chain; a read that failed is no answer
+            // (taking it for "no version" queued the key's current version as garbage).
+            Err(Error::Corrupt(_)) => return Ok(None),
+            Err(e) => return Err(e),
         }
     }
     Ok((rowid != 0).then_some(rowid))
-}
-
-pub(crate) fn maintenance_loop(inner: Arc<Inner>) {
-    inner.store.refresh_direct();
-    let sweep_from = *inner.pending_sweep.lock();
-    if let Some(w) = sweep_from {
-        match sweep(&inner, w).and_then(|n| collect(&inner).map(|_| n)) {
-            Ok(n) => {
-                inner.stats.lock().swept_versions = n as u64;
-                tracing::info!(versions = n, "crash sweep collected orphaned versions")
-            }
-            Err(e) => tracing::warn!(error = %e, "crash sweep failed"),
-        }
-        *inner.pending_sweep.lock() = None;
-    }
-    let interval = inner.opts.maintenance_interval;
-    let mut last = Instant::now();
-    while !inner.shutdown.load(Ordering::Acquire) {
-        // Map the files RocksDB flushed, compacted or ingested since the last look (one property
-        // read when nothing changed).
-        inner.store.refresh_direct();
-        // Bring newly mapped files into the page tables (and, after a large load, back into the
-        // page cache), 16 MiB per step; sleep only when there is nothing to read.
-        if !inner.store.direct().populate_step(16 << 20) {
-            std::thread::sleep(Duration::from_millis(20).min(interval));
-        }
-        if last.elapsed() < interval {
-            continue;
-        }
-        last = Instant::now();
-        if let Err(e) = collect(&inner) {
-            tracing::warn!(error = %e, "garbage collection failed");
-        }
-        if inner.versions_since_ckpt.load(Ordering::Relaxed) >= inner.opts.checkpoint_every {
-            if let Err(e) = inner.checkpoint_all() {
-                tracing::warn!(error = %e, "index checkpoint failed");
-            }
-        }
-    }
 }

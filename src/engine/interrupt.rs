@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::Inner;
+use super::Core;
 use crate::error::{Error, Result, SqlState};
 
 #[derive(Default)]
@@ -32,7 +32,7 @@ struct CancelState {
 pub struct CancelHandle {
     state: Arc<CancelState>,
     /// For waking row-lock waiters.
-    db: Arc<Inner>,
+    db: Arc<Core>,
 }
 
 impl std::fmt::Debug for CancelHandle {
@@ -47,7 +47,7 @@ impl CancelHandle {
     pub(crate) fn new(db: &super::Database) -> CancelHandle {
         CancelHandle {
             state: Arc::default(),
-            db: db.inner.clone(),
+            db: db.core.clone(),
         }
     }
 
@@ -60,7 +60,7 @@ impl CancelHandle {
             return false;
         }
         self.state.canceled.store(r, Ordering::SeqCst);
-        self.db.locks.wake_all();
+        self.db.cur.load().locks.wake_all();
         true
     }
 

@@ -2,7 +2,7 @@
 //! isolation, durable group commits, recovery.
 //!
 //! See `docs/ARCHITECTURE.md` ("Life of a commit") for the protocol; the invariants it defends
-//! are listed in `../shared/DESIGN.md`.
+//! are listed in `docs/INVARIANTS.md`.
 //!
 //! ```
 //! use augur::{Database, Options, ColumnDef, DataType, TableDef, Value, Key};
@@ -27,6 +27,7 @@ pub mod catalog;
 mod gc;
 mod interrupt;
 mod locks;
+mod maintenance;
 mod recovery;
 pub mod table;
 mod txn;
@@ -38,7 +39,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Mutex, RwLock};
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex, RwLock};
 use rocksdb::WriteBatch;
 
 pub use catalog::{ColumnDef, IndexDef, TableDef};
@@ -72,6 +74,10 @@ pub struct Options {
     pub checkpoint_every: u64,
     /// How often the background thread collects old versions and checks for checkpoints.
     pub maintenance_interval: Duration,
+    /// After a write failed because the device was full, the engine reopens the database (and
+    /// writes resume) once the file system has at least this many bytes free (default 64 MiB:
+    /// the reopen writes a new WAL and flushes what it recovered).
+    pub resume_free_bytes: u64,
 }
 
 impl Default for Options {
@@ -82,6 +88,7 @@ impl Default for Options {
             store: StoreOptions::default(),
             checkpoint_every: 1_000_000,
             maintenance_interval: Duration::from_millis(200),
+            resume_free_bytes: 64 << 20,
         }
     }
 }
@@ -108,6 +115,20 @@ pub struct Stats {
     pub row_cache_bytes: u64,
     pub recovery_ms: u64,
     pub recovered_unclean: bool,
+    /// Open, by phase (microseconds): RocksDB's own open (its WAL recovery included); then,
+    /// summed over tables, reading the index checkpoints
+    /// (mapping images and reading their node directories; or reading sorted chunks and
+    /// bulk-loading them), checksumming images, and replaying the versions written after the
+    /// checkpoints (with secondary indexes). The rest of `recovery_ms` is RocksDB and catalog.
+    pub open_store_us: u64,
+    pub open_map_us: u64,
+    pub open_verify_us: u64,
+    pub open_replay_us: u64,
+    /// Row versions the open replayed (written after their table's checkpoint).
+    pub open_replayed_versions: u64,
+    /// Index images refused at open (checksum, format, or not the checkpoint's own), their
+    /// indexes rebuilt from the rows.
+    pub index_images_refused: u64,
     /// Versions the post-crash sweep found orphaned and collected.
     pub swept_versions: u64,
     /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.
@@ -123,6 +144,12 @@ pub struct Stats {
     pub store_reads: u64,
     /// The direct read path's mapped files and models.
     pub direct: crate::store::direct::DirectStats,
+    /// Times the engine reopened the database by itself after a write failure (see
+    /// docs/ARCHITECTURE.md, "When the disk fails").
+    pub storage_recoveries: u64,
+    /// A write failed and the engine has not yet reopened the database: writes are refused
+    /// (53100 while the device is full, 57P03 otherwise); reads go on.
+    pub storage_degraded: bool,
 }
 
 /// A table's primary index, for monitoring ([`Database::index_stats`]).
@@ -144,7 +171,6 @@ struct CommitState {
 pub(crate) struct Inner {
     pub(crate) store: Store,
     pub(crate) opts: Options,
-    path: PathBuf,
     tables: RwLock<HashMap<String, Arc<Table>>>,
     commit: Mutex<CommitState>,
     /// Every rowid at or below this is committed, applied to the indexes and (for durable commits)
@@ -173,6 +199,14 @@ pub(crate) struct Inner {
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,
     store_reads: AtomicU64,
+    /// Set when a write failure made the engine replace this instance with a freshly recovered
+    /// one (see `Core`): its store is closed, its transactions end with 57P02 (begun before)
+    /// or 57P03 (begun after; the engine is reopening).
+    pub(crate) retired: AtomicBool,
+    /// The first transaction id not begun before the retirement.
+    retired_txn: AtomicU64,
+    /// The maintenance thread (garbage collection, checkpoints, read-back).
+    maint: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// The bytes of a row version: the row cache's copy, or a mapped file's, borrowed from the file
@@ -195,38 +229,253 @@ impl std::ops::Deref for VBytes<'_> {
 
 /// A database handle. Cheap to clone; all clones share one engine. The database closes (final
 /// checkpoint, clean-shutdown marker) when [`Database::close`] is called or the last clone drops.
+///
+/// The engine instance behind it (`Inner`: RocksDB, indexes, caches) is replaced when a write
+/// failure makes the engine reopen the database ("When the disk fails" in
+/// docs/ARCHITECTURE.md); every clone sees the new one.
 #[derive(Clone)]
 pub struct Database {
-    inner: Arc<Inner>,
+    core: Arc<Core>,
     _bg: Arc<Background>,
 }
 
+/// What every clone of a [`Database`] shares: the current engine instance and the recovery
+/// thread's state.
+pub(crate) struct Core {
+    /// The current engine instance.
+    pub(crate) cur: ArcSwap<Inner>,
+    path: PathBuf,
+    opts: Options,
+    /// Wakes the recovery thread (a store fault, or shutdown).
+    wake: Arc<Wake>,
+    stop: AtomicBool,
+    recoveries: AtomicU64,
+}
+
+#[derive(Default)]
+struct Wake {
+    m: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Wake {
+    fn notify(&self) {
+        let _g = self.m.lock();
+        self.cv.notify_all();
+    }
+    /// Sleeps up to `d` unless notified.
+    fn sleep(&self, d: Duration) {
+        let mut g = self.m.lock();
+        self.cv.wait_for(&mut g, d);
+    }
+}
+
 struct Background {
-    inner: Arc<Inner>,
-    handle: Mutex<Option<JoinHandle<()>>>,
+    core: Arc<Core>,
+    recovery: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Drop for Background {
     fn drop(&mut self) {
-        let _ = shutdown(&self.inner, &self.handle);
+        let _ = shutdown(self);
     }
 }
 
-fn shutdown(inner: &Arc<Inner>, handle: &Mutex<Option<JoinHandle<()>>>) -> Result<()> {
-    inner.shutdown.store(true, Ordering::Release);
-    if let Some(h) = handle.lock().take() {
+/// Stops the recovery thread, then closes the current engine instance cleanly.
+fn shutdown(bg: &Background) -> Result<()> {
+    stop_recovery(bg);
+    shutdown_inner(&bg.core.cur.load_full())
+}
+
+fn stop_recovery(bg: &Background) {
+    bg.core.stop.store(true, Ordering::Release);
+    bg.core.wake.notify();
+    if let Some(h) = bg.recovery.lock().take() {
         let _ = h.join();
     }
+}
+
+fn stop_maintenance(inner: &Inner) {
+    inner.shutdown.store(true, Ordering::Release);
+    let h = inner.maint.lock().take();
+    if let Some(h) = h {
+        let _ = h.join();
+    }
+}
+
+fn shutdown_inner(inner: &Arc<Inner>) -> Result<()> {
+    stop_maintenance(inner);
     if inner.closed.swap(true, Ordering::AcqRel) {
         return Ok(());
     }
     // Collect what can be collected, then checkpoint so the next open replays nothing.
     gc::collect(inner)?;
     inner.checkpoint_all()?;
+    if inner.pending_sweep.lock().is_some() {
+        // The sweep after an unclean open did not finish (a close right after the open, or
+        // after the engine reopened itself): stay unclean so the next open runs it again.
+        return Ok(());
+    }
     let mut b = WriteBatch::default();
-    b.put_cf(inner.store.cf(CF_META), b"clean_shutdown", [1u8]);
+    b.put_cf(inner.store.db()?.cf(CF_META), b"clean_shutdown", [1u8]);
     inner.store.write_sync(b)?;
+    // Leave the WAL with nothing to replay: otherwise the next open flushes the recovered
+    // memtables (a file and an fsync per column family), which was most of a clean open.
+    inner.store.flush_memtables()?;
     Ok(())
+}
+
+/// Opens the store in `path` and recovers an engine instance from it (the same path at startup
+/// and after a write failure), with its maintenance thread running. `carry`: the instance it
+/// replaces, whose cumulative counters go on in the new one.
+fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inner>) -> Result<Arc<Inner>> {
+    let t_store = std::time::Instant::now();
+    let store = Store::open(path, &opts.store)?;
+    let open_store_us = t_store.elapsed().as_micros() as u64;
+    let w = wake.clone();
+    store.set_on_fault(Box::new(move || w.notify()));
+    let inner = Arc::new(Inner {
+        cache: RowCache::new(opts.row_cache_bytes),
+        store,
+        opts: opts.clone(),
+        tables: RwLock::new(HashMap::new()),
+        commit: Mutex::new(CommitState {
+            next_rowid: 1,
+            next_table_id: 1,
+        }),
+        visible: AtomicU64::new(0),
+        snapshots: Mutex::new(VecDeque::new()),
+        gc: Mutex::new(gc::GcQueue::default()),
+        versions_since_ckpt: AtomicU64::new(0),
+        ckpt_lock: Mutex::new(()),
+        pending_sweep: Mutex::new(None),
+        shutdown: AtomicBool::new(false),
+        closed: AtomicBool::new(false),
+        stats: Mutex::new(Stats::default()),
+        locks: locks::LockTable::default(),
+        next_txn: AtomicU64::new(1),
+        direct_reads: AtomicU64::new(0),
+        store_reads: AtomicU64::new(0),
+        retired: AtomicBool::new(false),
+        retired_txn: AtomicU64::new(u64::MAX),
+        maint: Mutex::new(None),
+    });
+    if let Some(old) = carry {
+        let o = old.stats.lock().clone();
+        let mut s = inner.stats.lock();
+        s.commits = o.commits;
+        s.conflicts = o.conflicts;
+        s.lock_waits = o.lock_waits;
+        s.deadlocks = o.deadlocks;
+        s.versions_collected = o.versions_collected;
+        s.checkpoints = o.checkpoints;
+        drop(s);
+        inner.store.carry_wal_syncs(&old.store);
+        inner
+            .next_txn
+            .store(old.next_txn.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+    recovery::recover(&inner)?;
+    inner.stats.lock().open_store_us = open_store_us;
+    let bg_inner = inner.clone();
+    let handle = std::thread::Builder::new()
+        .name("augur-maintenance".into())
+        .spawn(move || maintenance::run(bg_inner))
+        .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
+    *inner.maint.lock() = Some(handle);
+    Ok(inner)
+}
+
+/// Free bytes (for an unprivileged user) of the file system holding `path`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct it is given; `c` is a valid C string.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.f_bavail as u64 * st.f_frsize as u64)
+    }
+}
+
+/// The recovery thread: waits for a store fault, then does what PostgreSQL's crash-restart
+/// does, without the process restart: retires the faulted engine instance (its transactions
+/// end, its RocksDB closes) and opens a new one from the directory, through the same recovery
+/// as a start after a crash. After a full device it first waits for free space, while reads go
+/// on from the faulted instance. If the reopen fails it retries, backing off to 5 s.
+fn recovery_loop(core: Arc<Core>) {
+    let stopped = || core.stop.load(Ordering::Acquire);
+    loop {
+        let fault = loop {
+            if stopped() {
+                return;
+            }
+            if let Some(f) = core.cur.load().store.fault() {
+                break f;
+            }
+            core.wake.sleep(Duration::from_millis(500));
+        };
+        let old = core.cur.load_full();
+        tracing::error!(fault = %fault.message, no_space = fault.no_space, "storage fault: the engine will reopen the database");
+        if fault.no_space {
+            let mut said = false;
+            while free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {
+                if !said {
+                    tracing::warn!(
+                        need = core.opts.resume_free_bytes,
+                        "disk full: writes are refused until space is freed; reads go on"
+                    );
+                    said = true;
+                }
+                if stopped() {
+                    return;
+                }
+                core.wake.sleep(Duration::from_millis(200));
+            }
+        }
+        let t0 = std::time::Instant::now();
+        retire(&old);
+        let mut delay = Duration::from_millis(20);
+        loop {
+            if stopped() {
+                return;
+            }
+            match open_inner(&core.path, &core.opts, &core.wake, Some(&old)) {
+                Ok(new) => {
+                    core.cur.store(new);
+                    let n = core.recoveries.fetch_add(1, Ordering::AcqRel) + 1;
+                    tracing::info!(
+                        recoveries = n,
+                        ms = t0.elapsed().as_millis() as u64,
+                        "storage recovered: the database was reopened and writes resume"
+                    );
+                    break;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, retry_ms = delay.as_millis() as u64, "reopening the database after a storage fault failed");
+                    core.wake.sleep(delay);
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+}
+
+/// Ends a faulted engine instance: no new work starts on it, its maintenance thread stops, its
+/// tables count as dropped (statements planned against them plan again), and its RocksDB closes
+/// once the operations running in it have returned.
+fn retire(old: &Inner) {
+    old.retired_txn
+        .store(old.next_txn.load(Ordering::Acquire), Ordering::Release);
+    old.retired.store(true, Ordering::Release);
+    old.closed.store(true, Ordering::Release);
+    stop_maintenance(old);
+    for t in old.tables.read().values() {
+        t.dropped.store(true, Ordering::Release);
+    }
+    old.store.close();
 }
 
 impl Database {
@@ -234,42 +483,32 @@ impl Database {
     /// transaction is visible, the primary indexes equal the persisted rows.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Database> {
         let path = path.as_ref().to_path_buf();
-        let store = Store::open(&path, &opts.store)?;
-        let inner = Arc::new(Inner {
-            cache: RowCache::new(opts.row_cache_bytes),
-            store,
-            opts,
+        let wake = Arc::new(Wake::default());
+        let inner = open_inner(&path, &opts, &wake, None)?;
+        let core = Arc::new(Core {
+            cur: ArcSwap::new(inner),
             path,
-            tables: RwLock::new(HashMap::new()),
-            commit: Mutex::new(CommitState {
-                next_rowid: 1,
-                next_table_id: 1,
-            }),
-            visible: AtomicU64::new(0),
-            snapshots: Mutex::new(VecDeque::new()),
-            gc: Mutex::new(gc::GcQueue::default()),
-            versions_since_ckpt: AtomicU64::new(0),
-            ckpt_lock: Mutex::new(()),
-            pending_sweep: Mutex::new(None),
-            shutdown: AtomicBool::new(false),
-            closed: AtomicBool::new(false),
-            stats: Mutex::new(Stats::default()),
-            locks: locks::LockTable::default(),
-            next_txn: AtomicU64::new(1),
-            direct_reads: AtomicU64::new(0),
-            store_reads: AtomicU64::new(0),
+            opts,
+            wake,
+            stop: AtomicBool::new(false),
+            recoveries: AtomicU64::new(0),
         });
-        recovery::recover(&inner)?;
-        let bg_inner = inner.clone();
+        let c = core.clone();
         let handle = std::thread::Builder::new()
-            .name("augur-maintenance".into())
-            .spawn(move || gc::maintenance_loop(bg_inner))
-            .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
+            .name("augur-recovery".into())
+            .spawn(move || recovery_loop(c))
+            .map_err(|e| Error::Storage(format!("cannot start the recovery thread: {e}")))?;
         let bg = Arc::new(Background {
-            inner: inner.clone(),
-            handle: Mutex::new(Some(handle)),
+            core: core.clone(),
+            recovery: Mutex::new(Some(handle)),
         });
-        Ok(Database { inner, _bg: bg })
+        Ok(Database { core, _bg: bg })
+    }
+
+    /// The current engine instance.
+    #[inline]
+    fn inner(&self) -> arc_swap::Guard<Arc<Inner>> {
+        self.core.cur.load()
     }
 
     /// Blocks until the warm-up after open has finished ([`Stats::prewarm_done`]): every live
@@ -283,14 +522,14 @@ impl Database {
     }
 
     fn prewarm_done(&self) -> bool {
-        let d = self.inner.store.direct().stats();
+        let d = self.inner().store.direct().stats();
         d.refreshes > 0 && d.unpopulated_bytes == 0
     }
 
     /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown
     /// marker. Later calls on any clone fail.
     pub fn close(&self) -> Result<()> {
-        shutdown(&self.inner, &self._bg.handle)
+        shutdown(&self._bg)
     }
 
     /// Stops background work and releases the database without the clean-shutdown steps (no
@@ -298,25 +537,24 @@ impl Database {
     /// recovery tests; durability itself is tested by SIGKILL in `crash_test`.
     #[doc(hidden)]
     pub fn abandon(self) {
-        self.inner.shutdown.store(true, Ordering::Release);
-        if let Some(h) = self._bg.handle.lock().take() {
-            let _ = h.join();
-        }
-        self.inner.closed.store(true, Ordering::Release);
+        stop_recovery(&self._bg);
+        let inner = self.inner();
+        stop_maintenance(&inner);
+        inner.closed.store(true, Ordering::Release);
     }
 
     pub fn path(&self) -> &Path {
-        &self.inner.path
+        &self.core.path
     }
 
     pub fn options(&self) -> &Options {
-        &self.inner.opts
+        &self.core.opts
     }
 
     /// Starts a transaction at the current snapshot ([`Isolation::Snapshot`]; see
     /// [`Transaction::set_isolation`]).
     pub fn begin(&self) -> Transaction {
-        Transaction::new(self.inner.clone())
+        Transaction::new(self.core.cur.load_full())
     }
 
     /// Runs `f` in a transaction and commits it; rolls back if `f` fails.
@@ -358,73 +596,75 @@ impl Database {
 
     /// Creates a table. `def.id` is assigned here.
     pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
-        self.inner.create_table(def, false)
+        self.inner().create_table(def, false)
     }
 
     /// Creates a table unless one with that name exists (then returns the existing one).
     pub fn create_table_if_not_exists(&self, def: TableDef) -> Result<Arc<Table>> {
-        self.inner.create_table(def, true)
+        self.inner().create_table(def, true)
     }
 
     pub fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
-        self.inner.drop_table(name, if_exists)
+        self.inner().drop_table(name, if_exists)
     }
 
     /// Removes every row of a table (gives it a new table id; the old rows are deleted in bulk).
     pub fn truncate(&self, name: &str) -> Result<()> {
-        self.inner.rebuild_table(name, |d| Ok(d.clone()), false)
+        self.inner().rebuild_table(name, |d| Ok(d.clone()), false)
     }
 
     /// Replaces a table's definition and rewrites its live rows under it (ALTER TABLE ... ADD
     /// PRIMARY KEY uses this). Fails, changing nothing, if the rows do not fit the new definition.
     pub fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()> {
-        self.inner.rebuild_table(name, f, true)
+        self.inner().rebuild_table(name, f, true)
     }
 
     pub fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
-        self.inner.create_index(table, index, if_not_exists)
+        self.inner().create_index(table, index, if_not_exists)
     }
 
     /// Drops the index named `name` on any table; returns false if none exists.
     pub fn drop_index(&self, name: &str) -> Result<bool> {
-        self.inner.drop_index(name)
+        self.inner().drop_index(name)
     }
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
-        self.inner.table(name)
+        self.inner().table(name)
     }
 
     /// Every table, sorted by name.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        let mut v: Vec<_> = self.inner.tables.read().values().cloned().collect();
+        let mut v: Vec<_> = self.inner().tables.read().values().cloned().collect();
         v.sort_by_key(|t| t.name());
         v
     }
 
     /// Writes an index checkpoint for every table now.
     pub fn checkpoint(&self) -> Result<()> {
-        self.inner.checkpoint_all()
+        self.inner().checkpoint_all()
     }
 
     /// Collects row versions no snapshot can see, now.
     pub fn collect_garbage(&self) -> Result<usize> {
-        gc::collect(&self.inner)
+        gc::collect(&self.inner())
     }
 
     pub fn stats(&self) -> Stats {
-        let mut s = self.inner.stats.lock().clone();
-        let (h, m) = self.inner.cache.hits_misses();
+        let mut s = self.inner().stats.lock().clone();
+        let (h, m) = self.inner().cache.hits_misses();
         s.cache_hits = h;
         s.cache_misses = m;
-        s.row_cache_bytes = self.inner.cache.weight();
-        s.row_locks_held = self.inner.locks.held() as u64;
-        s.wal_syncs = self.inner.store.wal_syncs();
-        s.wal_sync_secs = self.inner.store.wal_sync_secs();
-        s.gc_pending = self.inner.gc.lock().pending() as u64;
-        s.direct_reads = self.inner.direct_reads.load(Ordering::Relaxed);
-        s.store_reads = self.inner.store_reads.load(Ordering::Relaxed);
-        s.direct = self.inner.store.direct().stats();
+        s.row_cache_bytes = self.inner().cache.weight();
+        s.row_locks_held = self.inner().locks.held() as u64;
+        s.wal_syncs = self.inner().store.wal_syncs();
+        s.wal_sync_secs = self.inner().store.wal_sync_secs();
+        s.gc_pending = self.inner().gc.lock().pending() as u64;
+        s.direct_reads = self.inner().direct_reads.load(Ordering::Relaxed);
+        s.store_reads = self.inner().store_reads.load(Ordering::Relaxed);
+        s.direct = self.inner().store.direct().stats();
         s.prewarm_done = s.direct.refreshes > 0 && s.direct.unpopulated_bytes == 0;
+        s.storage_recoveries = self.core.recoveries.load(Ordering::Acquire);
+        s.storage_degraded = self.inner().store.fault().is_some();
         s
     }
 
@@ -455,21 +695,21 @@ impl Database {
     /// A RocksDB integer property of the rows column family (e.g. `rocksdb.estimate-num-keys`,
     /// `rocksdb.block-cache-usage`), None if RocksDB does not know it.
     pub fn rocksdb_property(&self, name: &str) -> Option<u64> {
-        self.inner.store.rows_property(name)
+        self.inner().store.rows_property(name)
     }
 
     /// Verifies invariant 4 of the design: for every table, an ordered scan of the primary index
     /// equals the newest version of each key found by scanning the persisted rows. Returns the
     /// number of live keys checked. Expensive: reads every stored version.
     pub fn verify_integrity(&self) -> Result<usize> {
-        self.inner.verify_integrity()
+        self.inner().verify_integrity()
     }
 
     /// Waits (up to `timeout`) until the sweep that follows an unclean open has collected what
     /// the crash left behind. Returns false on timeout.
     pub fn wait_for_sweep(&self, timeout: std::time::Duration) -> bool {
         let t0 = std::time::Instant::now();
-        while self.inner.pending_sweep.lock().is_some() {
+        while self.inner().pending_sweep.lock().is_some() {
             if t0.elapsed() > timeout {
                 return false;
             }
@@ -482,15 +722,17 @@ impl Database {
     /// prev), the index payload for it, and the table's checkpoint watermark.
     #[doc(hidden)]
     pub fn debug_key(&self, table: &str, key: &Key) -> Result<(VersionHistory, Option<u64>, u64)> {
-        let t = self.inner.table(table)?;
+        let t = self.inner().table(table)?;
         let mut out = Vec::new();
-        self.inner.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
-            let (tomb, prev, k) = crate::types::codec::decode_version_header(bytes)?;
-            if &k == key {
-                out.push((rowid, tomb, prev));
-            }
-            Ok(true)
-        })?;
+        self.inner()
+            .store
+            .for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
+                let (tomb, prev, k) = crate::types::codec::decode_version_header(bytes)?;
+                if &k == key {
+                    out.push((rowid, tomb, prev));
+                }
+                Ok(true)
+            })?;
         let p = t.pk.read().get(key);
         Ok((out, p, t.ckpt_watermark.load(Ordering::Acquire)))
     }
@@ -498,8 +740,8 @@ impl Database {
     /// The storage layer underneath (RocksDB and the direct read path), for tests that compare
     /// the direct read path with RocksDB's own answers and force flushes and compactions.
     #[doc(hidden)]
-    pub fn store(&self) -> &Store {
-        &self.inner.store
+    pub fn store(&self) -> StoreRef {
+        StoreRef(self.core.cur.load_full())
     }
 
     /// Total bytes of the database directory on disk.
@@ -517,7 +759,18 @@ impl Database {
                 })
                 .unwrap_or(0)
         }
-        walk(&self.inner.path)
+        walk(&self.core.path)
+    }
+}
+
+/// The store of the engine instance current when [`Database::store`] was called.
+#[doc(hidden)]
+pub struct StoreRef(Arc<Inner>);
+
+impl std::ops::Deref for StoreRef {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        &self.0.store
     }
 }
 
@@ -534,11 +787,34 @@ impl Inner {
             .ok_or_else(|| Error::undefined_table(name))
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.retired.load(Ordering::Acquire) {
+            return Err(Error::new(
+                SqlState::CANNOT_CONNECT_NOW,
+                "the database system is in recovery mode: the storage engine is reopening after a write failure",
+            ));
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::new(SqlState::IO_ERROR, "the database is closed"));
         }
         Ok(())
+    }
+
+    /// The error for a transaction whose engine instance was retired: 57P02 if it began before
+    /// the retirement (PostgreSQL ends every session with it when it crash-restarts; nothing
+    /// the transaction wrote was stored), 57P03 if it began on the retired instance while the
+    /// new one was opening. None while the instance is current.
+    pub(crate) fn retired_error(&self, txn: u64) -> Option<Error> {
+        if !self.retired.load(Ordering::Acquire) {
+            return None;
+        }
+        if txn < self.retired_txn.load(Ordering::Acquire) {
+            return Some(Error::new(
+                SqlState::CRASH_SHUTDOWN,
+                "terminating transaction: the storage engine restarted after a write failure; nothing this transaction wrote was stored",
+            ));
+        }
+        self.check_open().err()
     }
 
     pub(crate) fn begin_snapshot(&self) -> u64 {
@@ -722,9 +998,9 @@ impl Inner {
         }
         def.id = c.next_table_id;
         let mut b = WriteBatch::default();
-        self.put_def(&mut b, &def);
+        self.put_def(&mut b, &def)?;
         b.put_cf(
-            self.store.cf(CF_META),
+            self.store.db()?.cf(CF_META),
             b"next_table_id",
             (def.id as u64 + 1).to_be_bytes(),
         );
@@ -745,7 +1021,7 @@ impl Inner {
             return Err(Error::undefined_table(name));
         };
         let mut b = WriteBatch::default();
-        self.delete_table_data(&mut b, t.id);
+        self.delete_table_data(&mut b, t.id)?;
         self.store.write_sync(b)?;
         t.dropped.store(true, Ordering::Release);
         self.tables.write().remove(name);
@@ -754,25 +1030,28 @@ impl Inner {
     }
 
     /// Adds to `b` the catalog entry of `def`.
-    fn put_def(&self, b: &mut WriteBatch, def: &TableDef) {
+    fn put_def(&self, b: &mut WriteBatch, def: &TableDef) -> Result<()> {
         let json = serde_json::to_vec(def).expect("a TableDef always serializes");
-        b.put_cf(self.store.cf(CF_CATALOG), def.id.to_be_bytes(), json);
+        b.put_cf(self.store.db()?.cf(CF_CATALOG), def.id.to_be_bytes(), json);
+        Ok(())
     }
 
     /// Adds to `b` the deletion of everything stored for table `id`.
-    fn delete_table_data(&self, b: &mut WriteBatch, id: u32) {
-        b.delete_cf(self.store.cf(CF_CATALOG), id.to_be_bytes());
+    fn delete_table_data(&self, b: &mut WriteBatch, id: u32) -> Result<()> {
+        let db = self.store.db()?;
+        b.delete_cf(db.cf(CF_CATALOG), id.to_be_bytes());
         b.delete_range_cf(
-            self.store.cf(CF_ROWS),
+            db.cf(CF_ROWS),
             crate::store::row_key(id, 0),
             crate::store::row_key(id + 1, 0),
         );
         b.delete_range_cf(
-            self.store.cf(CF_IDXSNAP),
+            db.cf(CF_IDXSNAP),
             crate::store::idxsnap_key(id, 0, 0),
             crate::store::idxsnap_key(id + 1, 0, 0),
         );
-        b.delete_cf(self.store.cf(CF_META), format!("ckpt/{id}"));
+        b.delete_cf(db.cf(CF_META), format!("ckpt/{id}"));
+        Ok(())
     }
 
     /// Creates a table under a new id from `f(old definition)`, copies the live rows into it
@@ -822,7 +1101,8 @@ impl Inner {
         let mut b = WriteBatch::default();
         let mut entries = Vec::with_capacity(rows.len());
         let mut buf = Vec::new();
-        let cf_rows = self.store.cf(CF_ROWS);
+        let db = self.store.db()?;
+        let cf_rows = db.cf(CF_ROWS);
         let mut rowid = c.next_rowid;
         for (k, row) in &rows {
             crate::types::codec::encode_version(0, k, Some(row), &mut buf);
@@ -830,14 +1110,14 @@ impl Inner {
             entries.push((k.clone(), rowid));
             rowid += 1;
         }
-        self.put_def(&mut b, &def);
+        self.put_def(&mut b, &def)?;
         b.put_cf(
-            self.store.cf(CF_META),
+            self.store.db()?.cf(CF_META),
             b"next_table_id",
             (def.id as u64 + 1).to_be_bytes(),
         );
-        b.put_cf(self.store.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
-        self.delete_table_data(&mut b, old.id);
+        b.put_cf(self.store.db()?.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
+        self.delete_table_data(&mut b, old.id)?;
         self.store.write_sync(b)?;
         c.next_table_id += 1;
         c.next_rowid = rowid;
@@ -907,7 +1187,7 @@ impl Inner {
         }
         def.indexes.push(index.clone());
         let mut b = WriteBatch::default();
-        self.put_def(&mut b, &def);
+        self.put_def(&mut b, &def)?;
         self.store.write_sync(b)?;
         t.secondary
             .write()
@@ -925,7 +1205,7 @@ impl Inner {
             if let Some(pos) = def.indexes.iter().position(|i| i.name == name) {
                 def.indexes.remove(pos);
                 let mut b = WriteBatch::default();
-                self.put_def(&mut b, &def);
+                self.put_def(&mut b, &def)?;
                 self.store.write_sync(b)?;
                 t.secondary.write().remove(pos);
                 t.set_def(def);
@@ -941,6 +1221,9 @@ impl Inner {
         for t in tables {
             recovery::checkpoint_table(self, &t)?;
         }
+        // Images of tables dropped or truncated since (under the checkpoint lock: no image is
+        // being written now).
+        recovery::remove_unused_images(self);
         self.versions_since_ckpt.store(0, Ordering::Release);
         self.stats.lock().checkpoints += 1;
         Ok(())

@@ -1,51 +1,115 @@
-//! Opening a database: catalog, counters, and each table's primary index rebuilt from its last
-//! checkpoint plus a replay of the row versions written after it. No random-key write happens on
-//! this path: checkpoints are sorted runs written in bulk, and replay only reads.
+//! Opening a database: catalog, counters, and each table's primary index from its last
+//! checkpoint plus a replay of the row versions written after it; and writing those checkpoints.
+//!
+//! An ALEX index is checkpointed as an *image* (`index/<table>-<generation>.alex` beside
+//! RocksDB's files: its nodes' arrays as they lie in memory, `index::alex::image`), which open
+//! maps and reads in place: work per node, not per key. The B-tree fallback is checkpointed as
+//! sorted (key, rowid) chunks in the `idxsnap` column family and bulk-loaded. An image that
+//! fails a check (checksum, format, or it is not the one the checkpoint header names) is never
+//! used: the index is rebuilt from the rows instead.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
 
 use super::catalog::TableDef;
 use super::{Inner, Table};
 use crate::error::{Error, Result};
-use crate::index::keyed::{KeyIndex, TOMBSTONE};
+use crate::index::keyed::{IndexKind, KeyIndex, TOMBSTONE};
+use crate::index::mapped::Mapping;
 use crate::store::{idxsnap_key, CF_CATALOG, CF_IDXSNAP, CF_META};
 use crate::types::codec::{decode_version_header, put_varint};
 use crate::types::Key;
 
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// The checkpoint header of a table, in `meta` under `ckpt/<table id>`: which checkpoint is
+/// current and the rowid watermark `W` it covers.
 struct CkptHeader {
     generation: u64,
     watermark: u64,
-    count: u64,
-    chunks: u32,
+    form: CkptForm,
+}
+
+enum CkptForm {
+    /// `chunks` sorted (key, rowid) chunks in `idxsnap` holding `count` entries (28 bytes).
+    Chunks { count: u64, chunks: u32 },
+    /// The image file of this generation, `len` bytes, whose tag carries `nonce` (a random id,
+    /// so that an image left from another checkpoint is told apart). 1 + 32 bytes, tag 2.
+    Image { nonce: u64, len: u64 },
 }
 
 impl CkptHeader {
     fn encode(&self) -> Vec<u8> {
-        let mut v = Vec::with_capacity(28);
-        v.extend_from_slice(&self.generation.to_be_bytes());
-        v.extend_from_slice(&self.watermark.to_be_bytes());
-        v.extend_from_slice(&self.count.to_be_bytes());
-        v.extend_from_slice(&self.chunks.to_be_bytes());
+        let mut v = Vec::with_capacity(33);
+        match self.form {
+            CkptForm::Chunks { count, chunks } => {
+                v.extend_from_slice(&self.generation.to_be_bytes());
+                v.extend_from_slice(&self.watermark.to_be_bytes());
+                v.extend_from_slice(&count.to_be_bytes());
+                v.extend_from_slice(&chunks.to_be_bytes());
+            }
+            CkptForm::Image { nonce, len } => {
+                v.push(2);
+                v.extend_from_slice(&self.generation.to_be_bytes());
+                v.extend_from_slice(&self.watermark.to_be_bytes());
+                v.extend_from_slice(&nonce.to_be_bytes());
+                v.extend_from_slice(&len.to_be_bytes());
+            }
+        }
         v
     }
     fn decode(b: &[u8]) -> Result<CkptHeader> {
-        if b.len() != 28 {
-            return Err(Error::Corrupt("index checkpoint header".into()));
-        }
         let u = |r: std::ops::Range<usize>| u64::from_be_bytes(b[r].try_into().expect("8 bytes"));
-        Ok(CkptHeader {
-            generation: u(0..8),
-            watermark: u(8..16),
-            count: u(16..24),
-            chunks: u32::from_be_bytes(b[24..28].try_into().expect("4 bytes")),
-        })
+        match b.len() {
+            28 => Ok(CkptHeader {
+                generation: u(0..8),
+                watermark: u(8..16),
+                form: CkptForm::Chunks {
+                    count: u(16..24),
+                    chunks: u32::from_be_bytes(b[24..28].try_into().expect("4 bytes")),
+                },
+            }),
+            33 if b[0] == 2 => Ok(CkptHeader {
+                generation: u(1..9),
+                watermark: u(9..17),
+                form: CkptForm::Image {
+                    nonce: u(17..25),
+                    len: u(25..33),
+                },
+            }),
+            _ => Err(Error::Corrupt("index checkpoint header".into())),
+        }
     }
+}
+
+/// Where the images of primary indexes live: a directory beside RocksDB's files.
+pub(crate) fn image_dir(db_path: &Path) -> PathBuf {
+    db_path.join("index")
+}
+
+fn image_path(db_path: &Path, table: u32, generation: u64) -> PathBuf {
+    image_dir(db_path).join(format!("{table}-{generation}.alex"))
+}
+
+/// Time spent opening the primary indexes, by phase (summed over tables).
+#[derive(Default)]
+struct OpenTimes {
+    /// Reading checkpoints: mapping images and reading their directories, or reading sorted
+    /// chunks and bulk-loading them.
+    map: Duration,
+    /// Checksumming images.
+    verify: Duration,
+    /// Reading the versions written after the checkpoints and applying them; rebuilding
+    /// indexes whose image was refused; secondary indexes.
+    replay: Duration,
+    replayed: u64,
+    images_refused: u64,
+    /// The verify time of the table being opened (taken out of its map time).
+    verify_last: Duration,
 }
 
 pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
@@ -55,7 +119,7 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
     let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
     let mut b = WriteBatch::default();
-    b.delete_cf(store.cf(CF_META), b"clean_shutdown");
+    b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
 
     let next_table_id = store.get_meta_u64("next_table_id")?.unwrap_or(1).max(1) as u32;
@@ -72,13 +136,22 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         defs.push(def);
     }
     let mut max_table_id = 0;
+    let mut times = OpenTimes::default();
     {
         let mut tables = inner.tables.write();
         for def in defs {
             max_table_id = max_table_id.max(def.id);
-            let t = load_table(inner, def)?;
+            let t = load_table(inner, def, &mut times)?;
             tables.insert(t.name(), Arc::new(t));
         }
+    }
+    remove_unused_images(inner);
+    if times.images_refused > 0 {
+        // The refused images' tables were rebuilt from their rows: checkpoint them again soon
+        // (the maintenance thread), so that the next open maps a good image.
+        inner
+            .versions_since_ckpt
+            .store(inner.opts.checkpoint_every, Ordering::Relaxed);
     }
     {
         let mut c = inner.commit.lock();
@@ -90,6 +163,11 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         let mut s = inner.stats.lock();
         s.recovery_ms = t0.elapsed().as_millis() as u64;
         s.recovered_unclean = !clean;
+        s.open_map_us = times.map.as_micros() as u64;
+        s.open_verify_us = times.verify.as_micros() as u64;
+        s.open_replay_us = times.replay.as_micros() as u64;
+        s.open_replayed_versions = times.replayed;
+        s.index_images_refused = times.images_refused;
     }
     tracing::info!(
         ms = t0.elapsed().as_millis() as u64,
@@ -104,62 +182,82 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     Ok(())
 }
 
-fn load_table(inner: &Inner, def: TableDef) -> Result<Table> {
+fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Table> {
     let store = &inner.store;
     let kind = def.key_kind();
     let header = match store.get_meta(&format!("ckpt/{}", def.id))? {
         Some(h) => Some(CkptHeader::decode(&h)?),
         None => None,
     };
-    let (watermark, generation) = header.as_ref().map_or((0, 0), |h| (h.watermark, h.generation));
-
-    // The checkpoint: sorted (key, rowid) of live keys at `watermark`.
-    let mut entries: Vec<(Key, u64)> = Vec::with_capacity(header.as_ref().map_or(0, |h| h.count as usize));
-    if let Some(h) = &header {
-        let prefix = idxsnap_key(def.id, h.generation, 0);
-        let chunks = store.scan_prefix(CF_IDXSNAP, &prefix[..12])?;
-        if chunks.len() != h.chunks as usize {
-            return Err(Error::Corrupt(format!(
-                "index checkpoint of table {} has {} chunks, header says {}",
-                def.name,
-                chunks.len(),
-                h.chunks
-            )));
-        }
-        for (_, c) in chunks {
-            decode_chunk(&c, &mut entries)?;
-        }
-        if entries.len() as u64 != h.count {
-            return Err(Error::Corrupt(format!(
-                "index checkpoint of table {} is short",
-                def.name
-            )));
-        }
-    }
+    let generation = header.as_ref().map_or(0, |h| h.generation);
+    let t_map = Instant::now();
+    // The checkpoint: the index at `watermark` (deleted keys left out).
+    let (base, watermark) = match &header {
+        None => (Base::Sorted(Vec::new()), 0),
+        Some(
+            h @ CkptHeader {
+                form: CkptForm::Chunks { count, chunks },
+                ..
+            },
+        ) => (
+            Base::Sorted(read_chunks(inner, &def, h.generation, *count, *chunks)?),
+            h.watermark,
+        ),
+        Some(
+            h @ CkptHeader {
+                form: CkptForm::Image { nonce, len },
+                ..
+            },
+        ) => match open_image(inner, &def, h, *nonce, *len, times) {
+            Ok(pk) => (Base::Index(pk), h.watermark),
+            Err(why) => {
+                // Never trusted: the index is rebuilt from every stored version instead.
+                tracing::warn!(table = %def.name, %why, "index image refused; rebuilding the index from the rows");
+                times.images_refused += 1;
+                (Base::Sorted(Vec::new()), 0)
+            }
+        },
+    };
+    times.map += t_map
+        .elapsed()
+        .saturating_sub(std::mem::take(&mut times.verify_last));
 
     // Replay: every version written after the checkpoint, in position order.
+    let t_replay = Instant::now();
     let mut tail: Vec<(Key, u64)> = Vec::new();
     store.for_each_row(def.id, watermark + 1, u64::MAX, |rowid, bytes| {
         let (tomb, _, key) = decode_version_header(bytes)?;
         tail.push((key, rowid | if tomb { TOMBSTONE } else { 0 }));
         Ok(true)
     })?;
-    let merged = if tail.is_empty() {
-        entries
-    } else {
-        // Newest version per key wins: stable sort keeps position order among equal keys.
-        tail.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut newest: Vec<(Key, u64)> = Vec::with_capacity(tail.len());
-        for (k, p) in tail {
-            match newest.last_mut() {
-                Some(last) if last.0 == k => last.1 = p,
-                _ => newest.push((k, p)),
-            }
+    times.replayed += tail.len() as u64;
+    // Newest version per key wins: a stable sort keeps position order among equal keys.
+    tail.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut newest: Vec<(Key, u64)> = Vec::with_capacity(tail.len());
+    for (k, p) in tail {
+        match newest.last_mut() {
+            Some(last) if last.0 == k => last.1 = p,
+            _ => newest.push((k, p)),
         }
-        merge_newest(entries, newest)
+    }
+    let pk = match base {
+        // A mapped image takes the (usually few) changes in place, in key order; a delta
+        // larger than the image itself is merged and bulk-loaded instead (a better-shaped tree
+        // than as many inserts, for about the work of reading the image once).
+        Base::Index(mut pk) if newest.len() <= pk.len() => {
+            for (k, p) in newest {
+                if p & TOMBSTONE != 0 {
+                    pk.remove(&k);
+                } else {
+                    pk.upsert(&k, p);
+                }
+            }
+            pk
+        }
+        Base::Index(pk) => bulk(kind, merge_newest(pk.entries(), newest)),
+        Base::Sorted(entries) if newest.is_empty() => bulk(kind, entries),
+        Base::Sorted(entries) => bulk(kind, merge_newest(entries, newest)),
     };
-    let live: Vec<(Key, u64)> = merged.into_iter().filter(|(_, p)| p & TOMBSTONE == 0).collect();
-    let pk = KeyIndex::bulk_load(kind, live);
     let t = Table::new(def, pk);
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
@@ -173,7 +271,116 @@ fn load_table(inner: &Inner, def: TableDef) -> Result<Table> {
             }
         }
     }
+    times.replay += t_replay.elapsed();
     Ok(t)
+}
+
+/// A table's index as its checkpoint gives it: sorted live entries to bulk-load, or an index
+/// opened from its image.
+enum Base {
+    Sorted(Vec<(Key, u64)>),
+    Index(KeyIndex),
+}
+
+/// Bulk-loads entries, leaving out tombstoned ones.
+fn bulk(kind: IndexKind, merged: Vec<(Key, u64)>) -> KeyIndex {
+    let live: Vec<(Key, u64)> = merged.into_iter().filter(|(_, p)| p & TOMBSTONE == 0).collect();
+    KeyIndex::bulk_load(kind, live)
+}
+
+/// The sorted (key, rowid) chunks of a checkpoint written in that form.
+fn read_chunks(
+    inner: &Inner,
+    def: &TableDef,
+    generation: u64,
+    count: u64,
+    n: u32,
+) -> Result<Vec<(Key, u64)>> {
+    let mut entries: Vec<(Key, u64)> = Vec::with_capacity(count as usize);
+    let prefix = idxsnap_key(def.id, generation, 0);
+    let chunks = inner.store.scan_prefix(CF_IDXSNAP, &prefix[..12])?;
+    if chunks.len() != n as usize {
+        return Err(Error::Corrupt(format!(
+            "index checkpoint of table {} has {} chunks, header says {}",
+            def.name,
+            chunks.len(),
+            n
+        )));
+    }
+    for (_, c) in chunks {
+        decode_chunk(&c, &mut entries)?;
+    }
+    if entries.len() as u64 != count {
+        return Err(Error::Corrupt(format!(
+            "index checkpoint of table {} is short",
+            def.name
+        )));
+    }
+    Ok(entries)
+}
+
+/// The image tag of a table's checkpoint: the table, the generation, the watermark and the
+/// checkpoint's random id. An image is used only if its tag equals the one its header implies.
+fn image_tag(table: u32, generation: u64, watermark: u64, nonce: u64) -> [u64; 4] {
+    [table as u64, generation, watermark, nonce]
+}
+
+/// Maps and checks the image a checkpoint header names. Every array is checksummed; that pass
+/// also maps the whole image in, so reads after open do not fault.
+fn open_image(
+    inner: &Inner,
+    def: &TableDef,
+    h: &CkptHeader,
+    nonce: u64,
+    len: u64,
+    times: &mut OpenTimes,
+) -> std::result::Result<KeyIndex, String> {
+    if def.key_kind() != IndexKind::Alex {
+        return Err("an image for a table whose index is not ALEX".into());
+    }
+    let path = image_path(inner.store.path(), def.id, h.generation);
+    let map = Mapping::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if map.len() as u64 != len {
+        return Err(format!(
+            "{}: {} bytes, the checkpoint says {len}",
+            path.display(),
+            map.len()
+        ));
+    }
+    map.populate();
+    let t = Instant::now();
+    let r = KeyIndex::from_image(map, true);
+    times.verify_last = t.elapsed();
+    times.verify += times.verify_last;
+    let (pk, tag) = r.map_err(|e| format!("{}: {e}", path.display()))?;
+    if tag != image_tag(def.id, h.generation, h.watermark, nonce) {
+        return Err(format!("{}: written for another checkpoint", path.display()));
+    }
+    Ok(pk)
+}
+
+/// Deletes image files no table's checkpoint names (left by dropped tables, by checkpoints a
+/// crash interrupted, or superseded). At open, and after each round of checkpoints.
+pub(crate) fn remove_unused_images(inner: &Inner) {
+    let wanted: std::collections::HashSet<PathBuf> = inner
+        .tables
+        .read()
+        .values()
+        .map(|t| {
+            image_path(
+                inner.store.path(),
+                t.id,
+                t.ckpt_generation.load(Ordering::Acquire),
+            )
+        })
+        .collect();
+    if let Ok(dir) = std::fs::read_dir(image_dir(inner.store.path())) {
+        for e in dir.flatten() {
+            if !wanted.contains(&e.path()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
 }
 
 /// Merges two key-sorted runs; on equal keys the second (newer) wins.
@@ -244,29 +451,37 @@ fn decode_chunk(c: &[u8], out: &mut Vec<(Key, u64)>) -> Result<()> {
     Ok(())
 }
 
-/// Writes a new checkpoint of `t`'s primary index: every live (key, rowid) at the current
-/// position, in sorted chunks, then the header (fsynced), then drops the previous generation.
+/// Writes a new checkpoint of `t`'s primary index at the current position, then its header
+/// (fsynced), then drops the previous generation. An ALEX index is written as an image file
+/// (serialized under the commit lock, written and fsynced outside it, renamed into place before
+/// the header names it); a B-tree as every live (key, rowid) in sorted chunks.
 pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
-    let (watermark, entries) = {
+    let old_gen = t.ckpt_generation.load(Ordering::Acquire);
+    let generation = old_gen + 1;
+    let nonce = rand::random::<u64>();
+    let (watermark, snapshot) = {
         let c = inner.commit.lock();
         let w = c.next_rowid - 1;
         if w == t.ckpt_watermark.load(Ordering::Acquire) {
             return Ok(());
         }
-        let e: Vec<(Key, u64)> =
-            t.pk.read()
-                .entries()
-                .into_iter()
-                .filter(|(_, p)| p & TOMBSTONE == 0)
-                .collect();
-        (w, e)
+        let pk = t.pk.read();
+        let snapshot = match pk.to_image(image_tag(t.id, generation, w, nonce)) {
+            Some(image) => Snapshot::Image(image),
+            None => Snapshot::Sorted(
+                pk.entries()
+                    .into_iter()
+                    .filter(|(_, p)| p & TOMBSTONE == 0)
+                    .collect(),
+            ),
+        };
+        (w, snapshot)
     };
     if t.is_dropped() {
         return Ok(());
     }
-    let old_gen = t.ckpt_generation.load(Ordering::Acquire);
-    let generation = old_gen + 1;
-    let cf = inner.store.cf(CF_IDXSNAP);
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_IDXSNAP);
     let mut batch = WriteBatch::default();
     // Leftovers of an earlier attempt at this generation that crashed before its header.
     batch.delete_range_cf(
@@ -274,6 +489,70 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         idxsnap_key(t.id, generation, 0),
         idxsnap_key(t.id, generation + 1, 0),
     );
+    let form = match snapshot {
+        Snapshot::Image(image) => {
+            write_file_durably(&image_path(inner.store.path(), t.id, generation), &image)?;
+            CkptForm::Image {
+                nonce,
+                len: image.len() as u64,
+            }
+        }
+        Snapshot::Sorted(entries) => write_chunks(inner, t, generation, &entries, &mut batch)?,
+    };
+    let header = CkptHeader {
+        generation,
+        watermark,
+        form,
+    };
+    batch.put_cf(rocks.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
+    inner.store.write_sync(batch)?;
+    let mut del = WriteBatch::default();
+    del.delete_range_cf(
+        cf,
+        idxsnap_key(t.id, old_gen, 0),
+        idxsnap_key(t.id, generation, 0),
+    );
+    inner.store.write_nosync(del)?;
+    // The previous image (if any); a process that mapped it keeps reading it until it unmaps.
+    let _ = std::fs::remove_file(image_path(inner.store.path(), t.id, old_gen));
+    t.ckpt_generation.store(generation, Ordering::Release);
+    t.ckpt_watermark.store(watermark, Ordering::Release);
+    Ok(())
+}
+
+/// What a checkpoint writes, taken under the commit lock.
+enum Snapshot {
+    Image(Vec<u8>),
+    Sorted(Vec<(Key, u64)>),
+}
+
+/// Writes `bytes` to `path` so that after a crash the file is either absent or whole: a
+/// temporary name, fsync, rename, fsync of the directory.
+fn write_file_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().expect("an image path has a directory");
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    std::fs::rename(&tmp, path)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Adds the sorted chunks of a B-tree checkpoint to `batch` (writing it out when it grows
+/// large) and returns their form for the header.
+fn write_chunks(
+    inner: &Inner,
+    t: &Table,
+    generation: u64,
+    entries: &[(Key, u64)],
+    batch: &mut WriteBatch,
+) -> Result<CkptForm> {
+    let rocks = inner.store.db()?;
+    let cf = rocks.cf(CF_IDXSNAP);
     let mut chunk: Vec<u8> = Vec::with_capacity(CHUNK_BYTES + 64);
     let mut chunks: u32 = 0;
     let tag = match entries.first() {
@@ -289,7 +568,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         }
         Ok(())
     };
-    for (k, r) in &entries {
+    for (k, r) in entries {
         if chunk.is_empty() {
             chunk.push(tag);
         }
@@ -304,28 +583,14 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         }
         chunk.extend_from_slice(&r.to_le_bytes());
         if chunk.len() >= CHUNK_BYTES {
-            flush(&mut chunk, &mut batch, &mut chunks)?;
+            flush(&mut chunk, batch, &mut chunks)?;
         }
     }
     if !chunk.is_empty() {
-        flush(&mut chunk, &mut batch, &mut chunks)?;
+        flush(&mut chunk, batch, &mut chunks)?;
     }
-    let header = CkptHeader {
-        generation,
-        watermark,
+    Ok(CkptForm::Chunks {
         count: entries.len() as u64,
         chunks,
-    };
-    batch.put_cf(inner.store.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
-    inner.store.write_sync(batch)?;
-    let mut del = WriteBatch::default();
-    del.delete_range_cf(
-        cf,
-        idxsnap_key(t.id, old_gen, 0),
-        idxsnap_key(t.id, generation, 0),
-    );
-    inner.store.write_nosync(del)?;
-    t.ckpt_generation.store(generation, Ordering::Release);
-    t.ckpt_watermark.store(watermark, Ordering::Release);
-    Ok(())
+    })
 }

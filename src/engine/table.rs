@@ -9,7 +9,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::catalog::{IndexDef, TableDef};
-use crate::index::keyed::{IndexKind, KeyIndex};
+use crate::index::keyed::{IndexBytes, IndexKind, KeyIndex};
 use crate::types::{Key, Value};
 
 /// A secondary index: every (encoded column values, primary key, rowid) of the row versions that
@@ -113,8 +113,15 @@ impl Table {
         self.pk.read().len()
     }
 
+    /// Bytes of the primary index in memory: heap plus the mapped image (see
+    /// [`Table::index_bytes`] for the two apart).
     pub fn index_heap_bytes(&self) -> usize {
         self.pk.read().heap_bytes()
+    }
+
+    /// The primary index's memory, heap and mapped image apart (for a memory budget).
+    pub fn index_bytes(&self) -> IndexBytes {
+        self.pk.read().bytes()
     }
 
     pub fn is_dropped(&self) -> bool {

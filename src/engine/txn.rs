@@ -196,6 +196,7 @@ impl Transaction {
     /// deadline (`statement_timeout`) or a cancel of its request fails with 57014.
     pub fn lock_row_by(&self, t: &Table, key: &Key, stop: &Interrupt) -> Result<Locked> {
         self.check_active()?;
+        self.check_table(t)?;
         let Some(latest) = self.acquire(t, key, stop)? else {
             return Ok(Locked::Unchanged);
         };
@@ -282,14 +283,51 @@ impl Transaction {
         self.sync = Some(sync);
     }
 
+    /// Fails once the transaction has finished, or once its engine instance was retired by a
+    /// storage recovery (57P02 / 57P03, see `Inner::retired_error`).
+    #[inline]
     fn check_active(&self) -> Result<()> {
-        if self.finished {
-            return Err(Error::new(
-                SqlState::NO_ACTIVE_SQL_TRANSACTION,
-                "transaction already finished",
-            ));
+        if self.finished || self.db.retired.load(Ordering::Relaxed) {
+            return Err(self.inactive());
         }
         Ok(())
+    }
+
+    #[cold]
+    fn inactive(&self) -> Error {
+        if let Some(e) = self.db.retired_error(self.id) {
+            return e;
+        }
+        Error::new(
+            SqlState::NO_ACTIVE_SQL_TRANSACTION,
+            "transaction already finished",
+        )
+    }
+
+    /// Fails for a table that was dropped, or replaced (TRUNCATE, ALTER, or the engine reopening
+    /// after a write failure, which replaces every table) since the caller looked it up: its
+    /// index no longer describes the stored rows.
+    #[inline]
+    fn check_table(&self, t: &Table) -> Result<()> {
+        if t.is_dropped() {
+            return Err(self.table_gone(t));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn table_gone(&self, t: &Table) -> Error {
+        if let Some(e) = self.db.retired_error(self.id) {
+            return e;
+        }
+        let name = t.name();
+        if self.db.table(&name).is_ok() {
+            return Error::new(
+                SqlState::SERIALIZATION_FAILURE,
+                format!("could not serialize access: relation \"{name}\" was replaced while this statement ran; retry it"),
+            );
+        }
+        Error::undefined_table(&name)
     }
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
@@ -320,6 +358,7 @@ impl Transaction {
     /// [`Transaction::get`] on a resolved table, without cloning the row.
     pub fn get_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
         self.check_active()?;
+        self.check_table(t)?;
         if let Some(p) = self.pending(t, key) {
             return Ok(match p {
                 Pending::Put(r) => Some(r.clone()),
@@ -360,6 +399,7 @@ impl Transaction {
     /// ```
     pub fn get_with<R>(&self, t: &Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
         self.check_active()?;
+        self.check_table(t)?;
         if let Some(p) = self.pending(t, key) {
             return Ok(match p {
                 Pending::Put(r) => Some(f(RowRef::values(r))),
@@ -449,6 +489,7 @@ impl Transaction {
         mut f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
     ) -> Result<()> {
         self.check_active()?;
+        self.check_table(t)?;
         // This transaction's own writes in the range, merged by key order.
         let mut mine: Vec<(Key, Pending)> = match self.writes.get(&t.id) {
             None => Vec::new(),
@@ -849,6 +890,20 @@ impl Transaction {
     /// locks, waits for the WAL fsync (shared with concurrent commits), then makes the commit
     /// visible. All or nothing.
     pub fn commit(mut self) -> Result<()> {
+        if !self.finished && self.db.retired.load(Ordering::Acquire) {
+            // Nothing of this transaction reached the WAL (its writes are buffered until
+            // commit), so the failure is definite: 40001 tells the client to run it again.
+            let e = match self.db.retired_error(self.id) {
+                Some(e) if e.sqlstate() == SqlState::CRASH_SHUTDOWN => Error::new(
+                    SqlState::SERIALIZATION_FAILURE,
+                    "could not serialize access: the storage engine restarted after a write failure while this transaction was open; nothing it wrote was stored, run it again",
+                ),
+                Some(e) => e,
+                None => Error::internal("retired engine instance without an error"),
+            };
+            self.finish();
+            return Err(e);
+        }
         self.check_active()?;
         let r = self.commit_inner();
         self.finish();
@@ -916,7 +971,8 @@ impl Transaction {
         // (`Store::ingest_rows`), so their reads start from the mapping instead.
         let mut cached: Vec<super::cache::Bytes> = Vec::with_capacity(if bulk { 0 } else { n });
         let mut batch = WriteBatch::default();
-        let cf_rows = db.store.cf(CF_ROWS);
+        let rocks = db.store.db()?;
+        let cf_rows = rocks.cf(CF_ROWS);
         // Tables in id order, keys in key order: with ascending rowids the row keys ascend too.
         let mut order: Vec<usize> = (0..writes.len()).collect();
         let tables: Vec<&TableWrites> = writes.values().collect();
@@ -953,7 +1009,7 @@ impl Transaction {
             })?
         };
         let last = rowid - 1;
-        batch.put_cf(db.store.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
+        batch.put_cf(db.store.db()?.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
         c.next_rowid = rowid;
         let ticket = db.store.append(batch)?;
 

@@ -7,11 +7,26 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use super::alex::Alex;
+use std::sync::Arc;
+
+use super::alex::{Alex, ImageError, ImageTag};
+use super::mapped::Mapping;
 use crate::types::Key;
 
 /// Set in a payload when the newest version of the key is a delete.
 pub const TOMBSTONE: u64 = 1 << 63;
+
+/// Memory an index holds, for a memory budget. `heap` is allocated by the process (ALEX's
+/// arena and the arrays built or rebuilt since open; the B-tree). `mapped` is the length of the
+/// index image the index reads in place (file pages: shared with the OS page cache, copied into
+/// private memory page by page where the index writes them); `mapped_live` is the part of it
+/// that nodes still use (the rest belongs to nodes rebuilt on the heap since open).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct IndexBytes {
+    pub heap: usize,
+    pub mapped: usize,
+    pub mapped_live: usize,
+}
 
 /// Which structure answers; EXPLAIN prints this.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,12 +204,54 @@ impl KeyIndex {
         }
     }
 
-    /// Bytes the structure holds (counted by the structure itself).
-    pub fn heap_bytes(&self) -> usize {
+    /// Bytes the structure holds, heap and mapped apart (counted by the structure itself).
+    pub fn bytes(&self) -> IndexBytes {
         match self {
-            KeyIndex::Alex(a) => a.stats().bytes,
-            KeyIndex::BTree(b) => b.keys().map(|k| k.capacity() + 8 + 32).sum(),
+            KeyIndex::Alex(a) => {
+                let s = a.stats();
+                IndexBytes {
+                    heap: s.bytes,
+                    mapped: s.image_bytes,
+                    mapped_live: s.mapped_bytes,
+                }
+            }
+            KeyIndex::BTree(b) => IndexBytes {
+                heap: b.keys().map(|k| k.capacity() + 8 + 32).sum(),
+                mapped: 0,
+                mapped_live: 0,
+            },
         }
+    }
+
+    /// Heap plus mapped bytes (see [`KeyIndex::bytes`]).
+    pub fn heap_bytes(&self) -> usize {
+        let b = self.bytes();
+        b.heap + b.mapped
+    }
+
+    /// The index as an image to map at the next open (ALEX only; `None` for the B-tree):
+    /// tombstoned keys are left out, as a checkpoint does.
+    pub fn to_image(&self, tag: ImageTag) -> Option<Vec<u8>> {
+        match self {
+            KeyIndex::Alex(a) => Some(a.to_image(tag, |p| p & TOMBSTONE == 0)),
+            KeyIndex::BTree(_) => None,
+        }
+    }
+
+    /// Maps the image file at `path` (written from [`KeyIndex::to_image`]) and opens an ALEX
+    /// index from it, read in place; `verify` checks every array's checksum too (and so maps
+    /// the whole image in). For tools and benchmarks; the engine opens images in recovery.
+    pub fn open_image(path: &std::path::Path, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {
+        let map = Mapping::open(path).map_err(|e| ImageError::Invalid(format!("{}: {e}", path.display())))?;
+        map.populate();
+        KeyIndex::from_image(map, verify)
+    }
+
+    /// An ALEX index read in place from a mapped image written by [`KeyIndex::to_image`];
+    /// `verify` checks every array's checksum too. Returns the image's tag.
+    pub(crate) fn from_image(map: Arc<Mapping>, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {
+        let (a, tag) = Alex::from_image(map, verify)?;
+        Ok((KeyIndex::Alex(a), tag))
     }
 }
 

@@ -16,13 +16,9 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use pgwire::api::cancel::CancelHandler;
-use pgwire::api::{ClientInfo, PidSecretKeyGenerator};
 use pgwire::messages::cancel::CancelRequest;
-use pgwire::messages::startup::SecretKey;
-use pgwire::messages::ProtocolVersion;
 use tracing::debug;
 
-use super::handler::{conn, Shared};
 use crate::engine::CancelHandle;
 
 /// The first process id handed out (below it, ids look like real process ids of this host).
@@ -57,9 +53,9 @@ pub enum Outcome {
 }
 
 impl Registry {
-    /// Enters a connection with its secret and returns its process id (unique among live
-    /// connections).
-    fn register(&self, secret: Bytes, handle: CancelHandle) -> i32 {
+    /// Enters a connection with its secret; its process id (unique among live connections) is
+    /// the registration's, and dropping the registration removes the entry.
+    pub fn register(self: &Arc<Self>, secret: Bytes, handle: CancelHandle) -> Registration {
         let mut g = self.inner.lock();
         let mut pid = g.next_pid.max(FIRST_PID);
         while g.by_pid.contains_key(&pid) {
@@ -67,7 +63,10 @@ impl Registry {
         }
         g.next_pid = pid.checked_add(1).unwrap_or(FIRST_PID);
         g.by_pid.insert(pid, Entry { secret, handle });
-        pid
+        Registration {
+            pid,
+            registry: self.clone(),
+        }
     }
 
     fn unregister(&self, pid: i32) {
@@ -113,39 +112,23 @@ impl CancelHandler for Registry {
     }
 }
 
-/// Removes a connection from the registry when the connection ends (kept in its session
-/// extensions, which are dropped with it).
-struct Registration {
+/// A connection's entry in the [`Registry`], removed when this is dropped (it is kept in the
+/// connection's session extensions, which are dropped with the connection).
+pub struct Registration {
     pid: i32,
     registry: Arc<Registry>,
+}
+
+impl Registration {
+    /// The connection's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         self.registry.unregister(self.pid);
-    }
-}
-
-/// pgwire calls this once per connection, when authentication succeeded and just before
-/// BackendKeyData is sent (trust and SCRAM alike): creates the connection's session, draws its
-/// secret (4 random bytes for protocol 3.0, 32 for 3.2, from the thread-local CSPRNG, seeded
-/// by the OS) and registers it.
-pub struct KeyGenerator {
-    pub shared: Arc<Shared>,
-}
-
-impl PidSecretKeyGenerator for KeyGenerator {
-    fn generate(&self, client: &dyn ClientInfo) -> (i32, SecretKey) {
-        let secret = match client.protocol_version() {
-            ProtocolVersion::PROTOCOL3_0 => SecretKey::I32(rand::random::<i32>()),
-            _ => SecretKey::Bytes(Bytes::from(rand::random::<[u8; 32]>().to_vec())),
-        };
-        let c = conn(client, &self.shared);
-        let registry = self.shared.cancels.clone();
-        let pid = registry.register(secret.to_bytes(), c.cancel_handle());
-        c.set_backend_pid(pid);
-        client.session_extensions().insert(Registration { pid, registry });
-        (pid, secret)
     }
 }
 
@@ -162,11 +145,13 @@ mod tests {
         let s = Session::new(db.clone());
         let reg = Arc::new(Registry::default());
         let key = Bytes::from_static(&[1, 2, 3, 4]);
-        let pid = reg.register(key.clone(), s.cancel_handle());
-        let other = reg.register(
+        let r = reg.register(key.clone(), s.cancel_handle());
+        let pid = r.pid();
+        let o = reg.register(
             Bytes::from_static(&[9, 9, 9, 9]),
             Session::new(db).cancel_handle(),
         );
+        let other = o.pid();
         assert_ne!(pid, other);
         assert_eq!(reg.cancel(pid, &[1, 2, 3, 4]), Outcome::Idle, "nothing running");
         let running = s.cancel_handle().begin();
@@ -182,10 +167,6 @@ mod tests {
         assert!(s.cancel_handle().is_canceled());
         drop(running);
         assert!(!s.cancel_handle().is_canceled());
-        let r = Registration {
-            pid,
-            registry: reg.clone(),
-        };
         drop(r);
         assert_eq!(reg.cancel(pid, &[1, 2, 3, 4]), Outcome::NoMatch, "unregistered");
         assert_eq!(reg.len(), 1);

@@ -16,9 +16,12 @@
 
 use std::sync::Arc;
 
+use sqlparser::tokenizer::Token;
+
 use crate::engine::{Database, Table, TableDef};
 use crate::error::Result;
 use crate::index::keyed::IndexKind;
+use crate::sql::lexer::lex;
 use crate::types::{DataType, Row, Value};
 
 /// Rows of a catalog answer, as the SQL layer would return them.
@@ -196,7 +199,7 @@ struct Query {
 impl Query {
     fn new(sql: &str) -> Option<Query> {
         let lower = sql.to_ascii_lowercase();
-        let mask = mask(&lower);
+        let mask = mask(sql)?;
         let sel = find_word(&mask, "select", 0)?;
         let from = find_word(&mask, "from", sel)?;
         // End of the FROM list: the next top-level WHERE / ORDER / GROUP / UNION / LIMIT.
@@ -279,35 +282,37 @@ fn item(orig: &str, lower: &str, mask: &str) -> (String, String, String) {
     (orig.to_string(), lower.to_string(), name)
 }
 
-/// The text with quoted strings and parenthesized parts replaced by `_` and whitespace by
-/// spaces: top-level keywords and commas can then be found by plain search.
-fn mask(lower: &str) -> String {
-    let b = lower.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
+/// The text lower-cased, with quoted strings, quoted identifiers and parenthesized parts
+/// replaced by `_` and whitespace and comments by spaces (byte for byte, so positions match the
+/// text): top-level keywords and commas can then be found by plain search. None if the SQL
+/// lexer rejects the text (it is then no catalog query of ours).
+fn mask(sql: &str) -> Option<String> {
+    let l = lex(sql).ok()?;
+    let mut out = String::with_capacity(sql.len());
     let mut depth = 0usize;
-    let mut quote: Option<u8> = None;
-    for &c in b {
-        let was_inside = depth > 0 || quote.is_some();
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                b'\'' | b'"' => quote = Some(c),
-                b'(' => depth += 1,
-                b')' => depth = depth.saturating_sub(1),
-                _ => {}
-            },
-        }
-        let inside = depth > 0 || quote.is_some();
-        out.push(if was_inside || inside {
-            b'_'
-        } else if c.is_ascii_whitespace() {
-            b' '
+    for (t, r) in l.tokens.iter().zip(&l.ranges) {
+        let text = &sql[r.clone()];
+        let paren = match t.token {
+            Token::LParen => {
+                depth += 1;
+                true
+            }
+            Token::RParen => {
+                depth = depth.saturating_sub(1);
+                true
+            }
+            _ => false,
+        };
+        let quoted = text.contains(['\'', '"']) || matches!(t.token, Token::DollarQuotedString(_));
+        if paren || quoted || depth > 0 {
+            out.extend(std::iter::repeat_n('_', text.len()));
+        } else if matches!(t.token, Token::Whitespace(_)) {
+            out.extend(std::iter::repeat_n(' ', text.len()));
         } else {
-            c
-        });
+            out.push_str(&text.to_ascii_lowercase());
+        }
     }
-    String::from_utf8(out).unwrap_or_default()
+    Some(out)
 }
 
 fn find_word(mask: &str, word: &str, from: usize) -> Option<usize> {

@@ -140,6 +140,8 @@ pub struct Metrics {
     mapped_unpopulated: IntGauge,
     unmapped_files: IntGauge,
     row_cache_bytes: IntGauge,
+    storage_recoveries: IntCounter,
+    storage_degraded: IntGauge,
     index_keys: IntGaugeVec,
     alex_depth: IntGaugeVec,
     alex_nodes: IntGaugeVec,
@@ -301,6 +303,18 @@ impl Metrics {
                 "Live SST files of the rows column family left to RocksDB's reads (a format the direct path does not read)",
             ),
             row_cache_bytes: gauge(&r, "augur_row_cache_bytes", "Bytes held by the row cache"),
+            storage_recoveries: counter(
+                &r,
+                "augur_storage_recoveries_total",
+                "Times the engine reopened the database by itself after a write failure \
+                 (WAL write or sync error, disk full)",
+            ),
+            storage_degraded: gauge(
+                &r,
+                "augur_storage_degraded",
+                "1 while a write failure stops writes (53100 while the disk is full, 57P03 while \
+                 the engine reopens the database); reads go on",
+            ),
             index_keys: gauge_vec(
                 &r,
                 "augur_index_keys",
@@ -403,6 +417,8 @@ impl Metrics {
         self.mapped_unpopulated.set(s.direct.unpopulated_bytes as i64);
         self.unmapped_files.set(s.direct.unsupported_files as i64);
         self.row_cache_bytes.set(s.row_cache_bytes as i64);
+        Self::set_counter(&self.storage_recoveries, s.storage_recoveries);
+        self.storage_degraded.set(s.storage_degraded as i64);
         // Dropped tables disappear from the per-table series.
         self.index_keys.reset();
         self.alex_depth.reset();

@@ -1,13 +1,16 @@
 //! The PostgreSQL wire-protocol server (`augur serve`), on pgwire and tokio.
 //!
-//! - [`handler`]: simple and extended query protocol, COPY, startup/authentication; one
-//!   [`crate::Session`] per connection.
+//! - [`handler`]: the pgwire handler set, dispatching to `simple.rs` (simple query protocol),
+//!   `extended.rs` (Bind/Describe/Execute/Sync; Parse in `statement.rs`), `copy.rs` (COPY FROM
+//!   STDIN) and `startup.rs` (startup packet, authentication, BackendKeyData); `reply.rs` holds
+//!   outcomes, errors and notices as the client sees them.
+//! - [`conn`]: one connection's state, one [`crate::Session`] per connection, and what all
+//!   connections share.
 //! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
 //!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
 //! - [`cancel`]: process ids, secret keys and cancel requests (BackendKeyData, CancelRequest).
 //! - [`metrics`]: the `--metrics` endpoint (Prometheus text format).
-//! - [`split`]: splitting a simple-protocol query string into statements.
 //! - [`shell`]: the embedded `augur sql` shell's output formatting.
 //!
 //! See `docs/SERVER.md`.
@@ -15,10 +18,16 @@
 mod buffered;
 pub mod cancel;
 pub mod catalog;
+pub mod conn;
+mod copy;
+mod extended;
 pub mod handler;
 pub mod metrics;
+mod reply;
 pub mod shell;
-pub mod split;
+mod simple;
+mod startup;
+mod statement;
 pub mod values;
 
 use std::collections::HashMap;
@@ -47,7 +56,8 @@ use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
 use crate::engine::Database;
-pub use handler::{server_version, Handlers, Shared};
+pub use conn::{server_version, Shared};
+pub use handler::Handlers;
 
 /// How `augur serve` runs.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use crate::engine::Database;
 use crate::sql::{Session, StatementResult};
 use crate::types::DataType;
 
-use super::split::{ends_with_terminator, split_statements};
+use crate::sql::lexer::{ends_with_terminator, split_statements};
 
 /// Formats a result as psql's aligned output (or the command tag).
 pub fn format_result(r: &StatementResult) -> String {

@@ -2,11 +2,13 @@
 //! binary format, type OIDs and sizes for RowDescription / ParameterDescription.
 
 use bytes::{BufMut, BytesMut};
+use pgwire::api::portal::Format;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::api::Type;
+use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
 use crate::error::{Error, Result, SqlState};
-use crate::types::{DataType, Value};
+use crate::types::{DataType, Row, Value};
 
 /// Microseconds between 1970-01-01 (Augur's timestamp epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
@@ -358,6 +360,54 @@ fn numeric_to_string(b: &[u8]) -> Result<String> {
         s.push_str(&frac_part);
     }
     Ok(s)
+}
+
+/// Whether column or parameter `i` is in binary format under `f`.
+pub fn is_binary(f: &Format, i: usize) -> bool {
+    match f {
+        Format::UnifiedText => false,
+        Format::UnifiedBinary => true,
+        Format::Individual(v) => v.get(i) == Some(&1),
+    }
+}
+
+/// RowDescription of a result (simple protocol: every column in text).
+pub fn row_description(columns: &[(String, DataType)], binary: impl Fn(usize) -> bool) -> RowDescription {
+    RowDescription::new(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(i, (name, t))| {
+                FieldDescription::new(
+                    name.clone(),
+                    0,
+                    0,
+                    t.pg_oid(),
+                    type_size(*t),
+                    type_modifier(*t),
+                    i16::from(binary(i)),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// One DataRow: each value in its column's text or binary format.
+pub fn encode_row(
+    row: &Row,
+    columns: &[(String, DataType)],
+    binary: impl Fn(usize) -> bool,
+) -> Result<DataRow, Error> {
+    let mut buf = BytesMut::with_capacity(16 * row.len().max(1));
+    for (i, v) in row.iter().enumerate() {
+        let t = columns.get(i).map(|c| c.1).unwrap_or(DataType::Text(None));
+        if binary(i) {
+            put_binary(&mut buf, v, t)?;
+        } else {
+            put_text(&mut buf, v);
+        }
+    }
+    Ok(DataRow::new(buf, row.len() as i16))
 }
 
 #[cfg(test)]

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use sqlparser::ast as A;
 
-use super::bind::{apply_filter, ident, object_name, Binder, Scope, ScopeCol};
+use super::bind::{ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
 use super::expr::{assign, Ctx, Expr, Ty};
+use super::plan::access::apply_filter;
 use super::plan::{Access, Column, Plan, Scan};
 use crate::engine::{Interrupt, Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};

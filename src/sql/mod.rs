@@ -9,13 +9,19 @@ mod bind;
 mod dml;
 mod exec;
 pub mod expr;
+pub mod lexer;
+mod parse;
 mod plan;
+mod result;
 mod session;
 
-pub use session::{
-    nesting_estimate, parse, parse_timeout, CopyState, Limits, Prepared, Session, StatementResult, TxStatus,
-    VERSION_STRING,
-};
+pub use lexer::nesting_estimate;
+pub use parse::parse;
+pub use result::{CopyState, StatementResult, TxStatus};
+pub use session::{parse_timeout, Limits, Prepared, Session};
+
+/// What `version()` returns: the PostgreSQL release whose behaviour Augur follows, and Augur's.
+pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Augur 0.1.0, ALEX learned index over RocksDB)";
 
 use crate::engine::Database;
 use crate::error::Result;

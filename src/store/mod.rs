@@ -7,21 +7,29 @@
 //! | `catalog` | table id (u32 BE) | table definition (JSON) |
 //! | `rows` | table id (u32 BE) ‖ rowid (u64 BE) | one row version ([`crate::types::codec`]) |
 //! | `meta` | ASCII name | counters, index checkpoint headers, clean-shutdown marker |
-//! | `idxsnap` | table id ‖ generation (u64 BE) ‖ chunk (u32 BE) | sorted (key, rowid) pairs of an index checkpoint |
+//! | `idxsnap` | table id ‖ generation (u64 BE) ‖ chunk (u32 BE) | sorted (key, rowid) pairs of a B-tree index checkpoint |
+//!
+//! ALEX index checkpoints are image files beside these (`engine::recovery`), mapped at open.
 //!
 //! Rowids only grow, so every row write RocksDB sees is an append at the end of its table's key
 //! range, whatever the order of the primary keys.
+//!
+//! Write failures (docs/ARCHITECTURE.md, "When the disk fails"): a write refused before its
+//! record reached the WAL is a definite error; a failed WAL sync or ingestion is an unknown
+//! outcome ([`Error::OutcomeUnknown`]). Either marks the store faulted ([`Store::fault`]): it
+//! accepts no more writes, and the engine reopens it ([`Store::close`], then a new `Store`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction,
     IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions, DB,
 };
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlState};
 
 pub mod direct;
 pub mod wait;
@@ -93,14 +101,51 @@ struct SyncState {
     syncing: bool,
 }
 
+/// A write failure that stopped the store (see [`Store::fault`]).
+#[derive(Clone, Debug)]
+pub struct Fault {
+    /// The device was full (ENOSPC): the engine waits for free space before it reopens.
+    pub no_space: bool,
+    /// RocksDB's or the file system's message.
+    pub message: String,
+}
+
+/// The open RocksDB database, borrowed for one operation: [`Store::close`] waits until no such
+/// borrow is left. Holds a read lock, so keep it for one call or one batch, never across a wait.
+pub struct Db<'a>(MappedRwLockReadGuard<'a, DB>);
+
+impl std::ops::Deref for Db<'_> {
+    type Target = DB;
+    fn deref(&self) -> &DB {
+        &self.0
+    }
+}
+
+impl Db<'_> {
+    pub fn cf(&self, name: &str) -> &ColumnFamily {
+        self.0.cf_handle(name).expect("column family created at open")
+    }
+
+    pub fn db(&self) -> &DB {
+        &self.0
+    }
+}
+
 /// The RocksDB database and the group-commit state around it.
 pub struct Store {
-    db: DB,
+    /// None once closed: the engine closes a faulted store to reopen it (RocksDB's lock on the
+    /// directory allows one open instance), while transactions of the old engine may still hold
+    /// this `Store`; what they try then fails cleanly instead of touching a closed database.
+    db: RwLock<Option<DB>>,
     sync: Mutex<SyncState>,
     synced_cv: Condvar,
-    /// Set when an fsync failed: what reached the disk is unknown, so no further commit is
-    /// acknowledged until the database is reopened (PostgreSQL PANICs in this case).
+    /// Set with `fault` on the first write failure: no write is accepted after it, and no
+    /// commit waiting for a WAL sync is acknowledged, until the engine reopens the database
+    /// (PostgreSQL PANICs and crash-restarts in this case).
     poisoned: AtomicBool,
+    fault: Mutex<Option<Fault>>,
+    /// Called once, on the first fault (the engine wakes its recovery thread).
+    on_fault: OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// WAL fsyncs done by group commit (commits / this = commits sharing one fsync).
     wal_syncs: AtomicU64,
     /// Time spent in those fsyncs, nanoseconds.
@@ -182,7 +227,7 @@ impl Store {
             }
         }
         Ok(Store {
-            db,
+            db: RwLock::new(Some(db)),
             sync: Mutex::new(SyncState {
                 written: 0,
                 synced: 0,
@@ -190,6 +235,8 @@ impl Store {
             }),
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
+            fault: Mutex::new(None),
+            on_fault: OnceLock::new(),
             wal_syncs: AtomicU64::new(0),
             wal_sync_nanos: AtomicU64::new(0),
             rows_opts: rows,
@@ -212,15 +259,16 @@ impl Store {
     /// Brings the direct read path's file set in step with RocksDB's live files of the rows
     /// column family (cheap when nothing changed: one property read).
     pub fn refresh_direct(&self) {
-        let cf = self.cf(CF_ROWS);
-        let Ok(Some(version)) = self
-            .db
-            .property_int_value_cf(cf, "rocksdb.current-super-version-number")
+        let Ok(db) = self.db() else {
+            return;
+        };
+        let Ok(Some(version)) =
+            db.property_int_value_cf(db.cf(CF_ROWS), "rocksdb.current-super-version-number")
         else {
             return;
         };
         self.direct.refresh(version, || {
-            let files = self.db.live_files().ok()?;
+            let files = db.live_files().ok()?;
             Some(
                 files
                     .into_iter()
@@ -231,31 +279,107 @@ impl Store {
         });
     }
 
-    pub fn cf(&self, name: &str) -> &ColumnFamily {
-        self.db.cf_handle(name).expect("column family created at open")
+    /// The open database, for one operation; fails with 57P03 once [`Store::close`] ran.
+    pub fn db(&self) -> Result<Db<'_>> {
+        // Recursive: a caller may hold one borrow (building a batch) while `append` takes
+        // another, and `close` waiting for the write lock must not deadlock that caller.
+        RwLockReadGuard::try_map(self.db.read_recursive(), |d| d.as_ref())
+            .map(Db)
+            .map_err(|_| {
+                Error::new(
+                    SqlState::CANNOT_CONNECT_NOW,
+                    "the database system is in recovery mode: the storage engine is reopening after a write failure",
+                )
+            })
     }
 
-    pub fn db(&self) -> &DB {
-        &self.db
+    /// Closes RocksDB (after every borrow from [`Store::db`] has ended); later operations fail
+    /// with 57P03. The engine calls this on a faulted store before it opens the directory again.
+    pub fn close(&self) {
+        let db = self.db.write().take();
+        drop(db);
+        self.poisoned.store(true, Ordering::Release);
+        let _s = self.sync.lock();
+        self.synced_cv.notify_all();
     }
 
-    fn check_poisoned(&self) -> Result<()> {
-        if self.poisoned.load(Ordering::Acquire) {
-            return Err(Error::Storage(
-                "an earlier write-ahead-log sync failed; reopen the database".into(),
-            ));
+    /// The write failure that stopped this store, if one did.
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault.lock().clone()
+    }
+
+    /// Sets what to call on the first fault (once; later calls are ignored).
+    pub fn set_on_fault(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.on_fault.set(f);
+    }
+
+    /// Records a write failure (the first one wins) and stops further writes.
+    fn set_fault(&self, e: &Error) {
+        let first = {
+            let mut f = self.fault.lock();
+            let first = f.is_none();
+            if first {
+                *f = Some(Fault {
+                    no_space: e.sqlstate() == SqlState::DISK_FULL,
+                    message: e.to_string(),
+                });
+            }
+            first
+        };
+        self.poisoned.store(true, Ordering::Release);
+        if first {
+            tracing::error!(error = %e, "storage write failed: writes stop until the engine has reopened the database");
+            if let Some(f) = self.on_fault.get() {
+                f();
+            }
         }
-        Ok(())
+    }
+
+    /// The definite error of a write refused because an earlier one failed: 53100 while the
+    /// device is full, otherwise 57P03 (the engine is reopening the database).
+    fn check_poisoned(&self) -> Result<()> {
+        if !self.poisoned.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        Err(match self.fault() {
+            Some(f) if f.no_space => Error::new(
+                SqlState::DISK_FULL,
+                format!("could not write to the database: disk full ({}); writes resume once space is freed", f.message),
+            ),
+            f => Error::new(
+                SqlState::CANNOT_CONNECT_NOW,
+                format!(
+                    "the database system is in recovery mode: an earlier write failed ({}); the storage engine is reopening",
+                    f.map_or_else(|| "the store is closed".to_string(), |f| f.message)
+                ),
+            ),
+        })
+    }
+
+    /// The error for a commit whose record may be in the WAL but whose sync (or whose
+    /// ingestion) failed.
+    fn unknown(&self, what: &str, e: &Error) -> Error {
+        Error::OutcomeUnknown(format!(
+            "{what} failed ({e}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
+        ))
     }
 
     /// Writes `batch` to the WAL and memtables without syncing and returns a ticket for
-    /// [`Store::wait_durable`]. Callers serialize their calls (the engine's commit lock), so ticket
-    /// order is WAL order.
+    /// [`Store::wait_durable`]. An error is definite: RocksDB failed before the record was
+    /// complete in the WAL (a refusal in `PreprocessWrite`, or a failed `write(2)`, after which
+    /// RocksDB neither retries nor flushes the rest of that WAL file, so recovery drops the
+    /// torn tail), and no write with `sync` set shares the group (`write_sync` syncs through
+    /// `wait_durable`), so no group fsync can fail after the record was written.
     pub fn append(&self, batch: WriteBatch) -> Result<u64> {
         self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        self.db.write_opt(batch, &wo)?;
+        let r = self.db()?.write_opt(batch, &wo);
+        if let Err(e) = r {
+            let e = Error::from(e);
+            self.set_fault(&e);
+            return Err(e);
+        }
         let mut s = self.sync.lock();
         s.written += 1;
         Ok(s.written)
@@ -283,13 +407,21 @@ impl Store {
             if s.synced >= ticket {
                 return Ok(());
             }
-            self.check_poisoned()?;
+            if self.poisoned.load(Ordering::Acquire) {
+                // Written, not known to be synced: the sync that failed may have lost it or not.
+                let f = self
+                    .fault()
+                    .map_or_else(|| "the store was closed".to_string(), |f| f.message);
+                return Err(Error::OutcomeUnknown(format!(
+                    "a write-ahead-log sync failed ({f}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
+                )));
+            }
             if !s.syncing {
                 s.syncing = true;
                 let target = s.written;
                 drop(s);
                 let t0 = std::time::Instant::now();
-                let r = self.db.flush_wal(true);
+                let r = self.db().and_then(|db| db.flush_wal(true).map_err(Error::from));
                 let nanos = t0.elapsed().as_nanos() as u64;
                 s = self.sync.lock();
                 s.syncing = false;
@@ -300,9 +432,9 @@ impl Store {
                         self.wal_sync_nanos.fetch_add(nanos, Ordering::Relaxed);
                     }
                     Err(e) => {
-                        self.poisoned.store(true, Ordering::Release);
+                        self.set_fault(&e);
                         self.synced_cv.notify_all();
-                        return Err(Error::Storage(format!("WAL sync failed: {e}")));
+                        return Err(self.unknown("the write-ahead-log sync", &e));
                     }
                 }
                 self.synced_cv.notify_all();
@@ -352,11 +484,17 @@ impl Store {
         w.finish()?;
         let mut io = rocksdb::IngestExternalFileOptions::default();
         io.set_move_files(true);
-        let r = self
-            .db
-            .ingest_external_file_cf_opts(self.cf(CF_ROWS), &io, vec![&file]);
+        // Past this point the outcome is unknown on failure: RocksDB may have linked the file
+        // and logged it in the MANIFEST before the step that failed.
+        let r = self.db().and_then(|db| {
+            db.ingest_external_file_cf_opts(db.cf(CF_ROWS), &io, vec![&file])
+                .map_err(Error::from)
+        });
         let _ = std::fs::remove_file(&file);
-        r?;
+        if let Err(e) = r {
+            self.set_fault(&e);
+            return Err(self.unknown("ingesting the commit's file", &e));
+        }
         // Map the new file at once. RocksDB's SstFileWriter drops what it writes from the OS
         // page cache (its `invalidate_page_cache`, which the C API cannot turn off), so the file
         // starts on the disk only; the maintenance thread's populate step reads it back through
@@ -365,35 +503,69 @@ impl Store {
         Ok(())
     }
 
-    /// A synchronous, individually fsynced write (catalog changes, checkpoints).
+    /// A durable write (catalog changes, checkpoints): appended and synced like a commit, so
+    /// that no RocksDB write ever carries `sync` (see [`Store::append`]). An error from the
+    /// append is definite; one from the sync is [`Error::OutcomeUnknown`].
     pub fn write_sync(&self, batch: WriteBatch) -> Result<()> {
-        self.check_poisoned()?;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(true);
-        self.db.write_opt(batch, &wo)?;
+        let ticket = self.append(batch)?;
+        self.wait_durable(ticket)
+    }
+
+    /// Flushes every column family's memtable to its files (at a clean close, so that the next
+    /// open has no WAL to recover into memtables and flush again).
+    pub fn flush_memtables(&self) -> Result<()> {
+        let db = self.db()?;
+        let cfs: Vec<&ColumnFamily> = [CF_CATALOG, CF_ROWS, CF_META, CF_IDXSNAP]
+            .iter()
+            .map(|n| db.cf(n))
+            .collect();
+        db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())?;
         Ok(())
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
     }
 
     /// A write that need not be durable (garbage collection deletes).
     pub fn write_nosync(&self, batch: WriteBatch) -> Result<()> {
+        self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        self.db.write_opt(batch, &wo)?;
+        let r = self.db()?.write_opt(batch, &wo);
+        if let Err(e) = r {
+            let e = Error::from(e);
+            self.set_fault(&e);
+            return Err(e);
+        }
         Ok(())
     }
 
-    pub fn get_row(&self, table: u32, rowid: u64) -> Result<Option<rocksdb::DBPinnableSlice<'_>>> {
-        Ok(self
-            .db
-            .get_pinned_cf_opt(self.cf(CF_ROWS), row_key(table, rowid), &self.point_read)?)
+    /// One row version by position, copied out of RocksDB (the caller keeps it in the row
+    /// cache; a borrowed slice could not outlive the borrow of the open database).
+    pub fn get_row(&self, table: u32, rowid: u64) -> Result<Option<Vec<u8>>> {
+        let db = self.db()?;
+        let row = db
+            .get_pinned_cf_opt(db.cf(CF_ROWS), row_key(table, rowid), &self.point_read)?
+            .map(|s| s.to_vec());
+        Ok(row)
     }
 
     /// Fetches several rows at once; `rowids` sorted ascending is fastest.
     pub fn multi_get_rows(&self, table: u32, rowids: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
-        let cf = self.cf(CF_ROWS);
+        let db = match self.db() {
+            Ok(db) => db,
+            Err(e) => {
+                return rowids
+                    .iter()
+                    .map(|_| Err(Error::new(e.sqlstate(), e.to_string())))
+                    .collect()
+            }
+        };
+        let cf = db.cf(CF_ROWS);
         let keys: Vec<[u8; 12]> = rowids.iter().map(|&r| row_key(table, r)).collect();
-        self.db
-            .batched_multi_get_cf(cf, keys.iter(), rowids.windows(2).all(|w| w[0] <= w[1]))
+        db.batched_multi_get_cf(cf, keys.iter(), rowids.windows(2).all(|w| w[0] <= w[1]))
             .into_iter()
             .map(|r| r.map(|o| o.map(|s| s.to_vec())).map_err(Error::from))
             .collect()
@@ -436,7 +608,8 @@ impl Store {
     ) -> Result<()> {
         // The upper bound keeps the iterator inside this table's rows.
         ro.set_iterate_upper_bound(row_key(table, to).to_vec());
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(CF_ROWS), ro);
+        let db = self.db()?;
+        let mut it = db.raw_iterator_cf_opt(db.cf(CF_ROWS), ro);
         it.seek(row_key(table, from));
         while it.valid() {
             let (Some(k), Some(v)) = (it.key(), it.value()) else {
@@ -456,7 +629,8 @@ impl Store {
     pub fn max_rowid(&self) -> Result<u64> {
         // Rowids are global, but keys sort by table first: look at each table's last key.
         let mut max = 0;
-        let mut it = self.db.raw_iterator_cf(self.cf(CF_ROWS));
+        let db = self.db()?;
+        let mut it = db.raw_iterator_cf(db.cf(CF_ROWS));
         it.seek_to_last();
         while it.valid() {
             let k = it.key().unwrap_or_default();
@@ -473,7 +647,8 @@ impl Store {
     }
 
     pub fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get_cf(self.cf(CF_META), key.as_bytes())?)
+        let db = self.db()?;
+        Ok(db.get_cf(db.cf(CF_META), key.as_bytes())?)
     }
 
     pub fn get_meta_u64(&self, key: &str) -> Result<Option<u64>> {
@@ -490,9 +665,8 @@ impl Store {
     /// Every (key, value) in a column family whose key starts with `prefix`.
     pub fn scan_prefix(&self, cf: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
         let mut out = Vec::new();
-        let it = self
-            .db
-            .iterator_cf(self.cf(cf), IteratorMode::From(prefix, Direction::Forward));
+        let db = self.db()?;
+        let it = db.iterator_cf(db.cf(cf), IteratorMode::From(prefix, Direction::Forward));
         for item in it {
             let (k, v) = item?;
             if !k.starts_with(prefix) {
@@ -501,6 +675,13 @@ impl Store {
             out.push((k.to_vec(), v.to_vec()));
         }
         Ok(out)
+    }
+
+    /// Continues the WAL fsync counters of the store this one replaces (after a reopen).
+    pub(crate) fn carry_wal_syncs(&self, old: &Store) {
+        self.wal_syncs.fetch_add(old.wal_syncs(), Ordering::Relaxed);
+        self.wal_sync_nanos
+            .fetch_add(old.wal_sync_nanos.load(Ordering::Relaxed), Ordering::Relaxed);
     }
 
     /// WAL fsyncs group commit has done since open.
@@ -518,21 +699,20 @@ impl Store {
     /// between files at chosen moments).
     #[doc(hidden)]
     pub fn flush_rows(&self, compact: bool) -> Result<()> {
-        let cf = self.cf(CF_ROWS);
-        self.db.flush_cf(cf)?;
+        let db = self.db()?;
+        let cf = db.cf(CF_ROWS);
+        db.flush_cf(cf)?;
         if compact {
             let mut o = rocksdb::CompactOptions::default();
             o.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
-            self.db.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
+            db.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &o);
         }
         Ok(())
     }
 
     /// A RocksDB property of the rows column family, e.g. `rocksdb.estimate-live-data-size`.
     pub fn rows_property(&self, name: &str) -> Option<u64> {
-        self.db
-            .property_int_value_cf(self.cf(CF_ROWS), name)
-            .ok()
-            .flatten()
+        let db = self.db().ok()?;
+        db.property_int_value_cf(db.cf(CF_ROWS), name).ok().flatten()
     }
 }

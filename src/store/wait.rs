@@ -1,5 +1,5 @@
 //! How the engine blocks: the two places where a statement can wait for a long time (a row lock
-//! held by another transaction, and the WAL fsync of a commit) run through [`blocking`], which
+//! held by another transaction, and the WAL fsync of a commit) run through `blocking`, which
 //! calls the hook a host installed with [`set_wait_hook`], or the wait itself when there is
 //! none (the embedded default).
 //!

@@ -24,7 +24,6 @@ pub fn encode_i64(v: i64) -> [u8; 8] {
     ((v as u64) ^ (1 << 63)).to_be_bytes()
 }
 
-#[inline]
 pub fn decode_i64(b: [u8; 8]) -> i64 {
     (u64::from_be_bytes(b) ^ (1 << 63)) as i64
 }

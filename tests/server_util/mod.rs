@@ -86,6 +86,15 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Fails the test unless `cmd` is installed (`scripts/setup` installs every client the tests
+/// use): a test never passes without running.
+pub fn require(cmd: &str) {
+    assert!(
+        have(cmd),
+        "{cmd} is not installed: run scripts/setup, which installs every client the tests use"
+    );
+}
+
 pub fn have(cmd: &str) -> bool {
     Command::new("sh")
         .arg("-c")

@@ -18,7 +18,7 @@ pub(crate) const INSERT_FRAC: f64 = 1.0;
 /// Bytes of a node header plus its allocations' bookkeeping (used by the size term).
 pub(crate) const NODE_BYTES: f64 = 192.0;
 /// Most keys a data node is built with.
-pub(crate) const MAX_DATA_KEYS: f64 = super::data_node::MAX_SLOTS as f64 * super::data_node::INIT_DENSITY;
+pub(crate) const MAX_DATA_KEYS: f64 = super::layout::MAX_SLOTS as f64 * super::layout::INIT_DENSITY;
 /// At most this many keys are used to estimate a cost (a stride sample of larger sets).
 pub(crate) const SAMPLE: usize = 1 << 17;
 
@@ -55,7 +55,7 @@ pub(crate) fn estimate(xs: &[f64], stride: f64, density: f64) -> (f64, f64) {
     let mut run = 0.0f64;
     let mut next_free = 0usize;
     for (i, &x) in xs.iter().enumerate() {
-        let pred = super::data_node::predict_slot(&model, x, cap);
+        let pred = super::layout::predict_slot(&model, x, cap);
         let pos = pred.max(next_free).min(cap - (m - i));
         let d = pred.abs_diff(pos);
         if d > 0 {
@@ -133,7 +133,7 @@ pub(crate) fn best_fanout(
             let part = &xs[bounds[g]..bounds[g + 1]];
             if !part.is_empty() {
                 nonempty += 1;
-                let mut pc = data_node_cost(part, stride, super::data_node::INIT_DENSITY);
+                let mut pc = data_node_cost(part, stride, super::layout::INIT_DENSITY);
                 if part.len() as f64 * stride > MAX_DATA_KEYS {
                     // Too big for one data node: it will need another level.
                     pc += W_TRAVERSE;
@@ -174,7 +174,7 @@ pub(crate) fn best_fanout(
     let mut blocks: Vec<(usize, usize, usize, usize, f64)> = (0..f)
         .map(|g| {
             let part = &xs[bounds[g]..bounds[g + 1]];
-            let c = part.len() as f64 * data_node_cost(part, stride, super::data_node::INIT_DENSITY);
+            let c = part.len() as f64 * data_node_cost(part, stride, super::layout::INIT_DENSITY);
             (g, 1, bounds[g], bounds[g + 1], c)
         })
         .collect();
@@ -189,14 +189,14 @@ pub(crate) fn best_fanout(
             if i + 1 < blocks.len() && l.1 == len && l.0.is_multiple_of(2 * len) && blocks[i + 1].1 == len {
                 let r = blocks[i + 1];
                 let part = &xs[l.2..r.3];
-                let c = part.len() as f64 * data_node_cost(part, stride, super::data_node::INIT_DENSITY);
+                let c = part.len() as f64 * data_node_cost(part, stride, super::layout::INIT_DENSITY);
                 // Merging saves one node header.
                 let ne = |b: &(usize, usize, usize, usize, f64)| if b.3 > b.2 { 1.0 } else { 0.0 };
                 let sep = l.4 + r.4 + overhead * (ne(&l) + ne(&r));
                 let mer = c + overhead * if part.is_empty() { 0.0 } else { 1.0 };
                 if mer <= sep
                     && part.len() as f64 * stride
-                        <= super::data_node::MAX_SLOTS as f64 * super::data_node::INIT_DENSITY
+                        <= super::layout::MAX_SLOTS as f64 * super::layout::INIT_DENSITY
                 {
                     merged.push((l.0, 2 * len, l.2, r.3, c));
                     any = true;

@@ -8,8 +8,10 @@
 //! hold: that one case reads the bitmap.
 
 use super::cost;
+use super::layout::{predict_slot, INIT_DENSITY, MAX_DENSITY, MIN_CAP, MIN_DENSITY};
 use super::model::{finite_base, LinearModel};
 use super::{AlexKey, NONE};
+use crate::index::mapped::{Arr, Plain};
 
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
@@ -18,17 +20,9 @@ pub(crate) struct Slot<K> {
     pub val: u64,
 }
 
-/// Density a node is built at (bulk load, splits, expansions, contractions).
-pub(crate) const INIT_DENSITY: f64 = 0.7;
-/// A node whose next insert would pass this density is full (expanded or split).
-pub(crate) const MAX_DENSITY: f64 = 0.8;
-/// Below this density after a delete the node contracts back to `INIT_DENSITY`.
-pub(crate) const MIN_DENSITY: f64 = 0.35;
-/// Smallest slot array.
-pub(crate) const MIN_CAP: usize = 16;
-/// Largest slot array a node may grow to by expansion (16 MiB of 16-byte slots); a full node of
-/// this size must split.
-pub(crate) const MAX_SLOTS: usize = 1 << 20;
+// SAFETY: `K: AlexKey` is an 8-byte plain key (`Plain`), so `Slot<K>` is two 8-byte plain fields
+// with no padding (asserted at compile time where slots are built and where images are read).
+unsafe impl<K: AlexKey> Plain for Slot<K> {}
 
 /// How a rebuilt node lays its keys out.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -42,8 +36,8 @@ pub(crate) enum Layout {
 }
 
 pub(crate) struct DataNode<K: AlexKey> {
-    pub slots: Box<[Slot<K>]>,
-    pub bitmap: Box<[u64]>,
+    pub slots: Arr<Slot<K>>,
+    pub bitmap: Arr<u64>,
     pub model: LinearModel,
     pub base: K,
     pub num_keys: usize,
@@ -109,7 +103,8 @@ impl<K: AlexKey> DataNode<K> {
         let mut slots: Vec<Slot<K>> = Vec::with_capacity(cap);
         // Large nodes are read at random: huge pages spare each lookup its TLB miss.
         crate::index::mem::advise_huge_pages(&mut slots);
-        let mut bitmap = vec![0u64; cap.div_ceil(64)].into_boxed_slice();
+        const { assert!(std::mem::size_of::<Slot<K>>() == 16, "ALEX keys are 8 bytes") };
+        let mut bitmap = vec![0u64; cap.div_ceil(64)];
         let mut iters_sum = 0.0f64;
         let mut shifts_sum = 0.0f64;
         let mut run = 0.0f64;
@@ -145,8 +140,8 @@ impl<K: AlexKey> DataNode<K> {
             (0.0, 0.0)
         };
         DataNode {
-            slots: slots.into_boxed_slice(),
-            bitmap,
+            slots: Arr::from(slots),
+            bitmap: Arr::from(bitmap),
             model,
             base,
             num_keys: placed,
@@ -161,6 +156,42 @@ impl<K: AlexKey> DataNode<K> {
             n_iters: 0,
             exp_iters: exp_iters as f32,
             exp_shifts: exp_shifts as f32,
+        }
+    }
+
+    /// A node from the parts an index image stores (its insert statistics start at zero).
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        slots: Arr<Slot<K>>,
+        bitmap: Arr<u64>,
+        model: LinearModel,
+        base: K,
+        num_keys: usize,
+        min_key: K,
+        max_key: K,
+        prev: u32,
+        next: u32,
+        exp_iters: f32,
+        exp_shifts: f32,
+    ) -> Self {
+        const { assert!(std::mem::size_of::<Slot<K>>() == 16, "ALEX keys are 8 bytes") };
+        DataNode {
+            slots,
+            bitmap,
+            model,
+            base,
+            num_keys,
+            min_key,
+            max_key,
+            prev,
+            next,
+            n_inserts: 0,
+            n_right_app: 0,
+            n_left_app: 0,
+            n_shifts: 0,
+            n_iters: 0,
+            exp_iters,
+            exp_shifts,
         }
     }
 
@@ -612,9 +643,21 @@ impl<K: AlexKey> DataNode<K> {
         self.n_inserts >= 16 && self.n_left_app as f64 > 0.9 * self.n_inserts as f64
     }
 
-    /// Heap bytes of this node's arrays (their exact allocation sizes).
-    pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.slots) + std::mem::size_of_val(&*self.bitmap)
+    /// Bytes of this node's arrays (their exact sizes) as (on the heap, inside a mapped image).
+    pub fn array_bytes(&self) -> (usize, usize) {
+        let mut heap = 0;
+        let mut mapped = 0;
+        for (mapped_array, bytes) in [
+            (self.slots.is_mapped(), std::mem::size_of_val(&*self.slots)),
+            (self.bitmap.is_mapped(), std::mem::size_of_val(&*self.bitmap)),
+        ] {
+            if mapped_array {
+                mapped += bytes;
+            } else {
+                heap += bytes;
+            }
+        }
+        (heap, mapped)
     }
 
     /// Checks the slot-array invariants (used by `Alex::check_invariants`).
@@ -674,12 +717,4 @@ fn relayout_threshold(cap: usize) -> usize {
 #[inline]
 fn remove_run_bound(cap: usize) -> usize {
     64.max((2 * cap).isqrt())
-}
-
-/// The slot a model predicts for offset `x`, clamped to the array (NaN gives 0).
-#[inline]
-pub(crate) fn predict_slot(model: &LinearModel, x: f64, cap: usize) -> usize {
-    // Saturating; negative and NaN give 0 (the signed conversion is the cheaper one on x86-64).
-    let p = model.predict(x) as i64;
-    p.max(0).min(cap as i64 - 1) as usize
 }

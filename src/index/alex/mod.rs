@@ -7,25 +7,31 @@
 //!
 //! Nodes live in one arena (`Vec<Node>`) and refer to each other by `u32` ids: there is no
 //! `unsafe` code in this module (large slot arrays are advised onto transparent huge pages by
-//! `index::mem`, whose one `madvise` call carries its safety argument).
+//! `index::mem`; node arrays are `index::mapped::Arr`, on the heap or inside a mapped image
+//! written by `image.rs`, and that module carries the safety arguments).
 
 mod cost;
 mod data_node;
+mod image;
 mod iter;
+mod layout;
 mod model;
 mod model_node;
 mod stats;
 mod tree;
 
+pub use image::{ImageError, ImageTag};
 pub use iter::Range;
 pub use stats::AlexStats;
 
+use crate::index::mapped::{Mapping, Plain};
 use data_node::DataNode;
 use model_node::ModelNode;
 
 /// A key type usable in ALEX. Keys are totally ordered by `PartialOrd` for every valid value
-/// (f64 NaN is rejected by [`AlexKey::is_valid`]).
-pub trait AlexKey: Copy + PartialOrd + std::fmt::Debug + Send + Sync + 'static {
+/// (f64 NaN is rejected by [`AlexKey::is_valid`]). Keys are 8-byte plain values (`Plain`), so
+/// that slot arrays can be written to and read from an image as they lie in memory.
+pub trait AlexKey: Copy + PartialOrd + std::fmt::Debug + Send + Sync + Plain + 'static {
     /// The key as a number, for the linear models.
     fn to_f64(self) -> f64;
     /// The smallest value of the type (also used as nothing but a bound).
@@ -44,11 +50,15 @@ pub trait AlexKey: Copy + PartialOrd + std::fmt::Debug + Send + Sync + 'static {
     fn is_valid(self) -> bool {
         true
     }
+    /// Names the key type in an index image, so that an image is opened only with the type it
+    /// was written with (0: a type that did not name itself).
+    const IMAGE_KIND: u32 = 0;
 }
 
 impl AlexKey for u64 {
     const MIN: Self = u64::MIN;
     const MAX: Self = u64::MAX;
+    const IMAGE_KIND: u32 = 2;
     #[inline]
     fn to_f64(self) -> f64 {
         self as f64
@@ -63,6 +73,7 @@ impl AlexKey for u64 {
 impl AlexKey for i64 {
     const MIN: Self = i64::MIN;
     const MAX: Self = i64::MAX;
+    const IMAGE_KIND: u32 = 1;
     #[inline]
     fn to_f64(self) -> f64 {
         self as f64
@@ -109,6 +120,7 @@ fn u64_to_f64_cold(m: u64) -> f64 {
 impl AlexKey for f64 {
     const MIN: Self = f64::NEG_INFINITY;
     const MAX: Self = f64::INFINITY;
+    const IMAGE_KIND: u32 = 3;
     #[inline]
     fn to_f64(self) -> f64 {
         self
@@ -155,6 +167,8 @@ pub struct Alex<K: AlexKey> {
     pub(crate) ood_left: usize,
     pub(crate) ood_right: usize,
     pub(crate) counters: stats::Counters,
+    /// The image this index was opened from, while any of its nodes may lie in it.
+    pub(crate) image: Option<std::sync::Arc<Mapping>>,
 }
 
 impl<K: AlexKey> Default for Alex<K> {
@@ -183,6 +197,7 @@ impl<K: AlexKey> Alex<K> {
             ood_left: 0,
             ood_right: 0,
             counters: stats::Counters::default(),
+            image: None,
         }
     }
 
@@ -204,6 +219,7 @@ impl<K: AlexKey> Alex<K> {
             ood_left: 0,
             ood_right: 0,
             counters: stats::Counters::default(),
+            image: None,
         };
         t.build_from_sorted(sorted);
         Ok(t)

@@ -15,13 +15,14 @@
 
 use super::model::floor_i64;
 use super::AlexKey;
+use crate::index::mapped::Arr;
 
 pub(crate) struct ModelNode<K: AlexKey> {
     pub a: f64,
     pub base: K,
     pub off: i64,
     pub shift: u32,
-    pub children: Box<[u32]>,
+    pub children: Arr<u32>,
 }
 
 /// Largest fanout of any model node (4 MiB child array of u32 ids).
@@ -30,7 +31,7 @@ pub(crate) const MAX_FANOUT: usize = 1 << MAX_FANOUT_LOG2;
 
 impl<K: AlexKey> ModelNode<K> {
     /// A node whose `fanout` slots split `[base, base + width]` into equal-width ranges.
-    pub fn over_range(base: K, width: f64, fanout: usize, children: Box<[u32]>) -> Self {
+    pub fn over_range(base: K, width: f64, fanout: usize, children: Arr<u32>) -> Self {
         debug_assert_eq!(children.len(), fanout);
         let w = if width.is_finite() && width > 0.0 {
             width
@@ -133,7 +134,7 @@ impl<K: AlexKey> ModelNode<K> {
                 ch.push(c);
             }
         }
-        self.children = ch.into_boxed_slice();
+        self.children = ch.into();
         self.a = a;
         self.off = off;
         self.shift = shift;

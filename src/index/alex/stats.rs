@@ -25,9 +25,14 @@ pub struct AlexStats {
     pub avg_depth: f64,
     /// Mean depth over keys (what a uniformly chosen present key's lookup traverses).
     pub avg_key_depth: f64,
-    /// Bytes held by the structure: the node arena's capacity plus every node's slot, bitmap
-    /// and child arrays (exact allocation sizes: boxed slices), plus the free list.
+    /// Heap bytes held by the structure: the node arena's capacity plus every heap-allocated
+    /// slot, bitmap and child array (exact allocation sizes), plus the free list.
     pub bytes: usize,
+    /// Bytes of the arrays still lying in a mapped image (`Alex::from_image`), not on the heap.
+    pub mapped_bytes: usize,
+    /// Length of the mapped image this index reads from (0 without one): it stays mapped while
+    /// any node lies in it, including the bytes of nodes rebuilt on the heap since.
+    pub image_bytes: usize,
     /// Total slots of all data nodes (keys + gaps).
     pub data_slots: usize,
     /// `num_keys / data_slots`.
@@ -48,6 +53,8 @@ impl<K: AlexKey> Alex<K> {
             avg_key_depth: 0.0,
             bytes: self.nodes.capacity() * std::mem::size_of::<Node<K>>()
                 + self.free.capacity() * std::mem::size_of::<u32>(),
+            mapped_bytes: 0,
+            image_bytes: self.image.as_ref().map_or(0, |m| m.len()),
             data_slots: 0,
             density: 0.0,
             root_fanout: 1,
@@ -61,7 +68,12 @@ impl<K: AlexKey> Alex<K> {
             match &self.nodes[id as usize] {
                 Node::Model(m) => {
                     st.model_nodes += 1;
-                    st.bytes += std::mem::size_of_val(&*m.children);
+                    let b = std::mem::size_of_val(&*m.children);
+                    if m.children.is_mapped() {
+                        st.mapped_bytes += b;
+                    } else {
+                        st.bytes += b;
+                    }
                     st.max_fanout = st.max_fanout.max(m.fanout());
                     if id == self.root {
                         st.root_fanout = m.fanout();
@@ -76,7 +88,9 @@ impl<K: AlexKey> Alex<K> {
                 }
                 Node::Data(d) => {
                     st.data_nodes += 1;
-                    st.bytes += d.heap_bytes();
+                    let (heap, mapped) = d.array_bytes();
+                    st.bytes += heap;
+                    st.mapped_bytes += mapped;
                     st.data_slots += d.cap();
                     st.max_depth = st.max_depth.max(depth);
                     depth_sum += depth;

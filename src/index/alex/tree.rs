@@ -2,7 +2,8 @@
 //! root expansion for out-of-domain keys, and positions for ordered iteration.
 
 use super::cost::{self, best_fanout, data_node_cost, SAMPLE};
-use super::data_node::{DataNode, Layout, INIT_DENSITY, MAX_SLOTS};
+use super::data_node::{DataNode, Layout};
+use super::layout::{INIT_DENSITY, MAX_SLOTS};
 use super::model::finite_base;
 use super::model_node::{ModelNode, MAX_FANOUT, MAX_FANOUT_LOG2};
 use super::{Alex, AlexError, AlexKey, Node, NONE};
@@ -184,7 +185,7 @@ impl<K: AlexKey> Alex<K> {
         if blocks.len() < 2 {
             blocks = vec![(0, f / 2), (f / 2, f / 2)];
         }
-        let node = ModelNode::over_range(base, width, f, vec![NONE; f].into_boxed_slice());
+        let node = ModelNode::over_range(base, width, f, vec![NONE; f].into());
         let mut children = vec![NONE; f];
         let mut lo = 0usize;
         let mut parts = Vec::with_capacity(blocks.len());
@@ -202,7 +203,7 @@ impl<K: AlexKey> Alex<K> {
             let child = self.build_node(part, total, depth + 1, false, leaves);
             children[start..start + len].fill(child);
         }
-        self.model_mut(id).children = children.into_boxed_slice();
+        self.model_mut(id).children = children.into();
         id
     }
 
@@ -540,7 +541,7 @@ impl<K: AlexKey> Alex<K> {
             // Moved keys must be extracted with the old routing, before the root changes.
             let moved = self.extract_ood(old_edge, right, |m, k| ood(m, k), root);
             let m = self.model_mut(root);
-            m.children = children.into_boxed_slice();
+            m.children = children.into();
             m.off = new_off;
             new_leaves = leaves;
             self.finish_root_expansion(old_edge, right, &new_leaves, moved);
@@ -589,7 +590,7 @@ impl<K: AlexKey> Alex<K> {
                 base,
                 off: new_off,
                 shift: new_shift,
-                children: children.into_boxed_slice(),
+                children: children.into(),
             };
             self.root = self.alloc(Node::Model(new_root));
             new_leaves = leaves;

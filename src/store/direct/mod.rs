@@ -326,36 +326,44 @@ fn file_number(name: &str) -> Option<u64> {
 /// standard error, then lets SIGBUS take its default action (terminate with a core dump).
 /// Committed data is safe (durability never depends on the mapping); a restart runs recovery.
 mod sigbus {
-    use std::sync::Once;
+    use std::sync::{Once, OnceLock};
 
     static ONCE: Once = Once::new();
+    /// The action installed before ours (in a Rust program, the standard library's stack
+    /// overflow check, which it installs for SIGSEGV and SIGBUS before `main`).
+    static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
     extern "C" fn report(_sig: libc::c_int, _info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
         const MSG: &[u8] = b"augur: fatal: SIGBUS while reading a memory-mapped data file (an I/O \
 error from the disk, or a file truncated underneath). The process stops; committed data is safe \
 and a restart runs recovery.\n";
-        // SAFETY: write(2) is async-signal-safe; MSG is a static buffer.
+        // SAFETY: write(2) and sigaction(2) are async-signal-safe; MSG is a static buffer and
+        // PREVIOUS was set before this handler was installed.
         unsafe {
             libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            let mut dfl: libc::sigaction = std::mem::zeroed();
+            dfl.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(libc::SIGBUS, PREVIOUS.get().unwrap_or(&dfl), std::ptr::null_mut());
         }
-        // SA_RESETHAND restored the default action: returning re-runs the faulting access, which
-        // raises SIGBUS again and terminates the process.
+        // Returning re-runs the faulting access, which raises SIGBUS again under the previous
+        // action: the default one terminates the process; Rust's checks for a stack guard page,
+        // finds none, restores the default and returns, so the process terminates too.
     }
 
-    /// Installs the report handler once, unless the program has a SIGBUS handler of its own.
+    /// Installs the report handler once, in front of whatever handler was there (Rust's own
+    /// is always there, so installing only over the default action never installed ours).
     pub(super) fn install() {
         ONCE.call_once(|| {
             // SAFETY: plain sigaction calls with zero-initialised structures.
             unsafe {
                 let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0
-                    || old.sa_sigaction != libc::SIG_DFL
-                {
+                if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0 {
                     return;
                 }
+                let _ = PREVIOUS.set(old);
                 let mut sa: libc::sigaction = std::mem::zeroed();
                 sa.sa_sigaction = report as *const () as usize;
-                sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
                 libc::sigemptyset(&mut sa.sa_mask);
                 libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
             }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
-use augur::store::{Store, StoreOptions, CF_ROWS};
+use augur::store::{Db, Store, StoreOptions, CF_ROWS};
 use augur_bench::budget::Part;
 use rocksdb::{WriteBatch, WriteOptions};
 
@@ -25,8 +25,12 @@ impl Rocks {
             store: Some(store),
         })
     }
-    fn s(&self) -> &Store {
+    fn store(&self) -> &Store {
         self.store.as_ref().expect("open")
+    }
+    /// The RocksDB handle (a read guard: the store may swap it when it recovers by reopening).
+    fn s(&self) -> Result<Db<'_>> {
+        Ok(self.store().db()?)
     }
     fn wo(sync: bool) -> WriteOptions {
         let mut wo = WriteOptions::default();
@@ -34,25 +38,21 @@ impl Rocks {
         wo
     }
     fn exists(&self, k: u64) -> Result<bool> {
-        let s = self.s();
-        Ok(s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())?.is_some())
+        let s = self.s()?;
+        let found = s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())?.is_some();
+        Ok(found)
     }
     fn property(&self, p: &str) -> u64 {
-        let s = self.s();
-        s.db()
-            .property_int_value_cf(s.cf(CF_ROWS), p)
-            .ok()
-            .flatten()
-            .unwrap_or(0)
+        self.store().rows_property(p).unwrap_or(0)
     }
 }
 
 impl System for Rocks {
     fn load(&mut self, how: Load, keys: &[u64], value: &mut dyn FnMut(u64, &mut Vec<u8>)) -> Result<()> {
-        let s = self.s();
         let mut buf = Vec::new();
         match how {
             Load::Inserts => {
+                let s = self.s()?;
                 let cf = s.cf(CF_ROWS);
                 let mut b = WriteBatch::default();
                 for &k in keys {
@@ -67,7 +67,7 @@ impl System for Rocks {
                 // options, ingested; RocksDB syncs the file and the MANIFEST before returning.
                 let mut sorted = keys.to_vec();
                 sorted.sort_unstable();
-                s.ingest_rows(|put| {
+                self.store().ingest_rows(|put| {
                     for &k in &sorted {
                         buf.clear();
                         value(k, &mut buf);
@@ -82,7 +82,7 @@ impl System for Rocks {
     }
     fn close(&mut self) -> Result<()> {
         if let Some(s) = self.store.take() {
-            s.db().flush_wal(true)?;
+            s.db()?.flush_wal(true)?;
             drop(s);
         }
         Ok(())
@@ -95,18 +95,19 @@ impl System for Rocks {
         Ok(())
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
-        let s = self.s();
-        match s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())? {
+        let s = self.s()?;
+        let found = match s.db().get_pinned_cf(s.cf(CF_ROWS), k.to_be_bytes())? {
             Some(v) => {
                 out.extend_from_slice(&v);
-                Ok(true)
+                true
             }
-            None => Ok(false),
-        }
+            None => false,
+        };
+        Ok(found)
     }
     fn warm(&mut self) -> Result<u64> {
         // Through the block cache (fill_cache is on by default).
-        let s = self.s();
+        let s = self.s()?;
         let mut it = s.db().raw_iterator_cf(s.cf(CF_ROWS));
         it.seek_to_first();
         let mut n = 0u64;
@@ -118,7 +119,7 @@ impl System for Rocks {
         Ok(n)
     }
     fn range(&mut self, k: u64, n: usize, keys: &mut Vec<u64>, vals: &mut Vec<u8>) -> Result<()> {
-        let s = self.s();
+        let s = self.s()?;
         let mut it = s.db().raw_iterator_cf(s.cf(CF_ROWS));
         it.seek(k.to_be_bytes());
         while it.valid() && keys.len() < n {
@@ -134,7 +135,7 @@ impl System for Rocks {
         if !self.exists(k)? {
             return Ok(false);
         }
-        let s = self.s();
+        let s = self.s()?;
         s.db()
             .put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
         Ok(true)
@@ -143,7 +144,7 @@ impl System for Rocks {
         if !self.exists(k)? {
             return Ok(false);
         }
-        let s = self.s();
+        let s = self.s()?;
         s.db()
             .delete_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), &Self::wo(sync))?;
         Ok(true)
@@ -152,7 +153,7 @@ impl System for Rocks {
         if self.exists(k)? {
             return Ok(false);
         }
-        let s = self.s();
+        let s = self.s()?;
         s.db()
             .put_cf_opt(s.cf(CF_ROWS), k.to_be_bytes(), v, &Self::wo(sync))?;
         Ok(true)

@@ -1,237 +1,13 @@
-//! Plans: what the executor runs. Built by the binder (`bind.rs`), printed by EXPLAIN.
+//! EXPLAIN: a plan as indented lines, one node per line, naming the index that answers each
+//! scan (ALEX, the ordered fallback, a secondary index).
 
 use std::fmt::Write;
-use std::sync::Arc;
 
-use super::expr::{Expr, Ty};
-use crate::engine::{Table, TableDef};
+use super::{Access, AggFunc, AggSpec, Plan, Scan};
 use crate::index::keyed::IndexKind;
-
-/// An output column.
-#[derive(Clone, Debug)]
-pub struct Column {
-    pub name: String,
-    pub ty: Ty,
-}
-
-/// How a scan reads its table.
-#[derive(Clone, Debug)]
-pub enum Access {
-    /// Every row, in primary-key order.
-    Full,
-    /// Primary-key equality: one value per key column.
-    Point(Vec<Expr>),
-    /// `pk IN (...)` on a single-column key.
-    In(Vec<Expr>),
-    /// A range of a single-column key: (bound, inclusive).
-    Range {
-        lo: Option<(Expr, bool)>,
-        hi: Option<(Expr, bool)>,
-    },
-    /// Equality on a prefix of a composite key.
-    Prefix(Vec<Expr>),
-    /// Secondary index `index`: equality on all its columns, or a range on its only column.
-    Index {
-        index: usize,
-        eq: Vec<Expr>,
-        lo: Option<(Expr, bool)>,
-        hi: Option<(Expr, bool)>,
-    },
-}
+use crate::sql::expr::Expr;
 
 impl Plan {
-    /// Reads a bounded handful of rows through primary-key point lookups (no scan, join, sort
-    /// or aggregate over many rows): cheap enough for the server to run on its network thread.
-    pub fn is_point_read(&self) -> bool {
-        match self {
-            Plan::Scan(s) => matches!(s.access, Access::Point(_)),
-            Plan::Filter(p, _) | Plan::Project(p, _) => p.is_point_read(),
-            Plan::Limit { input, .. } => input.is_point_read(),
-            _ => false,
-        }
-    }
-}
-
-#[derive(Clone)]
-pub struct Scan {
-    pub table: Arc<Table>,
-    pub def: Arc<TableDef>,
-    pub alias: String,
-    pub access: Access,
-    /// Residual predicate over the table's row.
-    pub filter: Option<Expr>,
-    /// Read the primary key in descending order.
-    pub reverse: bool,
-    /// Stop after (limit + offset) rows pass the filter: the scan order is the query's order.
-    pub stop_after: Option<(Option<Expr>, Option<Expr>)>,
-}
-
-impl std::fmt::Debug for Scan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&scan_line(self))
-    }
-}
-
-impl std::fmt::Debug for Lookup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Lookup({} by {})", self.alias, show(&self.key))
-    }
-}
-
-impl Scan {
-    pub fn pk_col(&self) -> Option<usize> {
-        match self.def.primary_key.as_slice() {
-            [c] => Some(*c),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AggFunc {
-    CountStar,
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    BoolAnd,
-    BoolOr,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct AggSpec {
-    pub func: AggFunc,
-    pub arg: Option<Expr>,
-    pub distinct: bool,
-    /// Type of the argument.
-    pub arg_ty: Ty,
-}
-
-#[derive(Clone, Debug)]
-pub struct SortKey {
-    pub expr: Expr,
-    pub desc: bool,
-    pub nulls_first: bool,
-}
-
-/// Index-lookup join: for each left row, evaluate `key` and fetch the right row by primary key.
-#[derive(Clone)]
-pub struct Lookup {
-    pub table: Arc<Table>,
-    pub def: Arc<TableDef>,
-    pub alias: String,
-    pub key: Expr,
-}
-
-#[derive(Clone, Debug)]
-pub enum Plan {
-    /// Constant rows (SELECT without FROM, VALUES).
-    Values(Vec<Vec<Expr>>),
-    Scan(Scan),
-    Join {
-        left: Box<Plan>,
-        right: Box<Plan>,
-        left_join: bool,
-        on: Option<Expr>,
-        lookup: Option<Lookup>,
-    },
-    Filter(Box<Plan>, Expr),
-    Aggregate {
-        input: Box<Plan>,
-        groups: Vec<Expr>,
-        aggs: Vec<AggSpec>,
-    },
-    /// min(pk) / max(pk) read from one end of the index.
-    IndexMinMax {
-        scan: Scan,
-        max: bool,
-    },
-    /// count(*) counted while walking the primary index (no row is copied).
-    IndexCount {
-        scan: Scan,
-    },
-    Project(Box<Plan>, Vec<Expr>),
-    Distinct(Box<Plan>),
-    Sort(Box<Plan>, Vec<SortKey>),
-    Limit {
-        input: Box<Plan>,
-        limit: Option<Expr>,
-        offset: Option<Expr>,
-    },
-}
-
-impl Plan {
-    /// Number of columns of the rows this plan produces.
-    pub fn width(&self) -> usize {
-        match self {
-            Plan::Values(rows) => rows.first().map_or(0, |r| r.len()),
-            Plan::Scan(s) => s.def.columns.len(),
-            Plan::Join {
-                left, right, lookup, ..
-            } => {
-                left.width()
-                    + lookup
-                        .as_ref()
-                        .map_or_else(|| right.width(), |l| l.def.columns.len())
-            }
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
-            Plan::Limit { input, .. } => input.width(),
-            Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
-            Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1,
-            Plan::Project(_, e) => e.len(),
-        }
-    }
-
-    /// Display names of the output columns (for EXPLAIN).
-    pub fn names(&self) -> Vec<String> {
-        match self {
-            Plan::Values(rows) => (0..rows.first().map_or(0, |r| r.len()))
-                .map(|i| format!("column{}", i + 1))
-                .collect(),
-            Plan::Scan(s) => s
-                .def
-                .columns
-                .iter()
-                .map(|c| format!("{}.{}", s.alias, c.name))
-                .collect(),
-            Plan::Join {
-                left, right, lookup, ..
-            } => {
-                let mut n = left.names();
-                match lookup {
-                    Some(l) => n.extend(l.def.columns.iter().map(|c| format!("{}.{}", l.alias, c.name))),
-                    None => n.extend(right.names()),
-                }
-                n
-            }
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
-            Plan::Limit { input, .. } => input.names(),
-            Plan::Aggregate { input, groups, aggs } => {
-                let n = input.names();
-                groups
-                    .iter()
-                    .map(|g| show_n(g, &n))
-                    .chain(aggs.iter().map(|a| show_agg(a, &n)))
-                    .collect()
-            }
-            Plan::IndexMinMax { scan, max } => {
-                let pk = scan
-                    .def
-                    .primary_key
-                    .first()
-                    .map(|&i| scan.def.columns[i].name.clone())
-                    .unwrap_or_default();
-                vec![format!("{}({pk})", if *max { "max" } else { "min" })]
-            }
-            Plan::IndexCount { .. } => vec!["count(*)".into()],
-            Plan::Project(p, e) => {
-                let n = p.names();
-                e.iter().map(|x| show_n(x, &n)).collect()
-            }
-        }
-    }
-
     /// EXPLAIN text, one node per line, children indented.
     pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
         let pad = if depth == 0 {
@@ -389,7 +165,7 @@ fn bound(b: &Option<(Expr, bool)>, lo: bool) -> Option<String> {
     })
 }
 
-fn scan_line(s: &Scan) -> String {
+pub(super) fn scan_line(s: &Scan) -> String {
     let kind = s.table.key_index_kind();
     let pk_names: Vec<&str> = s
         .def
@@ -510,7 +286,7 @@ fn scan_line(s: &Scan) -> String {
     line
 }
 
-fn show_agg(a: &AggSpec, n: &[String]) -> String {
+pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
     let name = match a.func {
         AggFunc::CountStar => return "count(*)".into(),
         AggFunc::Count => "count",

@@ -1,0 +1,474 @@
+//! Index images: an `Alex` written as one position-independent byte string (a header, a
+//! directory of node records, then every node's arrays as they lie in memory), and an `Alex`
+//! opened from a mapping of such a string with its arrays read in place. Opening does work per
+//! node, not per key; the checksum pass over the arrays is the caller's choice (`verify`).
+//!
+//! Layout (little-endian, native `f64`; offsets in bytes from the start):
+//! - header (128): magic, version, key size, byte-order mark, key type, node count, root id, key
+//!   count, total length, the caller's [`ImageTag`], checksum of the directory, checksum of the
+//!   header (XXH3-64);
+//! - directory: one 112-byte record per arena id (free, model or data node), so ids, child
+//!   pointers and leaf links are stored as they are;
+//! - arrays, each at a 64-byte boundary: a model node's children, a data node's slots and
+//!   bitmap, each node's arrays under one checksum kept in its record.
+
+use std::sync::Arc;
+
+use super::data_node::{DataNode, Layout, Slot};
+use super::layout::INIT_DENSITY;
+use super::model::LinearModel;
+use super::model_node::{ModelNode, MAX_FANOUT};
+use super::{stats, Alex, AlexKey, Node, NONE};
+use crate::index::mapped::{as_bytes, read_plain, Arr, ArrayCutter, Mapping, Plain};
+
+const MAGIC: [u8; 8] = *b"AUGURALX";
+const VERSION: u32 = 1;
+const HEADER: usize = 128;
+const RECORD: usize = 112;
+const ALIGN: usize = 64;
+const BYTE_ORDER: u32 = 0x0102_0304;
+const FREE: u32 = 0;
+const MODEL: u32 = 1;
+const DATA: u32 = 2;
+
+/// What the caller stores in an image's header and gets back when opening it, to tie the image
+/// to the state it was taken at (the engine stores table, generation, watermark, a random id).
+pub type ImageTag = [u64; 4];
+
+/// Why an image cannot be used. Either way the caller rebuilds the index from its source.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// Not an image of this format and key type, or its structure is inconsistent.
+    #[error("index image is invalid: {0}")]
+    Invalid(String),
+    /// A checksum does not match: the bytes changed after they were written.
+    #[error("index image checksum mismatch in {0}")]
+    Checksum(String),
+}
+
+/// The checksum of the header, the directory and each node's arrays: XXH3-64, which runs at
+/// several bytes per cycle (the array pass reads the whole image at every open).
+fn hash(b: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(b)
+}
+
+/// The checksum of a data node's two arrays.
+fn hash2(slots: &[u8], bitmap: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bitmap, hash(slots))
+}
+
+fn invalid(what: impl Into<String>) -> ImageError {
+    ImageError::Invalid(what.into())
+}
+
+fn put<T: Plain>(out: &mut [u8], at: usize, v: T) {
+    let b = as_bytes(std::slice::from_ref(&v));
+    out[at..at + b.len()].copy_from_slice(b);
+}
+
+fn get<T: Plain>(b: &[u8], at: usize) -> T {
+    // Records and the header are bounds-checked as a whole before their fields are read.
+    read_plain(&b[at..]).expect("field inside a checked record")
+}
+
+/// Offset of the next array: `at` rounded up to the alignment.
+fn align(at: usize) -> usize {
+    at.next_multiple_of(ALIGN)
+}
+
+enum Rec<K> {
+    Free,
+    Model {
+        a: f64,
+        base: K,
+        off: i64,
+        shift: u32,
+        children: (usize, usize),
+        hash: u64,
+    },
+    Data {
+        slots: (usize, usize),
+        bitmap: (usize, usize),
+        model: LinearModel,
+        base: K,
+        num_keys: usize,
+        min_key: K,
+        max_key: K,
+        prev: u32,
+        next: u32,
+        exp_iters: f32,
+        exp_shifts: f32,
+        hash: u64,
+    },
+}
+
+impl<K: AlexKey> Alex<K> {
+    /// The index as an image (see the module comment). Entries whose payload fails `keep` are
+    /// left out: the data nodes holding any are written as rebuilt copies of the rest (the
+    /// engine drops deleted keys this way). The image carries `tag`, returned by
+    /// [`Alex::from_image`].
+    pub fn to_image(&self, tag: ImageTag, keep: impl Fn(u64) -> bool) -> Vec<u8> {
+        let mut rebuilt: std::collections::HashMap<usize, DataNode<K>> = Default::default();
+        let mut len = self.len;
+        for (id, n) in self.nodes.iter().enumerate() {
+            let Node::Data(d) = n else { continue };
+            if d.iter_occupied().all(|(_, v)| keep(v)) {
+                continue;
+            }
+            let kept: Vec<(K, u64)> = d.iter_occupied().filter(|e| keep(e.1)).collect();
+            len -= d.num_keys - kept.len();
+            let mut nd = DataNode::build(&kept, INIT_DENSITY, Layout::Spread);
+            nd.prev = d.prev;
+            nd.next = d.next;
+            rebuilt.insert(id, nd);
+        }
+        // Offsets of every array, then one buffer of the final size.
+        let dir_end = HEADER + RECORD * self.nodes.len();
+        let mut at = align(dir_end);
+        let mut offsets = Vec::with_capacity(self.nodes.len());
+        for (id, n) in self.nodes.iter().enumerate() {
+            match n {
+                Node::Free => offsets.push((0, 0)),
+                Node::Model(m) => {
+                    offsets.push((at, 0));
+                    at = align(at + std::mem::size_of_val(&*m.children));
+                }
+                Node::Data(d) => {
+                    let d = written(&rebuilt, id, d);
+                    let s = at;
+                    at = align(at + std::mem::size_of_val(&*d.slots));
+                    offsets.push((s, at));
+                    at = align(at + std::mem::size_of_val(&*d.bitmap));
+                }
+            }
+        }
+        let total = at;
+        // Header and directory zeroed, then each node's record filled and its arrays appended
+        // in arena order (the order their offsets were given in): every byte is written once.
+        let mut out = Vec::with_capacity(total);
+        out.resize(dir_end, 0u8);
+        let pad_to = |out: &mut Vec<u8>, off: usize| out.resize(off, 0);
+        for (id, n) in self.nodes.iter().enumerate() {
+            let r = HEADER + RECORD * id;
+            match n {
+                Node::Free => put(&mut out, r, FREE),
+                Node::Model(m) => {
+                    let off = offsets[id].0;
+                    let bytes = as_bytes(&m.children);
+                    pad_to(&mut out, off);
+                    out.extend_from_slice(bytes);
+                    put(&mut out, r, MODEL);
+                    put(&mut out, r + 8, m.a);
+                    put(&mut out, r + 16, m.base);
+                    put(&mut out, r + 24, m.off);
+                    put(&mut out, r + 32, m.shift);
+                    put(&mut out, r + 40, off as u64);
+                    put(&mut out, r + 48, m.children.len() as u64);
+                    put(&mut out, r + 56, hash(bytes));
+                }
+                Node::Data(d) => {
+                    let d = written(&rebuilt, id, d);
+                    let (so, bo) = offsets[id];
+                    let sb = as_bytes(&d.slots);
+                    let bb = as_bytes(&d.bitmap);
+                    pad_to(&mut out, so);
+                    out.extend_from_slice(sb);
+                    pad_to(&mut out, bo);
+                    out.extend_from_slice(bb);
+                    put(&mut out, r, DATA);
+                    put(&mut out, r + 8, so as u64);
+                    put(&mut out, r + 16, d.slots.len() as u64);
+                    put(&mut out, r + 24, bo as u64);
+                    put(&mut out, r + 32, d.bitmap.len() as u64);
+                    put(&mut out, r + 40, d.model.a);
+                    put(&mut out, r + 48, d.model.b);
+                    put(&mut out, r + 56, d.base);
+                    put(&mut out, r + 64, d.num_keys as u64);
+                    put(&mut out, r + 72, d.min_key);
+                    put(&mut out, r + 80, d.max_key);
+                    put(&mut out, r + 88, d.prev);
+                    put(&mut out, r + 92, d.next);
+                    put(&mut out, r + 96, d.exp_iters);
+                    put(&mut out, r + 100, d.exp_shifts);
+                    put(&mut out, r + 104, hash2(sb, bb));
+                }
+            }
+        }
+        pad_to(&mut out, total);
+        out[..8].copy_from_slice(&MAGIC);
+        put(&mut out, 8, VERSION);
+        put(&mut out, 12, std::mem::size_of::<K>() as u32);
+        put(&mut out, 16, BYTE_ORDER);
+        put(&mut out, 20, K::IMAGE_KIND);
+        put(&mut out, 24, self.nodes.len() as u64);
+        put(&mut out, 32, self.root as u64);
+        put(&mut out, 40, len as u64);
+        put(&mut out, 48, total as u64);
+        for (i, t) in tag.iter().enumerate() {
+            put(&mut out, 56 + 8 * i, *t);
+        }
+        let dir_hash = hash(&out[HEADER..dir_end]);
+        put(&mut out, 88, dir_hash);
+        let header_hash = hash(&out[..120]);
+        put(&mut out, 120, header_hash);
+        out
+    }
+
+    /// Opens an index from a mapped image, its arrays read in place (the first write to a page
+    /// copies it: see `index::mapped`). Checks the header, the directory's checksum and every
+    /// bound, alignment and id; with `verify`, also every node's arrays against their checksums
+    /// (this reads the whole image, which also maps all of it in). Returns the image's tag.
+    pub(crate) fn from_image(map: Arc<Mapping>, verify: bool) -> Result<(Self, ImageTag), ImageError> {
+        let b = map.bytes();
+        if b.len() < HEADER || b[..8] != MAGIC {
+            return Err(invalid("not an ALEX index image"));
+        }
+        if hash(&b[..120]) != get::<u64>(b, 120) {
+            return Err(ImageError::Checksum("the header".into()));
+        }
+        if get::<u32>(b, 8) != VERSION
+            || get::<u32>(b, 12) as usize != std::mem::size_of::<K>()
+            || get::<u32>(b, 16) != BYTE_ORDER
+            || get::<u32>(b, 20) != K::IMAGE_KIND
+        {
+            return Err(invalid("another format version, key type or byte order"));
+        }
+        let n = get::<u64>(b, 24);
+        let root = get::<u64>(b, 32);
+        let len = get::<u64>(b, 40) as usize;
+        if get::<u64>(b, 48) != b.len() as u64 {
+            return Err(invalid("length differs from the header's"));
+        }
+        if n == 0 || n >= NONE as u64 || root >= n {
+            return Err(invalid("node count or root out of range"));
+        }
+        let n = n as usize;
+        let dir_end = n
+            .checked_mul(RECORD)
+            .and_then(|d| d.checked_add(HEADER))
+            .filter(|&e| e <= b.len())
+            .ok_or_else(|| invalid("directory past the end"))?;
+        if hash(&b[HEADER..dir_end]) != get::<u64>(b, 88) {
+            return Err(ImageError::Checksum("the node directory".into()));
+        }
+        let mut tag = [0u64; 4];
+        for (i, t) in tag.iter_mut().enumerate() {
+            *t = get(b, 56 + 8 * i);
+        }
+        let range = |off: u64, count: u64, size: usize| -> Result<(usize, usize), ImageError> {
+            let off = usize::try_from(off).map_err(|_| invalid("offset"))?;
+            let count = usize::try_from(count).map_err(|_| invalid("length"))?;
+            let end = count
+                .checked_mul(size)
+                .and_then(|l| l.checked_add(off))
+                .filter(|&e| e <= b.len() && off >= dir_end)
+                .ok_or_else(|| invalid("array past the end"))?;
+            Ok((off, end))
+        };
+        let mut recs: Vec<Rec<K>> = Vec::with_capacity(n);
+        for id in 0..n {
+            let r = &b[HEADER + RECORD * id..HEADER + RECORD * (id + 1)];
+            recs.push(match get::<u32>(r, 0) {
+                FREE => Rec::Free,
+                MODEL => {
+                    let count = get::<u64>(r, 48);
+                    if count == 0 || count > MAX_FANOUT as u64 || !count.is_power_of_two() {
+                        return Err(invalid(format!("node {id}: fanout {count}")));
+                    }
+                    let shift = get::<u32>(r, 32);
+                    if shift >= 64 {
+                        return Err(invalid(format!("node {id}: shift {shift}")));
+                    }
+                    Rec::Model {
+                        a: get(r, 8),
+                        base: get(r, 16),
+                        off: get(r, 24),
+                        shift,
+                        children: range(get(r, 40), count, 4)?,
+                        hash: get(r, 56),
+                    }
+                }
+                DATA => {
+                    let cap = get::<u64>(r, 16);
+                    let words = get::<u64>(r, 32);
+                    let num_keys = get::<u64>(r, 64);
+                    if cap == 0 || words != cap.div_ceil(64) || num_keys >= cap {
+                        return Err(invalid(format!("node {id}: capacity {cap}, {num_keys} keys")));
+                    }
+                    let link = |at: usize| -> Result<u32, ImageError> {
+                        let l = get::<u32>(r, at);
+                        if l != NONE && l as usize >= n {
+                            return Err(invalid(format!("node {id}: leaf link {l}")));
+                        }
+                        Ok(l)
+                    };
+                    Rec::Data {
+                        slots: range(get(r, 8), cap, std::mem::size_of::<Slot<K>>())?,
+                        bitmap: range(get(r, 24), words, 8)?,
+                        model: LinearModel {
+                            a: get(r, 40),
+                            b: get(r, 48),
+                        },
+                        base: get(r, 56),
+                        num_keys: num_keys as usize,
+                        min_key: get(r, 72),
+                        max_key: get(r, 80),
+                        prev: link(88)?,
+                        next: link(92)?,
+                        exp_iters: get(r, 96),
+                        exp_shifts: get(r, 100),
+                        hash: get(r, 104),
+                    }
+                }
+                k => return Err(invalid(format!("node {id}: kind {k}"))),
+            });
+        }
+        if recs
+            .iter()
+            .map(|r| {
+                if let Rec::Data { num_keys, .. } = r {
+                    *num_keys
+                } else {
+                    0
+                }
+            })
+            .sum::<usize>()
+            != len
+        {
+            return Err(invalid("key count differs from the nodes'"));
+        }
+        if verify {
+            for (id, r) in recs.iter().enumerate() {
+                let ok = match r {
+                    Rec::Free => true,
+                    Rec::Model {
+                        children, hash: h, ..
+                    } => hash(&b[children.0..children.1]) == *h,
+                    Rec::Data {
+                        slots,
+                        bitmap,
+                        hash: h,
+                        ..
+                    } => hash2(&b[slots.0..slots.1], &b[bitmap.0..bitmap.1]) == *h,
+                };
+                if !ok {
+                    return Err(ImageError::Checksum(format!("node {id}")));
+                }
+            }
+        }
+        // Arrays in place. `b` is not used past this point (the arrays may be written later).
+        let mut cutter = ArrayCutter::new(map.clone());
+        let elems = |r: (usize, usize), size: usize| (r.0, (r.1 - r.0) / size);
+        let mut nodes: Vec<Node<K>> = Vec::with_capacity(n);
+        let mut free = Vec::new();
+        for (id, r) in recs.into_iter().enumerate() {
+            nodes.push(match r {
+                Rec::Free => {
+                    free.push(id as u32);
+                    Node::Free
+                }
+                Rec::Model {
+                    a,
+                    base,
+                    off,
+                    shift,
+                    children,
+                    ..
+                } => {
+                    let (o, c) = elems(children, 4);
+                    let children: Arr<u32> =
+                        cutter.take(o, c).ok_or_else(|| invalid("misaligned children"))?;
+                    Node::Model(ModelNode {
+                        a,
+                        base,
+                        off,
+                        shift,
+                        children,
+                    })
+                }
+                Rec::Data {
+                    slots,
+                    bitmap,
+                    model,
+                    base,
+                    num_keys,
+                    min_key,
+                    max_key,
+                    prev,
+                    next,
+                    exp_iters,
+                    exp_shifts,
+                    ..
+                } => {
+                    let (o, c) = elems(slots, std::mem::size_of::<Slot<K>>());
+                    let slots = cutter.take(o, c).ok_or_else(|| invalid("misaligned slots"))?;
+                    let (o, c) = elems(bitmap, 8);
+                    let bitmap = cutter.take(o, c).ok_or_else(|| invalid("misaligned bitmap"))?;
+                    Node::Data(DataNode::from_parts(
+                        slots, bitmap, model, base, num_keys, min_key, max_key, prev, next, exp_iters,
+                        exp_shifts,
+                    ))
+                }
+            });
+        }
+        if !cutter.finish() {
+            return Err(invalid("arrays overlap"));
+        }
+        // Every id a node refers to names a live node of the kind expected there.
+        let is_data = |i: u32| matches!(nodes.get(i as usize), Some(Node::Data(_)));
+        let is_live = |i: u32| matches!(nodes.get(i as usize), Some(Node::Data(_) | Node::Model(_)));
+        for (id, node) in nodes.iter().enumerate() {
+            let ok = match node {
+                Node::Free => true,
+                Node::Model(m) => m.children.iter().all(|&c| c as usize != id && is_live(c)),
+                Node::Data(d) => [d.prev, d.next].iter().all(|&l| l == NONE || is_data(l)),
+            };
+            if !ok {
+                return Err(invalid(format!("node {id} refers to a missing node")));
+            }
+        }
+        if !is_live(root as u32) {
+            return Err(invalid("root is not a node"));
+        }
+        // And the nodes reachable from the root form a tree: a node reached twice (a cycle, or
+        // two parents) would make lookups loop or leaves repeat.
+        let mut seen = vec![false; n];
+        let mut stack = vec![root as u32];
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut seen[id as usize], true) {
+                return Err(invalid(format!("node {id} is reached twice")));
+            }
+            if let Node::Model(m) = &nodes[id as usize] {
+                let mut prev = NONE;
+                for &c in m.children.iter() {
+                    if c != prev {
+                        stack.push(c);
+                        prev = c;
+                    }
+                }
+            }
+        }
+        Ok((
+            Alex {
+                nodes,
+                free,
+                root: root as u32,
+                len,
+                ood_left: 0,
+                ood_right: 0,
+                counters: stats::Counters::default(),
+                image: Some(map),
+            },
+            tag,
+        ))
+    }
+}
+
+/// The data node `to_image` writes for arena id `id`: its rebuilt copy if it has one.
+fn written<'a, K: AlexKey>(
+    rebuilt: &'a std::collections::HashMap<usize, DataNode<K>>,
+    id: usize,
+    d: &'a DataNode<K>,
+) -> &'a DataNode<K> {
+    rebuilt.get(&id).unwrap_or(d)
+}

@@ -1,0 +1,146 @@
+//! One connection's state (its [`Session`], a pending COPY, its cancel handle) and what every
+//! connection shares ([`Shared`]); created at startup and kept in pgwire's session extensions.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
+use pgwire::messages::response::TransactionStatus;
+
+use super::cancel::Registry;
+use super::catalog;
+use super::metrics::Metrics;
+use crate::engine::{CancelHandle, Database};
+use crate::sql::{CopyState, Limits, Session, TxStatus};
+
+/// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
+/// 15's) the catalog module answers, and Augur's own version.
+pub fn server_version() -> String {
+    format!("15.0 (Augur {})", env!("CARGO_PKG_VERSION"))
+}
+
+/// State shared by every connection.
+pub struct Shared {
+    pub db: Database,
+    /// Set when the server is shutting down: new statements are refused.
+    pub shutting_down: AtomicBool,
+    /// Statements executing right now (the shutdown waits for them, bounded).
+    pub busy: AtomicUsize,
+    /// Largest COPY FROM STDIN payload buffered for one statement.
+    pub max_copy_bytes: usize,
+    /// ParameterStatus values every session starts with (from `Session::reported_settings`).
+    pub(super) base_params: Vec<(String, String)>,
+    /// Recorded only with `--metrics`.
+    pub metrics: Option<Arc<Metrics>>,
+    /// Every session's resource limits.
+    pub limits: Limits,
+    /// Live connections' process ids and secret keys, for cancel requests.
+    pub cancels: Arc<Registry>,
+}
+
+impl Shared {
+    pub fn new(db: Database, max_copy_bytes: usize, metrics: Option<Arc<Metrics>>, limits: Limits) -> Shared {
+        let base_params = Session::new(db.clone()).reported_settings();
+        Shared {
+            db,
+            shutting_down: AtomicBool::new(false),
+            busy: AtomicUsize::new(0),
+            max_copy_bytes,
+            base_params,
+            metrics,
+            limits,
+            cancels: Arc::default(),
+        }
+    }
+}
+
+pub(super) struct BusyGuard<'a>(&'a AtomicUsize);
+
+impl<'a> BusyGuard<'a> {
+    pub(super) fn new(c: &'a AtomicUsize) -> Self {
+        c.fetch_add(1, Ordering::AcqRel);
+        BusyGuard(c)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Runs blocking engine work without stalling the runtime's other connections.
+pub(super) fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
+pub(super) struct PendingCopy {
+    pub(super) state: CopyState,
+    pub(super) buf: Vec<u8>,
+}
+
+/// One connection's state.
+pub struct Conn {
+    pub(super) session: Mutex<Session>,
+    pub(super) copy: Mutex<Option<PendingCopy>>,
+    pub(super) cx: catalog::Ctx,
+    /// The session's cancel handle (reachable without its lock, which a running statement holds).
+    pub(super) cancel: CancelHandle,
+}
+
+impl Conn {
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
+    /// Records the BackendKeyData process id (`pg_backend_pid()` returns it).
+    pub(super) fn set_backend_pid(&self, pid: i32) {
+        self.session.lock().set_backend_pid(pid);
+    }
+
+    pub(super) fn status(&self) -> TransactionStatus {
+        wire_status(self.session.lock().status())
+    }
+
+    pub(super) fn tx_status(&self) -> TxStatus {
+        self.session.lock().status()
+    }
+}
+
+impl Conn {
+    /// An error outside `Session::execute*` (Parse, Bind) inside a transaction block fails the
+    /// block, as in PostgreSQL. `Session` has no call for that, so this runs a statement that
+    /// cannot parse: the session marks its open block failed and nothing else happens.
+    pub(super) fn fail_block(&self) {
+        let mut s = self.session.lock();
+        if s.status() == TxStatus::InTransaction {
+            let _ = s.execute(")", &[]);
+        }
+    }
+}
+
+pub(super) fn wire_status(s: TxStatus) -> TransactionStatus {
+    match s {
+        TxStatus::Idle => TransactionStatus::Idle,
+        TxStatus::InTransaction => TransactionStatus::Transaction,
+        TxStatus::Failed => TransactionStatus::Error,
+    }
+}
+
+/// The connection's state, created on first use (at startup, by `startup::KeyGenerator`).
+pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
+    client.session_extensions().get_or_insert_with(|| {
+        let md = client.metadata();
+        let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
+        let database = md.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
+        let mut session = Session::new(shared.db.clone());
+        session.set_limits(shared.limits.clone());
+        Conn {
+            cancel: session.cancel_handle(),
+            session: Mutex::new(session),
+            copy: Mutex::new(None),
+            cx: catalog::Ctx { user, database },
+        }
+    })
+}

@@ -1,0 +1,624 @@
+//! Binding scalar expressions: column references, operators and their operand types, literals,
+//! casts, parameters (`$n`) and subqueries.
+
+use sqlparser::ast as A;
+
+use super::{ident, parse_type, unsupported, Binder, Scope};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Ty};
+use crate::sql::plan::Column;
+use crate::types::Value;
+
+/// A numeric literal: int4, int8, or float8 (Augur has no numeric type: a literal beyond
+/// float8's range is 22003 rather than infinity).
+fn number(s: &str) -> Result<(Value, Ty)> {
+    if !s.contains(['.', 'e', 'E']) {
+        if let Ok(i) = s.parse::<i64>() {
+            return Ok(if i32::try_from(i).is_ok() {
+                (Value::Int(i), Ty::Int4)
+            } else {
+                (Value::Int(i), Ty::Int8)
+            });
+        }
+    }
+    let mut f = s.parse::<f64>().unwrap_or(f64::NAN);
+    if !s.contains(['.', 'e', 'E']) && f == i64::MIN as f64 {
+        // An integer literal just below the int8 range must not round into it.
+        f = f.next_down();
+    }
+    if f.is_infinite() {
+        return Err(Error::out_of_range(format!(
+            "\"{s}\" is out of range for type double precision"
+        )));
+    }
+    Ok((Value::Float(f), Ty::Float8))
+}
+
+impl Binder<'_> {
+    /// Converts an expression of type `from` to type `to` (literals and parameters are
+    /// converted now; other expressions get a cast).
+    pub fn coerce(&mut self, e: Expr, from: Ty, to: Ty) -> Result<Expr> {
+        if from == to || to == Ty::Unknown {
+            return Ok(e);
+        }
+        Ok(match e {
+            Expr::Lit(v) => Expr::Lit(cast(v, to, None)?),
+            Expr::Param(i, Ty::Unknown) => {
+                self.params[i] = to;
+                Expr::Param(i, to)
+            }
+            e if from.is_int() && to.is_int() => e,
+            e => Expr::Cast(Box::new(e), to, None),
+        })
+    }
+
+    pub fn require_bool(&mut self, e: Expr, ty: Ty, ctx: &str) -> Result<Expr> {
+        match ty {
+            Ty::Bool => Ok(e),
+            Ty::Unknown => self.coerce(e, ty, Ty::Bool),
+            t => Err(Error::mismatch(format!(
+                "argument of {ctx} must be type boolean, not type {}",
+                t.name()
+            ))),
+        }
+    }
+
+    pub(super) fn resolve(&self, scope: &Scope, qual: Option<&str>, name: &str) -> Result<(usize, Ty)> {
+        let mut found: Option<(usize, Ty)> = None;
+        for (i, c) in scope.cols.iter().enumerate() {
+            if c.name == name && qual.is_none_or(|q| c.table.as_deref() == Some(q)) {
+                if found.is_some() {
+                    return Err(Error::new(
+                        SqlState::AMBIGUOUS_COLUMN,
+                        format!("column reference \"{name}\" is ambiguous"),
+                    ));
+                }
+                found = Some((i, c.ty));
+            }
+        }
+        match (found, qual) {
+            (Some(f), _) => Ok(f),
+            (None, Some(q)) if !scope.tables.iter().any(|t| t == q) => Err(Error::new(
+                SqlState::UNDEFINED_TABLE,
+                format!("missing FROM-clause entry for table \"{q}\""),
+            )),
+            (None, Some(q)) => Err(Error::undefined_column(&format!("{q}.{name}"))),
+            (None, None) => Err(Error::undefined_column(name)),
+        }
+    }
+
+    /// Binds with aggregates forbidden (`ctx` names the clause in the error).
+    pub fn bind_noagg(&mut self, e: &A::Expr, scope: &Scope, ctx: &'static str) -> Result<(Expr, Ty)> {
+        let saved = self.agg_sink.take();
+        let saved_ctx = std::mem::replace(&mut self.agg_ctx, ctx);
+        let r = self.bind_expr(e, scope);
+        self.agg_sink = saved;
+        self.agg_ctx = saved_ctx;
+        r
+    }
+
+    pub(super) fn compare(&mut self, op: CmpOp, l: (Expr, Ty), r: (Expr, Ty)) -> Result<(Expr, Ty)> {
+        let (l, r) = self.comparable(l, r, op.sym())?;
+        Ok((Expr::Cmp(op, Box::new(l), Box::new(r)), Ty::Bool))
+    }
+
+    /// Makes two operands comparable (resolving untyped literals), or fails with 42883.
+    pub(super) fn comparable(
+        &mut self,
+        (l, lt): (Expr, Ty),
+        (r, rt): (Expr, Ty),
+        op: &str,
+    ) -> Result<(Expr, Expr)> {
+        let target = match (lt, rt) {
+            (Ty::Unknown, Ty::Unknown) => Ty::Text,
+            (Ty::Unknown, t) | (t, Ty::Unknown) => t,
+            (a, b) if a == b => a,
+            (a, b) if a.is_num() && b.is_num() => return Ok((l, r)),
+            (a, b) => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} {op} {}", a.name(), b.name()),
+                ))
+            }
+        };
+        Ok((self.coerce(l, lt, target)?, self.coerce(r, rt, target)?))
+    }
+
+    pub(super) fn arith(&mut self, op: ArOp, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
+        let (lt2, rt2) = match (lt, rt) {
+            (Ty::Unknown, t) if t.is_num() => (t, t),
+            (t, Ty::Unknown) if t.is_num() => (t, t),
+            p => p,
+        };
+        if !(lt2.is_num() && rt2.is_num()) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} {} {}",
+                    lt.name(),
+                    op.sym(),
+                    rt.name()
+                ),
+            ));
+        }
+        let ty = Ty::unify(lt2, rt2).unwrap_or(Ty::Float8);
+        let l = self.coerce(l, lt, lt2)?;
+        let r = self.coerce(r, rt, rt2)?;
+        // Constant folding keeps literal arithmetic cheap (and errors surface when binding).
+        // (An error is left for run time: `CASE WHEN true THEN 1 ELSE 1 / 0 END` is fine.)
+        if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r) {
+            if let Ok(v) = crate::sql::expr::arith(op, a, b, ty) {
+                return Ok((Expr::Lit(v), ty));
+            }
+        }
+        Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty))
+    }
+
+    pub(super) fn unify_all(&mut self, items: Vec<(Expr, Ty)>, what: &str) -> Result<(Vec<Expr>, Ty)> {
+        let mut ty = Ty::Unknown;
+        for (_, t) in &items {
+            ty = Ty::unify(ty, *t).ok_or_else(|| {
+                Error::mismatch(format!(
+                    "{what} types {} and {} cannot be matched",
+                    ty.name(),
+                    t.name()
+                ))
+            })?;
+        }
+        let out = items
+            .into_iter()
+            .map(|(e, t)| self.coerce(e, t, ty))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((out, ty))
+    }
+
+    pub fn bind_expr(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
+        use A::Expr as E;
+        Ok(match e {
+            E::Identifier(i) => {
+                let (c, t) = self.resolve(scope, None, &ident(i))?;
+                (Expr::Col(c), t)
+            }
+            E::CompoundIdentifier(parts) => {
+                let names: Vec<String> = parts.iter().map(ident).collect();
+                let (q, n) = match names.as_slice() {
+                    [q, n] => (q.as_str(), n.as_str()),
+                    [s, q, n] if s == "public" => (q.as_str(), n.as_str()),
+                    _ => return Err(unsupported(format!("column reference {e}"))),
+                };
+                let (c, t) = self.resolve(scope, Some(q), n)?;
+                (Expr::Col(c), t)
+            }
+            E::Value(v) => self.bind_value(&v.value)?,
+            E::Nested(inner) => self.bind_expr(inner, scope)?,
+            E::UnaryOp { op, expr } => match op {
+                A::UnaryOperator::Minus => {
+                    if let E::Value(A::ValueWithSpan {
+                        value: A::Value::Number(n, _),
+                        ..
+                    }) = expr.as_ref()
+                    {
+                        let (v, t) = number(&format!("-{n}"))?;
+                        return Ok((Expr::Lit(v), t));
+                    }
+                    let (x, t) = self.bind_expr(expr, scope)?;
+                    let t2 = if t == Ty::Unknown { Ty::Float8 } else { t };
+                    if !t2.is_num() {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: - {}", t.name()),
+                        ));
+                    }
+                    let x = self.coerce(x, t, t2)?;
+                    if let Expr::Lit(v) = &x {
+                        // Floats negate directly: 0 - 0.0 would lose the sign of -0.
+                        let v = match v {
+                            Value::Float(f) => Value::Float(-f),
+                            v => crate::sql::expr::arith(ArOp::Sub, &Value::Int(0), v, t2)?,
+                        };
+                        return Ok((Expr::Lit(v), t2));
+                    }
+                    (Expr::Neg(Box::new(x), t2), t2)
+                }
+                A::UnaryOperator::Plus => {
+                    let (x, t) = self.bind_expr(expr, scope)?;
+                    if !(t.is_num() || t == Ty::Unknown) {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_FUNCTION,
+                            format!("operator does not exist: + {}", t.name()),
+                        ));
+                    }
+                    (x, t)
+                }
+                A::UnaryOperator::Not => {
+                    let (x, t) = self.bind_expr(expr, scope)?;
+                    let x = self.require_bool(x, t, "NOT")?;
+                    (Expr::Not(Box::new(x)), Ty::Bool)
+                }
+                op => return Err(unsupported(format!("operator {op}"))),
+            },
+            E::BinaryOp { left, op, right } => {
+                use A::BinaryOperator as B;
+                let l = self.bind_expr(left, scope)?;
+                let r = self.bind_expr(right, scope)?;
+                match op {
+                    B::And | B::Or => {
+                        let name = if *op == B::And { "AND" } else { "OR" };
+                        let a = self.require_bool(l.0, l.1, name)?;
+                        let b = self.require_bool(r.0, r.1, name)?;
+                        let e = if *op == B::And {
+                            Expr::And(Box::new(a), Box::new(b))
+                        } else {
+                            Expr::Or(Box::new(a), Box::new(b))
+                        };
+                        (e, Ty::Bool)
+                    }
+                    B::Eq => self.compare(CmpOp::Eq, l, r)?,
+                    B::NotEq => self.compare(CmpOp::Ne, l, r)?,
+                    B::Lt => self.compare(CmpOp::Lt, l, r)?,
+                    B::LtEq => self.compare(CmpOp::Le, l, r)?,
+                    B::Gt => self.compare(CmpOp::Gt, l, r)?,
+                    B::GtEq => self.compare(CmpOp::Ge, l, r)?,
+                    B::Plus => self.arith(ArOp::Add, l, r)?,
+                    B::Minus => self.arith(ArOp::Sub, l, r)?,
+                    B::Multiply => self.arith(ArOp::Mul, l, r)?,
+                    B::Divide => self.arith(ArOp::Div, l, r)?,
+                    B::Modulo => self.arith(ArOp::Mod, l, r)?,
+                    B::StringConcat => {
+                        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                        if !texty(l.1) && !texty(r.1) {
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_FUNCTION,
+                                format!("operator does not exist: {} || {}", l.1.name(), r.1.name()),
+                            ));
+                        }
+                        (Expr::Concat(Box::new(l.0), Box::new(r.0)), Ty::Text)
+                    }
+                    op => return Err(unsupported(format!("operator {op}"))),
+                }
+            }
+            E::IsNull(x) | E::IsNotNull(x) => {
+                let (x, _) = self.bind_expr(x, scope)?;
+                (Expr::IsNull(Box::new(x), matches!(e, E::IsNotNull(_))), Ty::Bool)
+            }
+            E::IsTrue(x)
+            | E::IsNotTrue(x)
+            | E::IsFalse(x)
+            | E::IsNotFalse(x)
+            | E::IsUnknown(x)
+            | E::IsNotUnknown(x) => {
+                let (b, t) = self.bind_expr(x, scope)?;
+                let b = self.require_bool(b, t, "IS")?;
+                let b = Box::new(b);
+                let r = match e {
+                    E::IsTrue(_) => Expr::IsBool(b, true, false),
+                    E::IsNotTrue(_) => Expr::IsBool(b, true, true),
+                    E::IsFalse(_) => Expr::IsBool(b, false, false),
+                    E::IsNotFalse(_) => Expr::IsBool(b, false, true),
+                    E::IsUnknown(_) => Expr::IsNull(b, false),
+                    _ => Expr::IsNull(b, true),
+                };
+                (r, Ty::Bool)
+            }
+            E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
+                let l = self.bind_expr(a, scope)?;
+                let r = self.bind_expr(b, scope)?;
+                let (l, r) = self.comparable(l, r, "=")?;
+                (
+                    Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))),
+                    Ty::Bool,
+                )
+            }
+            E::InList { expr, list, negated } => {
+                let mut items = vec![self.bind_expr(expr, scope)?];
+                for x in list {
+                    items.push(self.bind_expr(x, scope)?);
+                }
+                let lt = items[0].1;
+                let mut ty = Ty::Unknown;
+                for (_, t) in &items {
+                    ty = match Ty::unify(ty, *t) {
+                        Some(t) => t,
+                        None => {
+                            return Err(Error::new(
+                                SqlState::UNDEFINED_FUNCTION,
+                                format!("operator does not exist: {} = {}", lt.name(), t.name()),
+                            ))
+                        }
+                    };
+                }
+                if ty == Ty::Unknown {
+                    ty = Ty::Text;
+                }
+                let mut out = Vec::new();
+                for (x, t) in items {
+                    let target = if t.is_num() && ty.is_num() { t } else { ty };
+                    out.push(self.coerce(x, t, target)?);
+                }
+                let x = out.remove(0);
+                (Expr::InList(Box::new(x), out, *negated), Ty::Bool)
+            }
+            E::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                if let A::SetExpr::Select(sel) = subquery.body.as_ref() {
+                    let wild = sel.projection.iter().any(|p| {
+                        !matches!(
+                            p,
+                            A::SelectItem::UnnamedExpr(_) | A::SelectItem::ExprWithAlias { .. }
+                        )
+                    });
+                    if sel.projection.len() > 1 && !wild {
+                        return Err(Error::syntax("subquery has too many columns"));
+                    }
+                }
+                let (x, xt) = self.bind_expr(expr, scope)?;
+                let (n, cols) = self.subquery(subquery)?;
+                if cols.len() != 1 {
+                    return Err(Error::syntax("subquery has too many columns"));
+                }
+                let st = cols[0].ty;
+                let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
+                (Expr::InSub(Box::new(x), n, *negated), Ty::Bool)
+            }
+            E::Exists { subquery, negated } => {
+                let (n, _) = self.subquery(subquery)?;
+                (Expr::Exists(n, *negated), Ty::Bool)
+            }
+            E::Subquery(q) => {
+                let (n, cols) = self.subquery(q)?;
+                if cols.len() != 1 {
+                    return Err(Error::syntax("subquery must return only one column"));
+                }
+                (Expr::ScalarSub(n), cols[0].ty)
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let x = self.bind_expr(expr, scope)?;
+                let lo = self.bind_expr(low, scope)?;
+                let hi = self.bind_expr(high, scope)?;
+                let (a, b) = self.compare(CmpOp::Ge, x.clone(), lo)?;
+                let (c, _) = self.compare(CmpOp::Le, x, hi)?;
+                let e = Expr::And(Box::new(a), Box::new(c));
+                (if *negated { Expr::Not(Box::new(e)) } else { e }, b)
+            }
+            E::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | E::ILike {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let (x, xt) = self.bind_expr(expr, scope)?;
+                let (p, pt) = self.bind_expr(pattern, scope)?;
+                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                if !texty(xt) || !texty(pt) {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} ~~ {}", xt.name(), pt.name()),
+                    ));
+                }
+                let x = self.coerce(x, xt, Ty::Text)?;
+                let p = self.coerce(p, pt, Ty::Text)?;
+                let esc = match escape_char {
+                    Some(c) => Some(Box::new(self.bind_expr(c, scope)?.0)),
+                    None => None,
+                };
+                (
+                    Expr::Like(
+                        Box::new(x),
+                        Box::new(p),
+                        esc,
+                        *negated,
+                        matches!(e, E::ILike { .. }),
+                    ),
+                    Ty::Bool,
+                )
+            }
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(self.bind_expr(o, scope)?),
+                    None => None,
+                };
+                let mut conds = Vec::new();
+                let mut results = Vec::new();
+                for w in conditions {
+                    let c = self.bind_expr(&w.condition, scope)?;
+                    let c = match &op {
+                        Some(o) => {
+                            let (a, b) = self.comparable(o.clone(), c, "=")?;
+                            let _ = a;
+                            b
+                        }
+                        None => self.require_bool(c.0, c.1, "CASE/WHEN")?,
+                    };
+                    conds.push(c);
+                    results.push(self.bind_expr(&w.result, scope)?);
+                }
+                if let Some(el) = else_result {
+                    results.push(self.bind_expr(el, scope)?);
+                }
+                let (mut results, mut ty) = self.unify_all(results, "CASE")?;
+                if ty == Ty::Unknown {
+                    ty = Ty::Text;
+                    results = results
+                        .into_iter()
+                        .map(|r| self.coerce(r, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
+                }
+                let els = if else_result.is_some() {
+                    results.pop().map(Box::new)
+                } else {
+                    None
+                };
+                let operand = match op {
+                    Some((o, ot)) => {
+                        let target = if ot == Ty::Unknown { Ty::Text } else { ot };
+                        Some(Box::new(self.coerce(o, ot, target)?))
+                    }
+                    None => None,
+                };
+                (
+                    Expr::Case {
+                        operand,
+                        whens: conds.into_iter().zip(results).collect(),
+                        els,
+                    },
+                    ty,
+                )
+            }
+            E::Cast {
+                expr,
+                data_type,
+                kind,
+                ..
+            } => {
+                if matches!(kind, A::CastKind::TryCast | A::CastKind::SafeCast) {
+                    return Err(unsupported("TRY_CAST"));
+                }
+                let (dt, len) = parse_type(data_type)?;
+                let (x, xt) = self.bind_expr(expr, scope)?;
+                self.cast_expr(x, xt, Ty::from_dt(dt), len)?
+            }
+            E::TypedString(ts) => {
+                let (dt, len) = parse_type(&ts.data_type)?;
+                let (x, xt) = self.bind_value(&ts.value.value)?;
+                self.cast_expr(x, xt, Ty::from_dt(dt), len)?
+            }
+            E::Function(f) => self.bind_function(f, scope)?,
+            E::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind_expr(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind_expr(f, scope)?,
+                    None => (Expr::Lit(Value::Int(1)), Ty::Int4),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind_expr(f, scope)?);
+                }
+                self.scalar_func("substring", args)?
+            }
+            E::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(unsupported("TRIM with a character list"));
+                }
+                let mut args = vec![self.bind_expr(expr, scope)?];
+                if let Some(w) = trim_what {
+                    args.push(self.bind_expr(w, scope)?);
+                }
+                let name = match trim_where {
+                    Some(A::TrimWhereField::Leading) => "ltrim",
+                    Some(A::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                self.scalar_func(name, args)?
+            }
+            E::Position { expr, r#in } => {
+                let a = self.bind_expr(expr, scope)?;
+                let b = self.bind_expr(r#in, scope)?;
+                self.scalar_func("strpos_rev", vec![a, b])?
+            }
+            E::Ceil { expr, .. } => {
+                let a = self.bind_expr(expr, scope)?;
+                self.scalar_func("ceil", vec![a])?
+            }
+            E::Floor { expr, .. } => {
+                let a = self.bind_expr(expr, scope)?;
+                self.scalar_func("floor", vec![a])?
+            }
+            other => return Err(unsupported(format!("expression {other}"))),
+        })
+    }
+
+    pub(super) fn cast_expr(&mut self, x: Expr, xt: Ty, to: Ty, len: Option<u32>) -> Result<(Expr, Ty)> {
+        if !cast_allowed(xt, to) {
+            return Err(Error::new(
+                SqlState("42846"),
+                format!("cannot cast type {} to {}", xt.name(), to.name()),
+            ));
+        }
+        Ok(match x {
+            Expr::Lit(v) => (Expr::Lit(cast(v, to, len)?), to),
+            Expr::Param(i, Ty::Unknown) if len.is_none() => {
+                self.params[i] = to;
+                (Expr::Param(i, to), to)
+            }
+            x if xt == to && len.is_none() => (x, to),
+            x => (Expr::Cast(Box::new(x), to, len), to),
+        })
+    }
+
+    pub(super) fn bind_value(&mut self, v: &A::Value) -> Result<(Expr, Ty)> {
+        use A::Value as V;
+        Ok(match v {
+            V::Number(n, _) => {
+                let (v, t) = number(n)?;
+                (Expr::Lit(v), t)
+            }
+            V::SingleQuotedString(s) | V::EscapedStringLiteral(s) | V::UnicodeStringLiteral(s) => {
+                (Expr::Lit(Value::Text(s.clone())), Ty::Unknown)
+            }
+            V::DollarQuotedString(s) => (Expr::Lit(Value::Text(s.value.clone())), Ty::Unknown),
+            V::Boolean(b) => (Expr::Lit(Value::Bool(*b)), Ty::Bool),
+            V::Null => (Expr::Lit(Value::Null), Ty::Unknown),
+            V::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|d| d.parse().ok())
+                    .filter(|n| *n >= 1 && *n <= 65535)
+                    .ok_or_else(|| Error::syntax(format!("invalid parameter {p}")))?;
+                if self.params.len() < n {
+                    self.params.resize(n, Ty::Unknown);
+                }
+                let t = self.params[n - 1];
+                (Expr::Param(n - 1, t), t)
+            }
+            V::HexStringLiteral(h) => {
+                let b = (0..h.len() / 2)
+                    .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16))
+                    .collect::<std::result::Result<Vec<u8>, _>>()
+                    .map_err(|_| Error::invalid_text(format!("invalid hexadecimal literal {h}")))?;
+                (Expr::Lit(Value::Bytes(b)), Ty::Bytea)
+            }
+            other => return Err(unsupported(format!("literal {other}"))),
+        })
+    }
+
+    pub(super) fn subquery(&mut self, q: &A::Query) -> Result<(usize, Vec<Column>)> {
+        let saved = self.agg_sink.take();
+        let saved_in = std::mem::replace(&mut self.in_agg, false);
+        let r = self.bind_query(q);
+        self.agg_sink = saved;
+        self.in_agg = saved_in;
+        let (plan, cols) = r?;
+        self.subplans.push(plan);
+        Ok((self.subplans.len() - 1, cols))
+    }
+}

@@ -1,0 +1,162 @@
+//! Binding the FROM clause: tables, aliases, derived tables and joins (ON / USING).
+
+use sqlparser::ast as A;
+
+use super::{check_name, ident, object_name, unsupported, Binder, Scope, ScopeCol};
+use crate::error::{Error, Result};
+use crate::sql::expr::{CmpOp, Expr};
+use crate::sql::plan::access::{conjoin, make_join};
+use crate::sql::plan::{Access, Plan, Scan};
+
+impl Binder<'_> {
+    pub(super) fn bind_from(&mut self, from: &[A::TableWithJoins]) -> Result<(Plan, Scope)> {
+        let mut acc: Option<(Plan, Scope)> = None;
+        for twj in from {
+            let (p, s) = self.bind_twj(twj)?;
+            acc = Some(match acc {
+                None => (p, s),
+                Some((lp, ls)) => (
+                    Plan::Join {
+                        left: Box::new(lp),
+                        right: Box::new(p),
+                        left_join: false,
+                        on: None,
+                        lookup: None,
+                    },
+                    ls.concat(s),
+                ),
+            });
+        }
+        Ok(acc.unwrap_or_else(|| (Plan::Values(vec![vec![]]), Scope::default())))
+    }
+
+    pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
+        let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
+        for j in &twj.joins {
+            let (rp, rs) = self.bind_factor(&j.relation)?;
+            let (left_join, c) = match &j.join_operator {
+                A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
+                A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                A::JoinOperator::CrossJoin(_) => (false, None),
+                other => {
+                    return Err(unsupported(
+                        format!("join {other:?}").chars().take(60).collect::<String>(),
+                    ))
+                }
+            };
+            let lw = scope.cols.len();
+            scope = scope.concat(rs);
+            let on = match c {
+                None | Some(A::JoinConstraint::None) => None,
+                Some(A::JoinConstraint::On(e)) => {
+                    let (e, t) = self.bind_noagg(e, &scope, "JOIN conditions")?;
+                    Some(self.require_bool(e, t, "JOIN/ON")?)
+                }
+                Some(A::JoinConstraint::Using(cols)) => {
+                    let mut conds = Vec::new();
+                    for c in cols {
+                        let n = object_name(c)?;
+                        let l = scope.cols[..lw]
+                            .iter()
+                            .position(|x| x.name == n)
+                            .ok_or_else(|| Error::undefined_column(&n))?;
+                        let r = scope.cols[lw..]
+                            .iter()
+                            .position(|x| x.name == n)
+                            .ok_or_else(|| Error::undefined_column(&n))?;
+                        let (e, _) = self.compare(
+                            CmpOp::Eq,
+                            (Expr::Col(l), scope.cols[l].ty),
+                            (Expr::Col(lw + r), scope.cols[lw + r].ty),
+                        )?;
+                        conds.push(e);
+                    }
+                    conjoin(conds)
+                }
+                Some(A::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
+            };
+            plan = make_join(plan, rp, left_join, on);
+        }
+        Ok((plan, scope))
+    }
+
+    pub(super) fn bind_factor(&mut self, f: &A::TableFactor) -> Result<(Plan, Scope)> {
+        match f {
+            A::TableFactor::Table {
+                name, alias, args, ..
+            } => {
+                if args.is_some() {
+                    return Err(unsupported(format!("table function {name}")));
+                }
+                if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
+                    check_name(i)?;
+                }
+                let t = self.table(name)?;
+                let def = t.def();
+                let alias_name = match alias {
+                    Some(a) => ident(&a.name),
+                    None => def.name.clone(),
+                };
+                let mut scope = Scope::of_table(&def, &alias_name);
+                if let Some(a) = alias {
+                    for (c, n) in scope.cols.iter_mut().zip(&a.columns) {
+                        c.name = ident(&n.name);
+                    }
+                }
+                let scan = Scan {
+                    table: t,
+                    def,
+                    alias: alias_name,
+                    access: Access::Full,
+                    filter: None,
+                    reverse: false,
+                    stop_after: None,
+                };
+                Ok((Plan::Scan(scan), scope))
+            }
+            A::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(unsupported("LATERAL"));
+                }
+                let Some(alias) = alias else {
+                    return Err(Error::syntax("subquery in FROM must have an alias"));
+                };
+                let saved = self.agg_sink.take();
+                let r = self.bind_query(subquery);
+                self.agg_sink = saved;
+                let (plan, cols) = r?;
+                let a = ident(&alias.name);
+                let mut scope = Scope {
+                    cols: cols
+                        .iter()
+                        .map(|c| ScopeCol {
+                            table: Some(a.clone()),
+                            name: c.name.clone(),
+                            ty: c.ty,
+                        })
+                        .collect(),
+                    tables: vec![a],
+                };
+                for (c, n) in scope.cols.iter_mut().zip(&alias.columns) {
+                    c.name = ident(&n.name);
+                }
+                Ok((plan, scope))
+            }
+            A::TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                if alias.is_some() {
+                    return Err(unsupported("alias on a parenthesized join"));
+                }
+                self.bind_twj(table_with_joins)
+            }
+            other => Err(unsupported(format!("FROM item {other}"))),
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Binding function calls: aggregates (collected for the grouping step) and scalar functions,
+//! with PostgreSQL's argument types.
+
+use sqlparser::ast as A;
+
+use super::{ident, unsupported, Binder, Scope};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{Expr, Func, Ty};
+use crate::sql::plan::{AggFunc, AggSpec};
+use crate::types::Value;
+
+impl Binder<'_> {
+    pub(super) fn bind_function(&mut self, f: &A::Function, scope: &Scope) -> Result<(Expr, Ty)> {
+        let name = match f.name.0.last() {
+            Some(A::ObjectNamePart::Identifier(i)) => ident(i),
+            _ => return Err(unsupported(format!("function {}", f.name))),
+        };
+        if f.over.is_some() {
+            return Err(unsupported("window functions"));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(unsupported("aggregate FILTER / WITHIN GROUP"));
+        }
+        let (args, distinct, star) = match &f.args {
+            A::FunctionArguments::None => (vec![], false, false),
+            A::FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument")),
+            A::FunctionArguments::List(l) => {
+                if !l.clauses.is_empty() {
+                    return Err(unsupported(format!("clauses in {name}()")));
+                }
+                let distinct = matches!(l.duplicate_treatment, Some(A::DuplicateTreatment::Distinct));
+                let mut args = Vec::new();
+                let mut star = false;
+                for a in &l.args {
+                    match a {
+                        A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) => args.push(e),
+                        A::FunctionArg::Unnamed(A::FunctionArgExpr::Wildcard) => star = true,
+                        _ => return Err(unsupported(format!("argument {a} of {name}()"))),
+                    }
+                }
+                (args, distinct, star)
+            }
+        };
+        let agg = match name.as_str() {
+            "count" if star => Some(AggFunc::CountStar),
+            "count" => Some(AggFunc::Count),
+            "sum" => Some(AggFunc::Sum),
+            "avg" => Some(AggFunc::Avg),
+            "min" => Some(AggFunc::Min),
+            "max" => Some(AggFunc::Max),
+            "bool_and" | "every" => Some(AggFunc::BoolAnd),
+            "bool_or" => Some(AggFunc::BoolOr),
+            _ => None,
+        };
+        if let Some(func) = agg {
+            if self.agg_sink.is_none() {
+                return Err(Error::new(
+                    SqlState::GROUPING_ERROR,
+                    format!("aggregate functions are not allowed in {}", self.agg_ctx),
+                ));
+            }
+            if self.in_agg {
+                return Err(Error::new(
+                    SqlState::GROUPING_ERROR,
+                    "aggregate function calls cannot be nested",
+                ));
+            }
+            let (arg, arg_ty) = if func == AggFunc::CountStar {
+                (None, Ty::Int8)
+            } else {
+                if args.len() != 1 {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("function {name} with {} arguments does not exist", args.len()),
+                    ));
+                }
+                self.in_agg = true;
+                let r = self.bind_expr(args[0], scope);
+                self.in_agg = false;
+                let (a, t) = r?;
+                (Some(a), t)
+            };
+            let bad = || {
+                Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function {name}({}) does not exist", arg_ty.name()),
+                )
+            };
+            let ty = match func {
+                AggFunc::CountStar | AggFunc::Count => Ty::Int8,
+                AggFunc::Sum if arg_ty.is_int() => Ty::Int8,
+                AggFunc::Sum | AggFunc::Avg if arg_ty.is_num() => Ty::Float8,
+                AggFunc::Sum | AggFunc::Avg => return Err(bad()),
+                AggFunc::Min | AggFunc::Max if arg_ty == Ty::Unknown => Ty::Text,
+                AggFunc::Min | AggFunc::Max => arg_ty,
+                AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
+                AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
+            };
+            let sink = self.agg_sink.as_mut().expect("checked");
+            let spec = AggSpec {
+                func,
+                arg,
+                distinct,
+                arg_ty,
+            };
+            let k = match sink.iter().position(|s| *s == spec) {
+                Some(k) => k,
+                None => {
+                    sink.push(spec);
+                    sink.len() - 1
+                }
+            };
+            return Ok((Expr::Agg(k), ty));
+        }
+        if star || distinct {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}(*) does not exist"),
+            ));
+        }
+        let mut bound = Vec::new();
+        for a in args {
+            bound.push(self.bind_expr(a, scope)?);
+        }
+        self.scalar_func(&name, bound)
+    }
+
+    pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
+        let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();
+        let undefined = || {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", types.join(", ")),
+            )
+        };
+        let n = args.len();
+        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
+        let lit = |v: Value, t: Ty| Ok((Expr::Lit(v), t));
+        macro_rules! text_args {
+            ($($i:expr),*) => {{
+                $( if !texty(args[$i].1) { return Err(undefined()); } )*
+                $( let (e, t) = args[$i].clone(); args[$i] = (self.coerce(e, t, Ty::Text)?, Ty::Text); )*
+            }};
+        }
+        macro_rules! int_args {
+            ($($i:expr),*) => {{
+                $( if !intish(args[$i].1) { return Err(undefined()); } )*
+                $( let (e, t) = args[$i].clone(); let to = if t == Ty::Unknown { Ty::Int4 } else { t }; args[$i] = (self.coerce(e, t, to)?, to); )*
+            }};
+        }
+        let exprs = |args: Vec<(Expr, Ty)>| args.into_iter().map(|a| a.0).collect::<Vec<_>>();
+        let (func, ty) = match (name, n) {
+            ("abs", 1) => {
+                if !args[0].1.is_num() {
+                    return Err(undefined());
+                }
+                (Func::Abs, args[0].1)
+            }
+            ("lower", 1) | ("upper", 1) => {
+                text_args!(0);
+                (if name == "lower" { Func::Lower } else { Func::Upper }, Ty::Text)
+            }
+            ("length" | "char_length" | "character_length", 1) => {
+                if args[0].1 != Ty::Bytea {
+                    text_args!(0);
+                }
+                (Func::Length, Ty::Int4)
+            }
+            ("octet_length", 1) => {
+                if args[0].1 != Ty::Bytea {
+                    text_args!(0);
+                }
+                (Func::OctetLength, Ty::Int4)
+            }
+            ("substr" | "substring", 2 | 3) => {
+                text_args!(0);
+                int_args!(1);
+                if n == 3 {
+                    int_args!(2);
+                }
+                (Func::Substr, Ty::Text)
+            }
+            ("left" | "right", 2) => {
+                text_args!(0);
+                int_args!(1);
+                (if name == "left" { Func::Left } else { Func::Right }, Ty::Text)
+            }
+            ("btrim" | "trim" | "ltrim" | "rtrim", 1 | 2) => {
+                text_args!(0);
+                if n == 2 {
+                    text_args!(1);
+                }
+                (
+                    match name {
+                        "ltrim" => Func::Ltrim,
+                        "rtrim" => Func::Rtrim,
+                        _ => Func::Trim,
+                    },
+                    Ty::Text,
+                )
+            }
+            ("replace", 3) => {
+                text_args!(0, 1, 2);
+                (Func::Replace, Ty::Text)
+            }
+            ("strpos_rev", 2) => {
+                text_args!(0, 1);
+                (Func::Position, Ty::Int4)
+            }
+            ("strpos", 2) => {
+                text_args!(0, 1);
+                args.swap(0, 1);
+                (Func::Position, Ty::Int4)
+            }
+            ("concat", _) => {
+                for a in args.iter_mut() {
+                    if a.1 == Ty::Unknown {
+                        a.0 = self.coerce(a.0.clone(), Ty::Unknown, Ty::Text)?;
+                    }
+                }
+                (Func::Concat, Ty::Text)
+            }
+            ("coalesce" | "greatest" | "least", 1..) => {
+                let what = name.to_uppercase();
+                let (es, mut ty) = self.unify_all(args, &what)?;
+                let mut es = es;
+                if ty == Ty::Unknown {
+                    ty = Ty::Text;
+                    es = es
+                        .into_iter()
+                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
+                }
+                let f = match name {
+                    "coalesce" => Func::Coalesce,
+                    "greatest" => Func::Greatest,
+                    _ => Func::Least,
+                };
+                return Ok((Expr::Func(f, es, ty), ty));
+            }
+            ("nullif", 2) => {
+                let a = args.remove(0);
+                let b = args.remove(0);
+                let ty = if a.1 == Ty::Unknown {
+                    if b.1 == Ty::Unknown {
+                        Ty::Text
+                    } else {
+                        b.1
+                    }
+                } else {
+                    a.1
+                };
+                let (x, y) = self.comparable(a, b, "=")?;
+                return Ok((Expr::Func(Func::Nullif, vec![x, y], ty), ty));
+            }
+            ("round", 1 | 2)
+            | ("floor", 1)
+            | ("ceil" | "ceiling", 1)
+            | ("sqrt", 1)
+            | ("power" | "pow", 2)
+            | ("mod", 2) => {
+                for a in args.iter_mut() {
+                    let (e, t) = a.clone();
+                    if !(t.is_num() || t == Ty::Unknown) {
+                        return Err(undefined());
+                    }
+                    let to = if t == Ty::Unknown { Ty::Float8 } else { t };
+                    *a = (self.coerce(e, t, to)?, to);
+                }
+                match name {
+                    "round" => (Func::Round, Ty::Float8),
+                    "floor" => (
+                        Func::Floor,
+                        if args[0].1.is_int() { args[0].1 } else { Ty::Float8 },
+                    ),
+                    "ceil" | "ceiling" => (
+                        Func::Ceil,
+                        if args[0].1.is_int() { args[0].1 } else { Ty::Float8 },
+                    ),
+                    "sqrt" => (Func::Sqrt, Ty::Float8),
+                    "mod" => {
+                        let ty = Ty::unify(args[0].1, args[1].1).unwrap_or(Ty::Float8);
+                        (Func::Mod, ty)
+                    }
+                    _ => (Func::Power, Ty::Float8),
+                }
+            }
+            ("random", 0) => (Func::Random, Ty::Float8),
+            (
+                "now"
+                | "current_timestamp"
+                | "localtimestamp"
+                | "statement_timestamp"
+                | "transaction_timestamp"
+                | "clock_timestamp",
+                0,
+            ) => (Func::Now, Ty::Timestamp),
+            ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),
+            ("current_database", 0) | ("current_catalog", 0) => {
+                return lit(Value::Text("augur".into()), Ty::Text)
+            }
+            ("current_schema", 0) => return lit(Value::Text("public".into()), Ty::Text),
+            ("current_user" | "session_user" | "user" | "current_role", 0) => {
+                return lit(Value::Text("augur".into()), Ty::Text)
+            }
+            ("pg_backend_pid", 0) => {
+                let pid = self.backend_pid.map_or(std::process::id() as i64, i64::from);
+                return lit(Value::Int(pid), Ty::Int4);
+            }
+            ("current_setting", 1) => {
+                let Expr::Lit(Value::Text(s)) = &args[0].0 else {
+                    return Err(undefined());
+                };
+                let v = self
+                    .settings
+                    .and_then(|m| m.get(&s.to_lowercase()).cloned())
+                    .ok_or_else(|| {
+                        Error::new(
+                            SqlState::UNDEFINED_OBJECT,
+                            format!("unrecognized configuration parameter \"{s}\""),
+                        )
+                    })?;
+                return lit(Value::Text(v), Ty::Text);
+            }
+            _ => return Err(undefined()),
+        };
+        Ok((Expr::Func(func, exprs(args), ty), ty))
+    }
+}

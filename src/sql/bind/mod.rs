@@ -1,0 +1,220 @@
+//! The binder: resolves names and types in sqlparser's syntax tree (PostgreSQL's rules) and
+//! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
+
+mod expr;
+mod from;
+mod func;
+mod select;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use sqlparser::ast as A;
+
+use super::expr::{Expr, Ty};
+use super::plan::{AggSpec, Plan};
+use crate::engine::{Database, Table, TableDef};
+use crate::error::{Error, Result};
+use crate::types::DataType;
+
+#[derive(Clone, Debug)]
+pub struct ScopeCol {
+    pub table: Option<String>,
+    pub name: String,
+    pub ty: Ty,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub cols: Vec<ScopeCol>,
+    pub tables: Vec<String>,
+}
+
+impl Scope {
+    pub fn of_table(def: &TableDef, alias: &str) -> Scope {
+        Scope {
+            cols: def
+                .columns
+                .iter()
+                .map(|c| ScopeCol {
+                    table: Some(alias.to_string()),
+                    name: c.name.clone(),
+                    ty: Ty::from_dt(c.ty),
+                })
+                .collect(),
+            tables: vec![alias.to_string()],
+        }
+    }
+
+    fn concat(mut self, other: Scope) -> Scope {
+        self.cols.extend(other.cols);
+        self.tables.extend(other.tables);
+        self
+    }
+}
+
+pub fn ident(i: &A::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+/// The unqualified object name (`public.t` and `t` are the same table).
+pub fn object_name(n: &A::ObjectName) -> Result<String> {
+    let parts: Vec<String> =
+        n.0.iter()
+            .map(|p| match p {
+                A::ObjectNamePart::Identifier(i) => Ok(ident(i)),
+                _ => Err(Error::unsupported(format!("object name {n} is not supported"))),
+            })
+            .collect::<Result<_>>()?;
+    match parts.as_slice() {
+        [t] => Ok(t.clone()),
+        [s, t] if s == "public" || s == "pg_temp" => Ok(t.clone()),
+        // Augur has one schema: a name in any other does not exist (PostgreSQL's answer for an
+        // unknown schema when reading).
+        [_, _] => Err(Error::undefined_table(&parts.join("."))),
+        _ => Err(Error::unsupported(format!("qualified name {n} is not supported"))),
+    }
+}
+
+const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "as",
+    "asc",
+    "both",
+    "case",
+    "cast",
+    "check",
+    "column",
+    "constraint",
+    "create",
+    "default",
+    "desc",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "for",
+    "foreign",
+    "from",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "intersect",
+    "into",
+    "leading",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "primary",
+    "references",
+    "select",
+    "table",
+    "then",
+    "to",
+    "true",
+    "union",
+    "unique",
+    "user",
+    "using",
+    "when",
+    "where",
+    "with",
+];
+
+/// A name for a new table or column: an unquoted reserved word is a syntax error, as in
+/// PostgreSQL (sqlparser accepts most of them).
+pub(crate) fn check_name(i: &A::Ident) -> Result<String> {
+    let n = ident(i);
+    if i.quote_style.is_none() && RESERVED.contains(&n.as_str()) {
+        return Err(Error::syntax(format!("syntax error at or near \"{}\"", i.value)));
+    }
+    Ok(n)
+}
+
+pub(super) fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::unsupported(format!("{what} is not supported by Augur"))
+}
+
+/// A SQL type name to a column type (and varchar length).
+pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
+    let s = dt.to_string().to_lowercase();
+    let (base, args) = match s.find('(') {
+        Some(i) => (
+            s[..i].trim().to_string(),
+            Some(s[i + 1..].trim_end_matches(')').to_string()),
+        ),
+        None => (s.trim().to_string(), None),
+    };
+    let len = args
+        .as_deref()
+        .and_then(|a| a.split(',').next())
+        .and_then(|a| a.trim().parse::<u32>().ok());
+    let base = base.trim_end_matches("[]").to_string();
+    let t = match base.as_str() {
+        "real" | "float4" | "numeric" | "decimal" | "float" => DataType::Float8,
+        "timestamp without time zone" | "timestamp" => DataType::Timestamp,
+        "serial" | "serial4" => DataType::Int4,
+        "bigserial" | "serial8" => DataType::Int8,
+        "character" | "char" | "bpchar" => DataType::Text(len.or(Some(1))),
+        _ => DataType::from_sql_name(&base, len)?,
+    };
+    Ok((t, if matches!(t, DataType::Text(_)) { len } else { None }))
+}
+
+pub struct Binder<'a> {
+    pub db: &'a Database,
+    pub settings: Option<&'a BTreeMap<String, String>>,
+    /// What `pg_backend_pid()` returns: the connection's BackendKeyData process id (the one a
+    /// CancelRequest names); None outside the server (the OS process id then).
+    pub backend_pid: Option<i32>,
+    pub params: Vec<Ty>,
+    pub subplans: Vec<Plan>,
+    pub tables: Vec<Arc<Table>>,
+    agg_sink: Option<Vec<AggSpec>>,
+    agg_ctx: &'static str,
+    in_agg: bool,
+}
+
+pub(super) enum OrderRef {
+    Out(usize),
+    Pre(Expr),
+}
+
+impl<'a> Binder<'a> {
+    pub fn new(db: &'a Database, settings: Option<&'a BTreeMap<String, String>>) -> Binder<'a> {
+        Binder {
+            db,
+            settings,
+            backend_pid: None,
+            params: Vec::new(),
+            subplans: Vec::new(),
+            tables: Vec::new(),
+            agg_sink: None,
+            agg_ctx: "WHERE",
+            in_agg: false,
+        }
+    }
+
+    pub fn table(&mut self, name: &A::ObjectName) -> Result<Arc<Table>> {
+        let n = object_name(name)?;
+        let t = self.db.table(&n)?;
+        self.tables.push(t.clone());
+        Ok(t)
+    }
+}

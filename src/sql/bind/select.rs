@@ -1,0 +1,546 @@
+//! Binding queries: SELECT (select list, WHERE, GROUP BY, HAVING, DISTINCT, ORDER BY, LIMIT),
+//! VALUES and nested queries.
+
+use sqlparser::ast as A;
+
+use super::{ident, object_name, parse_type, unsupported, Binder, OrderRef, Scope, ScopeCol};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{Expr, Ty};
+use crate::sql::plan::access::{self, apply_filter};
+use crate::sql::plan::{Column, Plan, SortKey};
+use crate::types::{DataType, Value};
+
+impl Binder<'_> {
+    pub fn bind_query(&mut self, q: &A::Query) -> Result<(Plan, Vec<Column>)> {
+        if q.with.is_some() {
+            return Err(unsupported("WITH"));
+        }
+        if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() || !q.pipe_operators.is_empty()
+        {
+            return Err(unsupported("FETCH / FOR UPDATE / pipe operators"));
+        }
+        let order: Vec<A::OrderByExpr> = match &q.order_by {
+            None => vec![],
+            Some(A::OrderBy {
+                kind: A::OrderByKind::Expressions(v),
+                ..
+            }) => v.clone(),
+            Some(_) => return Err(unsupported("ORDER BY ALL")),
+        };
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, None),
+            Some(A::LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(unsupported("LIMIT BY"));
+                }
+                let l = match limit {
+                    Some(e) => self.bind_limit(e, "LIMIT")?,
+                    None => None,
+                };
+                let o = match offset {
+                    Some(o) => self.bind_limit(&o.value, "OFFSET")?,
+                    None => None,
+                };
+                (l, o)
+            }
+            Some(A::LimitClause::OffsetCommaLimit { .. }) => return Err(unsupported("LIMIT offset, count")),
+        };
+        match q.body.as_ref() {
+            A::SetExpr::Select(s) => self.bind_select(s, &order, limit, offset),
+            A::SetExpr::Values(v) => {
+                let (plan, cols) = self.bind_values(v)?;
+                self.finish_simple(plan, cols, &order, limit, offset)
+            }
+            A::SetExpr::Query(inner) => {
+                let (plan, cols) = self.bind_query(inner)?;
+                self.finish_simple(plan, cols, &order, limit, offset)
+            }
+            A::SetExpr::SetOperation { op, .. } => Err(unsupported(format!("{op}"))),
+            other => Err(unsupported(format!("query {other}"))),
+        }
+    }
+
+    pub(super) fn bind_limit(&mut self, e: &A::Expr, what: &'static str) -> Result<Option<Expr>> {
+        let (x, t) = self.bind_noagg(e, &Scope::default(), what)?;
+        if !x.is_const() {
+            return Err(Error::syntax(format!(
+                "argument of {what} must not contain variables"
+            )));
+        }
+        if matches!(x, Expr::Lit(Value::Null)) {
+            return Ok(None);
+        }
+        if !(t.is_num() || t == Ty::Unknown) {
+            return Err(Error::mismatch(format!(
+                "argument of {what} must be type bigint, not type {}",
+                t.name()
+            )));
+        }
+        Ok(Some(self.coerce(x, t, Ty::Int8)?))
+    }
+
+    pub fn bind_values(&mut self, v: &A::Values) -> Result<(Plan, Vec<Column>)> {
+        let mut rows: Vec<Vec<(Expr, Ty)>> = Vec::new();
+        for r in &v.rows {
+            let mut row = Vec::new();
+            for e in r.iter() {
+                row.push(self.bind_noagg(e, &Scope::default(), "VALUES")?);
+            }
+            if let Some(first) = rows.first() {
+                if first.len() != row.len() {
+                    return Err(Error::syntax("VALUES lists must all be the same length"));
+                }
+            }
+            rows.push(row);
+        }
+        let width = rows.first().map_or(0, |r| r.len());
+        let mut cols = Vec::new();
+        for c in 0..width {
+            let items: Vec<(Expr, Ty)> = rows.iter().map(|r| r[c].clone()).collect();
+            let (es, ty) = self.unify_all(items, "VALUES")?;
+            let ty = if ty == Ty::Unknown { Ty::Text } else { ty };
+            for (r, e) in rows.iter_mut().zip(es) {
+                r[c] = (e, ty);
+            }
+            cols.push(Column {
+                name: format!("column{}", c + 1),
+                ty,
+            });
+        }
+        Ok((
+            Plan::Values(
+                rows.into_iter()
+                    .map(|r| r.into_iter().map(|x| x.0).collect())
+                    .collect(),
+            ),
+            cols,
+        ))
+    }
+
+    /// ORDER BY / LIMIT over a plan whose output columns are all there is.
+    pub(super) fn finish_simple(
+        &mut self,
+        mut plan: Plan,
+        cols: Vec<Column>,
+        order: &[A::OrderByExpr],
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    ) -> Result<(Plan, Vec<Column>)> {
+        if !order.is_empty() {
+            let scope = Scope {
+                cols: cols
+                    .iter()
+                    .map(|c| ScopeCol {
+                        table: None,
+                        name: c.name.clone(),
+                        ty: c.ty,
+                    })
+                    .collect(),
+                tables: vec![],
+            };
+            let mut keys = Vec::new();
+            for o in order {
+                let e = match &o.expr {
+                    A::Expr::Value(A::ValueWithSpan {
+                        value: A::Value::Number(n, _),
+                        ..
+                    }) => {
+                        let p: usize = n.parse().unwrap_or(0);
+                        if p == 0 || p > cols.len() {
+                            return Err(Error::new(
+                                SqlState("42P10"),
+                                format!("ORDER BY position {n} is not in select list"),
+                            ));
+                        }
+                        Expr::Col(p - 1)
+                    }
+                    e => self.bind_noagg(e, &scope, "ORDER BY")?.0,
+                };
+                keys.push(sort_key(e, &o.options));
+            }
+            plan = Plan::Sort(Box::new(plan), keys);
+        }
+        if limit.is_some() || offset.is_some() {
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
+        }
+        Ok((plan, cols))
+    }
+
+    pub(super) fn bind_select(
+        &mut self,
+        s: &A::Select,
+        order: &[A::OrderByExpr],
+        limit: Option<Expr>,
+        offset: Option<Expr>,
+    ) -> Result<(Plan, Vec<Column>)> {
+        if matches!(s.distinct, Some(A::Distinct::On(_))) {
+            return Err(unsupported("DISTINCT ON"));
+        }
+        if s.top.is_some() || s.into.is_some() || !s.lateral_views.is_empty() || s.prewhere.is_some() {
+            return Err(unsupported("TOP / SELECT INTO / LATERAL VIEW"));
+        }
+        if !s.named_window.is_empty()
+            || s.qualify.is_some()
+            || !s.sort_by.is_empty()
+            || !s.cluster_by.is_empty()
+        {
+            return Err(unsupported("WINDOW / QUALIFY / SORT BY"));
+        }
+        let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
+        let (mut plan, scope) = self.bind_from(&s.from)?;
+        let where_e = match &s.selection {
+            Some(w) => {
+                let (e, t) = self.bind_noagg(w, &scope, "WHERE")?;
+                Some(self.require_bool(e, t, "WHERE")?)
+            }
+            None => None,
+        };
+
+        // Select list, HAVING and ORDER BY may hold aggregates.
+        let saved_sink = self.agg_sink.replace(Vec::new());
+        let r = self.bind_select_items(s, &scope, order);
+        let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
+        let (proj, names, types, having, orefs) = r?;
+        let groups = self.bind_group_by(s, &scope, &proj, &names)?;
+        let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
+
+        let (proj, having, orefs) = if grouped {
+            let ng = groups.len();
+            let fix = |e: Expr| post_agg(e, &groups, ng, &scope);
+            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
+            let having = having.map(fix).transpose()?;
+            let orefs = orefs
+                .into_iter()
+                .map(|(r, o)| {
+                    Ok((
+                        match r {
+                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
+                            r => r,
+                        },
+                        o,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (proj, having, orefs)
+        } else {
+            (proj, having, orefs)
+        };
+
+        if let Some(w) = where_e {
+            plan = apply_filter(plan, w);
+        }
+        if grouped {
+            plan = access::aggregate(plan, groups, aggs, having.is_some());
+            if let Some(h) = having {
+                plan = Plan::Filter(Box::new(plan), h);
+            }
+        }
+
+        let nvis = proj.len();
+        let mut exprs = proj;
+        let mut keys = Vec::new();
+        for (r, o) in orefs {
+            let idx = match r {
+                OrderRef::Out(j) => j,
+                OrderRef::Pre(e) => match exprs.iter().position(|x| *x == e) {
+                    Some(j) => j,
+                    None => {
+                        if distinct {
+                            return Err(Error::new(
+                                SqlState("42P10"),
+                                "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                            ));
+                        }
+                        exprs.push(e);
+                        exprs.len() - 1
+                    }
+                },
+            };
+            keys.push((idx, o));
+        }
+
+        // ORDER BY the primary key: read the index in order and stop early.
+        let sorted_by_scan = !grouped
+            && !distinct
+            && keys.len() == 1
+            && access::order_by_key(
+                &mut plan,
+                &exprs[keys[0].0],
+                matches!(keys[0].1.sort, Some(A::OrderBySort::Desc)),
+                &limit,
+                &offset,
+            );
+
+        plan = Plan::Project(Box::new(plan), exprs);
+        if distinct {
+            plan = Plan::Distinct(Box::new(plan));
+        }
+        if !keys.is_empty() && !sorted_by_scan {
+            let keys = keys
+                .into_iter()
+                .map(|(i, o)| sort_key(Expr::Col(i), &o))
+                .collect();
+            plan = Plan::Sort(Box::new(plan), keys);
+        }
+        if limit.is_some() || offset.is_some() {
+            plan = Plan::Limit {
+                input: Box::new(plan),
+                limit,
+                offset,
+            };
+        }
+        if plan.width() != nvis {
+            plan = Plan::Project(Box::new(plan), (0..nvis).map(Expr::Col).collect());
+        }
+        let cols = names
+            .into_iter()
+            .zip(types)
+            .map(|(name, ty)| Column { name, ty })
+            .collect();
+        Ok((plan, cols))
+    }
+
+    #[allow(clippy::type_complexity)]
+    pub(super) fn bind_select_items(
+        &mut self,
+        s: &A::Select,
+        scope: &Scope,
+        order: &[A::OrderByExpr],
+    ) -> Result<(
+        Vec<Expr>,
+        Vec<String>,
+        Vec<Ty>,
+        Option<Expr>,
+        Vec<(OrderRef, A::OrderByOptions)>,
+    )> {
+        let mut proj = Vec::new();
+        let mut names = Vec::new();
+        let mut types = Vec::new();
+        for item in &s.projection {
+            match item {
+                A::SelectItem::UnnamedExpr(e) => {
+                    let (x, t) = self.bind_expr(e, scope)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    names.push(derive_name(e));
+                    types.push(t);
+                }
+                A::SelectItem::ExprWithAlias { expr, alias } => {
+                    let (x, t) = self.bind_expr(expr, scope)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    names.push(ident(alias));
+                    types.push(t);
+                }
+                A::SelectItem::Wildcard(_) => {
+                    if scope.cols.is_empty() {
+                        return Err(Error::syntax("SELECT * with no tables specified is not valid"));
+                    }
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        proj.push(Expr::Col(i));
+                        names.push(c.name.clone());
+                        types.push(c.ty);
+                    }
+                }
+                A::SelectItem::QualifiedWildcard(A::SelectItemQualifiedWildcardKind::ObjectName(n), _) => {
+                    let q = object_name(n)?;
+                    if !scope.tables.contains(&q) {
+                        return Err(Error::new(
+                            SqlState::UNDEFINED_TABLE,
+                            format!("missing FROM-clause entry for table \"{q}\""),
+                        ));
+                    }
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        if c.table.as_deref() == Some(q.as_str()) {
+                            proj.push(Expr::Col(i));
+                            names.push(c.name.clone());
+                            types.push(c.ty);
+                        }
+                    }
+                }
+                other => return Err(unsupported(format!("select item {other}"))),
+            }
+        }
+        let having = match &s.having {
+            Some(h) => {
+                let saved = std::mem::replace(&mut self.agg_ctx, "HAVING");
+                let r = self.bind_expr(h, scope);
+                self.agg_ctx = saved;
+                let (e, t) = r?;
+                Some(self.require_bool(e, t, "HAVING")?)
+            }
+            None => None,
+        };
+        let mut orefs = Vec::new();
+        for o in order {
+            let r = match &o.expr {
+                A::Expr::Value(A::ValueWithSpan {
+                    value: A::Value::Number(n, _),
+                    ..
+                }) => {
+                    let p: usize = n.parse().unwrap_or(0);
+                    if p == 0 || p > names.len() {
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
+                    }
+                    OrderRef::Out(p - 1)
+                }
+                A::Expr::Identifier(i) if names.iter().filter(|n| **n == ident(i)).count() == 1 => {
+                    OrderRef::Out(names.iter().position(|n| *n == ident(i)).expect("counted"))
+                }
+                e => OrderRef::Pre(self.bind_expr(e, scope)?.0),
+            };
+            orefs.push((r, o.options.clone()));
+        }
+        Ok((proj, names, types, having, orefs))
+    }
+
+    pub(super) fn resolve_unknown_output(&mut self, proj: &mut Vec<Expr>, x: Expr, t: Ty) -> Result<Ty> {
+        if t == Ty::Unknown {
+            proj.push(self.coerce(x, t, Ty::Text)?);
+            Ok(Ty::Text)
+        } else {
+            proj.push(x);
+            Ok(t)
+        }
+    }
+
+    pub(super) fn bind_group_by(
+        &mut self,
+        s: &A::Select,
+        scope: &Scope,
+        proj: &[Expr],
+        names: &[String],
+    ) -> Result<Vec<Expr>> {
+        let list = match &s.group_by {
+            A::GroupByExpr::Expressions(list, mods) => {
+                if !mods.is_empty() {
+                    return Err(unsupported("GROUP BY modifiers"));
+                }
+                list
+            }
+            A::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
+        };
+        let mut groups = Vec::new();
+        for g in list {
+            let e = match g {
+                A::Expr::Value(A::ValueWithSpan {
+                    value: A::Value::Number(n, _),
+                    ..
+                }) => {
+                    let p: usize = n.parse().unwrap_or(0);
+                    if p == 0 || p > proj.len() {
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            format!("GROUP BY position {n} is not in select list"),
+                        ));
+                    }
+                    let e = proj[p - 1].clone();
+                    let mut has_agg = false;
+                    e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
+                    if has_agg {
+                        return Err(Error::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in GROUP BY",
+                        ));
+                    }
+                    e
+                }
+                A::Expr::Identifier(i)
+                    if !scope.cols.iter().any(|c| c.name == ident(i)) && names.contains(&ident(i)) =>
+                {
+                    let e = proj[names.iter().position(|n| *n == ident(i)).expect("contains")].clone();
+                    let mut has_agg = false;
+                    e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
+                    if has_agg {
+                        return Err(Error::new(
+                            SqlState::GROUPING_ERROR,
+                            "aggregate functions are not allowed in GROUP BY",
+                        ));
+                    }
+                    e
+                }
+                e => self.bind_noagg(e, scope, "GROUP BY")?.0,
+            };
+            groups.push(e);
+        }
+        Ok(groups)
+    }
+}
+
+fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
+    let desc = matches!(o.sort, Some(A::OrderBySort::Desc));
+    SortKey {
+        expr: e,
+        desc,
+        nulls_first: o.nulls_first.unwrap_or(desc),
+    }
+}
+
+fn derive_name(e: &A::Expr) -> String {
+    match e {
+        A::Expr::Identifier(i) => ident(i),
+        A::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
+        A::Expr::Function(f) => match f.name.0.last() {
+            Some(A::ObjectNamePart::Identifier(i)) => ident(i),
+            _ => "?column?".into(),
+        },
+        A::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+            A::Expr::Identifier(_) | A::Expr::CompoundIdentifier(_) => derive_name(expr),
+            _ => parse_type(data_type)
+                .map(|(t, _)| pg_type_short(t))
+                .unwrap_or_else(|_| "?column?".into()),
+        },
+        A::Expr::Nested(x) => derive_name(x),
+        A::Expr::Case { .. } => "case".into(),
+        A::Expr::Exists { .. } => "exists".into(),
+        A::Expr::Substring { .. } => "substring".into(),
+        _ => "?column?".into(),
+    }
+}
+
+fn pg_type_short(t: DataType) -> String {
+    match t {
+        DataType::Int2 => "int2",
+        DataType::Int4 => "int4",
+        DataType::Int8 => "int8",
+        DataType::Float8 => "float8",
+        DataType::Bool => "bool",
+        DataType::Text(None) => "text",
+        DataType::Text(Some(_)) => "varchar",
+        DataType::Bytea => "bytea",
+        DataType::Timestamp => "timestamp",
+    }
+    .into()
+}
+
+/// Rewrites an expression over input rows into one over aggregate output rows
+/// (group values, then aggregate results).
+fn post_agg(e: Expr, groups: &[Expr], ng: usize, scope: &Scope) -> Result<Expr> {
+    if let Some(i) = groups.iter().position(|g| *g == e) {
+        return Ok(Expr::Col(i));
+    }
+    match e {
+        Expr::Agg(k) => Ok(Expr::Col(ng + k)),
+        Expr::Col(i) => {
+            let c = &scope.cols[i];
+            let name = match &c.table {
+                Some(t) => format!("{t}.{}", c.name),
+                None => c.name.clone(),
+            };
+            Err(Error::new(
+                SqlState::GROUPING_ERROR,
+                format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+            ))
+        }
+        e => e.map_children(&mut |c| post_agg(c, groups, ng, scope)),
+    }
+}

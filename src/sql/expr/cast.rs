@@ -1,0 +1,164 @@
+//! Casts and assignment conversions with PostgreSQL's rules (rounding, range checks,
+//! `varchar(n)`), and a value's text output.
+
+use super::ops::int_range;
+use super::Ty;
+use crate::error::{Error, Result, SqlState};
+use crate::types::{DataType, Value};
+
+fn timestamp_error(s: &str) -> Error {
+    // A string shaped like a date whose fields are out of range is 22008; anything else 22007.
+    let t = s.trim();
+    let shaped = t.len() >= 8
+        && t.chars().next().is_some_and(|c| c.is_ascii_digit())
+        && t.chars().all(|c| c.is_ascii_digit() || " -:.T".contains(c))
+        // A digit string longer than YYYYMMDDHHMMSS is not a date at all (PostgreSQL: 22007).
+        && (t.len() <= 14 || !t.chars().all(|c| c.is_ascii_digit()));
+    if shaped {
+        Error::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            format!("date/time field value out of range: \"{s}\""),
+        )
+    } else {
+        Error::new(
+            SqlState("22007"),
+            format!("invalid input syntax for type timestamp: \"{s}\""),
+        )
+    }
+}
+
+/// Whether a cast from `from` to `to` exists (checked when binding).
+pub fn cast_allowed(from: Ty, to: Ty) -> bool {
+    if from == to || from == Ty::Unknown || to == Ty::Text || from == Ty::Text {
+        return true;
+    }
+    match (from, to) {
+        (f, t) if f.is_num() && t.is_num() => true,
+        (Ty::Bool, Ty::Int4) | (Ty::Int4, Ty::Bool) => true,
+        _ => false,
+    }
+}
+
+/// Converts `v` to type `to` (explicit-cast semantics: `varchar(n)` truncates).
+pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
+    use Value as V;
+    Ok(match (v, to) {
+        (V::Null, _) => V::Null,
+        (V::Text(s), Ty::Text) | (V::Text(s), Ty::Unknown) => match len {
+            Some(n) if s.chars().count() > n as usize => V::Text(s.chars().take(n as usize).collect()),
+            _ => V::Text(s),
+        },
+        (V::Bool(b), Ty::Text) => cast(V::Text(if b { "true" } else { "false" }.into()), Ty::Text, len)?,
+        (v, Ty::Text) => {
+            let s = text_of(&v).unwrap_or_default();
+            return cast(V::Text(s), Ty::Text, len);
+        }
+        (V::Text(s), Ty::Timestamp) => {
+            Value::parse_text(&s, DataType::Timestamp).map_err(|_| timestamp_error(&s))?
+        }
+        (V::Text(s), Ty::Bool) => Value::parse_text(&s, DataType::Bool)?,
+        (V::Text(s), t) => {
+            let v = Value::parse_text(&s, t.to_dt())?;
+            if t == Ty::Float8 {
+                if let V::Float(f) = v {
+                    if f.is_infinite() && !s.to_ascii_lowercase().contains("inf") {
+                        return Err(Error::out_of_range(format!(
+                            "\"{s}\" is out of range for type double precision"
+                        )));
+                    }
+                }
+            }
+            v
+        }
+        (V::Int(i), t) if t.is_int() => int_range(t, i)?,
+        (V::Int(i), Ty::Float8) => V::Float(i as f64),
+        (V::Float(f), t) if t.is_int() => {
+            let r = f.round_ties_even();
+            if !r.is_finite() || r < i64::MIN as f64 || r >= i64::MAX as f64 {
+                return Err(Error::out_of_range(format!("{} out of range", t.name())));
+            }
+            int_range(t, r as i64)?
+        }
+        (V::Float(f), Ty::Float8) => V::Float(f),
+        (V::Bool(b), Ty::Bool) => V::Bool(b),
+        (V::Bool(b), t) if t.is_int() => V::Int(b as i64),
+        (V::Int(i), Ty::Bool) => V::Bool(i != 0),
+        (V::Bytes(b), Ty::Bytea) => V::Bytes(b),
+        (V::Timestamp(t), Ty::Timestamp) => V::Timestamp(t),
+        (v, Ty::Unknown) => v,
+        (v, t) => {
+            return Err(Error::new(
+                SqlState("42846"),
+                format!("cannot cast type {} to {}", v.type_name(), t.name()),
+            ))
+        }
+    })
+}
+
+/// Converts a value for storage in a column (assignment semantics: varchar(n) overflow fails).
+pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
+    let ty = Ty::from_dt(dt);
+    let v = cast(v, ty, None)?;
+    if let (DataType::Text(Some(n)), Value::Text(s)) = (dt, &v) {
+        if s.chars().count() > n as usize {
+            return Err(Error::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                format!("value too long for type character varying({n}) (column \"{col}\")"),
+            ));
+        }
+    }
+    Ok(v)
+}
+
+/// PostgreSQL's text output of a value (`None` for NULL); floats as PostgreSQL 12+ prints
+/// float8 ([`crate::types::format_float`]).
+pub fn text_of(v: &Value) -> Option<String> {
+    v.to_text()
+}
+
+pub(super) fn text_arg(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        Value::Text(s) => Some(s.clone()),
+        v => text_of(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::expr::format_float;
+
+    #[test]
+    fn floats_print_like_postgres() {
+        assert_eq!(format_float(1e-5), "1e-05");
+        assert_eq!(format_float(0.00025), "0.00025");
+        assert_eq!(format_float(1e15), "1e+15");
+        assert_eq!(format_float(123456789012.0), "123456789012");
+        assert_eq!(format_float(9007199254740992.0), "9.007199254740992e+15");
+        assert_eq!(format_float(1.0000000000000013e17), "1.0000000000000013e+17");
+        assert_eq!(format_float(-0.0625), "-0.0625");
+    }
+
+    #[test]
+    fn casts_follow_postgres() {
+        assert_eq!(cast(Value::Float(2.5), Ty::Int4, None).unwrap(), Value::Int(2));
+        assert_eq!(cast(Value::Float(3.5), Ty::Int4, None).unwrap(), Value::Int(4));
+        assert_eq!(
+            cast(Value::Text(" 12 ".into()), Ty::Int4, None).unwrap(),
+            Value::Int(12)
+        );
+        assert_eq!(cast("abc".into(), Ty::Text, Some(2)).unwrap(), Value::from("ab"));
+        let e = cast("1.5".into(), Ty::Int4, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+        let e = cast(Value::Int(40000), Ty::Int2, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        let e = cast("2023-02-29 00:00:00".into(), Ty::Timestamp, None).unwrap_err();
+        assert_eq!(e.sqlstate().code(), "22008");
+        let e = cast("not a time".into(), Ty::Timestamp, None).unwrap_err();
+        assert_eq!(e.sqlstate().code(), "22007");
+        let e = cast("1e400".into(), Ty::Float8, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        assert!(!cast_allowed(Ty::Bool, Ty::Timestamp));
+    }
+}

@@ -1,0 +1,207 @@
+//! Scalar functions at run time: text, numeric, `coalesce` / `greatest` / `least`, `nullif`,
+//! `now()`, `random()`.
+
+use std::cmp::Ordering;
+
+use super::cast::text_arg;
+use super::ops::{arith, as_f64, int_range};
+use super::{ArOp, Ctx, Expr, Func, Ty};
+use crate::error::{Error, Result, SqlState};
+use crate::types::Value;
+
+fn int_arg(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Float(f) => Some(f.round_ties_even() as i64),
+        _ => None,
+    }
+}
+
+pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx) -> Result<Value> {
+    // Lazily evaluated functions first.
+    match f {
+        Func::Coalesce => {
+            for a in args {
+                let v = a.eval(row, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            return Ok(Value::Null);
+        }
+        Func::Now => return Ok(Value::Timestamp(cx.now)),
+        Func::Random => return Ok(Value::Float(rand::random::<f64>())),
+        _ => {}
+    }
+    let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
+    let null = Ok(Value::Null);
+    match f {
+        Func::Concat => {
+            let mut s = String::new();
+            for v in &vals {
+                if let Some(t) = text_arg(v) {
+                    s.push_str(&t);
+                }
+            }
+            Ok(Value::Text(s))
+        }
+        Func::Greatest | Func::Least => {
+            let mut best: Option<Value> = None;
+            for v in vals {
+                if v.is_null() {
+                    continue;
+                }
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = v.total_cmp(&b);
+                        if (f == Func::Greatest && o == Ordering::Greater)
+                            || (f == Func::Least && o == Ordering::Less)
+                        {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            Ok(best.unwrap_or(Value::Null))
+        }
+        Func::Nullif => {
+            if vals[0].sql_cmp(&vals[1]) == Some(Ordering::Equal) {
+                null
+            } else {
+                Ok(vals[0].clone())
+            }
+        }
+        _ if vals.iter().any(Value::is_null) => null,
+        Func::Abs => match &vals[0] {
+            Value::Int(i) => int_range(
+                ty,
+                i.checked_abs()
+                    .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
+            ),
+            Value::Float(x) => Ok(Value::Float(x.abs())),
+            _ => null,
+        },
+        Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
+        Func::Upper => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_uppercase())),
+        Func::Length => Ok(Value::Int(match &vals[0] {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(v).unwrap_or_default().chars().count() as i64,
+        })),
+        Func::OctetLength => Ok(Value::Int(match &vals[0] {
+            Value::Bytes(b) => b.len() as i64,
+            v => text_arg(v).unwrap_or_default().len() as i64,
+        })),
+        Func::Substr => {
+            let s: Vec<char> = text_arg(&vals[0]).unwrap_or_default().chars().collect();
+            let start = int_arg(&vals[1]).unwrap_or(1);
+            let (from, to) = match vals.get(2) {
+                Some(l) => {
+                    let l = int_arg(l).unwrap_or(0);
+                    if l < 0 {
+                        return Err(Error::new(
+                            SqlState("22011"),
+                            "negative substring length not allowed",
+                        ));
+                    }
+                    (start, start.saturating_add(l))
+                }
+                None => (start, i64::MAX),
+            };
+            let from = from.max(1);
+            let to = to.min(s.len() as i64 + 1);
+            if to <= from {
+                return Ok(Value::Text(String::new()));
+            }
+            Ok(Value::Text(
+                s[(from - 1) as usize..(to - 1) as usize].iter().collect(),
+            ))
+        }
+        Func::Round => {
+            let x = as_f64(&vals[0]);
+            match vals.get(1) {
+                None => Ok(Value::Float(x.round_ties_even())),
+                Some(d) => {
+                    let d = int_arg(d).unwrap_or(0).clamp(-300, 300) as i32;
+                    let m = 10f64.powi(d);
+                    Ok(Value::Float((x * m).round() / m))
+                }
+            }
+        }
+        Func::Floor => Ok(match &vals[0] {
+            Value::Int(i) => Value::Int(*i),
+            v => Value::Float(as_f64(v).floor()),
+        }),
+        Func::Ceil => Ok(match &vals[0] {
+            Value::Int(i) => Value::Int(*i),
+            v => Value::Float(as_f64(v).ceil()),
+        }),
+        Func::Sqrt => {
+            let x = as_f64(&vals[0]);
+            if x < 0.0 {
+                return Err(Error::new(
+                    SqlState("2201F"),
+                    "cannot take square root of a negative number",
+                ));
+            }
+            Ok(Value::Float(x.sqrt()))
+        }
+        Func::Power => {
+            let (a, b) = (as_f64(&vals[0]), as_f64(&vals[1]));
+            let r = a.powf(b);
+            if r.is_infinite() && a.is_finite() && b.is_finite() {
+                return Err(Error::out_of_range("value out of range: overflow"));
+            }
+            Ok(Value::Float(r))
+        }
+        Func::Mod => arith(ArOp::Mod, &vals[0], &vals[1], ty),
+        Func::Trim | Func::Ltrim | Func::Rtrim => {
+            let s = text_arg(&vals[0]).unwrap_or_default();
+            let chars: Vec<char> = match vals.get(1) {
+                Some(c) => text_arg(c).unwrap_or_default().chars().collect(),
+                None => vec![' '],
+            };
+            let pat = |c: char| chars.contains(&c);
+            Ok(Value::Text(
+                match f {
+                    Func::Trim => s.trim_matches(pat),
+                    Func::Ltrim => s.trim_start_matches(pat),
+                    _ => s.trim_end_matches(pat),
+                }
+                .to_string(),
+            ))
+        }
+        Func::Replace => {
+            let s = text_arg(&vals[0]).unwrap_or_default();
+            let from = text_arg(&vals[1]).unwrap_or_default();
+            let to = text_arg(&vals[2]).unwrap_or_default();
+            Ok(Value::Text(if from.is_empty() {
+                s
+            } else {
+                s.replace(&from, &to)
+            }))
+        }
+        Func::Position => {
+            let sub = text_arg(&vals[0]).unwrap_or_default();
+            let s = text_arg(&vals[1]).unwrap_or_default();
+            Ok(Value::Int(match s.find(&sub) {
+                Some(b) => s[..b].chars().count() as i64 + 1,
+                None => 0,
+            }))
+        }
+        Func::Left | Func::Right => {
+            let s: Vec<char> = text_arg(&vals[0]).unwrap_or_default().chars().collect();
+            let n = int_arg(&vals[1]).unwrap_or(0);
+            let len = s.len() as i64;
+            let k = if n >= 0 { n.min(len) } else { (len + n).max(0) } as usize;
+            Ok(Value::Text(if f == Func::Left {
+                s[..k].iter().collect()
+            } else {
+                s[s.len() - k..].iter().collect()
+            }))
+        }
+        Func::Coalesce | Func::Now | Func::Random => unreachable!("handled above"),
+    }
+}

@@ -1,0 +1,435 @@
+//! Bound (type-checked) scalar expressions: static types, the tree the binder builds and the
+//! context they run in. Evaluation is in `eval`, operators in `ops`, functions in `func`, casts
+//! in `cast`.
+
+mod cast;
+mod eval;
+mod func;
+mod ops;
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub use self::cast::{assign, cast, cast_allowed, text_of};
+pub use self::ops::{arith, div_zero, like};
+use crate::engine::{Interrupt, Transaction};
+use crate::error::Result;
+pub use crate::types::format_float;
+use crate::types::{DataType, Row, Value};
+
+/// The static type of an expression. `Unknown` is an untyped literal (a quoted string or NULL)
+/// whose type is decided by its context, as in PostgreSQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Int2,
+    Int4,
+    Int8,
+    Float8,
+    Bool,
+    Text,
+    Bytea,
+    Timestamp,
+    Unknown,
+}
+
+impl Ty {
+    pub fn from_dt(dt: DataType) -> Ty {
+        match dt {
+            DataType::Int2 => Ty::Int2,
+            DataType::Int4 => Ty::Int4,
+            DataType::Int8 => Ty::Int8,
+            DataType::Float8 => Ty::Float8,
+            DataType::Bool => Ty::Bool,
+            DataType::Text(_) => Ty::Text,
+            DataType::Bytea => Ty::Bytea,
+            DataType::Timestamp => Ty::Timestamp,
+        }
+    }
+
+    pub fn to_dt(self) -> DataType {
+        match self {
+            Ty::Int2 => DataType::Int2,
+            Ty::Int4 => DataType::Int4,
+            Ty::Int8 => DataType::Int8,
+            Ty::Float8 => DataType::Float8,
+            Ty::Bool => DataType::Bool,
+            Ty::Text | Ty::Unknown => DataType::Text(None),
+            Ty::Bytea => DataType::Bytea,
+            Ty::Timestamp => DataType::Timestamp,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ty::Int2 => "smallint",
+            Ty::Int4 => "integer",
+            Ty::Int8 => "bigint",
+            Ty::Float8 => "double precision",
+            Ty::Bool => "boolean",
+            Ty::Text => "text",
+            Ty::Bytea => "bytea",
+            Ty::Timestamp => "timestamp without time zone",
+            Ty::Unknown => "unknown",
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(self, Ty::Int2 | Ty::Int4 | Ty::Int8)
+    }
+
+    pub fn is_num(self) -> bool {
+        self.is_int() || self == Ty::Float8
+    }
+
+    fn num_rank(self) -> u8 {
+        match self {
+            Ty::Int2 => 1,
+            Ty::Int4 => 2,
+            Ty::Int8 => 3,
+            _ => 4,
+        }
+    }
+
+    /// The common type of two branches (CASE, COALESCE, IN lists, ...), if any.
+    pub fn unify(a: Ty, b: Ty) -> Option<Ty> {
+        if a == Ty::Unknown {
+            return Some(b);
+        }
+        if b == Ty::Unknown || a == b {
+            return Some(a);
+        }
+        if a.is_num() && b.is_num() {
+            return Some(if a.num_rank() >= b.num_rank() { a } else { b });
+        }
+        None
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+impl ArOp {
+    pub fn sym(self) -> &'static str {
+        match self {
+            ArOp::Add => "+",
+            ArOp::Sub => "-",
+            ArOp::Mul => "*",
+            ArOp::Div => "/",
+            ArOp::Mod => "%",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    pub fn sym(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+    /// The operator with its operands swapped (`a < b` is `b > a`).
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            o => o,
+        }
+    }
+    fn test(self, o: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => o == Ordering::Equal,
+            CmpOp::Ne => o != Ordering::Equal,
+            CmpOp::Lt => o == Ordering::Less,
+            CmpOp::Le => o != Ordering::Greater,
+            CmpOp::Gt => o == Ordering::Greater,
+            CmpOp::Ge => o != Ordering::Less,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Func {
+    Abs,
+    Coalesce,
+    Nullif,
+    Lower,
+    Upper,
+    Length,
+    OctetLength,
+    Substr,
+    Concat,
+    Round,
+    Floor,
+    Ceil,
+    Greatest,
+    Least,
+    Now,
+    Trim,
+    Ltrim,
+    Rtrim,
+    Replace,
+    Position,
+    Left,
+    Right,
+    Mod,
+    Sqrt,
+    Power,
+    Random,
+}
+
+/// A bound expression. Column references are positions in the input row.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Lit(Value),
+    Col(usize),
+    /// `$n` (0-based), converted to the type inferred for it.
+    Param(usize, Ty),
+    Neg(Box<Expr>, Ty),
+    Arith(ArOp, Box<Expr>, Box<Expr>, Ty),
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    /// `x IS [NOT] TRUE/FALSE`: (expr, value, negated)
+    IsBool(Box<Expr>, bool, bool),
+    IsDistinct(Box<Expr>, Box<Expr>, bool),
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// `x [NOT] IN (subquery)`: subquery number.
+    InSub(Box<Expr>, usize, bool),
+    Exists(usize, bool),
+    ScalarSub(usize),
+    Like(Box<Expr>, Box<Expr>, Option<Box<Expr>>, bool, bool),
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        els: Option<Box<Expr>>,
+    },
+    Cast(Box<Expr>, Ty, Option<u32>),
+    Concat(Box<Expr>, Box<Expr>),
+    Func(Func, Vec<Expr>, Ty),
+    /// An aggregate's result (only while binding; replaced by a column of the aggregate output).
+    Agg(usize),
+}
+
+impl Expr {
+    pub fn lit(v: Value) -> Expr {
+        Expr::Lit(v)
+    }
+
+    /// Visits every node.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Lit(_)
+            | Expr::Col(_)
+            | Expr::Param(..)
+            | Expr::Exists(..)
+            | Expr::ScalarSub(_)
+            | Expr::Agg(_) => {}
+            Expr::Neg(a, _)
+            | Expr::Not(a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, _, _)
+            | Expr::Cast(a, _, _) => a.walk(f),
+            Expr::InSub(a, _, _) => a.walk(f),
+            Expr::Arith(_, a, b, _)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::IsDistinct(a, b, _)
+            | Expr::Concat(a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::InList(a, l, _) => {
+                a.walk(f);
+                l.iter().for_each(|e| e.walk(f));
+            }
+            Expr::Like(a, b, c, _, _) => {
+                a.walk(f);
+                b.walk(f);
+                if let Some(c) = c {
+                    c.walk(f);
+                }
+            }
+            Expr::Case { operand, whens, els } => {
+                if let Some(o) = operand {
+                    o.walk(f);
+                }
+                for (w, t) in whens {
+                    w.walk(f);
+                    t.walk(f);
+                }
+                if let Some(e) = els {
+                    e.walk(f);
+                }
+            }
+            Expr::Func(_, args, _) => args.iter().for_each(|e| e.walk(f)),
+        }
+    }
+
+    /// Rewrites every node bottom-up with `f` (which may fail).
+    pub fn rewrite(self, f: &mut dyn FnMut(Expr) -> Result<Expr>) -> Result<Expr> {
+        let e = self.map_children(&mut |c| c.rewrite(f))?;
+        f(e)
+    }
+
+    /// Replaces each direct child `c` by `f(c)`.
+    pub fn map_children(self, f: &mut dyn FnMut(Expr) -> Result<Expr>) -> Result<Expr> {
+        let b = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> Result<Expr>| -> Result<Box<Expr>> {
+            Ok(Box::new(f(*e)?))
+        };
+        let e = match self {
+            Expr::Neg(a, t) => Expr::Neg(b(a, f)?, t),
+            Expr::Not(a) => Expr::Not(b(a, f)?),
+            Expr::IsNull(a, n) => Expr::IsNull(b(a, f)?, n),
+            Expr::IsBool(a, v, n) => Expr::IsBool(b(a, f)?, v, n),
+            Expr::Cast(a, t, l) => Expr::Cast(b(a, f)?, t, l),
+            Expr::InSub(a, s, n) => Expr::InSub(b(a, f)?, s, n),
+            Expr::Arith(o, x, y, t) => Expr::Arith(o, b(x, f)?, b(y, f)?, t),
+            Expr::Cmp(o, x, y) => Expr::Cmp(o, b(x, f)?, b(y, f)?),
+            Expr::And(x, y) => Expr::And(b(x, f)?, b(y, f)?),
+            Expr::Or(x, y) => Expr::Or(b(x, f)?, b(y, f)?),
+            Expr::IsDistinct(x, y, n) => Expr::IsDistinct(b(x, f)?, b(y, f)?, n),
+            Expr::Concat(x, y) => Expr::Concat(b(x, f)?, b(y, f)?),
+            Expr::InList(a, l, n) => {
+                let l = l.into_iter().map(&mut *f).collect::<Result<Vec<_>>>()?;
+                Expr::InList(b(a, f)?, l, n)
+            }
+            Expr::Like(x, y, z, n, ci) => {
+                let z = match z {
+                    Some(z) => Some(b(z, f)?),
+                    None => None,
+                };
+                Expr::Like(b(x, f)?, b(y, f)?, z, n, ci)
+            }
+            Expr::Case { operand, whens, els } => {
+                let operand = match operand {
+                    Some(o) => Some(b(o, f)?),
+                    None => None,
+                };
+                let whens = whens
+                    .into_iter()
+                    .map(|(w, t)| Ok((f(w)?, f(t)?)))
+                    .collect::<Result<Vec<_>>>()?;
+                let els = match els {
+                    Some(e) => Some(b(e, f)?),
+                    None => None,
+                };
+                Expr::Case { operand, whens, els }
+            }
+            Expr::Func(func, args, t) => Expr::Func(
+                func,
+                args.into_iter().map(&mut *f).collect::<Result<Vec<_>>>()?,
+                t,
+            ),
+            e => e,
+        };
+        Ok(e)
+    }
+
+    /// Whether the expression reads no column of its input row (and no aggregate).
+    pub fn is_const(&self) -> bool {
+        let mut c = true;
+        self.walk(&mut |e| {
+            if matches!(e, Expr::Col(_) | Expr::Agg(_)) {
+                c = false
+            }
+        });
+        c
+    }
+
+    /// Column positions read by this expression.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut v = Vec::new();
+        self.walk(&mut |e| {
+            if let Expr::Col(i) = e {
+                v.push(*i)
+            }
+        });
+        v
+    }
+
+    /// Shifts column references by `-by` (for expressions over the right side of a join).
+    pub fn shift_cols(self, by: usize) -> Expr {
+        self.rewrite(&mut |e| {
+            Ok(match e {
+                Expr::Col(i) => Expr::Col(i - by),
+                e => e,
+            })
+        })
+        .expect("infallible")
+    }
+}
+
+/// The result of an uncorrelated subquery, computed once per statement.
+pub struct SubResult {
+    pub rows: Vec<Row>,
+    pub set: HashSet<Value>,
+    pub has_null: bool,
+}
+
+/// Evaluates subqueries (by number) on demand; implemented by the executor.
+pub trait SubqueryRunner {
+    fn run_subquery(&self, n: usize) -> Result<Arc<SubResult>>;
+}
+
+/// What expressions need at run time besides the row.
+pub struct Ctx<'a> {
+    pub tx: &'a Transaction,
+    pub params: &'a [Value],
+    pub subs: &'a dyn SubqueryRunner,
+    pub now: i64,
+    pub cache: RefCell<Vec<Option<Arc<SubResult>>>>,
+    /// When the statement must stop (`statement_timeout`, a cancel request); checked by
+    /// [`Ctx::check`].
+    pub stop: &'a Interrupt,
+    /// Rows visited since the interrupt was last checked.
+    pub ticks: std::cell::Cell<u32>,
+}
+
+impl Ctx<'_> {
+    /// Called by the executor once per row it visits: past the statement's deadline or after
+    /// a cancel request, the statement stops with 57014 (checked every 256 rows).
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if self.stop.is_armed() {
+            let n = self.ticks.get().wrapping_add(1);
+            self.ticks.set(n);
+            if n.is_multiple_of(256) {
+                return self.stop.check();
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the interrupt now (before and after steps that are not row loops).
+    pub fn check_now(&self) -> Result<()> {
+        self.stop.check()
+    }
+}

@@ -1,0 +1,203 @@
+//! Operators on values with PostgreSQL semantics: arithmetic (integer overflow per type width,
+//! integer division truncation, division by zero) and `LIKE`.
+
+use super::{ArOp, Ty};
+use crate::error::{Error, Result, SqlState};
+use crate::types::Value;
+
+pub fn div_zero() -> Error {
+    Error::new(SqlState::DIVISION_BY_ZERO, "division by zero")
+}
+
+pub(super) fn int_range(ty: Ty, i: i64) -> Result<Value> {
+    let ok = match ty {
+        Ty::Int2 => i16::try_from(i).is_ok(),
+        Ty::Int4 => i32::try_from(i).is_ok(),
+        _ => true,
+    };
+    if ok {
+        Ok(Value::Int(i))
+    } else {
+        Err(Error::out_of_range(format!("{} out of range", ty.name())))
+    }
+}
+
+pub(super) fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    if ty.is_int() {
+        let (Value::Int(x), Value::Int(y)) = (a, b) else {
+            return Err(Error::internal(format!(
+                "integer operands expected, got {a:?} and {b:?}"
+            )));
+        };
+        let over = || Error::out_of_range(format!("{} out of range", ty.name()));
+        let r = match op {
+            ArOp::Add => x.checked_add(*y).ok_or_else(over)?,
+            ArOp::Sub => x.checked_sub(*y).ok_or_else(over)?,
+            ArOp::Mul => x.checked_mul(*y).ok_or_else(over)?,
+            ArOp::Div => {
+                if *y == 0 {
+                    return Err(div_zero());
+                }
+                x.checked_div(*y).ok_or_else(over)?
+            }
+            ArOp::Mod => {
+                if *y == 0 {
+                    return Err(div_zero());
+                }
+                x.checked_rem(*y).unwrap_or(0)
+            }
+        };
+        return int_range(ty, r);
+    }
+    let (x, y) = (as_f64(a), as_f64(b));
+    let r = match op {
+        ArOp::Add => x + y,
+        ArOp::Sub => x - y,
+        ArOp::Mul => x * y,
+        ArOp::Div => {
+            if y == 0.0 {
+                return Err(div_zero());
+            }
+            x / y
+        }
+        ArOp::Mod => {
+            if y == 0.0 {
+                return Err(div_zero());
+            }
+            x % y
+        }
+    };
+    if r.is_infinite() && x.is_finite() && y.is_finite() {
+        return Err(Error::out_of_range("value out of range: overflow"));
+    }
+    Ok(Value::Float(r))
+}
+
+/// SQL `LIKE` (byte-wise; `%` any run, `_` one character, `esc` escapes the next character).
+pub fn like(s: &str, p: &str, esc: Option<char>, ci: bool) -> bool {
+    let (s, p): (Vec<char>, Vec<char>) = if ci {
+        (
+            s.to_lowercase().chars().collect(),
+            p.to_lowercase().chars().collect(),
+        )
+    } else {
+        (s.chars().collect(), p.chars().collect())
+    };
+    // Tokenize the pattern.
+    enum T {
+        Any,
+        One,
+        Ch(char),
+    }
+    let mut toks = Vec::with_capacity(p.len());
+    let mut i = 0;
+    while i < p.len() {
+        let c = p[i];
+        if Some(c) == esc && i + 1 < p.len() {
+            toks.push(T::Ch(p[i + 1]));
+            i += 2;
+            continue;
+        }
+        toks.push(match c {
+            '%' => T::Any,
+            '_' => T::One,
+            c => T::Ch(c),
+        });
+        i += 1;
+    }
+    // Iterative matching with backtracking on the last %.
+    let (mut si, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if ti < toks.len() {
+            match toks[ti] {
+                T::Any => {
+                    star = Some((ti, si));
+                    ti += 1;
+                    continue;
+                }
+                T::One => {
+                    si += 1;
+                    ti += 1;
+                    continue;
+                }
+                T::Ch(c) if c == s[si] => {
+                    si += 1;
+                    ti += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some((st, ss)) => {
+                ti = st + 1;
+                si = ss + 1;
+                star = Some((st, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while ti < toks.len() && matches!(toks[ti], T::Any) {
+        ti += 1;
+    }
+    ti == toks.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_arithmetic_overflows_per_width() {
+        let v = |i| Value::Int(i);
+        assert!(arith(ArOp::Add, &v(i32::MAX as i64), &v(1), Ty::Int4).is_err());
+        assert_eq!(
+            arith(ArOp::Add, &v(i32::MAX as i64), &v(1), Ty::Int8).unwrap(),
+            v(2147483648)
+        );
+        assert!(arith(ArOp::Mul, &v(32767), &v(2), Ty::Int2).is_err());
+        assert_eq!(arith(ArOp::Div, &v(-7), &v(2), Ty::Int4).unwrap(), v(-3));
+        assert_eq!(arith(ArOp::Mod, &v(-7), &v(3), Ty::Int4).unwrap(), v(-1));
+        let e = arith(ArOp::Div, &v(1), &v(0), Ty::Int4).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
+        let e = arith(ArOp::Div, &v(i64::MIN), &v(-1), Ty::Int8).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        assert_eq!(
+            arith(ArOp::Add, &Value::Null, &v(1), Ty::Int4).unwrap(),
+            Value::Null
+        );
+        let e = arith(ArOp::Div, &Value::Float(1.5), &v(0), Ty::Float8).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
+        let e = arith(ArOp::Mul, &Value::Float(1e308), &v(10), Ty::Float8).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+    }
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("abc", "abc", Some('\\'), false));
+        assert!(like("abc", "a%", Some('\\'), false));
+        assert!(like("abc", "_b_", Some('\\'), false));
+        assert!(!like("abc", "b%", Some('\\'), false));
+        assert!(like("abc", "%c%", Some('\\'), false));
+        assert!(like("", "%", Some('\\'), false));
+        assert!(!like("", "_", Some('\\'), false));
+        assert!(like("a%b", "a\\%b", Some('\\'), false));
+        assert!(!like("axb", "a\\%b", Some('\\'), false));
+        assert!(like("aXbXc", "%X%c", Some('\\'), false));
+        assert!(like("mississippi", "%iss%pi", None, false));
+        assert!(!like("Bob", "bob", None, false));
+        assert!(like("Bob", "bob", None, true));
+    }
+}

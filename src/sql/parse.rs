@@ -1,0 +1,78 @@
+//! SQL text to syntax trees: sqlparser with the PostgreSQL dialect over the lexer's tokens,
+//! bounded in expression depth (54001) so that deep statements fail cleanly instead of
+//! overflowing the stack.
+
+use sqlparser::ast as A;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::TokenWithSpan;
+
+use super::lexer::{lex, Nesting};
+use crate::error::{Error, Result, SqlState};
+
+/// The deepest expression nesting a statement may have (estimated from its tokens by
+/// [`super::nesting_estimate`]); deeper statements fail with 54001 before they are parsed. The
+/// parser, binder, executor and the syntax tree's destructor all recurse over an expression's
+/// depth, and a chain like `1+1+...+1` is parsed without recursion into a tree as deep as the
+/// chain is long: without this bound, 100000 terms overflow the thread's stack and abort the
+/// process.
+pub const MAX_NESTING: usize = 1000;
+
+fn too_complex(what: &str) -> Error {
+    Error::new(
+        SqlState("54001"),
+        format!("statement is too complex: {what} (stack depth limit exceeded)"),
+    )
+}
+
+/// Fails a text whose statements nest deeper than [`MAX_NESTING`]: 42601 where the parser
+/// itself would recurse that deep (PostgreSQL's parser runs out of its stack on these), 54001
+/// otherwise.
+pub(super) fn check_depth(n: Nesting) -> Result<()> {
+    if n.recursive > MAX_NESTING {
+        return Err(Error::syntax(format!(
+            "syntax error: parentheses or prefix operators nested {} deep (more than {MAX_NESTING})",
+            n.recursive
+        )));
+    }
+    if n.depth > MAX_NESTING {
+        return Err(too_complex(&format!(
+            "expression nesting of about {} exceeds {MAX_NESTING}",
+            n.depth
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `f` (a statement of estimated nesting `n`) with enough stack for the recursion of the
+/// binder and executor over its depth: on a fresh stack segment when the current thread has
+/// too little left (deep statements only; ordinary ones just check the remaining stack).
+pub(super) fn with_stack<T>(n: usize, f: impl FnOnce() -> T) -> T {
+    let need = (256 << 10) + n * (16 << 10);
+    stacker::maybe_grow(need, need * 2, f)
+}
+
+/// Parses tokens (statements separated by `;`, checked by [`check_depth`]); syntax errors are
+/// 42601.
+pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statement>> {
+    let dialect = PostgreSqlDialect {};
+    Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+        .map_err(|e| {
+            if matches!(e, ParserError::RecursionLimitExceeded) {
+                return Error::syntax("syntax error: nesting exceeds the parser's recursion limit");
+            }
+            let msg = e.to_string();
+            let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string();
+            Error::syntax(format!("syntax error: {msg}"))
+        })
+}
+
+/// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601, statements
+/// nested deeper than `MAX_NESTING` (1000; or than the parser's recursion limit) 54001.
+pub fn parse(sql: &str) -> Result<Vec<A::Statement>> {
+    let l = lex(sql)?;
+    check_depth(l.nesting(0..l.tokens.len()))?;
+    parse_tokens(l.tokens)
+}

@@ -1,0 +1,601 @@
+//! One client's session: the transaction-block state machine (autocommit, BEGIN ... COMMIT,
+//! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
+
+mod copy;
+mod ddl;
+mod prepared;
+mod settings;
+
+pub use prepared::Prepared;
+pub use settings::{parse_timeout, Limits};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use sqlparser::ast as A;
+use sqlparser::tokenizer::TokenWithSpan;
+
+use self::prepared::{exec_planned, explain, Planned, PlannedStmt};
+use self::settings::{default_settings, isolation_of_modes, show_timeout};
+use super::bind::{ident, Binder};
+use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
+use super::expr::Ty;
+use super::lexer::{lex, Lexed, Nesting};
+use super::parse::{check_depth, parse_tokens, with_stack};
+use super::result::{StatementResult, TxStatus};
+use crate::engine::{canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Transaction};
+use crate::error::{Error, Result, SqlState};
+use crate::types::{DataType, Row, Value};
+
+/// One client's session.
+pub struct Session {
+    db: Database,
+    tx: Option<Transaction>,
+    failed: bool,
+    settings: BTreeMap<String, String>,
+    /// `synchronous_commit = off`.
+    async_commit: bool,
+    limits: Limits,
+    /// The current `statement_timeout` (None: 0, no timeout).
+    timeout: Option<Duration>,
+    /// `default_transaction_isolation`, parsed when set.
+    default_isolation: Isolation,
+    /// `lock_timeout` (None: 0, no limit), parsed when set.
+    lock_timeout: Option<Duration>,
+    /// Cancels this session's running statement (see [`Session::cancel_handle`]).
+    cancel: CancelHandle,
+    /// The server's BackendKeyData process id for this session (`pg_backend_pid()`).
+    backend_pid: Option<i32>,
+}
+
+fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// Bytes a result takes, for `max_result_bytes`.
+fn result_bytes(rows: &[Row]) -> u64 {
+    let mut n = 0u64;
+    for r in rows {
+        for v in r {
+            n += 8 + match v {
+                Value::Text(s) => s.len() as u64,
+                Value::Bytes(b) => b.len() as u64,
+                _ => 8,
+            };
+        }
+    }
+    n
+}
+
+impl Session {
+    pub fn new(db: Database) -> Session {
+        Session {
+            cancel: CancelHandle::new(&db),
+            db,
+            tx: None,
+            failed: false,
+            settings: default_settings(),
+            async_commit: false,
+            limits: Limits::default(),
+            timeout: None,
+            default_isolation: Isolation::ReadCommitted,
+            lock_timeout: None,
+            backend_pid: None,
+        }
+    }
+
+    /// Sets what `pg_backend_pid()` returns (the server's BackendKeyData process id, the one a
+    /// CancelRequest for this session names).
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.backend_pid = Some(pid);
+    }
+
+    /// Sets the session's resource limits; `statement_timeout` is reset to the new default.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.timeout = limits.statement_timeout;
+        self.settings
+            .insert("statement_timeout".into(), show_timeout(self.timeout));
+        self.limits = limits;
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// 54000 if `sql` is longer than `max_statement_bytes`.
+    pub fn check_statement_size(&self, sql: &str) -> Result<()> {
+        match self.limits.max_statement_bytes {
+            Some(max) if sql.len() > max => Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "statement of {} bytes exceeds the limit of {max} bytes (max_statement_bytes)",
+                    sql.len()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// 54000 if a result is larger than `max_result_rows` / `max_result_bytes`.
+    fn check_result(&self, r: &StatementResult) -> Result<()> {
+        let rows = r.rows();
+        if let Some(max) = self.limits.max_result_rows {
+            if rows.len() as u64 > max {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!(
+                        "result of {} rows exceeds the limit of {max} rows (max_result_rows)",
+                        rows.len()
+                    ),
+                ));
+            }
+        }
+        if let Some(max) = self.limits.max_result_bytes {
+            let n = result_bytes(rows);
+            if n > max {
+                return Err(Error::new(
+                    SqlState::PROGRAM_LIMIT_EXCEEDED,
+                    format!("result of {n} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// What stops a statement starting now: `statement_timeout`, a cancel request.
+    fn interrupt(&self) -> Interrupt {
+        self.cancel.interrupt(self.timeout.map(|d| Instant::now() + d))
+    }
+
+    /// A handle another thread (the server's cancel-request handler) uses to cancel what this
+    /// session is running: `execute`, `execute_prepared` or `copy_in`, or a request the caller
+    /// marks with [`CancelHandle::begin`]. The statement fails with 57014 "canceling statement
+    /// due to user request" and the session stays usable (an open transaction block fails). A
+    /// cancel while nothing runs does nothing.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn status(&self) -> TxStatus {
+        match (&self.tx, self.failed) {
+            (_, true) => TxStatus::Failed,
+            (Some(_), false) => TxStatus::InTransaction,
+            (None, false) => TxStatus::Idle,
+        }
+    }
+
+    /// Executes every statement of `sql` (as psql sends them) with parameters `$1..$n`.
+    /// Every statement is parsed before any runs, as in PostgreSQL: a syntax error anywhere
+    /// runs nothing. Stops at the first error (earlier statements keep their effects) and after
+    /// a `COPY ... FROM STDIN`.
+    pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
+        let _request = self.cancel.begin();
+        if let Err(e) = self.check_statement_size(sql) {
+            return Err(self.fail(e));
+        }
+        let lexed = match lex(sql) {
+            Ok(l) => l,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let n = lexed.nesting(0..lexed.tokens.len());
+        with_stack(n.depth, || self.execute_inner(lexed, n, params))
+    }
+
+    fn execute_inner(&mut self, lexed: Lexed, n: Nesting, params: &[Value]) -> Result<Vec<StatementResult>> {
+        let stmts = match check_depth(n).and_then(|_| parse_all(lexed)) {
+            Ok(s) => s,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for st in &stmts {
+            let r = match st {
+                Stmt::Parsed(st) => self.run_statement(st, params, None)?,
+                Stmt::Noop(tag) => StatementResult::Command { tag: tag.to_string() },
+            };
+            let stop = matches!(r, StatementResult::CopyIn(_));
+            out.push(r);
+            if stop {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The syntax error [`Session::execute`] would give for `sql`, without running or planning
+    /// anything. The server checks every statement of a multi-statement query string with this
+    /// first, because PostgreSQL (and `execute`) parse the whole string before running any of it.
+    pub fn check_syntax(&self, sql: &str) -> Result<()> {
+        let lexed = lex(sql)?;
+        let n = lexed.nesting(0..lexed.tokens.len());
+        check_depth(n)?;
+        with_stack(n.depth, || parse_all(lexed)).map(|_| ())
+    }
+
+    /// Parses and plans one statement for later execution (the extended protocol's Parse).
+    pub fn prepare(&mut self, sql: &str) -> Result<Arc<Prepared>> {
+        self.prepare_typed(sql, &[])
+    }
+
+    /// [`Session::prepare`] with the parameter types the client declared (`$1` is `types[0]`;
+    /// None, or fewer types than parameters: inferred from the statement), as PostgreSQL takes
+    /// them from a Parse message: the statement is bound with those types, and
+    /// [`Prepared::param_types`] reports them.
+    pub fn prepare_typed(&mut self, sql: &str, types: &[Option<DataType>]) -> Result<Arc<Prepared>> {
+        self.check_statement_size(sql)?;
+        let lexed = lex(sql)?;
+        let n = lexed.nesting(0..lexed.tokens.len());
+        check_depth(n)?;
+        with_stack(n.depth, || self.prepare_inner(sql, lexed.tokens, n.depth, types))
+    }
+
+    fn prepare_inner(
+        &mut self,
+        sql: &str,
+        tokens: Vec<TokenWithSpan>,
+        nesting: usize,
+        types: &[Option<DataType>],
+    ) -> Result<Arc<Prepared>> {
+        let mut stmts = parse_tokens(tokens)?;
+        if stmts.len() > 1 {
+            return Err(Error::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let Some(stmt) = stmts.pop() else {
+            return Ok(Arc::new(Prepared {
+                sql: sql.into(),
+                stmt: A::Statement::Commit {
+                    chain: false,
+                    end: false,
+                    modifier: None,
+                },
+                planned: Mutex::new(None),
+                declared: vec![],
+                param_types: vec![],
+                columns: vec![],
+                nesting,
+            }));
+        };
+        let planned = self.plan(&stmt, types)?;
+        let (param_types, columns) = match &planned {
+            Some(p) => (
+                p.params.iter().map(|t| t.to_dt()).collect(),
+                match &p.planned {
+                    Planned::Query { cols, .. } => {
+                        cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect()
+                    }
+                    Planned::Insert(InsertPlan {
+                        returning: Some((_, c)),
+                        ..
+                    })
+                    | Planned::Update(UpdatePlan {
+                        returning: Some((_, c)),
+                        ..
+                    })
+                    | Planned::Delete(DeletePlan {
+                        returning: Some((_, c)),
+                        ..
+                    }) => c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect(),
+                    _ => vec![],
+                },
+            ),
+            None => (vec![], self.describe_other(&stmt)),
+        };
+        Ok(Arc::new(Prepared {
+            sql: sql.into(),
+            stmt,
+            planned: Mutex::new(planned.map(Arc::new)),
+            declared: types.to_vec(),
+            param_types,
+            columns,
+            nesting,
+        }))
+    }
+
+    fn describe_other(&self, stmt: &A::Statement) -> Vec<(String, DataType)> {
+        match stmt {
+            A::Statement::ShowVariable { variable } => {
+                vec![(
+                    variable.iter().map(ident).collect::<Vec<_>>().join("_"),
+                    DataType::Text(None),
+                )]
+            }
+            A::Statement::Explain { .. } => vec![("QUERY PLAN".into(), DataType::Text(None))],
+            _ => vec![],
+        }
+    }
+
+    /// Parameter types and result columns of a statement (Parse + Describe).
+    #[allow(clippy::type_complexity)]
+    pub fn describe(&mut self, sql: &str) -> Result<(Vec<DataType>, Vec<(String, DataType)>)> {
+        let p = self.prepare(sql)?;
+        Ok((p.param_types.clone(), p.columns.clone()))
+    }
+
+    /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
+    pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        let _request = self.cancel.begin();
+        if p.nesting > 16 {
+            return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
+        }
+        self.execute_prepared_inner(p, params)
+    }
+
+    fn execute_prepared_inner(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        if p.sql.trim().is_empty() {
+            return Ok(StatementResult::Command { tag: "EMPTY".into() });
+        }
+        let cached = p.planned.lock().clone();
+        let planned = match cached {
+            Some(pl) if pl.valid() => Some(pl),
+            Some(_) => {
+                let pl = self
+                    .plan(&p.stmt, &p.declared)
+                    .map_err(|e| self.fail(e))?
+                    .map(Arc::new);
+                *p.planned.lock() = pl.clone();
+                pl
+            }
+            None => None,
+        };
+        self.run_statement(&p.stmt, params, planned)
+    }
+
+    fn fail(&mut self, e: Error) -> Error {
+        if self.tx.is_some() {
+            self.failed = true;
+        }
+        e
+    }
+
+    /// Plans queries and DML, with the parameter types a client declared (see
+    /// [`Session::prepare_typed`]); None for other statements.
+    fn plan(&self, stmt: &A::Statement, declared: &[Option<DataType>]) -> Result<Option<PlannedStmt>> {
+        let mut b = Binder::new(&self.db, Some(&self.settings));
+        b.backend_pid = self.backend_pid;
+        b.params = declared
+            .iter()
+            .map(|t| t.map_or(Ty::Unknown, Ty::from_dt))
+            .collect();
+        let planned = match stmt {
+            A::Statement::Query(q) => {
+                let (plan, cols) = b.bind_query(q)?;
+                Planned::Query { plan, cols }
+            }
+            A::Statement::Insert(i) => Planned::Insert(bind_insert(&mut b, i)?),
+            A::Statement::Update(u) => Planned::Update(bind_update(&mut b, u)?),
+            A::Statement::Delete(d) => Planned::Delete(bind_delete(&mut b, d)?),
+            _ => return Ok(None),
+        };
+        let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
+        Ok(Some(PlannedStmt {
+            planned,
+            subplans: b.subplans,
+            params: b.params,
+            deps,
+        }))
+    }
+
+    fn run_statement(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
+        let cmd = |t: &str| Ok(StatementResult::Command { tag: t.to_string() });
+        match st {
+            A::Statement::StartTransaction { modes, .. } => {
+                if self.tx.is_none() && !self.failed {
+                    let mut tx = self.new_tx();
+                    if let Some(iso) = isolation_of_modes(modes) {
+                        tx.set_isolation(iso);
+                    }
+                    self.tx = Some(tx);
+                }
+                return cmd("BEGIN");
+            }
+            A::Statement::Commit { chain: false, .. } => {
+                let failed = std::mem::replace(&mut self.failed, false);
+                return match self.tx.take() {
+                    Some(tx) if failed => {
+                        tx.rollback();
+                        cmd("ROLLBACK")
+                    }
+                    Some(tx) => {
+                        tx.commit()?;
+                        cmd("COMMIT")
+                    }
+                    None => cmd("COMMIT"),
+                };
+            }
+            A::Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            } => {
+                self.failed = false;
+                if let Some(tx) = self.tx.take() {
+                    tx.rollback();
+                }
+                return cmd("ROLLBACK");
+            }
+            _ => {}
+        }
+        if self.failed {
+            return Err(Error::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        // A cancel that arrived between the statements of one request stops the next one.
+        let r = if self.cancel.is_canceled() {
+            Err(canceled_by_user())
+        } else {
+            self.run_in_tx(st, params, planned)
+                .and_then(|r| self.check_result(&r).map(|_| r))
+        };
+        if r.is_err() && self.tx.is_some() {
+            self.failed = true;
+        }
+        r
+    }
+
+    fn run_in_tx(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
+        match st {
+            A::Statement::Query(_)
+            | A::Statement::Insert(_)
+            | A::Statement::Update(_)
+            | A::Statement::Delete(_) => {
+                let planned = match planned {
+                    Some(p) => p,
+                    None => Arc::new(
+                        self.plan(st, &[])?
+                            .ok_or_else(|| Error::internal("statement was not planned"))?,
+                    ),
+                };
+                let stop = self.interrupt();
+                self.with_tx(|tx, _| exec_planned(&planned, tx, params, &stop))
+            }
+            A::Statement::Explain {
+                statement, analyze, ..
+            } => {
+                if *analyze {
+                    return Err(Error::unsupported("EXPLAIN ANALYZE is not supported"));
+                }
+                let p = self
+                    .plan(statement, &[])?
+                    .ok_or_else(|| Error::unsupported("EXPLAIN of this statement"))?;
+                let lines = explain(&p);
+                let n = lines.len();
+                Ok(StatementResult::Query {
+                    tag: format!("EXPLAIN {n}"),
+                    columns: vec![("QUERY PLAN".into(), DataType::Text(None))],
+                    rows: lines.into_iter().map(|l| vec![Value::Text(l)]).collect(),
+                })
+            }
+            A::Statement::CreateTable(ct) => self.create_table(ct),
+            A::Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => self.drop(*object_type, *if_exists, names),
+            A::Statement::CreateIndex(ci) => self.create_index(ci),
+            A::Statement::AlterTable(at) => self.alter_table(at),
+            A::Statement::Truncate(t) => self.truncate(t),
+            A::Statement::Set(s) => self.set(s),
+            A::Statement::Reset(r) => self.reset(&r.reset),
+            A::Statement::ShowVariable { variable } => self.show(variable),
+            A::Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                values,
+            } => self.copy(source, *to, target, options, legacy_options, values),
+            A::Statement::Discard { .. } => Ok(StatementResult::Command {
+                tag: "DISCARD ALL".into(),
+            }),
+            A::Statement::Analyze(_) => Ok(StatementResult::Command {
+                tag: "ANALYZE".into(),
+            }),
+            A::Statement::Rollback {
+                savepoint: Some(_), ..
+            }
+            | A::Statement::Savepoint { .. } => Err(Error::unsupported("savepoints are not supported")),
+            other => {
+                let s = other.to_string();
+                let head: String = s.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+                Err(Error::unsupported(format!("{head} is not supported by Augur")))
+            }
+        }
+    }
+
+    /// Runs `f` in the session's transaction block, or in its own transaction (autocommit;
+    /// a serialization failure is returned, never retried behind the user's back).
+    fn with_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Database) -> Result<T>) -> Result<T> {
+        if let Some(tx) = &mut self.tx {
+            tx.begin_statement();
+            return f(tx, &self.db);
+        }
+        let mut tx = self.new_tx();
+        let r = f(&mut tx, &self.db)?;
+        if tx.has_writes() {
+            tx.commit()?;
+        }
+        Ok(r)
+    }
+
+    /// A transaction with the session's settings: isolation (`default_transaction_isolation`),
+    /// `lock_timeout`, `synchronous_commit`.
+    fn new_tx(&self) -> Transaction {
+        let mut tx = self.db.begin();
+        if self.async_commit {
+            tx.set_sync(false);
+        }
+        tx.set_isolation(self.default_isolation);
+        tx.set_lock_timeout(self.lock_timeout);
+        tx
+    }
+}
+
+/// One statement of a query string: parsed, or a maintenance command accepted as a no-op.
+enum Stmt {
+    Parsed(Box<A::Statement>),
+    Noop(&'static str),
+}
+
+/// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them; sqlparser does not
+/// parse all of their PostgreSQL forms): the command tag for a statement starting with `keyword`.
+fn maintenance_tag(keyword: &str) -> Option<&'static str> {
+    match keyword {
+        "VACUUM" => Some("VACUUM"),
+        "ANALYZE" | "ANALYSE" => Some("ANALYZE"),
+        "CHECKPOINT" => Some("CHECKPOINT"),
+        _ => None,
+    }
+}
+
+/// Every statement of a text, parsed before any runs. Maintenance commands are cut out of the
+/// token stream and the runs of tokens between them parsed whole, so everything else parses
+/// exactly as the text would alone (`COPY ... FROM STDIN` followed by its data, for example).
+fn parse_all(lexed: Lexed) -> Result<Vec<Stmt>> {
+    let cuts: Vec<(usize, usize, &'static str)> = lexed
+        .statements()
+        .into_iter()
+        .filter_map(|p| {
+            maintenance_tag(&lexed.leading_keyword(p.tokens.clone()))
+                .map(|tag| (p.tokens.start, p.tokens.end, tag))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut tokens = lexed.tokens.into_iter();
+    let mut pos = 0;
+    for (start, end, tag) in cuts {
+        let run: Vec<TokenWithSpan> = tokens.by_ref().take(start - pos).collect();
+        out.extend(parse_tokens(run)?.into_iter().map(|s| Stmt::Parsed(Box::new(s))));
+        tokens.by_ref().take(end - start).for_each(drop);
+        out.push(Stmt::Noop(tag));
+        pos = end;
+    }
+    out.extend(
+        parse_tokens(tokens.collect())?
+            .into_iter()
+            .map(|s| Stmt::Parsed(Box::new(s))),
+    );
+    Ok(out)
+}

@@ -1,0 +1,203 @@
+//! Prepared statements: a statement parsed and planned once, re-planned when a table it reads
+//! changes; running a plan (query or DML) in a transaction, and EXPLAIN's text for it.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sqlparser::ast as A;
+
+use super::now_micros;
+use crate::engine::{Interrupt, Table, TableDef, Transaction};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
+use crate::sql::exec::{run, Exec};
+use crate::sql::expr::{Expr, Ty};
+use crate::sql::plan::{Access, Column, Plan, Scan};
+use crate::sql::result::StatementResult;
+use crate::types::{DataType, Row, Value};
+
+pub(super) enum Planned {
+    Query { plan: Plan, cols: Vec<Column> },
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+pub(super) struct PlannedStmt {
+    pub(super) planned: Planned,
+    pub(super) subplans: Vec<Plan>,
+    pub(super) params: Vec<Ty>,
+    pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+}
+
+impl PlannedStmt {
+    pub(super) fn valid(&self) -> bool {
+        self.deps
+            .iter()
+            .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+    }
+}
+
+/// A parsed (and, for queries and DML, planned) statement, for the extended protocol.
+pub struct Prepared {
+    pub sql: String,
+    pub(super) stmt: A::Statement,
+    pub(super) planned: Mutex<Option<Arc<PlannedStmt>>>,
+    /// Parameter types the client declared (None: inferred), kept for re-planning.
+    pub(super) declared: Vec<Option<DataType>>,
+    /// Parameter types: declared by the client or inferred from the statement ($1 is
+    /// `param_types[0]`).
+    pub param_types: Vec<DataType>,
+    /// Result columns (empty for statements that return no rows).
+    pub columns: Vec<(String, DataType)>,
+    /// [`crate::sql::nesting_estimate`] of the text: the stack executing it may need.
+    pub(super) nesting: usize,
+}
+
+impl Prepared {
+    /// A statement that does a small, bounded amount of work: BEGIN / COMMIT / ROLLBACK, a
+    /// primary-key point read, an UPDATE or DELETE of one primary key, or an INSERT of a few
+    /// VALUES rows, without subqueries. It may still wait for a row lock or a WAL fsync; those
+    /// waits go through the engine's wait hook ([`crate::store::wait`]), so a server can run
+    /// such a statement on its network thread and hand the thread over only if it waits.
+    pub fn is_short(&self) -> bool {
+        if matches!(
+            self.stmt,
+            A::Statement::StartTransaction { .. }
+                | A::Statement::Commit { .. }
+                | A::Statement::Rollback { .. }
+        ) {
+            return true;
+        }
+        self.planned.lock().as_ref().is_some_and(|p| {
+            p.valid()
+                && p.subplans.is_empty()
+                && match &p.planned {
+                    Planned::Query { plan, .. } => plan.is_point_read(),
+                    Planned::Update(u) => matches!(u.scan.access, Access::Point(_)),
+                    Planned::Delete(d) => matches!(d.scan.access, Access::Point(_)),
+                    Planned::Insert(i) => matches!(&i.source, Plan::Values(rows) if rows.len() <= 16),
+                }
+        })
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Prepared({:?})", self.sql)
+    }
+}
+
+pub(super) fn exec_planned(
+    p: &PlannedStmt,
+    tx: &mut Transaction,
+    params: &[Value],
+    stop: &Interrupt,
+) -> Result<StatementResult> {
+    // Lock waits inside the engine's write calls (an INSERT waiting for another transaction's
+    // insert of the same key) are interrupted like the executor's own.
+    tx.set_interrupt(stop.clone());
+    let r = exec_statement(p, tx, params, stop);
+    tx.set_interrupt(Interrupt::default());
+    r
+}
+
+fn exec_statement(
+    p: &PlannedStmt,
+    tx: &mut Transaction,
+    params: &[Value],
+    stop: &Interrupt,
+) -> Result<StatementResult> {
+    check_params(&p.params, params)?;
+    let now = now_micros();
+    let cols = |c: &[Column]| {
+        c.iter()
+            .map(|c| (c.name.clone(), c.ty.to_dt()))
+            .collect::<Vec<_>>()
+    };
+    let dml = |tag: String, ret: &Option<(Vec<Expr>, Vec<Column>)>, rows: Vec<Row>| match ret {
+        Some((_, c)) => StatementResult::Query {
+            tag,
+            columns: cols(c),
+            rows,
+        },
+        None => StatementResult::Command { tag },
+    };
+    Ok(match &p.planned {
+        Planned::Query { plan, cols: c } => {
+            let ex = Exec {
+                tx,
+                params,
+                subplans: &p.subplans,
+                now,
+                stop,
+            };
+            let cx = ex.ctx();
+            let rows = run(plan, &cx)?;
+            StatementResult::Query {
+                tag: format!("SELECT {}", rows.len()),
+                columns: cols(c),
+                rows,
+            }
+        }
+        Planned::Insert(ip) => {
+            let (n, rows) = exec_insert(ip, tx, params, &p.subplans, now, stop)?;
+            dml(format!("INSERT 0 {n}"), &ip.returning, rows)
+        }
+        Planned::Update(up) => {
+            let (n, rows) = exec_update(up, tx, params, &p.subplans, now, stop)?;
+            dml(format!("UPDATE {n}"), &up.returning, rows)
+        }
+        Planned::Delete(dp) => {
+            let (n, rows) = exec_delete(dp, tx, params, &p.subplans, now, stop)?;
+            dml(format!("DELETE {n}"), &dp.returning, rows)
+        }
+    })
+}
+
+fn check_params(types: &[Ty], params: &[Value]) -> Result<()> {
+    if params.len() < types.len() {
+        return Err(Error::new(
+            SqlState::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement requires {}",
+                params.len(),
+                types.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn explain(p: &PlannedStmt) -> Vec<String> {
+    let mut out = Vec::new();
+    let scan_root = |s: &Scan| Plan::Scan(s.clone());
+    match &p.planned {
+        Planned::Query { plan, .. } => plan.explain(&mut out, 0),
+        Planned::Insert(ip) => {
+            out.push(format!(
+                "Insert on {}{}",
+                ip.def.name,
+                if ip.conflict.is_some() {
+                    " (ON CONFLICT on primary key: ALEX point lookup per row)"
+                } else {
+                    ""
+                }
+            ));
+            ip.source.explain(&mut out, 1);
+        }
+        Planned::Update(up) => {
+            out.push(format!("Update on {}", up.scan.def.name));
+            scan_root(&up.scan).explain(&mut out, 1);
+        }
+        Planned::Delete(dp) => {
+            out.push(format!("Delete on {}", dp.scan.def.name));
+            scan_root(&dp.scan).explain(&mut out, 1);
+        }
+    }
+    for (i, s) in p.subplans.iter().enumerate() {
+        out.push(format!("Subquery {i}:"));
+        s.explain(&mut out, 1);
+    }
+    out
+}

@@ -1,0 +1,338 @@
+//! Opening from index images (`docs/ARCHITECTURE.md`, "Recovery"): after a clean close, after an
+//! unclean stop, with a corrupted, stale or missing image, and with more changes since the
+//! image than the image holds. Each case checks invariant 4 (an ordered scan of the index
+//! equals the persisted rows: `verify_integrity`) and the answers themselves.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value};
+
+fn opts() -> Options {
+    Options {
+        maintenance_interval: Duration::from_millis(10),
+        // No checkpoint in the background unless a test asks for one (clean close writes one).
+        checkpoint_every: u64::MAX,
+        ..Options::default()
+    }
+}
+
+fn kv_table(db: &Database) {
+    db.create_table(
+        TableDef::new(
+            "t",
+            vec![
+                ColumnDef::new("k", DataType::Int8),
+                ColumnDef::new("v", DataType::Int8),
+            ],
+            &["k"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+/// Keys spread over the whole i64 range (so the index has model nodes and many data nodes).
+fn key(i: i64) -> i64 {
+    (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as i64
+}
+
+/// Applies `(key, Some(value))` upserts and `(key, None)` deletes in one transaction, and to
+/// the model. Returns the number of row versions written (a delete of an absent key writes
+/// none).
+fn apply(db: &Database, model: &mut BTreeMap<i64, i64>, writes: &[(i64, Option<i64>)]) -> u64 {
+    db.transaction(|tx| {
+        for &(k, v) in writes {
+            match v {
+                Some(v) => {
+                    tx.upsert("t", vec![Value::Int(k), Value::Int(v)])?;
+                }
+                None => {
+                    tx.delete("t", &Key::Int(k))?;
+                }
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut versions = 0;
+    for &(k, v) in writes {
+        let had = match v {
+            Some(v) => {
+                model.insert(k, v);
+                true
+            }
+            None => model.remove(&k).is_some(),
+        };
+        versions += had as u64;
+    }
+    versions
+}
+
+/// The database equals the model: invariant 4, an ordered scan, and point reads of present
+/// and absent keys.
+fn check(db: &Database, model: &BTreeMap<i64, i64>) {
+    let live = db.verify_integrity().unwrap();
+    assert_eq!(live, model.len());
+    let tx = db.begin();
+    let scanned: Vec<(i64, i64)> = tx
+        .scan("t", KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .map(|(k, r)| match (k, &r[1]) {
+            (Key::Int(k), Value::Int(v)) => (k, *v),
+            o => panic!("unexpected {o:?}"),
+        })
+        .collect();
+    let want: Vec<(i64, i64)> = model.iter().map(|(&k, &v)| (k, v)).collect();
+    assert_eq!(scanned, want);
+    for (i, (&k, &v)) in model.iter().enumerate() {
+        if i % 7 == 0 {
+            let r = tx.get("t", &Key::Int(k)).unwrap().unwrap();
+            assert_eq!(r[1], Value::Int(v));
+            assert!(
+                tx.get("t", &Key::Int(k.wrapping_add(1))).unwrap().is_none()
+                    || model.contains_key(&k.wrapping_add(1))
+            );
+        }
+    }
+}
+
+fn images(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir.join("index"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The one image of the database (there is one table).
+fn the_image(dir: &Path) -> PathBuf {
+    let v = images(dir);
+    assert_eq!(v.len(), 1, "{v:?}");
+    v[0].clone()
+}
+
+/// A database with 20,000 keys, some updated and deleted, closed cleanly (so it has an image).
+fn populated(dir: &Path) -> BTreeMap<i64, i64> {
+    let db = Database::open(dir, opts()).unwrap();
+    kv_table(&db);
+    let mut model = BTreeMap::new();
+    let rows: Vec<Vec<Value>> = (0..20_000)
+        .map(|i| vec![Value::Int(key(i)), Value::Int(i)])
+        .collect();
+    db.bulk_insert("t", rows).unwrap();
+    for i in 0..20_000 {
+        model.insert(key(i), i);
+    }
+    let writes: Vec<(i64, Option<i64>)> = (0..3000)
+        .map(|i| (key(i * 5), if i % 3 == 0 { None } else { Some(-i) }))
+        .chain((20_000..21_000).map(|i| (key(i), Some(i))))
+        .collect();
+    apply(&db, &mut model, &writes);
+    db.close().unwrap();
+    model
+}
+
+#[test]
+fn open_after_clean_close_maps_the_image_and_replays_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = populated(dir.path());
+    let image = the_image(dir.path());
+    let on_disk = std::fs::read(&image).unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        let s = db.stats();
+        assert_eq!(s.index_images_refused, 0);
+        assert_eq!(s.open_replayed_versions, 0);
+        let t = db.table("t").unwrap();
+        let b = t.index_bytes();
+        assert!(b.mapped > 0 && b.mapped_live > 0, "{b:?}");
+        assert_eq!(b.mapped, on_disk.len());
+        assert_eq!(t.index_heap_bytes(), b.heap + b.mapped);
+        check(&db, &model);
+        // Writes into the mapped nodes: inserts that split and expand them, updates, deletes.
+        let writes: Vec<(i64, Option<i64>)> = (0..6000)
+            .map(|i| (key(i * 3 + 1), if i % 4 == 0 { None } else { Some(i) }))
+            .chain((30_000..45_000).map(|i| (key(i), Some(i))))
+            .collect();
+        apply(&db, &mut model, &writes);
+        check(&db, &model);
+        db.close().unwrap();
+    }
+    // Writing through the mapping never changed the file it was opened from (copy-on-write);
+    // the close wrote the next generation and removed this one.
+    assert!(!image.exists());
+    let next = the_image(dir.path());
+    assert_ne!(next, image);
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.stats().index_images_refused, 0);
+    check(&db, &model);
+    db.close().unwrap();
+}
+
+#[test]
+fn writes_through_the_mapping_leave_the_file_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = populated(dir.path());
+    let image = the_image(dir.path());
+    let before = std::fs::read(&image).unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let writes: Vec<(i64, Option<i64>)> = (0..2000).map(|i| (key(i), Some(1_000_000 + i))).collect();
+    apply(&db, &mut model, &writes);
+    check(&db, &model);
+    assert_eq!(std::fs::read(&image).unwrap(), before);
+    db.abandon();
+}
+
+#[test]
+fn open_after_an_unclean_stop_replays_onto_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = populated(dir.path());
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let writes: Vec<(i64, Option<i64>)> = (0..4000)
+        .map(|i| (key(i * 7), if i % 2 == 0 { None } else { Some(7 * i) }))
+        .chain((50_000..52_000).map(|i| (key(i), Some(i))))
+        .collect();
+    let versions = apply(&db, &mut model, &writes);
+    db.abandon();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let s = db.stats();
+    assert!(s.recovered_unclean);
+    assert_eq!(s.index_images_refused, 0);
+    assert_eq!(s.open_replayed_versions, versions);
+    assert!(db.wait_for_sweep(Duration::from_secs(60)));
+    check(&db, &model);
+    db.close().unwrap();
+}
+
+#[test]
+fn a_delta_larger_than_the_image_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = BTreeMap::new();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db);
+        let w: Vec<(i64, Option<i64>)> = (0..100).map(|i| (key(i), Some(i))).collect();
+        apply(&db, &mut model, &w);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert!(db.table("t").unwrap().index_bytes().mapped > 0);
+    let mut versions = 0;
+    for chunk in 0..20 {
+        let w: Vec<(i64, Option<i64>)> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(|i| (key(i), if i % 50 == 1 { None } else { Some(i + 1) }))
+            .collect();
+        versions += apply(&db, &mut model, &w);
+    }
+    db.abandon();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    let s = db.stats();
+    assert_eq!(s.index_images_refused, 0);
+    assert!(versions > 10 * 100);
+    assert_eq!(s.open_replayed_versions, versions);
+    check(&db, &model);
+    db.close().unwrap();
+}
+
+/// Flips one byte of the image at `at` (a fraction of its length).
+fn corrupt(image: &Path, at: f64) {
+    let mut b = std::fs::read(image).unwrap();
+    let i = ((b.len() - 1) as f64 * at) as usize;
+    b[i] ^= 0x20;
+    std::fs::write(image, b).unwrap();
+}
+
+#[test]
+fn a_corrupted_image_is_refused_and_the_index_rebuilt_from_the_rows() {
+    // A byte of the slot arrays, of the node directory, of the header; a truncated file; a
+    // missing file.
+    type Damage = fn(&Path);
+    let cases: [(&str, Damage); 5] = [
+        ("slots", |p| corrupt(p, 0.6)),
+        ("directory", |p| {
+            let mut b = std::fs::read(p).unwrap();
+            b[128 + 40] ^= 1;
+            std::fs::write(p, b).unwrap();
+        }),
+        ("header", |p| corrupt(p, 0.0)),
+        ("truncated", |p| {
+            let b = std::fs::read(p).unwrap();
+            std::fs::write(p, &b[..b.len() / 2]).unwrap();
+        }),
+        ("missing", |p| std::fs::remove_file(p).unwrap()),
+    ];
+    for (what, damage) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut model = populated(dir.path());
+        damage(&the_image_or_none(dir.path()).unwrap());
+        {
+            let db = Database::open(dir.path(), opts()).unwrap();
+            assert_eq!(db.stats().index_images_refused, 1, "{what}");
+            assert_eq!(db.table("t").unwrap().index_bytes().mapped, 0, "{what}");
+            check(&db, &model);
+            let w: Vec<(i64, Option<i64>)> = (0..500).map(|i| (key(i * 11), Some(i))).collect();
+            apply(&db, &mut model, &w);
+            check(&db, &model);
+            db.close().unwrap();
+        }
+        // The close wrote a good image again.
+        let db = Database::open(dir.path(), opts()).unwrap();
+        assert_eq!(db.stats().index_images_refused, 0, "{what}");
+        check(&db, &model);
+        db.close().unwrap();
+    }
+}
+
+fn the_image_or_none(dir: &Path) -> Option<PathBuf> {
+    images(dir).into_iter().next()
+}
+
+#[test]
+fn a_stale_image_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = populated(dir.path());
+    let old = std::fs::read(the_image(dir.path())).unwrap();
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        // Deletes, then a checkpoint that covers them and garbage collection: their tombstone
+        // rows go, so replaying from the old image's watermark would resurrect those keys.
+        let w: Vec<(i64, Option<i64>)> = (0..3000).map(|i| (key(i * 2 + 1), None)).collect();
+        apply(&db, &mut model, &w);
+        db.checkpoint().unwrap();
+        db.collect_garbage().unwrap();
+        db.checkpoint().unwrap();
+        db.collect_garbage().unwrap();
+        db.close().unwrap();
+    }
+    // The old image put back under the current image's name.
+    let current = the_image(dir.path());
+    std::fs::write(&current, &old).unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert_eq!(db.stats().index_images_refused, 1);
+    check(&db, &model);
+    db.close().unwrap();
+}
+
+#[test]
+fn images_of_dropped_tables_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    populated(dir.path());
+    // By the next checkpoint.
+    {
+        let db = Database::open(dir.path(), opts()).unwrap();
+        assert_eq!(images(dir.path()).len(), 1);
+        db.truncate("t").unwrap();
+        db.checkpoint().unwrap();
+        let now = images(dir.path());
+        assert_eq!(now.len(), 1, "{now:?}");
+        db.drop_table("t", false).unwrap();
+        db.abandon();
+    }
+    // Or at the next open.
+    let db = Database::open(dir.path(), opts()).unwrap();
+    assert!(images(dir.path()).is_empty());
+    db.close().unwrap();
+}
