@@ -1389,7 +1389,7 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(
         s,
         "Caches: the server's row cache + RocksDB block cache + memtables + table readers at the \
-         end of the minute, from its metrics endpoint (bounded by --row-cache-mb, --block-cache-mb \
+         end of the minute, from its metrics endpoint (bounded by --memory-mb \
          and the write buffers); ALEX: the primary indexes' allocations (they grow with the \
          rows); RSS - caches - ALEX is the rest of the server, which must not grow.\n"
     );

@@ -1100,3 +1100,74 @@ fn a_large_load_is_mapped_populated_and_leaves_no_files() {
         assert_eq!(val(&db, "t", k), Some(-k));
     }
 }
+
+/// One memory budget: the indexes are charged first, the caches get what is left, and the
+/// report names every part.
+#[test]
+fn a_memory_budget_charges_the_indexes_and_gives_the_caches_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 48usize << 20;
+    let db = Database::open(dir.path(), opts().with_memory_budget(budget)).unwrap();
+    kv_table(&db, "t");
+    let idx = TableDef::new(
+        "s",
+        vec![
+            ColumnDef::new("k", DataType::Int8),
+            ColumnDef::new("v", DataType::Int8),
+        ],
+        &["k"],
+    )
+    .unwrap();
+    db.create_table(idx).unwrap();
+    db.create_index(
+        "s",
+        IndexDef {
+            name: "s_v".into(),
+            columns: vec![1],
+            unique: false,
+        },
+        false,
+    )
+    .unwrap();
+    db.transaction(|tx| {
+        for k in 0..5_000 {
+            tx.insert("s", vec![Value::Int(k), Value::Int(k % 7)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    // The load fits the caches to what the indexes leave (as a maintenance round does every
+    // few seconds).
+    db.bulk_insert("t", (0..300_000).map(|k| vec![Value::Int(k * 3), Value::Int(k)]))
+        .unwrap();
+    let m = db.memory();
+    assert_eq!(m.budget, Some(budget as u64));
+    assert!(
+        m.primary_index_heap + m.primary_index_mapped > 300_000 * 8,
+        "{m:?}"
+    );
+    assert!(m.secondary_indexes >= 5_000 * 8, "{m:?}");
+    assert!(m.row_cache > 0 && m.block_cache > 0, "{m:?}");
+    let parts = m.primary_index_heap
+        + m.primary_index_mapped
+        + m.secondary_indexes
+        + m.direct_models
+        + m.rocksdb_table_readers
+        + m.block_cache
+        + m.row_cache;
+    assert_eq!(m.charged, parts);
+    assert!(
+        m.charged <= budget as u64,
+        "charged {} > budget {budget}: {m:?}",
+        m.charged
+    );
+
+    // A budget the indexes alone exceed: the caches shrink to (almost) nothing and the report
+    // says so rather than pretending the budget holds.
+    db.close().unwrap();
+    drop(db);
+    let db = Database::open(dir.path(), opts().with_memory_budget(1 << 20)).unwrap();
+    let m = db.memory();
+    assert_eq!(m.row_cache, 0, "{m:?}");
+    assert!(m.charged > 1 << 20, "{m:?}");
+}

@@ -40,23 +40,19 @@ struct StorageArgs {
     /// Do not fsync commits: a crash may lose recently acknowledged transactions (never tears one).
     #[arg(long)]
     no_sync: bool,
-    /// Row cache (row versions as stored), MiB.
-    #[arg(long, default_value_t = 256)]
-    row_cache_mb: usize,
-    /// RocksDB block cache, MiB.
-    #[arg(long, default_value_t = 256)]
-    block_cache_mb: usize,
+    /// Memory budget for the data, MiB: the indexes are charged first, the row cache and
+    /// RocksDB's block cache get what they leave (each part is a gauge at --metrics).
+    #[arg(long, default_value_t = 512)]
+    memory_mb: usize,
 }
 
 impl StorageArgs {
     fn options(&self) -> Options {
-        let mut o = Options {
+        Options {
             sync_commits: !self.no_sync,
-            row_cache_bytes: self.row_cache_mb << 20,
             ..Options::default()
-        };
-        o.store.block_cache_bytes = self.block_cache_mb << 20;
-        o
+        }
+        .with_memory_budget(self.memory_mb << 20)
     }
 }
 

@@ -74,6 +74,9 @@ impl Database {
         let prepared = t0.elapsed();
         let n = batch.keyed.len();
         let r = bulk_commit(&inner, &t, batch);
+        // The index grew by a whole load at once: the caches give up their share now rather
+        // than at the maintenance thread's next fit.
+        super::memory::fit_caches(&inner);
         tracing::debug!(rows = n, ?prepared, total = ?t0.elapsed(), "bulk insert");
         r
     }

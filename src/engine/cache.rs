@@ -233,6 +233,19 @@ impl RowCache {
         self.sets.len() * std::mem::size_of::<Line>()
     }
 
+    /// An empty cache that goes on counting from `old`'s hits and misses (a resize).
+    pub fn counting_from(self, old: &RowCache) -> RowCache {
+        let (h, m) = old.hits_misses();
+        self.hits.store(h, Ordering::Relaxed);
+        self.misses.store(m, Ordering::Relaxed);
+        self
+    }
+
+    /// The byte budget, the set table included.
+    pub fn capacity(&self) -> usize {
+        self.budget + self.table_bytes()
+    }
+
     pub fn hits_misses(&self) -> (u64, u64) {
         (
             self.hits.load(Ordering::Relaxed),

@@ -151,7 +151,7 @@ pub(crate) fn collect(inner: &Inner) -> Result<usize> {
                 None => 0,
             };
             batch.delete_cf(cf, row_key(tid, r));
-            inner.cache.remove(r);
+            inner.cache.load().remove(r);
             deleted += 1;
             r = prev;
         }
@@ -173,7 +173,7 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
         }
     }
     batch.delete_cf(inner.store.db()?.cf(CF_ROWS), row_key(t.id, rowid));
-    inner.cache.remove(rowid);
+    inner.cache.load().remove(rowid);
     Ok(())
 }
 

@@ -30,6 +30,7 @@ pub(crate) fn run(inner: Arc<Inner>) {
     }
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
+    let mut last_fit = Instant::now();
     while !inner.shutdown.load(Ordering::Acquire) {
         // Map the files RocksDB flushed, compacted or ingested since the last look (one property
         // read when nothing changed).
@@ -43,6 +44,12 @@ pub(crate) fn run(inner: Arc<Inner>) {
             continue;
         }
         last = Instant::now();
+        // With a memory budget, the caches follow the indexes' growth (a walk of the indexes:
+        // every few seconds, not every round).
+        if last_fit.elapsed() >= std::time::Duration::from_secs(5) {
+            super::memory::fit_caches(&inner);
+            last_fit = Instant::now();
+        }
         if let Err(e) = gc::collect(&inner) {
             tracing::warn!(error = %e, "garbage collection failed");
         }

@@ -28,6 +28,7 @@ mod gc;
 mod interrupt;
 mod locks;
 mod maintenance;
+mod memory;
 mod recovery;
 pub mod table;
 mod txn;
@@ -45,6 +46,7 @@ use rocksdb::WriteBatch;
 
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
+pub use memory::MemoryReport;
 pub use table::Table;
 pub use txn::{Isolation, KeyRange, Locked, Transaction, BULK_COMMIT_ROWS};
 
@@ -65,8 +67,16 @@ pub struct Options {
     /// fsync the write-ahead log before a commit returns (default: true). When false, a commit
     /// that returned may be lost in a crash (but never torn).
     pub sync_commits: bool,
-    /// Byte budget of the in-process row cache (decoded row versions by rowid).
+    /// Byte budget of the in-process row cache (row versions by rowid; it holds the versions of
+    /// recent small commits, which sit in RocksDB's memtable where the direct read path does not
+    /// reach, and rows read through RocksDB). With `memory_budget`, only its initial size.
     pub row_cache_bytes: usize,
+    /// One budget, in bytes, for everything the engine keeps in process memory for the data
+    /// (default: none). The indexes are charged first (primary and secondary, mapped index
+    /// images included), then the direct read path's models and RocksDB's table readers; the
+    /// block cache and the row cache get what is left, and are resized as the indexes grow.
+    /// `Database::memory` reports every part. See [`Options::with_memory_budget`].
+    pub memory_budget: Option<usize>,
     /// RocksDB tuning.
     pub store: StoreOptions,
     /// Write a new index checkpoint after this many row versions (recovery replays at most
@@ -84,12 +94,27 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             sync_commits: true,
-            row_cache_bytes: 256 << 20,
+            row_cache_bytes: 64 << 20,
+            memory_budget: None,
             store: StoreOptions::default(),
             checkpoint_every: 1_000_000,
             maintenance_interval: Duration::from_millis(200),
             resume_free_bytes: 64 << 20,
         }
+    }
+}
+
+impl Options {
+    /// These options with one memory budget covering indexes and caches (see
+    /// [`Options::memory_budget`]).
+    ///
+    /// ```
+    /// let o = augur::Options::default().with_memory_budget(512 << 20);
+    /// assert_eq!(o.memory_budget, Some(512 << 20));
+    /// ```
+    pub fn with_memory_budget(mut self, bytes: usize) -> Options {
+        self.memory_budget = Some(bytes);
+        self
     }
 }
 
@@ -182,7 +207,8 @@ pub(crate) struct Inner {
     /// than a map: no allocation per transaction, and it holds one entry per distinct snapshot
     /// in use (a few, even with many sessions).
     snapshots: Mutex<VecDeque<(u64, usize)>>,
-    pub(crate) cache: RowCache,
+    /// The row cache (replaced by a resized one when a memory budget asks: `memory::fit_caches`).
+    pub(crate) cache: ArcSwap<RowCache>,
     gc: Mutex<gc::GcQueue>,
     versions_since_ckpt: AtomicU64,
     /// One checkpoint at a time.
@@ -335,7 +361,11 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
     let w = wake.clone();
     store.set_on_fault(Box::new(move || w.notify()));
     let inner = Arc::new(Inner {
-        cache: RowCache::new(opts.row_cache_bytes),
+        cache: ArcSwap::from_pointee(RowCache::new(if opts.memory_budget.is_some() {
+            0
+        } else {
+            opts.row_cache_bytes
+        })),
         store,
         opts: opts.clone(),
         tables: RwLock::new(HashMap::new()),
@@ -376,6 +406,7 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
             .store(old.next_txn.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     recovery::recover(&inner)?;
+    memory::fit_caches(&inner);
     inner.stats.lock().open_store_us = open_store_us;
     let bg_inner = inner.clone();
     let handle = std::thread::Builder::new()
@@ -649,12 +680,18 @@ impl Database {
         gc::collect(&self.inner())
     }
 
+    /// Where the engine's memory for the data goes, part by part (indexes, models, caches; see
+    /// [`MemoryReport`]). Walks the indexes: for monitoring, not for a hot path.
+    pub fn memory(&self) -> MemoryReport {
+        memory::report(&self.inner())
+    }
+
     pub fn stats(&self) -> Stats {
         let mut s = self.inner().stats.lock().clone();
-        let (h, m) = self.inner().cache.hits_misses();
+        let (h, m) = self.inner().cache.load().hits_misses();
         s.cache_hits = h;
         s.cache_misses = m;
-        s.row_cache_bytes = self.inner().cache.weight();
+        s.row_cache_bytes = self.inner().cache.load().weight();
         s.row_locks_held = self.inner().locks.held() as u64;
         s.wal_syncs = self.inner().store.wal_syncs();
         s.wal_sync_secs = self.inner().store.wal_sync_secs();
@@ -855,7 +892,8 @@ impl Inner {
             self.direct_reads.fetch_add(1, Ordering::Relaxed);
             return Ok(VBytes::Mapped(b));
         }
-        if let Some(v) = self.cache.get(rowid) {
+        let cache = self.cache.load();
+        if let Some(v) = cache.get(rowid) {
             return Ok(VBytes::Shared(v));
         }
         self.store_reads.fetch_add(1, Ordering::Relaxed);
@@ -864,7 +902,7 @@ impl Inner {
             .get_row(table, rowid)?
             .ok_or_else(|| Error::Corrupt(format!("row version {rowid} of table {table} is missing")))?;
         let v: cache::Bytes = Arc::from(&bytes[..]);
-        self.cache.insert(rowid, v.clone());
+        cache.insert(rowid, v.clone());
         Ok(VBytes::Shared(v))
     }
 
@@ -903,7 +941,8 @@ impl Inner {
         // Probing the cache for every row of a cold range cost more than the iterator saves
         // (engine_perf at 1M rows, most of them cold: 118 vs 78 us per 100-row scan), so the
         // first row decides.
-        let first_cached = self.cache.get(lo);
+        let cache = self.cache.load();
+        let first_cached = cache.get(lo);
         if first_cached.is_none() && hi - lo < 4 * rest.len() as u64 {
             self.store_reads.fetch_add(rest.len() as u64, Ordering::Relaxed);
             let mut i = 0;
@@ -924,14 +963,14 @@ impl Inner {
                 Some(b) => cached.push((lo, b)),
                 None => missing.push(lo),
             }
-            self.cache.get_many(&rest[1..], &mut cached, &mut missing);
+            cache.get_many(&rest[1..], &mut cached, &mut missing);
             out.extend(cached.into_iter().map(|(r, b)| (r, VBytes::Shared(b))));
             self.store_reads
                 .fetch_add(missing.len() as u64, Ordering::Relaxed);
             for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
                 if let Some(bytes) = got? {
                     let b: cache::Bytes = Arc::from(bytes.as_slice());
-                    self.cache.insert(*r, b.clone());
+                    cache.insert(*r, b.clone());
                     out.push((*r, VBytes::Shared(b)));
                 }
             }

@@ -124,6 +124,23 @@ impl Table {
         self.pk.read().bytes()
     }
 
+    /// Bytes of the secondary indexes' entries (each entry's value and key bytes, its rowid,
+    /// and the B-tree's per-entry overhead).
+    pub fn secondary_heap_bytes(&self) -> usize {
+        self.secondary
+            .read()
+            .iter()
+            .flat_map(|s| s.entries.iter())
+            .map(|(v, k, _)| {
+                let key = match k {
+                    Key::Bytes(b) => b.capacity(),
+                    Key::Int(_) => 0,
+                };
+                v.capacity() + key + std::mem::size_of::<(Vec<u8>, Key, u64)>() + 16
+            })
+            .sum()
+    }
+
     pub fn is_dropped(&self) -> bool {
         self.dropped.load(Ordering::Acquire)
     }

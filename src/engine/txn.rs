@@ -1062,8 +1062,9 @@ impl Transaction {
         }
         // The versions of a small commit, at consecutive positions from `first` (replacing
         // older versions in their sets).
+        let cache = db.cache.load();
         for (b, rowid) in cached.into_iter().zip(first..) {
-            db.cache.insert(rowid, b);
+            cache.insert(rowid, b);
         }
         db.gc.lock().push(gc_items);
         drop(c);

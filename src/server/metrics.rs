@@ -149,6 +149,7 @@ pub struct Metrics {
     rocksdb: IntGaugeVec,
     disk_bytes: IntGauge,
     malloc: IntGaugeVec,
+    memory: IntGaugeVec,
 }
 
 fn reg<T: prometheus::core::Collector + Clone + 'static>(r: &Registry, c: T) -> T {
@@ -355,6 +356,15 @@ impl Metrics {
                  not a leak",
                 &["kind"],
             ),
+            memory: gauge_vec(
+                &r,
+                "augur_memory_bytes",
+                "The engine's memory for the data by part (Database::memory): budget, charged \
+                 (the sum the budget covers), primary_index_heap, primary_index_mapped, \
+                 secondary_indexes, direct_models, rocksdb_table_readers, block_cache, row_cache; \
+                 not charged: memtables, mapped_files (page cache)",
+                &["part"],
+            ),
             db,
             scrape: Mutex::new(()),
             registry: r,
@@ -449,6 +459,24 @@ impl Metrics {
         }
         self.disk_bytes
             .set(self.db.disk_bytes().min(i64::MAX as u64) as i64);
+        let m = self.db.memory();
+        for (part, v) in [
+            ("budget", m.budget.unwrap_or(0)),
+            ("charged", m.charged),
+            ("primary_index_heap", m.primary_index_heap),
+            ("primary_index_mapped", m.primary_index_mapped),
+            ("secondary_indexes", m.secondary_indexes),
+            ("direct_models", m.direct_models),
+            ("rocksdb_table_readers", m.rocksdb_table_readers),
+            ("block_cache", m.block_cache),
+            ("row_cache", m.row_cache),
+            ("memtables", m.memtables),
+            ("mapped_files", m.mapped_files),
+        ] {
+            self.memory
+                .with_label_values(&[part])
+                .set(v.min(i64::MAX as u64) as i64);
+        }
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
         {
             // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value; it

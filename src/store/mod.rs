@@ -42,7 +42,8 @@ pub const CF_IDXSNAP: &str = "idxsnap";
 /// RocksDB tuning a user may want to change. Defaults suit a machine with a few GiB to spare.
 #[derive(Clone, Debug)]
 pub struct StoreOptions {
-    /// RocksDB block cache for the rows column family, bytes.
+    /// RocksDB block cache for the rows column family, bytes (with `Options::memory_budget`,
+    /// only its initial size: the budget then sizes it).
     pub block_cache_bytes: usize,
     /// Bits per key of the bloom filter on row blocks (0 disables it, the default: the engine
     /// reads a row version only at a position an index handed it, so the read never misses and
@@ -58,7 +59,7 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
-            block_cache_bytes: 256 << 20,
+            block_cache_bytes: 32 << 20,
             bloom_bits_per_key: 0.0,
             compression: false,
             write_buffer_bytes: 64 << 20,
@@ -160,7 +161,7 @@ pub struct Store {
     /// Reads of row versions straight from the mapped SST files (`direct`).
     direct: direct::Direct,
     path: std::path::PathBuf,
-    _cache: Cache,
+    block_cache: Cache,
 }
 
 impl Store {
@@ -247,7 +248,7 @@ impl Store {
             },
             direct: direct::Direct::new(path),
             path: path.to_path_buf(),
-            _cache: cache,
+            block_cache: cache,
         })
     }
 
@@ -521,6 +522,12 @@ impl Store {
             .collect();
         db.flush_cfs_opt(&cfs, &rocksdb::FlushOptions::default())?;
         Ok(())
+    }
+
+    /// Sets the block cache's capacity (a memory budget resizes it).
+    pub fn set_block_cache_bytes(&self, bytes: usize) {
+        // `Cache` is a shared handle; resizing through a clone resizes the one cache.
+        self.block_cache.clone().set_capacity(bytes);
     }
 
     /// The database directory.
