@@ -1,13 +1,12 @@
 //! Augur as every benchmark configures and accounts it: the options for a memory budget and the
 //! measured parts of its memory. One place, so that the comparison cannot drift between
-//! programs, and so that the engine's budget API replaces exactly these two functions.
+//! programs.
 //!
-//! TODO(engine budget API): when `augur::Options::with_memory_budget(bytes)` (row cache + block
-//! cache + every index charged to one budget) and `augur::Database::memory()` (the parts, by
-//! name) are on main, `options` becomes `Options::default().with_memory_budget(budget)` and
-//! `memory_parts` maps `Database::memory()`. Until then the budget is split between the two
-//! caches and the index comes on top of it: `memory_parts` charges it anyway (rule 3), so
-//! the accounting shows Augur over its budget by the index's size.
+//! The engine keeps the budget itself (`Options::with_memory_budget`): its indexes, the direct
+//! read path's models and RocksDB's table readers first, the block cache and the row cache sized
+//! to what they leave. `Database::memory()` names every part; the harness charges the same parts,
+//! the caches by the bytes they hold (as SQLite's page cache and raw RocksDB's block cache are
+//! charged), and lists the rest apart.
 
 use augur::{Database, Options};
 
@@ -15,73 +14,73 @@ use crate::budget::Part;
 
 /// Augur's options for a memory budget of `budget` bytes.
 pub fn options(budget: usize) -> Options {
-    let mut o = Options {
-        row_cache_bytes: budget / 2,
-        ..Options::default()
-    };
-    o.store.block_cache_bytes = budget - budget / 2;
-    o
+    Options::default().with_memory_budget(budget)
 }
 
-/// What `options` lets Augur keep for the data by configuration (today: the two caches; the
-/// index is not bounded by any option).
+/// The budget `options` gives Augur for the data (0 when none is set).
 pub fn configured_bytes(o: &Options) -> u64 {
-    (o.row_cache_bytes + o.store.block_cache_bytes) as u64
+    o.memory_budget.unwrap_or(0) as u64
 }
 
 /// How the budget is spent, for the report's settings.
 pub fn describe_options(o: &Options) -> String {
-    format!(
-        "row cache {} MiB + RocksDB block cache {} MiB (the budget split in two; the index is \
-         not bounded by any option until Options::with_memory_budget exists, and is charged \
-         on top)",
-        o.row_cache_bytes >> 20,
-        o.store.block_cache_bytes >> 20
-    )
+    match o.memory_budget {
+        Some(b) => format!(
+            "`Options::with_memory_budget({} MiB)`: the engine charges its indexes (heap, and \
+             the mapped image's pages in use), the direct read path's models and RocksDB's table \
+             readers first, and sizes its block cache and row cache to what they leave",
+            b >> 20
+        ),
+        None => format!(
+            "no memory budget: row cache {} MiB + RocksDB block cache {} MiB, the indexes on top",
+            o.row_cache_bytes >> 20,
+            o.store.block_cache_bytes >> 20
+        ),
+    }
 }
 
-/// The measured parts of Augur's memory: charged to the budget (row cache, block cache, every
-/// table's primary index, the direct read path's models) and listed apart (mapped files,
-/// memtables, table readers).
+/// The measured parts of Augur's memory (`Database::memory()`): the parts the engine charges
+/// to its budget, the two caches by the bytes they hold (their capacity named beside), and,
+/// listed apart, the memtables and the mapped SST files (the OS page cache's pages).
 pub fn memory_parts(db: &Database) -> Vec<Part> {
-    let mut v = vec![Part::charged(
-        "row cache (Stats::row_cache_bytes)",
-        db.stats().row_cache_bytes,
-    )];
-    v.push(Part::charged(
-        "block cache (rocksdb.block-cache-usage)",
-        db.rocksdb_property("rocksdb.block-cache-usage").unwrap_or(0),
-    ));
-    let mut tables = db.tables();
-    tables.sort_by_key(|t| t.def().name.clone());
-    for t in tables {
-        v.push(Part::charged(
+    let m = db.memory();
+    let mib = |b: u64| b >> 20;
+    vec![
+        Part::charged(
+            "primary index, heap (Database::memory: primary_index_heap)",
+            m.primary_index_heap,
+        ),
+        Part::charged(
+            "primary index, mapped image pages in use (primary_index_mapped)",
+            m.primary_index_mapped,
+        ),
+        Part::charged("secondary indexes (secondary_indexes)", m.secondary_indexes),
+        Part::charged(
+            "direct-read models and block tables (direct_models)",
+            m.direct_models,
+        ),
+        Part::charged(
+            "RocksDB table readers (rocksdb_table_readers)",
+            m.rocksdb_table_readers,
+        ),
+        Part::charged(
             format!(
-                "primary index of {} ({}, Table::index_heap_bytes)",
-                t.def().name,
-                t.key_index_kind().name()
+                "block cache, in use (block_cache_used; capacity {} MiB)",
+                mib(m.block_cache)
             ),
-            t.index_heap_bytes() as u64,
-        ));
-    }
-    let st = db.stats();
-    v.push(Part::charged(
-        "direct-read models and block tables (Stats::direct.model_bytes)",
-        st.direct.model_bytes,
-    ));
-    v.push(Part::listed(
-        "mapped SST files (Stats::direct.mapped_bytes: file-backed, the OS page cache's pages)",
-        st.direct.mapped_bytes,
-    ));
-    v.push(Part::listed(
-        "memtables (rocksdb.cur-size-all-mem-tables)",
-        db.rocksdb_property("rocksdb.cur-size-all-mem-tables")
-            .unwrap_or(0),
-    ));
-    v.push(Part::listed(
-        "table readers (rocksdb.estimate-table-readers-mem)",
-        db.rocksdb_property("rocksdb.estimate-table-readers-mem")
-            .unwrap_or(0),
-    ));
-    v
+            m.block_cache_used,
+        ),
+        Part::charged(
+            format!(
+                "row cache, in use (row_cache_used; capacity {} MiB)",
+                mib(m.row_cache)
+            ),
+            m.row_cache_used,
+        ),
+        Part::listed("memtables (memtables)", m.memtables),
+        Part::listed(
+            "mapped SST files (mapped_files: file-backed, the OS page cache's pages)",
+            m.mapped_files,
+        ),
+    ]
 }

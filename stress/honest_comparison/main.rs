@@ -74,8 +74,9 @@ pub struct Args {
     /// The Augur SQL layer is measured up to this size.
     #[arg(long, default_value_t = 10_000_000)]
     sql_max_size: usize,
-    /// Memory budget of every side, MiB (Augur: row cache + block cache, index charged on top;
-    /// SQLite: cache_size; raw RocksDB: block cache).
+    /// Memory budget of every side, MiB (Augur: `Options::with_memory_budget`, its indexes
+    /// charged first and its caches sized to the rest; SQLite: cache_size; raw RocksDB: block
+    /// cache).
     #[arg(long, default_value_t = 512)]
     budget_mib: usize,
     /// Value bytes per row (the key is 8 more).

@@ -432,7 +432,7 @@ fn markdown(
             rss(find("sqlite", "mmap")),
         );
     }
-    let _ = writeln!(w, "\nCharged = the parts rule 3 charges to the budget (Augur: row cache + block cache + its index + the direct read path's models; SQLite: its page cache; mapped file pages are the OS page cache's and show as file-backed RSS); every part is listed under \"Memory and disk\". {}\n", augur_side::describe_options(&o));
+    let _ = writeln!(w, "\nCharged = the parts rule 3 charges to the budget (Augur, as its engine charges them: its indexes, the direct read path's models, RocksDB's table readers, and the block cache and row cache by the bytes they hold; SQLite: its page cache; raw RocksDB: its block cache and table readers; mapped file pages are the OS page cache's and show as file-backed RSS); every part is listed under \"Memory and disk\". {}\n", augur_side::describe_options(&o));
     for (layer, lines) in summary {
         let _ = writeln!(
             w,

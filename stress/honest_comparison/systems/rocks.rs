@@ -171,7 +171,8 @@ impl System for Rocks {
                 "memtables (rocksdb.cur-size-all-mem-tables)",
                 self.property("rocksdb.cur-size-all-mem-tables"),
             ),
-            Part::listed(
+            // Charged as Augur's engine charges its own (index blocks held beside the cache).
+            Part::charged(
                 "table readers (rocksdb.estimate-table-readers-mem)",
                 self.property("rocksdb.estimate-table-readers-mem"),
             ),
