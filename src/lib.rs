@@ -6,10 +6,14 @@
 //! - [`store`]: RocksDB column families, key layout, group commit.
 //! - [`engine`]: tables, transactions, recovery, garbage collection.
 //! - [`types`] and [`error`]: values, encodings, SQLSTATE-carrying errors.
+//! - [`sql`]: the SQL layer (parse, bind, plan, execute) behind [`Session`].
+//! - `server` (cargo feature `server`, on by default): the PostgreSQL wire-protocol server.
+//!   Without default features the crate is the embedded engine and SQL layer only.
 
 pub mod engine;
 pub mod error;
 pub mod index;
+#[cfg(feature = "server")]
 pub mod server;
 pub mod sql;
 pub mod store;

@@ -8,10 +8,6 @@
 
 use std::time::{Duration, Instant};
 
-#[allow(dead_code)]
-#[path = "common/keys.rs"]
-mod keys;
-
 use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
 use clap::Parser;
 use hdrhistogram::Histogram;
@@ -126,22 +122,11 @@ fn random_text(k: i64, len: usize) -> String {
     let mut x = k as u64 ^ 0x9E37_79B9_7F4A_7C15;
     (0..len)
         .map(|_| {
-            let z = keys::mix(x);
+            let z = augur_bench::keys::mix(x);
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
             SYMBOLS[(z & 63) as usize] as char
         })
         .collect()
-}
-
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
-        })
-        .map_or(0, |kb| kb * 1024)
 }
 
 /// Page faults of this process so far: (minor, major).
@@ -346,6 +331,10 @@ fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
+    println!(
+        "engine_perf: one run, so no spread: figures for engine work, not for quoting \
+         (docs/BENCHMARKING.md; the comparison with SQLite is honest_comparison)"
+    );
     let tmp = tempfile::tempdir()?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.path().join("db"));
     if let Some(n) = a.index_keys {
@@ -574,8 +563,9 @@ fn main() -> anyhow::Result<()> {
         misses_checked += 1;
     }
     println!(
-        "point misses: found={wrong}/{misses_checked} mean {:.0} ns, p99 {} ns",
+        "point misses: found={wrong}/{misses_checked} mean {:.0} ns, p50 {} ns, p99 {} ns",
         hist.mean(),
+        hist.value_at_quantile(0.5),
         hist.value_at_quantile(0.99)
     );
     // 100-key range scans from random present keys (results checked against the sorted keys).
@@ -620,12 +610,12 @@ fn main() -> anyhow::Result<()> {
     }
     let s = db.stats();
     println!(
-        "row cache: {} hits, {} misses, {} MiB; RSS {} MiB; disk {} MiB",
+        "row cache: {} hits, {} misses, {} MiB; RSS {}; disk {} MiB (each inode once)",
         s.cache_hits,
         s.cache_misses,
         s.row_cache_bytes >> 20,
-        rss_bytes() >> 20,
-        db.disk_bytes() >> 20
+        augur_bench::measure::Rss::now().describe(),
+        augur_bench::measure::disk_bytes(&dir) >> 20
     );
     println!(
         "direct read path: {} reads from mapped files, {} through RocksDB; {} files mapped ({} MiB, \

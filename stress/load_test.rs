@@ -23,9 +23,6 @@
 //! `load_test` starts its own server (the `augur` binary beside this one) on a temporary
 //! directory unless `--addr` is given (then `--server-pid` gives its RSS).
 
-#[path = "common/machine.rs"]
-mod machine;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -947,7 +944,7 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let pid = spawned.as_ref().map(|s| s.child.id()).or(args.server_pid);
-    let m = machine::Machine::detect();
+    let m = augur_bench::machine::Machine::detect();
     let server_desc = match &spawned {
         Some(_) => format!(
             "started by load_test: augur serve --log-level warn --metrics ADDR {}",

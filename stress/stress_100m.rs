@@ -8,20 +8,20 @@
 //!
 //! Writes `<out>/stress_100m.md`, `<out>/stress_100m.json` and `<out>/stress_100m.svg`.
 
-mod common;
-
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use augur::index::alex::Alex;
+use augur_bench::alloc::{allocated_bytes, CountingAlloc};
+use augur_bench::counters::Counters;
+use augur_bench::keys::{Dist, KeySet};
+use augur_bench::machine::Machine;
+use augur_bench::measure::Rss;
+use augur_bench::provenance::Provenance;
+use augur_bench::stress_report::{write_reports, Paired, Record, Run};
 use clap::{Parser, ValueEnum};
-use common::alloc::{allocated_bytes, CountingAlloc};
-use common::counters::Counters;
-use common::keys::{Dist, KeySet};
-use common::machine::Machine;
-use common::report::{write_reports, Paired, Record, Run};
 use hdrhistogram::Histogram;
 
 #[global_allocator]
@@ -66,6 +66,9 @@ struct Args {
     /// 0 skips. Needs both structures in --structures.
     #[arg(long, default_value_t = 6)]
     pairs: usize,
+    /// Allow a dirty work tree; the report then says it is a draft, not a report of record.
+    #[arg(long)]
+    draft: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -192,14 +195,66 @@ struct LookupResult {
     hits: u64,
     queries: u64,
     wrong: u64,
+    /// Batched passes whose payload sum or hit count was wrong.
+    wrong_passes: u64,
 }
 
-/// Present-key lookups: `runs` batched passes (mean), then one per-op timed pass (percentiles).
-/// `expect` gives the right answer for a query index.
+/// The query keys of one size: measured present and absent keys, and warm-up keys drawn apart
+/// from them (a warm-up on the measured keys would leave exactly those in the CPU caches).
+struct Queries {
+    present: Vec<u64>,
+    absent: Vec<u64>,
+    warm_present: Vec<u64>,
+    warm_absent: Vec<u64>,
+    /// Start keys of the range scans, drawn apart from the lookups.
+    scans: Vec<u64>,
+    /// (payload sum, hits) a batched pass over `present` must produce.
+    present_expect: (u64, usize),
+}
+
+impl Queries {
+    fn draw(ks: &KeySet, lookups: usize, scans: usize, seed: u64) -> Queries {
+        let present = ks.present_queries(lookups, seed ^ 1);
+        let absent = ks.absent_queries(lookups, seed ^ 2);
+        let apart = |v: Vec<u64>, from: &[u64]| -> Vec<u64> {
+            let measured: HashSet<u64> = from.iter().copied().collect();
+            v.into_iter().filter(|k| !measured.contains(k)).collect()
+        };
+        let warm = lookups.min(100_000);
+        let warm_present = apart(ks.present_queries(warm, seed ^ 3), &present);
+        let warm_absent = apart(ks.absent_queries(warm, seed ^ 4), &absent);
+        let present_expect = (
+            present.iter().fold(0u64, |a, &q| a.wrapping_add(ks.payload(q))),
+            present.len(),
+        );
+        Queries {
+            scans: ks.present_queries(scans, seed ^ 5),
+            present,
+            absent,
+            warm_present,
+            warm_absent,
+            present_expect,
+        }
+    }
+
+    /// Warm-up keys that are also measured keys (0 by construction; the report prints it).
+    fn warm_measured(&self) -> usize {
+        let p: HashSet<u64> = self.present.iter().copied().collect();
+        let a: HashSet<u64> = self.absent.iter().copied().collect();
+        self.warm_present.iter().filter(|k| p.contains(k)).count()
+            + self.warm_absent.iter().filter(|k| a.contains(k)).count()
+    }
+}
+
+/// Lookups: a warm-up pass over `warm`, `runs` batched passes (mean; each pass's payload sum
+/// and hit count checked against `batched_expect`), then one per-op timed pass (percentiles).
+/// Every warm-up and per-op answer is checked against `expect` of its key.
 fn measure_lookups<S: Structure>(
     s: &S,
     queries: &[u64],
-    expect: impl Fn(usize) -> Option<u64>,
+    warm: &[u64],
+    expect: impl Fn(u64) -> Option<u64>,
+    batched_expect: (u64, usize),
     runs: usize,
     overhead: u64,
 ) -> LookupResult {
@@ -209,21 +264,25 @@ fn measure_lookups<S: Structure>(
         hits: 0,
         queries: 0,
         wrong: 0,
+        wrong_passes: 0,
     };
-    // Warm-up.
-    for &q in queries.iter().take(100_000) {
-        black_box(s.get(q));
+    for &q in warm {
+        if black_box(s.get(q)) != expect(q) {
+            r.wrong += 1;
+        }
     }
     for _ in 0..runs {
-        // The same loop as the paired passes; answers are checked by the per-op pass below.
-        r.mean_runs.push(batched_pass(s, queries, 0).0);
+        // The same loop as the paired passes.
+        let (ns, ok) = batched_pass(s, queries, batched_expect);
+        r.mean_runs.push(ns);
+        r.wrong_passes += u64::from(!ok);
     }
-    for (i, &q) in queries.iter().enumerate() {
+    for &q in queries {
         let t = Instant::now();
         let got = s.get(black_box(q));
         let ns = (t.elapsed().as_nanos() as u64).saturating_sub(overhead).max(1);
         let _ = r.hist.record(ns);
-        let exp = expect(i);
+        let exp = expect(q);
         r.queries += 1;
         if got.is_some() {
             r.hits += 1;
@@ -236,8 +295,12 @@ fn measure_lookups<S: Structure>(
 }
 
 /// One batched pass over `queries`: mean ns per lookup, and whether every answer was right
-/// (the payload sum and hit count equal the expected ones).
-fn batched_pass<S: Structure>(s: &S, queries: &[u64], expect_sum: u64) -> (f64, bool) {
+/// (the payload sum and the hit count equal the expected ones).
+fn batched_pass<S: Structure>(
+    s: &S,
+    queries: &[u64],
+    (expect_sum, expect_hits): (u64, usize),
+) -> (f64, bool) {
     let t = Instant::now();
     let mut acc = 0u64;
     let mut hits = 0usize;
@@ -248,7 +311,7 @@ fn batched_pass<S: Structure>(s: &S, queries: &[u64], expect_sum: u64) -> (f64, 
         }
     }
     let ns = t.elapsed().as_nanos() as f64 / queries.len() as f64;
-    (ns, black_box(acc) == expect_sum && hits == queries.len())
+    (ns, black_box(acc) == expect_sum && hits == expect_hits)
 }
 
 /// ALEX and BTreeMap side by side, batched lookup passes alternated so both see the same
@@ -257,19 +320,32 @@ fn paired_lookups(
     n: usize,
     ks: &KeySet,
     sorted: &[(u64, u64)],
-    present_q: &[u64],
+    q: &Queries,
     pairs: usize,
     failures: &mut u64,
 ) -> Paired {
     eprintln!("[paired {n}] building ALEX and BTreeMap side by side");
     let a = <Alex<u64> as Structure>::build(sorted);
     let b = <BTreeMap<u64, u64> as Structure>::build(sorted);
-    let expect = present_q
-        .iter()
-        .fold(0u64, |acc, &q| acc.wrapping_add(ks.payload(q)));
-    // Warm-up of both.
-    let _ = batched_pass(&a, &present_q[..present_q.len().min(100_000)], 0);
-    let _ = batched_pass(&b, &present_q[..present_q.len().min(100_000)], 0);
+    let _ = ks;
+    let expect = q.present_expect;
+    let present_q = &q.present[..];
+    // Warm-up of both, on keys apart from the measured ones (answers checked too).
+    let warm_expect = (
+        q.warm_present
+            .iter()
+            .fold(0u64, |acc, &k| acc.wrapping_add(ks.payload(k))),
+        q.warm_present.len(),
+    );
+    for st in [
+        batched_pass(&a, &q.warm_present, warm_expect),
+        batched_pass(&b, &q.warm_present, warm_expect),
+    ] {
+        if !st.1 {
+            eprintln!("[paired {n}] WRONG ANSWERS in the warm-up pass");
+            *failures += 1;
+        }
+    }
     let mut p = Paired {
         keys: n,
         alex_ns: Vec::new(),
@@ -306,35 +382,27 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|x| x.parse::<u64>().ok()))
-        .map(|pages| pages * 4096)
-        .unwrap_or(0)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run_structure<S: Structure>(
     args: &Args,
     ks: &KeySet,
     sorted: &[(u64, u64)],
-    present_q: &[u64],
-    absent_q: &[u64],
+    q: &Queries,
     overhead: u64,
     counters: &mut Counters,
     failures: &mut u64,
 ) -> Record {
+    let (present_q, absent_q) = (&q.present[..], &q.absent[..]);
     let n = sorted.len();
     let name = S::name();
     eprintln!("[{name} {n}] bulk load");
     let before = allocated_bytes();
-    let rss_before = rss_bytes();
+    let rss_before = Rss::now();
     let t = Instant::now();
     let s = S::build(sorted);
     let build_s = t.elapsed().as_secs_f64();
     let bytes = allocated_bytes().saturating_sub(before);
-    let rss = rss_bytes();
+    let rss = Rss::now();
     eprintln!(
         "[{name} {n}] built in {build_s:.2}s, {:.2} B/key",
         bytes as f64 / n as f64
@@ -345,14 +413,22 @@ fn run_structure<S: Structure>(
     let hit = measure_lookups(
         &s,
         present_q,
-        |i| Some(ks.payload(present_q[i])),
+        &q.warm_present,
+        |k| Some(ks.payload(k)),
+        q.present_expect,
         args.runs,
         overhead,
     );
-    let hw = counters.stop(present_q.len() as u64 * (args.runs as u64 + 1));
+    let hw = counters.stop((present_q.len() as u64) * (args.runs as u64 + 1) + q.warm_present.len() as u64);
     // Absent keys: none may be found.
-    let miss = measure_lookups(&s, absent_q, |_| None, 1, overhead);
-    let wrong = hit.wrong + miss.wrong;
+    let miss = measure_lookups(&s, absent_q, &q.warm_absent, |_| None, (0, 0), 1, overhead);
+    let wrong = hit.wrong + miss.wrong + hit.wrong_passes + miss.wrong_passes;
+    if hit.wrong_passes + miss.wrong_passes > 0 {
+        println!(
+            "{name:>10} n={n:>11} WRONG BATCHED PASSES: {} present, {} absent",
+            hit.wrong_passes, miss.wrong_passes
+        );
+    }
     println!(
         "{name:>10} n={n:>11} hits={}/{} absent_found={}/{}{}",
         hit.hits,
@@ -363,16 +439,16 @@ fn run_structure<S: Structure>(
     );
     *failures += wrong;
 
-    // 100-key range scans from random present keys.
-    let scans = args.scans.min(present_q.len());
+    // 100-key range scans from random present keys (drawn apart from the lookups).
+    let scans = q.scans.len();
     let mut scan_hist = Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3).expect("histogram bounds");
     let mut scan_wrong = 0u64;
-    for &q in &present_q[..scans] {
+    for &k in &q.scans {
         let t = Instant::now();
-        let (sum, cnt) = s.scan(q, 100);
+        let (sum, cnt) = s.scan(k, 100);
         let ns = (t.elapsed().as_nanos() as u64).saturating_sub(overhead).max(1);
         let _ = scan_hist.record(ns);
-        let rank = ks.rank(q);
+        let rank = ks.rank(k);
         let exp_cnt = (n - rank).min(100);
         if cnt != exp_cnt || sum != ks.payload_sum(rank, exp_cnt) {
             scan_wrong += 1;
@@ -471,8 +547,10 @@ fn run_structure<S: Structure>(
         bytes_per_key: bytes as f64 / n as f64,
         bytes_per_key_after_inserts: insert_bytes_per_key,
         own_bytes_per_key: own.map(|b| b as f64 / n as f64),
-        rss_bytes: rss,
-        rss_delta_bytes: rss.saturating_sub(rss_before),
+        rss_bytes: rss.total,
+        rss_anon_bytes: rss.anon,
+        rss_file_bytes: rss.file,
+        rss_delta_bytes: rss.total.saturating_sub(rss_before.total),
         depth,
         hits: hit.hits,
         queries: hit.queries,
@@ -485,7 +563,16 @@ fn run_structure<S: Structure>(
 
 fn main() {
     let args = Args::parse();
-    let machine = Machine::detect();
+    // A report of record comes from a clean committed tree (docs/BENCHMARKING.md, rule 10).
+    let prov = match Provenance::establish(&std::env::current_dir().unwrap_or_default(), args.draft) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("stress_100m: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut machine = Machine::detect();
+    machine.git_hash = prov.describe();
     println!("{}", machine.describe());
     let mut counters = Counters::open();
     println!("{}", counters.describe());
@@ -500,12 +587,13 @@ fn main() {
     let mut alex_stats = Vec::new();
     let mut paired = Vec::new();
     let mut failures = 0u64;
+    let mut warmup_keys_measured = 0usize;
     for &n in &args.keys {
         eprintln!("== {n} keys ({dist:?}) ==");
         let ks = KeySet::generate(dist, n, args.seed);
         let sorted: Vec<(u64, u64)> = ks.sorted.iter().map(|&k| (k, ks.payload(k))).collect();
-        let present_q = ks.present_queries(args.lookups, args.seed ^ 1);
-        let absent_q = ks.absent_queries(args.lookups, args.seed ^ 2);
+        let q = Queries::draw(&ks, args.lookups, args.scans, args.seed);
+        warmup_keys_measured += q.warm_measured();
         for st in &args.structures {
             let rec = match st.as_str() {
                 "alex" => {
@@ -513,8 +601,7 @@ fn main() {
                         &args,
                         &ks,
                         &sorted,
-                        &present_q,
-                        &absent_q,
+                        &q,
                         overhead,
                         &mut counters,
                         &mut failures,
@@ -528,8 +615,7 @@ fn main() {
                     &args,
                     &ks,
                     &sorted,
-                    &present_q,
-                    &absent_q,
+                    &q,
                     overhead,
                     &mut counters,
                     &mut failures,
@@ -538,8 +624,7 @@ fn main() {
                     &args,
                     &ks,
                     &sorted,
-                    &present_q,
-                    &absent_q,
+                    &q,
                     overhead,
                     &mut counters,
                     &mut failures,
@@ -556,14 +641,7 @@ fn main() {
             .iter()
             .all(|x| args.structures.iter().any(|s| s == x));
         if both && args.pairs > 0 {
-            paired.push(paired_lookups(
-                n,
-                &ks,
-                &sorted,
-                &present_q,
-                args.pairs,
-                &mut failures,
-            ));
+            paired.push(paired_lookups(n, &ks, &sorted, &q, args.pairs, &mut failures));
         }
     }
     let run = Run {
@@ -579,6 +657,8 @@ fn main() {
         alex_stats,
         paired,
         failures,
+        warmup_keys_measured,
+        provenance: prov,
     };
     if let Err(e) = write_reports(&args.out, &run) {
         eprintln!("writing reports: {e}");

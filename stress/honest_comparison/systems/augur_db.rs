@@ -1,0 +1,384 @@
+//! Augur as a system under test: the embedded API (`Database`, `Transaction::get_with` /
+//! `scan_with`) and the SQL layer (`Session` with prepared statements, COPY for the load).
+
+use std::fmt::Write as _;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Result};
+use augur::{
+    ColumnDef, DataType, Database, Key, KeyRange, Options, RowRef, Session, StatementResult, Table, TableDef,
+    Value, ValueRef,
+};
+use augur_bench::augur_side;
+use augur_bench::budget::Part;
+
+use super::{ik, uk, Load, Observations, System};
+
+// ---------------------------------------------------------------- Augur, embedded API
+
+pub struct AugurApi {
+    path: PathBuf,
+    opts: Options,
+    db: Option<Database>,
+    t: Option<Arc<Table>>,
+    /// How long the last warm waited for the engine's own warm-up after open.
+    warm_wait_ms: f64,
+}
+
+fn table_def() -> Result<TableDef> {
+    Ok(TableDef::new(
+        "t",
+        vec![
+            ColumnDef::new("k", DataType::Int8),
+            ColumnDef::new("v", DataType::Bytea),
+        ],
+        &["k"],
+    )?)
+}
+
+fn bytes_of(row: RowRef<'_>, out: &mut Vec<u8>) -> Result<()> {
+    match row.get(1)? {
+        Some(ValueRef::Bytes(b)) => {
+            out.extend_from_slice(b);
+            Ok(())
+        }
+        other => bail!("unexpected value column {other:?}"),
+    }
+}
+
+fn augur_observe(db: &Database, warm_wait_ms: f64) -> Observations {
+    let s = db.stats();
+    vec![
+        ("row_cache_hits".into(), s.cache_hits as f64),
+        ("row_cache_misses".into(), s.cache_misses as f64),
+        ("row_cache_bytes".into(), s.row_cache_bytes as f64),
+        ("row_cache_budget".into(), db.options().row_cache_bytes as f64),
+        ("direct_reads".into(), s.direct_reads as f64),
+        ("store_reads".into(), s.store_reads as f64),
+        ("mapped_bytes".into(), s.direct.mapped_bytes as f64),
+        ("mapped_files".into(), s.direct.files as f64),
+        ("warm_wait_ms".into(), warm_wait_ms),
+    ]
+}
+
+impl AugurApi {
+    pub fn create(path: &Path, opts: Options) -> Result<Self> {
+        let db = Database::open(path, opts.clone())?;
+        let t = db.create_table(table_def()?)?;
+        Ok(AugurApi {
+            path: path.to_path_buf(),
+            opts,
+            db: Some(db),
+            t: Some(t),
+            warm_wait_ms: 0.0,
+        })
+    }
+    fn db(&self) -> &Database {
+        self.db.as_ref().expect("open")
+    }
+    fn t(&self) -> &Arc<Table> {
+        self.t.as_ref().expect("open")
+    }
+}
+
+impl System for AugurApi {
+    fn load(&mut self, how: Load, keys: &[u64], value: &mut dyn FnMut(u64, &mut Vec<u8>)) -> Result<()> {
+        if how != Load::Loader {
+            bail!("augur api: no load {how:?}");
+        }
+        // The embedded API's bulk path: one atomic insert of all rows, fsynced before it
+        // returns whatever `sync_commits` says (an ingested SST file plus a WAL record). Rows
+        // are made as the engine takes them: each is encoded and freed before the next.
+        let mut buf = Vec::new();
+        let rows = keys.iter().map(|&k| {
+            buf.clear();
+            value(k, &mut buf);
+            vec![Value::Int(ik(k)), Value::Bytes(buf.clone())]
+        });
+        self.db().bulk_insert("t", rows)?;
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        self.t = None;
+        if let Some(db) = self.db.take() {
+            db.close()?;
+        }
+        Ok(())
+    }
+    fn reopen(&mut self, probe: u64) -> Result<()> {
+        let db = Database::open(&self.path, self.opts.clone())?;
+        let t = db.table("t")?;
+        let tx = db.begin();
+        if tx.get_in(&t, &Key::Int(ik(probe)))?.is_none() {
+            bail!("augur: probe key missing after reopen");
+        }
+        drop(tx);
+        self.db = Some(db);
+        self.t = Some(t);
+        Ok(())
+    }
+    fn warm(&mut self) -> Result<u64> {
+        // Its own warm-up first (every live file mapped and populated: wait_for_prewarm), then
+        // the same full read the other systems get, so that every system's files have been
+        // read once (the OS page cache holds what was read).
+        let t = std::time::Instant::now();
+        self.db().wait_for_prewarm();
+        self.warm_wait_ms = t.elapsed().as_secs_f64() * 1e3;
+        let tx = self.db().begin();
+        let all = KeyRange {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        };
+        let mut n = 0u64;
+        tx.scan_with(self.t(), &all, false, |_, _| {
+            n += 1;
+            Ok(true)
+        })?;
+        Ok(n)
+    }
+    fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
+        // The row lent in place (as rusqlite's `get_ref` lends SQLite's cell): one copy, into
+        // `out`, as on the other sides.
+        let tx = self.db().begin();
+        match tx.get_with(self.t(), &Key::Int(ik(k)), |row| bytes_of(row, out))? {
+            Some(r) => r.map(|()| true),
+            None => Ok(false),
+        }
+    }
+    fn range(&mut self, k: u64, n: usize, keys: &mut Vec<u64>, vals: &mut Vec<u8>) -> Result<()> {
+        let tx = self.db().begin();
+        let r = KeyRange {
+            lo: Bound::Included(Key::Int(ik(k))),
+            hi: Bound::Unbounded,
+        };
+        let mut err = None;
+        tx.scan_with(self.t(), &r, false, |key, row| {
+            match key {
+                Key::Int(i) => keys.push(uk(*i)),
+                _ => err = Some(anyhow!("non-integer key")),
+            }
+            if let Err(e) = bytes_of(row, vals) {
+                err = Some(e);
+            }
+            Ok(keys.len() < n)
+        })?;
+        err.map_or(Ok(()), Err)
+    }
+    fn update(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
+        let t = self.t().clone();
+        let mut tx = self.db().begin();
+        tx.set_sync(sync);
+        let ok = tx.update_in(
+            &t,
+            &Key::Int(ik(k)),
+            vec![Value::Int(ik(k)), Value::Bytes(v.to_vec())],
+        )?;
+        tx.commit()?;
+        Ok(ok)
+    }
+    fn delete(&mut self, k: u64, sync: bool) -> Result<bool> {
+        let t = self.t().clone();
+        let mut tx = self.db().begin();
+        tx.set_sync(sync);
+        let ok = tx.delete_in(&t, &Key::Int(ik(k)))?;
+        tx.commit()?;
+        Ok(ok)
+    }
+    fn insert(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
+        let t = self.t().clone();
+        let mut tx = self.db().begin();
+        tx.set_sync(sync);
+        match tx.insert_in(&t, vec![Value::Int(ik(k)), Value::Bytes(v.to_vec())]) {
+            Ok(_) => {}
+            Err(e) if e.sqlstate().code() == "23505" => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+    fn budget_bytes(&self) -> u64 {
+        augur_side::configured_bytes(&self.opts)
+    }
+    fn memory_parts(&self) -> Vec<Part> {
+        augur_side::memory_parts(self.db())
+    }
+    fn observe(&self) -> Observations {
+        augur_observe(self.db(), self.warm_wait_ms)
+    }
+}
+
+// ---------------------------------------------------------------- Augur, SQL layer
+
+pub struct AugurSql {
+    api: AugurApi,
+    s: Session,
+    p_get: Arc<augur::sql::Prepared>,
+    p_range: Arc<augur::sql::Prepared>,
+    p_update: Arc<augur::sql::Prepared>,
+    p_delete: Arc<augur::sql::Prepared>,
+    p_insert: Arc<augur::sql::Prepared>,
+    sync: bool,
+}
+
+/// Rows per `Session::copy_in` call of the COPY load (one transaction block around all calls).
+const COPY_CHUNK_ROWS: usize = 65_536;
+
+impl AugurSql {
+    pub fn create(path: &Path, opts: Options) -> Result<Self> {
+        let db = Database::open(path, opts.clone())?;
+        db.execute("CREATE TABLE t (k bigint PRIMARY KEY, v bytea NOT NULL)", &[])?;
+        let t = db.table("t")?;
+        let api = AugurApi {
+            path: path.to_path_buf(),
+            opts,
+            db: Some(db.clone()),
+            t: Some(t),
+            warm_wait_ms: 0.0,
+        };
+        let mut s = Session::new(db);
+        let p_get = s.prepare("SELECT v FROM t WHERE k = $1")?;
+        let p_range = s.prepare("SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2")?;
+        let p_update = s.prepare("UPDATE t SET v = $2 WHERE k = $1")?;
+        let p_delete = s.prepare("DELETE FROM t WHERE k = $1")?;
+        let p_insert = s.prepare("INSERT INTO t (k, v) VALUES ($1, $2)")?;
+        Ok(AugurSql {
+            api,
+            s,
+            p_get,
+            p_range,
+            p_update,
+            p_delete,
+            p_insert,
+            sync: true,
+        })
+    }
+    fn set_sync(&mut self, sync: bool) -> Result<()> {
+        if sync != self.sync {
+            self.s.execute(
+                if sync {
+                    "SET synchronous_commit = on"
+                } else {
+                    "SET synchronous_commit = off"
+                },
+                &[],
+            )?;
+            self.sync = sync;
+        }
+        Ok(())
+    }
+}
+
+impl System for AugurSql {
+    fn load(&mut self, how: Load, keys: &[u64], value: &mut dyn FnMut(u64, &mut Vec<u8>)) -> Result<()> {
+        if how != Load::Copy {
+            bail!("augur sql: no load {how:?}");
+        }
+        // The SQL layer's bulk path, as psql's \copy drives it: COPY FROM STDIN, the data in
+        // PostgreSQL's text format (bytea as \\x hex), made here and handed over in chunks,
+        // all inside one transaction block so the load commits (durably) once.
+        self.set_sync(true)?;
+        self.s.execute("BEGIN", &[])?;
+        let st = match self.s.execute("COPY t (k, v) FROM STDIN", &[])?.pop() {
+            Some(StatementResult::CopyIn(st)) => st,
+            other => bail!("COPY did not ask for data: {other:?}"),
+        };
+        let mut text = String::new();
+        let mut buf = Vec::new();
+        for chunk in keys.chunks(COPY_CHUNK_ROWS) {
+            text.clear();
+            for &k in chunk {
+                buf.clear();
+                value(k, &mut buf);
+                let _ = write!(text, "{}\t\\\\x", ik(k));
+                for b in &buf {
+                    let _ = write!(text, "{b:02x}");
+                }
+                text.push('\n');
+            }
+            let n = self.s.copy_in(&st, text.as_bytes())?;
+            if n != chunk.len() as u64 {
+                bail!("COPY loaded {n} of {} rows", chunk.len());
+            }
+        }
+        self.s.execute("COMMIT", &[])?;
+        Ok(())
+    }
+    fn close(&mut self) -> Result<()> {
+        // Between repeated loads; the SQL cells are not reopened.
+        self.api.close()
+    }
+    fn reopen(&mut self, _probe: u64) -> Result<()> {
+        bail!("reopen is measured on the API layer only")
+    }
+    fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
+        let p = self.p_get.clone();
+        let r = self.s.execute_prepared(&p, &[Value::Int(ik(k))])?;
+        match r.rows().first() {
+            Some(row) => match row.first() {
+                Some(Value::Bytes(b)) => {
+                    out.extend_from_slice(b);
+                    Ok(true)
+                }
+                other => bail!("unexpected column {other:?}"),
+            },
+            None => Ok(false),
+        }
+    }
+    fn range(&mut self, k: u64, n: usize, keys: &mut Vec<u64>, vals: &mut Vec<u8>) -> Result<()> {
+        let p = self.p_range.clone();
+        let r = self
+            .s
+            .execute_prepared(&p, &[Value::Int(ik(k)), Value::Int(n as i64)])?;
+        for row in r.rows() {
+            match (&row[0], &row[1]) {
+                (Value::Int(i), Value::Bytes(b)) => {
+                    keys.push(uk(*i));
+                    vals.extend_from_slice(b);
+                }
+                other => bail!("unexpected row {other:?}"),
+            }
+        }
+        Ok(())
+    }
+    fn update(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
+        self.set_sync(sync)?;
+        let p = self.p_update.clone();
+        let r = self
+            .s
+            .execute_prepared(&p, &[Value::Int(ik(k)), Value::Bytes(v.to_vec())])?;
+        Ok(r.count() == 1)
+    }
+    fn delete(&mut self, k: u64, sync: bool) -> Result<bool> {
+        self.set_sync(sync)?;
+        let p = self.p_delete.clone();
+        let r = self.s.execute_prepared(&p, &[Value::Int(ik(k))])?;
+        Ok(r.count() == 1)
+    }
+    fn insert(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
+        self.set_sync(sync)?;
+        let p = self.p_insert.clone();
+        match self
+            .s
+            .execute_prepared(&p, &[Value::Int(ik(k)), Value::Bytes(v.to_vec())])
+        {
+            Ok(_) => Ok(true),
+            Err(e) if e.sqlstate().code() == "23505" => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+    fn budget_bytes(&self) -> u64 {
+        self.api.budget_bytes()
+    }
+    fn memory_parts(&self) -> Vec<Part> {
+        self.api.memory_parts()
+    }
+    fn observe(&self) -> Observations {
+        self.api.observe()
+    }
+    fn warm(&mut self) -> Result<u64> {
+        // The same engine and caches as the API cell: the same full read.
+        self.api.warm()
+    }
+}
