@@ -54,6 +54,9 @@ struct Args {
     /// Only this fault kind (default: one drawn at random per cycle).
     #[arg(long)]
     only: Option<String>,
+    /// Never draw these fault kinds (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    skip: Vec<String>,
     /// Internal: run as the workload child.
     #[arg(long, hide = true)]
     child: bool,
@@ -382,8 +385,17 @@ fn main() -> anyhow::Result<()> {
     let mut answers: HashMap<u64, char> = HashMap::new();
     let started = Instant::now();
 
+    for s in &args.skip {
+        anyhow::ensure!(FAULTS.contains(&s.as_str()), "unknown fault {s}");
+    }
+    let drawable: Vec<&str> = FAULTS
+        .iter()
+        .copied()
+        .filter(|f| !args.skip.iter().any(|s| s == f))
+        .collect();
+    anyhow::ensure!(!drawable.is_empty(), "--skip leaves no fault to draw");
     for cycle in 0..args.cycles {
-        let drawn = FAULTS[rng.random_range(0..FAULTS.len())];
+        let drawn = drawable[rng.random_range(0..drawable.len())];
         let fault = match &args.only {
             Some(f) => FAULTS
                 .iter()
