@@ -79,6 +79,42 @@ def check_psycopg3():
             (10, "ten", 10.5),
             (11, None, None),
         ]
+        conn.commit()
+        # Nested transactions are savepoints (as SQLAlchemy's begin_nested and Django's atomic):
+        # a failed inner block is rolled back to its savepoint and the outer one goes on.
+        with conn.transaction():
+            conn.execute("insert into py3 (id, name) values (20, 'outer')")
+            try:
+                with conn.transaction():
+                    conn.execute("insert into py3 (id, name) values (21, 'inner')")
+                    conn.execute("insert into py3 (id) values (1)")
+                raise AssertionError("duplicate key accepted")
+            except errors.UniqueViolation:
+                pass
+            with conn.transaction():
+                conn.execute("insert into py3 (id, name) values (22, 'inner ok')")
+        assert conn.execute("select id, name from py3 where id >= 20 order by id").fetchall() == [
+            (20, "outer"),
+            (22, "inner ok"),
+        ]
+        conn.commit()
+
+    # date, timestamptz (aware datetimes) and serial keys, in text and binary.
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("create table py3_dt (id serial primary key, d date, at timestamptz)")
+        day = datetime.date(2026, 1, 2)
+        at = datetime.datetime(2026, 1, 2, 3, 4, 5, 250000, tzinfo=datetime.timezone(datetime.timedelta(hours=2)))
+        got = conn.execute("insert into py3_dt (d, at) values (%s, %s) returning id", (day, at)).fetchone()
+        assert got == (1,), got
+        conn.execute("insert into py3_dt (d, at) values (%b, %b)", (day, at))
+        for binary in (False, True):
+            cur = conn.cursor(binary=binary)
+            rows = cur.execute("select id, d, at from py3_dt order by id").fetchall()
+            assert [r[0] for r in rows] == [1, 2], rows
+            for r in rows:
+                assert r[1] == day and r[2] == at, (binary, r)
+        assert conn.execute("select count(*) from py3_dt where at = %s", (at,)).fetchone()[0] == 2
+        conn.execute("drop table py3_dt")
 
 
 def check_psycopg2():
