@@ -240,7 +240,7 @@ fn errors_not_panics() {
         ("SELECT * FROM t a FULL JOIN t b ON a.id = b.id", "0A000"),
         ("SELECT id FROM t WHERE row_number() OVER () > 1", "42P20"),
         ("SELECT (SELECT id FROM t UNION ALL SELECT id FROM t)", "21000"),
-        ("CREATE TABLE u (d date)", "42704"),
+        ("CREATE TABLE u (d daterange)", "42704"),
         ("CREATE TABLE u (d nosuchtype)", "42704"),
         ("SELECT $3", "08P01"),
         ("SELECT 'a' LIKE 'a' ESCAPE 'ab'", "22019"),

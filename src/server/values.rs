@@ -295,10 +295,23 @@ pub fn decode_param(
             // A date far outside the timestamp range (PostgreSQL's dates reach 5874897 AD) is an
             // error, not a wrapped-around timestamp.
             let d = i32::from_be_bytes(fixed(b, "date")?);
-            Value::Date(
-                d.checked_add(PG_EPOCH_OFFSET_DAYS)
-                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?,
-            )
+            let overflow =
+                |what: &str| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("{what} out of range"));
+            let days = d
+                .checked_add(PG_EPOCH_OFFSET_DAYS)
+                .ok_or_else(|| overflow("date"))?;
+            match server {
+                // For a timestamp column the date is its midnight, which must fit a timestamp.
+                Some(t @ (DataType::Timestamp | DataType::TimestampTz)) => {
+                    let us = crate::types::date_to_micros(days).ok_or_else(|| overflow("timestamp"))?;
+                    if t == DataType::Timestamp {
+                        Value::Timestamp(us)
+                    } else {
+                        Value::TimestampTz(us)
+                    }
+                }
+                _ => Value::Date(days),
+            }
         }
         oid::NUMERIC => {
             let s = numeric_to_string(b)?;

@@ -57,6 +57,10 @@ fn assignable(from: Ty, to: DataType) -> bool {
         || Ty::from_dt(to) == from
         || (from.is_num() && to.is_numeric())
         || matches!(to, DataType::Text(_))
+        // PostgreSQL's assignment casts among date, timestamp and timestamptz (pgbench's
+        // TPC-B stores CURRENT_TIMESTAMP, a timestamptz, into a timestamp column).
+        || (matches!(from, Ty::Date | Ty::Timestamp | Ty::TimestampTz)
+            && matches!(to, DataType::Date | DataType::Timestamp | DataType::TimestampTz))
 }
 
 fn type_error(col: &str, to: DataType, from: Ty) -> Error {

@@ -13,6 +13,6 @@ mod value;
 
 pub use rowref::{RowRef, RowRefIter, ValueRef};
 pub use value::{
-    format_date, format_float, format_timestamp, parse_datetime, parse_timestamp, DataType, Key, Row, Value,
-    MICROS_PER_DAY,
+    date_to_micros, format_date, format_float, format_timestamp, parse_datetime, parse_timestamp, DataType,
+    Key, Row, Value, MICROS_PER_DAY, TIMESTAMP_RANGE,
 };

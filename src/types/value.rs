@@ -549,6 +549,18 @@ pub fn format_timestamp(micros: i64) -> String {
 /// Microseconds in a day.
 pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 
+/// PostgreSQL's timestamp range in microseconds since the Unix epoch: from 4714-11-24 BC
+/// (included) to 294277-01-01 AD (excluded).
+pub const TIMESTAMP_RANGE: std::ops::Range<i64> = -212_760_172_800_000_000..9_222_424_646_400_000_000;
+
+/// A date's midnight as a timestamp (microseconds since the Unix epoch), if PostgreSQL's
+/// timestamp range holds it (dates reach further).
+pub fn date_to_micros(days: i32) -> Option<i64> {
+    (days as i64)
+        .checked_mul(MICROS_PER_DAY)
+        .filter(|us| TIMESTAMP_RANGE.contains(us))
+}
+
 /// `YYYY-MM-DD` (PostgreSQL's ISO output).
 pub fn format_date(days: i32) -> String {
     let (y, m, d) = civil_from_days(days as i64);

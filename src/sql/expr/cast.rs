@@ -97,7 +97,12 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             v @ (V::Date(_) | V::Timestamp(_) | V::TimestampTz(_)),
             t @ (Ty::Date | Ty::Timestamp | Ty::TimestampTz),
         ) => {
-            let us = v.datetime_micros().expect("a date/time value");
+            let us = match v {
+                // A date's midnight, which must fit a timestamp (dates reach further).
+                V::Date(d) => crate::types::date_to_micros(d)
+                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?,
+                v => v.datetime_micros().expect("a date/time value"),
+            };
             match t {
                 Ty::Date => V::Date(
                     i32::try_from(us.div_euclid(crate::types::MICROS_PER_DAY))
