@@ -1,0 +1,443 @@
+//! Transactions: snapshot reads with read-your-writes, buffered writes under row write locks,
+//! validation, and the commit protocol (one WriteBatch, group fsync, then publish).
+//!
+//! Every write of a key first takes that key's row lock ([`super::locks`]), held until commit or
+//! rollback, so a second writer of the same row waits for the first instead of failing. When it
+//! gets the lock, the row may have been changed by a transaction that committed after its
+//! snapshot: under [`Isolation::Snapshot`] that is a serialization failure (40001, as
+//! PostgreSQL's REPEATABLE READ); under [`Isolation::ReadCommitted`] the writer gets the newest
+//! version ([`Locked::Changed`]) and the SQL layer re-evaluates its statement on it (as
+//! PostgreSQL's READ COMMITTED does).
+//!
+//! This file: the transaction's state, settings, row locks and sequences; `read.rs`: reads and
+//! scans; `write.rs`: buffered writes; `savepoint.rs`: savepoints; `commit.rs`: rollback and
+//! the commit protocol.
+
+mod commit;
+mod read;
+mod savepoint;
+mod write;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rocksdb::WriteBatch;
+
+use super::gc::GcItem;
+use super::interrupt::{statement_timeout, Interrupt};
+use super::{Inner, Table};
+use crate::error::{Error, Result, SqlState};
+use crate::index::keyed::TOMBSTONE;
+use crate::store::{row_key, CF_META, CF_ROWS};
+use crate::types::codec::encode_version;
+use crate::types::{Key, Row, RowRef, Value};
+
+#[derive(Clone, Debug)]
+enum Pending {
+    Put(Arc<Row>),
+    Delete,
+}
+
+struct TableWrites {
+    table: Arc<Table>,
+    ops: BTreeMap<Key, Pending>,
+}
+
+/// Bounds on the primary key for [`Transaction::scan`].
+#[derive(Clone, Debug)]
+pub struct KeyRange {
+    pub lo: Bound<Key>,
+    pub hi: Bound<Key>,
+}
+
+impl KeyRange {
+    pub fn all() -> KeyRange {
+        KeyRange {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        }
+    }
+    pub fn contains(&self, k: &Key) -> bool {
+        (match &self.lo {
+            Bound::Unbounded => true,
+            Bound::Included(l) => k >= l,
+            Bound::Excluded(l) => k > l,
+        }) && (match &self.hi {
+            Bound::Unbounded => true,
+            Bound::Included(h) => k <= h,
+            Bound::Excluded(h) => k < h,
+        })
+    }
+}
+
+/// Isolation level of a [`Transaction`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Snapshot isolation (PostgreSQL's REPEATABLE READ): every read sees the database as of the
+    /// transaction's start; writing a row that another transaction changed since then fails
+    /// with 40001. The default of [`crate::Database::begin`].
+    #[default]
+    Snapshot,
+    /// PostgreSQL's READ COMMITTED: [`Transaction::begin_statement`] takes a new snapshot for
+    /// each statement, and a write to a row changed since the statement began waits for the
+    /// other writer, then goes on with the newest version. The SQL layer's default.
+    ReadCommitted,
+}
+
+/// What [`Transaction::lock_row`] found once it held the lock.
+#[derive(Clone, Debug)]
+pub enum Locked {
+    /// The newest committed version is the one this transaction's snapshot sees.
+    Unchanged,
+    /// (Read committed only.) A transaction that committed after this snapshot changed the
+    /// row: its newest version (`None`: deleted).
+    Changed(Option<Arc<Row>>),
+}
+
+/// A transaction. Reads see a snapshot of the database (one per transaction or per statement,
+/// see [`Isolation`]) plus this transaction's own writes; writes take row locks and are buffered
+/// until [`Transaction::commit`]. Dropping an uncommitted transaction rolls it back.
+pub struct Transaction {
+    db: Arc<Inner>,
+    id: u64,
+    snapshot: u64,
+    isolation: Isolation,
+    writes: HashMap<u32, TableWrites>,
+    /// Row locks held: table id → key → the key's index payload when the lock was taken.
+    /// A RefCell so that a statement can lock rows while it reads through `&Transaction`.
+    locks: RefCell<HashMap<u32, HashMap<Key, u64>>>,
+    lock_timeout: Option<Duration>,
+    /// What interrupts this transaction's row-lock waits (the running statement's
+    /// statement_timeout and cancel request); see [`Transaction::set_interrupt`].
+    stop: Interrupt,
+    finished: bool,
+    /// Per-transaction override of `Options::sync_commits`.
+    sync: Option<bool>,
+    /// Open savepoints, innermost last, and the logs that undo what came after them (kept
+    /// only while a savepoint is open: a transaction without one pays nothing).
+    savepoints: Vec<SavepointMark>,
+    undo: Vec<Undo>,
+    /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
+    lock_log: RefCell<Vec<(u32, Key)>>,
+    /// The last value `nextval` returned per sequence in this session (`currval`), shared with
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
+    seq_last: SequenceMemory,
+}
+
+/// What `currval` reads: the last value of each sequence in a session.
+pub type SequenceMemory = Arc<parking_lot::Mutex<HashMap<String, i64>>>;
+
+/// Where a savepoint starts in the undo and lock logs.
+#[derive(Clone, Copy, Debug)]
+struct SavepointMark {
+    undo: usize,
+    locks: usize,
+}
+
+/// One buffered write as it was before a write made under a savepoint replaced it.
+struct Undo {
+    table: Arc<Table>,
+    key: Key,
+    before: Option<Pending>,
+}
+
+/// A savepoint of a [`Transaction`] ([`Transaction::savepoint`]): rolling back to it undoes
+/// exactly the writes made after it and releases the row locks taken after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Savepoint(usize);
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+const SCAN_BATCH: usize = 256;
+
+/// A row a scan reached: this transaction's own write, or a stored version's bytes.
+enum Found<'a> {
+    Own(&'a Arc<Row>),
+    Stored(&'a [u8]),
+}
+
+/// Where a commit writes each encoded version: a WriteBatch or an SST file.
+type PutFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// Commits with at least this many row versions are written as an ingested SST file.
+pub const BULK_COMMIT_ROWS: usize = 50_000;
+
+impl Transaction {
+    pub(crate) fn new(db: Arc<Inner>) -> Transaction {
+        let snapshot = db.begin_snapshot();
+        Transaction {
+            id: db.new_txn_id(),
+            db,
+            snapshot,
+            isolation: Isolation::Snapshot,
+            writes: HashMap::new(),
+            locks: RefCell::new(HashMap::new()),
+            lock_timeout: None,
+            stop: Interrupt::default(),
+            finished: false,
+            sync: None,
+            savepoints: Vec::new(),
+            undo: Vec::new(),
+            lock_log: RefCell::new(Vec::new()),
+            seq_last: SequenceMemory::default(),
+        }
+    }
+
+    /// This transaction's identifier (unique while the database is open).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Sets the isolation level; call before the first statement.
+    pub fn set_isolation(&mut self, iso: Isolation) {
+        self.isolation = iso;
+    }
+
+    /// How long a write waits for another transaction's row lock before failing with 55P03
+    /// (`None`: no limit, the default, as PostgreSQL's `lock_timeout = 0`).
+    pub fn set_lock_timeout(&mut self, t: Option<Duration>) {
+        self.lock_timeout = t;
+    }
+
+    /// Row-lock waits of this transaction's writes (`insert_in`, `update_in`, `lock_row`, ...)
+    /// fail with 57014 when `stop` says so (a statement deadline, a canceled request), until
+    /// it is replaced. The SQL layer sets it for each statement.
+    pub fn set_interrupt(&mut self, stop: Interrupt) {
+        self.stop = stop;
+    }
+
+    /// Marks the start of a statement: under read committed, later reads see everything
+    /// committed until now (plus this transaction's writes). A no-op under snapshot isolation.
+    pub fn begin_statement(&mut self) {
+        if self.isolation == Isolation::ReadCommitted && !self.finished {
+            let s = self.db.begin_snapshot();
+            self.db.end_snapshot(self.snapshot);
+            self.snapshot = s;
+        }
+    }
+
+    /// Takes the write lock on `key` of `t` (waiting while another transaction holds it, up to
+    /// the lock timeout; 40P01 on a deadlock) and reports whether the row changed after this
+    /// transaction's snapshot. Under snapshot isolation a change is a serialization failure.
+    /// Held until commit or rollback; taking a lock this transaction holds returns at once.
+    pub fn lock_row(&self, t: &Table, key: &Key) -> Result<Locked> {
+        self.lock_row_by(t, key, &self.stop)
+    }
+
+    /// [`Transaction::lock_row`] within a statement that `stop` interrupts: a wait past its
+    /// deadline (`statement_timeout`) or a cancel of its request fails with 57014.
+    pub fn lock_row_by(&self, t: &Table, key: &Key, stop: &Interrupt) -> Result<Locked> {
+        self.check_active()?;
+        self.check_table(t)?;
+        let Some(latest) = self.acquire(t, key, stop)? else {
+            return Ok(Locked::Unchanged);
+        };
+        if latest & !TOMBSTONE <= self.snapshot {
+            return Ok(Locked::Unchanged);
+        }
+        match self.isolation {
+            Isolation::Snapshot => {
+                self.db.stats.lock().conflicts += 1;
+                Err(Error::serialization())
+            }
+            Isolation::ReadCommitted => Ok(Locked::Changed(self.db.resolve(t.id, latest, u64::MAX)?)),
+        }
+    }
+
+    /// Takes the row lock; returns the key's newest index payload, or None if this
+    /// transaction already held the lock.
+    fn acquire(&self, t: &Table, key: &Key, stop: &Interrupt) -> Result<Option<u64>> {
+        let stmt_deadline = stop.deadline;
+        if self
+            .locks
+            .borrow()
+            .get(&t.id)
+            .is_some_and(|m| m.contains_key(key))
+        {
+            return Ok(None);
+        }
+        let lock_deadline = self.lock_timeout.map(|d| Instant::now() + d);
+        let statement_first = match (stmt_deadline, lock_deadline) {
+            (Some(s), Some(l)) => s < l,
+            (s, _) => s.is_some(),
+        };
+        let deadline = if statement_first {
+            stmt_deadline
+        } else {
+            lock_deadline
+        };
+        match self.db.locks.acquire(self.id, t.id, key, deadline, stop) {
+            Ok(true) => self.db.stats.lock().lock_waits += 1,
+            Ok(false) => {}
+            Err(e) => {
+                if e.sqlstate() == SqlState::DEADLOCK_DETECTED {
+                    self.db.stats.lock().deadlocks += 1;
+                }
+                if e.sqlstate() == SqlState::LOCK_NOT_AVAILABLE && statement_first {
+                    return Err(statement_timeout());
+                }
+                return Err(e);
+            }
+        }
+        let latest = t.pk.read().get(key).unwrap_or(0);
+        self.locks
+            .borrow_mut()
+            .entry(t.id)
+            .or_default()
+            .insert(key.clone(), latest);
+        if !self.savepoints.is_empty() {
+            self.lock_log.borrow_mut().push((t.id, key.clone()));
+        }
+        Ok(Some(latest))
+    }
+
+    /// Whether the newest committed version of `key` is a live row (call holding its lock).
+    fn committed_live(&self, t: &Table, key: &Key) -> bool {
+        let p = self
+            .locks
+            .borrow()
+            .get(&t.id)
+            .and_then(|m| m.get(key))
+            .copied()
+            .unwrap_or(0);
+        p != 0 && p & TOMBSTONE == 0
+    }
+
+    /// The snapshot (a rowid watermark) this transaction reads at.
+    pub fn snapshot(&self) -> u64 {
+        self.snapshot
+    }
+
+    /// Whether this transaction has buffered any write.
+    pub fn has_writes(&self) -> bool {
+        self.writes.values().any(|w| !w.ops.is_empty())
+    }
+
+    /// Overrides whether this commit waits for fsync.
+    pub fn set_sync(&mut self, sync: bool) {
+        self.sync = Some(sync);
+    }
+
+    /// Fails once the transaction has finished, or once its engine instance was retired by a
+    /// storage recovery (57P02 / 57P03, see `Inner::retired_error`).
+    #[inline]
+    fn check_active(&self) -> Result<()> {
+        if self.finished || self.db.retired.load(Ordering::Relaxed) {
+            return Err(self.inactive());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn inactive(&self) -> Error {
+        if let Some(e) = self.db.retired_error(self.id) {
+            return e;
+        }
+        Error::new(
+            SqlState::NO_ACTIVE_SQL_TRANSACTION,
+            "transaction already finished",
+        )
+    }
+
+    /// Fails for a table that was dropped, or replaced (TRUNCATE, ALTER, or the engine reopening
+    /// after a write failure, which replaces every table) since the caller looked it up: its
+    /// index no longer describes the stored rows.
+    #[inline]
+    fn check_table(&self, t: &Table) -> Result<()> {
+        if t.is_dropped() {
+            return Err(self.table_gone(t));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn table_gone(&self, t: &Table) -> Error {
+        if let Some(e) = self.db.retired_error(self.id) {
+            return e;
+        }
+        let name = t.name();
+        if self.db.table(&name).is_ok() {
+            return Error::new(
+                SqlState::SERIALIZATION_FAILURE,
+                format!("could not serialize access: relation \"{name}\" was replaced while this statement ran; retry it"),
+            );
+        }
+        Error::undefined_table(&name)
+    }
+
+    pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        self.db.table(name)
+    }
+
+    fn pending(&self, t: &Table, key: &Key) -> Option<&Pending> {
+        self.writes.get(&t.id).and_then(|w| w.ops.get(key))
+    }
+
+    fn put_pending(&mut self, t: &Arc<Table>, key: Key, p: Pending) {
+        let ops = &mut self
+            .writes
+            .entry(t.id)
+            .or_insert_with(|| TableWrites {
+                table: t.clone(),
+                ops: BTreeMap::new(),
+            })
+            .ops;
+        if self.savepoints.is_empty() {
+            ops.insert(key, p);
+        } else {
+            let before = ops.insert(key.clone(), p);
+            self.undo.push(Undo {
+                table: t.clone(),
+                key,
+                before,
+            });
+        }
+    }
+
+    /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
+    /// each of its transactions, as PostgreSQL keeps currval per session).
+    pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
+        self.seq_last = m;
+    }
+
+    /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).
+    pub fn nextval(&self, name: &str) -> Result<i64> {
+        self.check_active()?;
+        let v = self.db.nextval(name)?;
+        self.seq_last.lock().insert(name.to_string(), v);
+        Ok(v)
+    }
+
+    /// `setval`: see [`crate::Database::setval`]; `currval` then returns `v`.
+    pub fn setval(&self, name: &str, v: i64, is_called: bool) -> Result<i64> {
+        self.check_active()?;
+        let r = self.db.setval(name, v, is_called)?;
+        if is_called {
+            self.seq_last.lock().insert(name.to_string(), v);
+        }
+        Ok(r)
+    }
+
+    /// `currval`: the value `nextval` last returned for the sequence in this session (55000
+    /// before the first).
+    pub fn currval(&self, name: &str) -> Result<i64> {
+        self.seq_last.lock().get(name).copied().ok_or_else(|| {
+            Error::new(
+                SqlState("55000"),
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        })
+    }
+}

@@ -1,0 +1,377 @@
+//! Reads inside a transaction: point reads, range scans, counts and secondary-index scans,
+//! each merging the transaction's own writes over its snapshot.
+
+use super::*;
+
+impl Transaction {
+    /// Reads the row with primary key `key` (for tables without a primary key: its row identity).
+    pub fn get(&self, table: &str, key: &Key) -> Result<Option<Row>> {
+        let t = self.db.table(table)?;
+        Ok(self.get_in(&t, key)?.map(|r| (*r).clone()))
+    }
+
+    /// [`Transaction::get`] on a resolved table, without cloning the row.
+    pub fn get_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(match p {
+                Pending::Put(r) => Some(r.clone()),
+                Pending::Delete => None,
+            });
+        }
+        let payload = t.pk.read().get(key);
+        match payload {
+            None => Ok(None),
+            Some(p) => self.db.resolve(t.id, p, self.snapshot),
+        }
+    }
+
+    /// Reads the row with primary key `key` and lends it to `f` in place (no decoding into an
+    /// owned row, no allocation for a stored row); `None` when there is no such row.
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key, ValueRef};
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// let t = db.create_table(TableDef::new("kv", vec![
+    ///     ColumnDef::new("k", DataType::Int8),
+    ///     ColumnDef::new("v", DataType::Bytea),
+    /// ], &["k"])?)?;
+    /// db.insert("kv", vec![Value::Int(7), Value::Bytes(vec![1, 2, 3])])?;
+    /// let tx = db.begin();
+    /// let mut out = Vec::new();
+    /// let found = tx.get_with(&t, &Key::Int(7), |row| -> augur::Result<()> {
+    ///     if let Some(ValueRef::Bytes(b)) = row.get(1)? {
+    ///         out.extend_from_slice(b);
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// assert!(found.transpose()?.is_some());
+    /// assert_eq!(out, [1, 2, 3]);
+    /// assert!(tx.get_with(&t, &Key::Int(8), |_| ())?.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_with<R>(&self, t: &Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(match p {
+                Pending::Put(r) => Some(f(RowRef::values(r))),
+                Pending::Delete => None,
+            });
+        }
+        let payload = t.pk.read().get(key);
+        let Some(p) = payload else {
+            return Ok(None);
+        };
+        let files = self.db.files();
+        let Some(bytes) = self.db.resolve_bytes(&files, t.id, p, self.snapshot)? else {
+            return Ok(None);
+        };
+        Ok(crate::types::codec::row_view(&bytes)?.map(|v| f(RowRef::stored(v))))
+    }
+
+    /// Visits rows with primary key in `range`, in key order (descending when `reverse`),
+    /// until `f` returns false. Each row is decoded into an owned [`Row`];
+    /// [`Transaction::scan_with`] lends it in place instead.
+    pub fn scan_in(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) => f(k, r),
+            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                Some(row) => f(k, &Arc::new(row)),
+                None => Ok(true),
+            },
+        })
+    }
+
+    /// [`Transaction::scan_in`] without decoding: each row is lent to `f` as a [`RowRef`] read
+    /// in place from the stored version (the row cache's copy or RocksDB's buffer), so a scan
+    /// that copies out or inspects a column allocates nothing per row.
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key, KeyRange, ValueRef};
+    /// # use std::ops::Bound;
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// let t = db.create_table(TableDef::new("kv", vec![
+    ///     ColumnDef::new("k", DataType::Int8),
+    ///     ColumnDef::new("v", DataType::Text(None)),
+    /// ], &["k"])?)?;
+    /// db.insert("kv", vec![Value::Int(1), Value::Text("one".into())])?;
+    /// db.insert("kv", vec![Value::Int(2), Value::Text("two".into())])?;
+    /// let tx = db.begin();
+    /// let mut total = 0;
+    /// tx.scan_with(&t, &KeyRange { lo: Bound::Included(Key::Int(1)), hi: Bound::Unbounded }, false, |_, row| {
+    ///     if let Some(ValueRef::Text(s)) = row.get(1)? {
+    ///         total += s.len();
+    ///     }
+    ///     Ok(true)
+    /// })?;
+    /// assert_eq!(total, 6);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn scan_with(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) => f(k, RowRef::values(r)),
+            Found::Stored(b) => match crate::types::codec::row_view(b)? {
+                Some(v) => f(k, RowRef::stored(v)),
+                None => Ok(true),
+            },
+        })
+    }
+
+    /// The scan behind [`Transaction::scan_in`] and [`Transaction::scan_with`]: hands `f` each
+    /// key with this transaction's own row or the bytes of the version its snapshot sees
+    /// (which may be a tombstone: the caller skips those).
+    pub(super) fn scan_core(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        mut f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.check_active()?;
+        self.check_table(t)?;
+        // This transaction's own writes in the range, merged by key order.
+        let mut mine: Vec<(Key, Pending)> = match self.writes.get(&t.id) {
+            None => Vec::new(),
+            Some(w) => w
+                .ops
+                .iter()
+                .filter(|(k, _)| range.contains(k))
+                .map(|(k, p)| (k.clone(), p.clone()))
+                .collect(),
+        };
+        if reverse {
+            mine.reverse();
+        }
+        let mut mine = mine.into_iter().peekable();
+        let before = |a: &Key, b: &Key| if reverse { a > b } else { a < b };
+
+        let mut lo = range.lo.clone();
+        let mut hi = range.hi.clone();
+        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        let mut chunk = 16;
+        let files = self.db.files();
+        let mut pre = Vec::new();
+        loop {
+            batch.clear();
+            let mut next_fetch = 0;
+            let more =
+                t.pk.read()
+                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, SCAN_BATCH, &mut batch);
+            for (i, (k, p)) in batch.iter().enumerate() {
+                if i == next_fetch {
+                    // Read the next rows together (one iterator pass or one multi-get) rather
+                    // than one point read each; chunks grow so that a short scan reads little.
+                    let end = (i + chunk).min(batch.len());
+                    let mut want: Vec<u64> = batch[i..end]
+                        .iter()
+                        .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= self.snapshot)
+                        .map(|(_, p)| *p)
+                        .collect();
+                    want.sort_unstable();
+                    pre = self.db.fetch_many(&files, t.id, &want)?;
+                    next_fetch = end;
+                    chunk = (chunk * 2).min(SCAN_BATCH);
+                }
+                // Own writes that sort before this key come first.
+                while let Some((mk, _)) = mine.peek() {
+                    if before(mk, k) {
+                        let (mk, mp) = mine.next().expect("peeked");
+                        if let Pending::Put(r) = mp {
+                            if !f(&mk, Found::Own(&r))? {
+                                return Ok(());
+                            }
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                if let Some((mk, _)) = mine.peek() {
+                    if mk == k {
+                        let (mk, mp) = mine.next().expect("peeked");
+                        if let Pending::Put(r) = mp {
+                            if !f(&mk, Found::Own(&r))? {
+                                return Ok(());
+                            }
+                        }
+                        continue;
+                    }
+                }
+                // The common case, the newest version visible and read with its chunk, without
+                // touching its reference count; else the version chain (an older version, or
+                // one the chunk's read did not return).
+                let rowid = p & !TOMBSTONE;
+                let at = if p & TOMBSTONE == 0 && rowid <= self.snapshot {
+                    pre.binary_search_by_key(&rowid, |e| e.0).ok()
+                } else {
+                    None
+                };
+                let go = match at {
+                    Some(i) => f(k, Found::Stored(&pre[i].1))?,
+                    None => match self.db.resolve_bytes(&files, t.id, *p, self.snapshot)? {
+                        Some(b) => f(k, Found::Stored(&b))?,
+                        None => true,
+                    },
+                };
+                if !go {
+                    return Ok(());
+                }
+            }
+            if !more {
+                break;
+            }
+            let last = batch.last().expect("a full batch").0.clone();
+            if reverse {
+                hi = Bound::Excluded(last);
+            } else {
+                lo = Bound::Excluded(last);
+            }
+        }
+        for (mk, mp) in mine {
+            if let Pending::Put(r) = mp {
+                if !f(&mk, Found::Own(&r))? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of rows with primary key in `range` this transaction sees: what
+    /// [`Transaction::scan_in`] would visit, counted from the primary index without reading
+    /// rows. A payload at or below the snapshot is the visible version itself (live unless it
+    /// carries the tombstone bit); only a key written after the snapshot needs its version
+    /// chain read. `check` runs once per index batch (statement timeout, cancel).
+    pub fn count_in(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        mut check: impl FnMut() -> Result<()>,
+    ) -> Result<u64> {
+        self.check_active()?;
+        let mine = self.writes.get(&t.id).map(|w| &w.ops).filter(|o| !o.is_empty());
+        let mut n: u64 = match mine {
+            None => 0,
+            Some(ops) => ops
+                .range((bound_ref(&range.lo), bound_ref(&range.hi)))
+                .filter(|(_, p)| matches!(p, Pending::Put(_)))
+                .count() as u64,
+        };
+        let mut lo = range.lo.clone();
+        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        loop {
+            check()?;
+            batch.clear();
+            let more = t.pk.read().range_batch(
+                bound_ref(&lo),
+                bound_ref(&range.hi),
+                false,
+                SCAN_BATCH,
+                &mut batch,
+            );
+            for (k, p) in &batch {
+                // Keys this transaction wrote were counted from its own writes.
+                if mine.is_some_and(|ops| ops.contains_key(k)) {
+                    continue;
+                }
+                let visible = if p & !TOMBSTONE <= self.snapshot {
+                    p & TOMBSTONE == 0
+                } else {
+                    self.db.resolve(t.id, *p, self.snapshot)?.is_some()
+                };
+                n += visible as u64;
+            }
+            if !more {
+                break;
+            }
+            lo = Bound::Excluded(batch.last().expect("a full batch").0.clone());
+        }
+        Ok(n)
+    }
+
+    /// Collects the rows with primary key in `range`, in key order.
+    pub fn scan(&self, table: &str, range: KeyRange) -> Result<Vec<(Key, Row)>> {
+        let t = self.db.table(table)?;
+        let mut out = Vec::new();
+        self.scan_in(&t, &range, false, |k, r| {
+            out.push((k.clone(), (**r).clone()));
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Rows whose secondary index `index` (position in the table's index list) has encoded
+    /// values within the bounds, ordered by (value, key).
+    pub fn index_scan_in(
+        &self,
+        t: &Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
+        self.check_active()?;
+        let def = t.def();
+        let idx = def
+            .indexes
+            .get(index)
+            .ok_or_else(|| Error::internal(format!("no index {index} on {}", def.name)))?
+            .clone();
+        let mut keys = t
+            .secondary
+            .read()
+            .get(index)
+            .map(|s| s.candidates(lo, hi))
+            .unwrap_or_default();
+        if let Some(w) = self.writes.get(&t.id) {
+            keys.extend(w.ops.keys().cloned());
+        }
+        keys.sort();
+        keys.dedup();
+        let in_range = |v: &[u8]| {
+            (match lo {
+                Bound::Unbounded => true,
+                Bound::Included(l) => v >= l,
+                Bound::Excluded(l) => v > l,
+            }) && (match hi {
+                Bound::Unbounded => true,
+                Bound::Included(h) => v <= h,
+                Bound::Excluded(h) => v < h,
+            })
+        };
+        let mut out = Vec::new();
+        for k in keys {
+            if let Some(row) = self.get_in(t, &k)? {
+                if let Some(v) = def.index_value(&idx, &row) {
+                    if in_range(&v) {
+                        out.push((v, k, row));
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        Ok(out.into_iter().map(|(_, k, r)| (k, r)).collect())
+    }
+}
+
+fn bound_ref(b: &Bound<Key>) -> Bound<&Key> {
+    match b {
+        Bound::Unbounded => Bound::Unbounded,
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+    }
+}

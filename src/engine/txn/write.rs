@@ -1,0 +1,156 @@
+//! Writes inside a transaction: insert, upsert, update, delete, buffered under row locks,
+//! with primary-key and unique-index checks against what the transaction sees.
+
+use super::*;
+
+impl Transaction {
+    pub(super) fn duplicate_key(t: &Table) -> Error {
+        let def = t.def();
+        Error::new(
+            SqlState::UNIQUE_VIOLATION,
+            format!(
+                "duplicate key value violates unique constraint \"{}\"",
+                def.pkey_name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}_pkey", def.name))
+            ),
+        )
+    }
+
+    /// Checks unique secondary indexes for `row` (with key `key`) against what this transaction sees.
+    pub(super) fn check_unique(&self, t: &Table, key: &Key, row: &[Value]) -> Result<()> {
+        let def = t.def();
+        for (i, idx) in def.indexes.iter().enumerate() {
+            if !idx.unique {
+                continue;
+            }
+            let Some(v) = def.index_value(idx, row) else {
+                continue;
+            };
+            let conflict = self
+                .index_scan_in(t, i, Bound::Included(&v), Bound::Included(&v))?
+                .into_iter()
+                .any(|(k, _)| &k != key);
+            if conflict {
+                return Err(Error::new(
+                    SqlState::UNIQUE_VIOLATION,
+                    format!("duplicate key value violates unique constraint \"{}\"", idx.name),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a row; fails with 23505 if its primary key exists. Returns the row's key.
+    pub fn insert(&mut self, table: &str, row: Row) -> Result<Key> {
+        let t = self.db.table(table)?;
+        self.insert_in(&t, row)
+    }
+
+    pub fn insert_in(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
+        self.check_active()?;
+        let def = t.def();
+        let row = def.check_row(row)?;
+        let key = if def.has_primary_key() {
+            def.key_of(&row)?
+        } else {
+            Key::Int(t.hidden_next.fetch_add(1, Ordering::Relaxed))
+        };
+        if !def.indexes.is_empty() {
+            self.check_unique(t, &key, &row)?;
+        }
+        // A pending put is a duplicate and a pending delete frees the key; otherwise, holding
+        // the key's lock, the newest committed version decides (a row committed after this
+        // snapshot is a duplicate too, as in PostgreSQL).
+        match self.pending(t, &key) {
+            Some(Pending::Put(_)) => return Err(Self::duplicate_key(t)),
+            Some(Pending::Delete) => {}
+            None if def.has_primary_key() => {
+                // Unique checks are not snapshot-bound: a row another transaction committed
+                // after this snapshot is a duplicate (23505), as in PostgreSQL.
+                self.acquire(t, &key, &self.stop)?;
+                if self.committed_live(t, &key) {
+                    return Err(Self::duplicate_key(t));
+                }
+            }
+            None => {} // a fresh hidden row identity
+        }
+        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
+        Ok(key)
+    }
+
+    /// Inserts or replaces the row with the same primary key. Returns the key.
+    pub fn upsert(&mut self, table: &str, row: Row) -> Result<Key> {
+        let t = self.db.table(table)?;
+        self.check_active()?;
+        let def = t.def();
+        if !def.has_primary_key() {
+            return self.insert_in(&t, row);
+        }
+        let row = def.check_row(row)?;
+        let key = def.key_of(&row)?;
+        self.check_unique(&t, &key, &row)?;
+        self.lock_row(&t, &key)?;
+        self.put_pending(&t, key.clone(), Pending::Put(Arc::new(row)));
+        Ok(key)
+    }
+
+    /// Replaces the row with key `key` by `row` (whose key may differ: then it moves, with a
+    /// uniqueness check). Returns false if no such row (or, under read committed, if a
+    /// concurrent transaction deleted it).
+    pub fn update_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
+        self.check_active()?;
+        if self.get_in(t, key)?.is_none() {
+            return Ok(false);
+        }
+        if let Locked::Changed(None) = self.lock_row(t, key)? {
+            return Ok(false);
+        }
+        let def = t.def();
+        let row = def.check_row(row)?;
+        let new_key = if def.has_primary_key() {
+            def.key_of(&row)?
+        } else {
+            key.clone()
+        };
+        if &new_key != key {
+            let taken = match self.pending(t, &new_key) {
+                Some(p) => matches!(p, Pending::Put(_)),
+                None => {
+                    self.acquire(t, &new_key, &self.stop)?;
+                    self.committed_live(t, &new_key)
+                }
+            };
+            if taken {
+                return Err(Self::duplicate_key(t));
+            }
+            self.put_pending(t, key.clone(), Pending::Delete);
+        }
+        self.check_unique(t, &new_key, &row)?;
+        self.put_pending(t, new_key, Pending::Put(Arc::new(row)));
+        Ok(true)
+    }
+
+    pub fn update(&mut self, table: &str, key: &Key, row: Row) -> Result<bool> {
+        let t = self.db.table(table)?;
+        self.update_in(&t, key, row)
+    }
+
+    /// Deletes the row with key `key`; returns false if there was none.
+    pub fn delete_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        self.check_active()?;
+        if self.get_in(t, key)?.is_none() {
+            return Ok(false);
+        }
+        if let Locked::Changed(None) = self.lock_row(t, key)? {
+            return Ok(false);
+        }
+        self.put_pending(t, key.clone(), Pending::Delete);
+        Ok(true)
+    }
+
+    pub fn delete(&mut self, table: &str, key: &Key) -> Result<bool> {
+        let t = self.db.table(table)?;
+        self.delete_in(&t, key)
+    }
+}
