@@ -110,11 +110,8 @@ pub(crate) fn fit_caches(inner: &Inner) {
         return;
     };
     let r = report(inner);
-    let fixed = r.primary_index_heap
-        + r.primary_index_mapped
-        + r.secondary_indexes
-        + r.direct_models
-        + r.rocksdb_table_readers;
+    // Everything charged but the two caches this sizes.
+    let fixed = r.charged - r.block_cache - r.row_cache;
     // A reserve for what the indexes and table readers add between two fits.
     let reserve = budget as u64 / GROWTH_RESERVE;
     let rest = (budget as u64).saturating_sub(fixed + reserve) as usize;
