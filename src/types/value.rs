@@ -369,11 +369,13 @@ impl Value {
         }
     }
 
-    /// A date, timestamp or timestamptz as microseconds since the epoch (UTC).
+    /// A date, timestamp or timestamptz as microseconds since the epoch (UTC). A date beyond
+    /// the range of `i64` microseconds saturates: it still orders after (or before) every
+    /// timestamp, as PostgreSQL orders such a date against a timestamp, and never overflows.
     pub fn datetime_micros(&self) -> Option<i64> {
         match *self {
             Value::Timestamp(t) | Value::TimestampTz(t) => Some(t),
-            Value::Date(d) => Some(d as i64 * MICROS_PER_DAY),
+            Value::Date(d) => Some((d as i64).saturating_mul(MICROS_PER_DAY)),
             _ => None,
         }
     }
@@ -738,6 +740,17 @@ fn parse_bytea(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_dates_order_against_timestamps_without_overflow() {
+        let ts = Value::Timestamp(parse_timestamp("2026-01-02 03:04:05").unwrap());
+        for d in [i32::MAX, i32::MAX / 2, 200_000_000] {
+            assert_eq!(Value::Date(d).total_cmp(&ts), Ordering::Greater, "{d}");
+            assert_eq!(Value::Date(-d).total_cmp(&ts), Ordering::Less, "{d}");
+            assert_ne!(Value::Date(d), ts);
+        }
+        assert_eq!(Value::Date(0), Value::Timestamp(0));
+    }
 
     #[test]
     fn timestamps_round_trip() {
