@@ -61,7 +61,6 @@ use crate::error::{Error, Result, SqlState};
 use crate::store::{Store, CF_META};
 use crate::types::{Key, Row};
 use cache::RowCache;
-pub(crate) use fetch::VBytes;
 
 /// The stored versions of one key as (rowid, is_tombstone, prev rowid), oldest first.
 pub type VersionHistory = Vec<(u64, bool, u64)>;
