@@ -70,6 +70,7 @@ impl Binder<'_> {
         };
         let all = matches!(set_quantifier, A::SetQuantifier::All);
         let (base, cols) = self.bind_set_expr(left)?;
+        let (base, cols) = self.resolve_unknown_columns(base, cols)?;
         let cols = rename(name, cols, &cte.alias.columns)?;
         let id = self.work_tables;
         self.work_tables += 1;

@@ -202,6 +202,9 @@ pub struct Binder<'a> {
     work_tables: usize,
     /// Window functions of the select list being bound (None where they are not allowed).
     win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
+    /// Set just before binding a set operation's branch: the SELECT it names keeps its
+    /// unknown-typed constant outputs for the operation to type (`set_op.rs`).
+    set_op_leaf: bool,
 }
 
 pub(super) enum OrderRef {
@@ -225,6 +228,7 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             work_tables: 0,
             win_sink: None,
+            set_op_leaf: false,
         }
     }
 

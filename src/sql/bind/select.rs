@@ -192,6 +192,9 @@ impl Binder<'_> {
         limit: Option<Expr>,
         offset: Option<Expr>,
     ) -> Result<(Plan, Vec<Column>)> {
+        // Taken before anything else binds, so that no nested query sees it. DISTINCT needs
+        // its columns' types: there PostgreSQL makes unknown outputs text.
+        let set_op_leaf = std::mem::take(&mut self.set_op_leaf) && s.distinct.is_none();
         if matches!(s.distinct, Some(A::Distinct::On(_))) {
             return Err(unsupported("DISTINCT ON"));
         }
@@ -225,7 +228,7 @@ impl Binder<'_> {
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
         let saved_win = self.win_sink.replace(Vec::new());
-        let r = self.bind_select_items(s, &scope, order);
+        let r = self.bind_select_items(s, &scope, order, set_op_leaf);
         let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
@@ -381,6 +384,7 @@ impl Binder<'_> {
         s: &A::Select,
         scope: &Scope,
         order: &[A::OrderByExpr],
+        set_op_leaf: bool,
     ) -> Result<(
         Vec<Expr>,
         Vec<String>,
@@ -395,13 +399,13 @@ impl Binder<'_> {
             match item {
                 A::SelectItem::UnnamedExpr(e) => {
                     let (x, t) = self.bind_expr(e, scope)?;
-                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(derive_name(e));
                     types.push(t);
                 }
                 A::SelectItem::ExprWithAlias { expr, alias } => {
                     let (x, t) = self.bind_expr(expr, scope)?;
-                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(ident(alias));
                     types.push(t);
                 }
@@ -472,8 +476,19 @@ impl Binder<'_> {
         Ok((proj, names, types, having, orefs))
     }
 
-    pub(super) fn resolve_unknown_output(&mut self, proj: &mut Vec<Expr>, x: Expr, t: Ty) -> Result<Ty> {
-        if t == Ty::Unknown {
+    /// Adds an output expression; one of unknown type (a bare NULL, a quoted literal, an untyped
+    /// parameter) becomes text, except that a set operation's branch (`set_op_leaf`) keeps
+    /// such a constant or parameter as it is, for the operation to coerce to the other
+    /// branches' type as PostgreSQL's select_common_type does (`SELECT NULL UNION SELECT 1`).
+    pub(super) fn resolve_unknown_output(
+        &mut self,
+        proj: &mut Vec<Expr>,
+        x: Expr,
+        t: Ty,
+        set_op_leaf: bool,
+    ) -> Result<Ty> {
+        let keep = set_op_leaf && matches!(x, Expr::Lit(_) | Expr::Param(_, Ty::Unknown));
+        if t == Ty::Unknown && !keep {
             proj.push(self.coerce(x, t, Ty::Text)?);
             Ok(Ty::Text)
         } else {
