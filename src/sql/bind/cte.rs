@@ -38,6 +38,22 @@ impl Binder<'_> {
         Ok(())
     }
 
+    /// Runs `f` with the CTEs of `with` in scope: the WITH clause of an INSERT, UPDATE or
+    /// DELETE, whose source query, subqueries and RETURNING list may read them.
+    pub fn with_ctes<T>(
+        &mut self,
+        with: Option<&A::With>,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let depth = self.ctes.len();
+        let r = match with {
+            Some(w) => self.bind_with(w).and_then(|()| f(self)),
+            None => f(self),
+        };
+        self.ctes.truncate(depth);
+        r
+    }
+
     /// The plan and columns of CTE `name` if one is in scope (innermost WITH first).
     pub(super) fn cte(&self, name: &A::ObjectName) -> Option<(Plan, Vec<Column>)> {
         let [A::ObjectNamePart::Identifier(i)] = name.0.as_slice() else {
