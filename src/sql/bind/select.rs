@@ -201,12 +201,8 @@ impl Binder<'_> {
         if s.top.is_some() || s.into.is_some() || !s.lateral_views.is_empty() || s.prewhere.is_some() {
             return Err(unsupported("TOP / SELECT INTO / LATERAL VIEW"));
         }
-        if !s.named_window.is_empty()
-            || s.qualify.is_some()
-            || !s.sort_by.is_empty()
-            || !s.cluster_by.is_empty()
-        {
-            return Err(unsupported("WINDOW / QUALIFY / SORT BY"));
+        if s.qualify.is_some() || !s.sort_by.is_empty() || !s.cluster_by.is_empty() {
+            return Err(unsupported("QUALIFY / SORT BY"));
         }
         let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
         // Several FROM items are joined by the join planner once WHERE is bound.
@@ -228,7 +224,12 @@ impl Binder<'_> {
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
         let saved_win = self.win_sink.replace(Vec::new());
-        let r = self.bind_select_items(s, &scope, order, set_op_leaf);
+        let r = self.named_windows(&s.named_window).and_then(|w| {
+            let saved_windows = std::mem::replace(&mut self.windows, w);
+            let r = self.bind_select_items(s, &scope, order, set_op_leaf);
+            self.windows = saved_windows;
+            r
+        });
         let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
