@@ -47,13 +47,17 @@ impl Binder<'_> {
         let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
         for j in &twj.joins {
             let (rp, rs) = self.bind_factor(&j.relation)?;
-            let mut right_join = false;
+            let (mut right_join, mut full_join) = (false, false);
             let (left_join, c) = match &j.join_operator {
                 A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
                 A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
                 A::JoinOperator::Right(c) | A::JoinOperator::RightOuter(c) => {
                     right_join = true;
                     (true, Some(c))
+                }
+                A::JoinOperator::FullOuter(c) => {
+                    full_join = true;
+                    (false, Some(c))
                 }
                 A::JoinOperator::CrossJoin(_) => (false, None),
                 other => {
@@ -93,7 +97,13 @@ impl Binder<'_> {
                 }
                 Some(A::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
             };
-            plan = if right_join {
+            plan = if full_join {
+                Plan::FullJoin {
+                    left: Box::new(plan),
+                    right: Box::new(rp),
+                    on,
+                }
+            } else if right_join {
                 // A RIGHT JOIN B is B LEFT JOIN A, with the columns put back in A, B order.
                 let rw = scope.cols.len() - lw;
                 let swap = |i: usize| if i < lw { i + rw } else { i - lw };

@@ -657,6 +657,13 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             }
             out
         }
+        Plan::FullJoin { left, right, on } => {
+            let lrows = run(left, cx)?;
+            let rrows = run(right, cx)?;
+            let (lw, rw) = (left.width(), right.width());
+            let keys = on.as_ref().map(|e| hash_keys(e, lw)).unwrap_or_default();
+            hash_join::full_join(lrows, rrows, (lw, rw), &keys, on.as_ref(), cx)?
+        }
         Plan::Filter(p, e) => {
             let rows = run(p, cx)?;
             let mut out = Vec::with_capacity(rows.len());

@@ -160,6 +160,13 @@ pub enum Plan {
         on: Option<Expr>,
         lookup: Option<Lookup>,
     },
+    /// FULL [OUTER] JOIN: the pairs meeting `on`, then each row of either side that met none,
+    /// padded with NULLs (hash join on the condition's equalities, else a nested loop).
+    FullJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        on: Option<Expr>,
+    },
     Filter(Box<Plan>, Expr),
     Aggregate {
         input: Box<Plan>,
@@ -224,6 +231,7 @@ impl Plan {
                         .as_ref()
                         .map_or_else(|| right.width(), |l| l.def.columns.len())
             }
+            Plan::FullJoin { left, right, .. } => left.width() + right.width(),
             Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
             Plan::Limit { input, .. } => input.width(),
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
@@ -256,6 +264,11 @@ impl Plan {
                     Some(l) => n.extend(l.def.columns.iter().map(|c| format!("{}.{}", l.alias, c.name))),
                     None => n.extend(right.names()),
                 }
+                n
+            }
+            Plan::FullJoin { left, right, .. } => {
+                let mut n = left.names();
+                n.extend(right.names());
                 n
             }
             Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
