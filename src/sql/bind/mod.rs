@@ -5,6 +5,7 @@ mod cte;
 mod expr;
 mod from;
 mod func;
+mod join_chain;
 mod select;
 mod set_op;
 mod subquery;

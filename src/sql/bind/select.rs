@@ -205,13 +205,14 @@ impl Binder<'_> {
             return Err(unsupported("QUALIFY / SORT BY"));
         }
         let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
-        // Several FROM items are joined by the join planner once WHERE is bound.
-        let (mut plan, scope, rels) = if s.from.len() >= 2 {
-            let (rels, scope) = self.bind_from_rels(&s.from)?;
-            (Plan::Values(vec![]), scope, Some(rels))
-        } else {
-            let (p, scope) = self.bind_from(&s.from)?;
-            (p, scope, None)
+        // Several FROM items, or an inner join chain, are joined by the join planner once
+        // WHERE is bound; the chains' ON conditions join WHERE's conjuncts.
+        let (mut plan, scope, rels, on) = match self.bind_join_rels(&s.from)? {
+            Some((rels, scope, on)) => (Plan::Values(vec![]), scope, Some(rels), on),
+            None => {
+                let (p, scope) = self.bind_from(&s.from)?;
+                (p, scope, None, Vec::new())
+            }
         };
         let where_e = match &s.selection {
             Some(w) => {
@@ -267,7 +268,7 @@ impl Binder<'_> {
         };
 
         if let Some(rels) = rels {
-            let (p, rest) = plan_joins(rels, where_e);
+            let (p, rest) = plan_joins(rels, conjoin(on.into_iter().chain(where_e).collect()));
             plan = match conjoin(rest) {
                 Some(r) => Plan::Filter(Box::new(p), r),
                 None => p,
