@@ -2,6 +2,7 @@
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
 mod cte;
+mod decorrelate;
 mod expr;
 mod from;
 mod func;

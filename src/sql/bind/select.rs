@@ -3,6 +3,7 @@
 
 use sqlparser::ast as A;
 
+use super::decorrelate::not_null_cols;
 use super::{ident, object_name, parse_type, unsupported, Binder, OrderRef, Scope, ScopeCol};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
@@ -221,6 +222,17 @@ impl Binder<'_> {
             }
             None => None,
         };
+        // Correlated EXISTS / IN conjuncts that become semi- and anti-joins (`decorrelate.rs`).
+        let (where_e, semi_joins) = match where_e {
+            Some(w) => {
+                let not_null: Vec<bool> = match &rels {
+                    Some(r) => r.iter().flat_map(not_null_cols).collect(),
+                    None => not_null_cols(&plan),
+                };
+                self.decorrelate(w, scope.cols.len(), &not_null)
+            }
+            None => (None, Vec::new()),
+        };
 
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
@@ -275,6 +287,9 @@ impl Binder<'_> {
             };
         } else if let Some(w) = where_e {
             plan = apply_filter(plan, w);
+        }
+        for j in semi_joins {
+            plan = j.apply(plan);
         }
         if grouped {
             plan = access::aggregate(plan, groups, aggs, having.is_some());

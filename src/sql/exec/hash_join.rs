@@ -1,6 +1,7 @@
 //! Hash join: the right input is hashed on its join keys, each left row probes with its own;
 //! the full join condition is then checked on each candidate pair. NULL keys never match.
-//! FULL JOIN as well, by hash or, without equalities to hash on, by nested loop.
+//! FULL JOIN as well, by hash or, without equalities to hash on, by nested loop; and the
+//! semi- and anti-joins of decorrelated EXISTS / IN subqueries.
 
 use std::collections::HashMap;
 
@@ -135,6 +136,54 @@ pub(super) fn full_join(
             row.extend(std::iter::repeat_n(Value::Null, lw));
             row.extend(r);
             out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// Semi-join (`anti`: anti-join): the rows of `lrows` that have (have no) row of `rrows` with
+/// equal `keys` meeting `residual` (over the left row followed by the right one).
+pub(super) fn semi_join(
+    lrows: Vec<Row>,
+    rrows: Vec<Row>,
+    keys: &[(Expr, Expr)],
+    residual: Option<&Expr>,
+    anti: bool,
+    cx: &Ctx,
+) -> Result<Vec<Row>> {
+    let lk: Vec<&Expr> = keys.iter().map(|k| &k.0).collect();
+    let rk: Vec<&Expr> = keys.iter().map(|k| &k.1).collect();
+    let mut table: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+    for (i, r) in rrows.iter().enumerate() {
+        cx.check()?;
+        if let Some(k) = key(&rk, r, cx)? {
+            table.entry(k).or_default().push(i);
+        }
+    }
+    let mut out = Vec::new();
+    for lr in lrows {
+        cx.check()?;
+        let mut found = false;
+        if let Some(k) = key(&lk, &lr, cx)? {
+            if let Some(cands) = table.get(&k) {
+                match residual {
+                    None => found = true,
+                    Some(e) => {
+                        for &i in cands {
+                            let mut row = Vec::with_capacity(lr.len() + rrows[i].len());
+                            row.extend(lr.iter().cloned());
+                            row.extend(rrows[i].iter().cloned());
+                            if e.test(&row, cx)? {
+                                found = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if found != anti {
+            out.push(lr);
         }
     }
     Ok(out)

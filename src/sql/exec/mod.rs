@@ -664,6 +664,17 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let keys = on.as_ref().map(|e| hash_keys(e, lw)).unwrap_or_default();
             hash_join::full_join(lrows, rrows, (lw, rw), &keys, on.as_ref(), cx)?
         }
+        Plan::SemiJoin {
+            left,
+            right,
+            keys,
+            residual,
+            anti,
+        } => {
+            let lrows = run(left, cx)?;
+            let rrows = run(right, cx)?;
+            hash_join::semi_join(lrows, rrows, keys, residual.as_ref(), *anti, cx)?
+        }
         Plan::Filter(p, e) => {
             let rows = run(p, cx)?;
             let mut out = Vec::with_capacity(rows.len());
