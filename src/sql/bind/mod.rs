@@ -2,9 +2,11 @@
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
 mod cte;
+mod decorrelate;
 mod expr;
 mod from;
 mod func;
+mod join_chain;
 mod select;
 mod set_op;
 mod subquery;
@@ -202,6 +204,12 @@ pub struct Binder<'a> {
     work_tables: usize,
     /// Window functions of the select list being bound (None where they are not allowed).
     win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
+    /// The WINDOW clause of the SELECT whose select list is being bound (name, definition with
+    /// the windows it names copied in).
+    windows: Vec<(String, A::WindowSpec)>,
+    /// Set just before binding a set operation's branch: the SELECT it names keeps its
+    /// unknown-typed constant outputs for the operation to type (`set_op.rs`).
+    set_op_leaf: bool,
 }
 
 pub(super) enum OrderRef {
@@ -225,6 +233,8 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             work_tables: 0,
             win_sink: None,
+            windows: Vec::new(),
+            set_op_leaf: false,
         }
     }
 

@@ -379,10 +379,22 @@ impl Session {
             .map(|t| t.map_or(Ty::Unknown, Ty::from_dt))
             .collect();
         let planned = match stmt {
-            A::Statement::Query(q) => {
-                let (plan, cols) = b.bind_query(q)?;
-                Planned::Query { plan, cols }
-            }
+            // WITH ... INSERT / UPDATE / DELETE: the statement bound with the CTEs in scope.
+            A::Statement::Query(q) => match q.body.as_ref() {
+                A::SetExpr::Insert(A::Statement::Insert(i)) => {
+                    Planned::Insert(b.with_ctes(q.with.as_ref(), |b| bind_insert(b, i))?)
+                }
+                A::SetExpr::Update(A::Statement::Update(u)) => {
+                    Planned::Update(b.with_ctes(q.with.as_ref(), |b| bind_update(b, u))?)
+                }
+                A::SetExpr::Delete(A::Statement::Delete(d)) => {
+                    Planned::Delete(b.with_ctes(q.with.as_ref(), |b| bind_delete(b, d))?)
+                }
+                _ => {
+                    let (plan, cols) = b.bind_query(q)?;
+                    Planned::Query { plan, cols }
+                }
+            },
             A::Statement::Insert(i) => Planned::Insert(bind_insert(&mut b, i)?),
             A::Statement::Update(u) => Planned::Update(bind_update(&mut b, u)?),
             A::Statement::Delete(d) => Planned::Delete(bind_delete(&mut b, d)?),

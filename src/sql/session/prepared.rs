@@ -190,6 +190,10 @@ pub(super) fn explain(p: &PlannedStmt) -> Vec<String> {
         }
     }
     for (i, s) in p.subplans.iter().enumerate() {
+        // A subquery decorrelated into a semi-join left an empty placeholder.
+        if matches!(s, Plan::Values(rows) if rows.is_empty()) {
+            continue;
+        }
         out.push(format!("Subquery {i}:"));
         s.explain(&mut out, 1);
     }
