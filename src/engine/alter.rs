@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use rocksdb::WriteBatch;
 
-use super::catalog::TableDef;
+use super::catalog::{RowCheck, TableDef};
 use super::{Database, Inner};
 use crate::error::{Error, Result, SqlState};
-use crate::types::{Row, Value};
+use crate::types::Row;
 
 impl Database {
     /// Replaces the definition of table `name` with `f(current)` without rewriting its rows.
@@ -23,7 +23,7 @@ impl Database {
         &self,
         name: &str,
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
-        check: Option<&dyn Fn(&[Value]) -> Result<()>>,
+        check: Option<RowCheck<'_>>,
     ) -> Result<()> {
         self.inner().alter_def(name, f, check)
     }
@@ -52,7 +52,7 @@ impl Inner {
         &self,
         name: &str,
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
-        check: Option<&dyn Fn(&[Value]) -> Result<()>>,
+        check: Option<RowCheck<'_>>,
     ) -> Result<()> {
         self.check_open()?;
         // The commit lock keeps commits out while the rows are checked and the definition

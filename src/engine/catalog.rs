@@ -26,6 +26,10 @@ pub struct ColumnDef {
     pub identity: Option<Identity>,
 }
 
+/// A check run on every live row of a table before a schema change that constrains them
+/// ([`crate::Database::alter_table_def`]); its error leaves the table unchanged.
+pub type RowCheck<'a> = &'a dyn Fn(&[Value]) -> Result<()>;
+
 /// How an identity column takes explicit values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Identity {

@@ -10,7 +10,7 @@ use sqlparser::ast as A;
 use sqlparser::tokenizer::Token;
 
 use super::{now_micros, Session};
-use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef};
+use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
 use crate::engine::{ColumnDef, IndexDef, Table, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
@@ -385,7 +385,7 @@ impl Session {
             Ok(())
         };
         let scan = !bound.is_empty() || !not_null.is_empty() || !parents.is_empty();
-        let check: Option<&dyn Fn(&[Value]) -> Result<()>> = if scan { Some(&check) } else { None };
+        let check: Option<RowCheck<'_>> = if scan { Some(&check) } else { None };
         self.db.alter_table_def(
             table,
             |cur| {
