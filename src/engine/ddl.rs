@@ -85,12 +85,14 @@ impl Inner {
     }
 
     /// Creates a table under a new id from `f(old definition)`, copies the live rows into it
-    /// (when `copy_rows`), and swaps it in atomically; the old rows are deleted.
+    /// (when `copy_rows`; each row completed to the old definition, then through `map`), and
+    /// swaps it in atomically; the old rows are deleted.
     pub(super) fn rebuild_table(
         &self,
         name: &str,
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
         copy_rows: bool,
+        map: &dyn Fn(Row) -> Result<Row>,
     ) -> Result<()> {
         self.check_open()?;
         let mut c = self.commit.lock();
@@ -107,7 +109,7 @@ impl Inner {
             let entries = old.pk.read().entries();
             for (k, p) in entries {
                 if let Some(row) = self.resolve(old.id, p, snapshot)? {
-                    let row = def.check_row(Arc::unwrap_or_clone(row))?;
+                    let row = def.check_row(map(old_def.complete_row(Arc::unwrap_or_clone(row)))?)?;
                     let key = if def.has_primary_key() {
                         def.key_of(&row)?
                     } else {

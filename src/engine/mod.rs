@@ -21,6 +21,7 @@
 //! assert_eq!(row[1], Value::from("grace"));
 //! ```
 
+mod alter;
 mod bulk;
 mod cache;
 pub mod catalog;
@@ -37,6 +38,7 @@ mod recovery;
 pub mod sequence;
 pub mod table;
 mod txn;
+pub mod view;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -56,6 +58,7 @@ pub use options::{IndexStats, Options, Stats};
 pub use sequence::SequenceDef;
 pub use table::Table;
 pub use txn::{Isolation, KeyRange, Locked, Savepoint, SequenceMemory, Transaction, BULK_COMMIT_ROWS};
+pub use view::ViewDef;
 
 use crate::error::{Error, Result, SqlState};
 use crate::store::{Store, CF_META};
@@ -103,6 +106,8 @@ pub(crate) struct Inner {
     pub(crate) locks: locks::LockTable,
     /// Sequences (sequence.rs), loaded on first use.
     sequences: sequence::Sequences,
+    /// Views (view.rs), loaded on first use.
+    views: view::Views,
     next_txn: AtomicU64,
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,
@@ -259,6 +264,7 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
         stats: Mutex::new(Stats::default()),
         locks: locks::LockTable::default(),
         sequences: sequence::Sequences::default(),
+        views: view::Views::default(),
         next_txn: AtomicU64::new(1),
         direct_reads: AtomicU64::new(0),
         store_reads: AtomicU64::new(0),
@@ -530,13 +536,14 @@ impl Database {
 
     /// Removes every row of a table (gives it a new table id; the old rows are deleted in bulk).
     pub fn truncate(&self, name: &str) -> Result<()> {
-        self.inner().rebuild_table(name, |d| Ok(d.clone()), false)
+        self.inner()
+            .rebuild_table(name, |d| Ok(d.clone()), false, &keep_row)
     }
 
     /// Replaces a table's definition and rewrites its live rows under it (ALTER TABLE ... ADD
     /// PRIMARY KEY uses this). Fails, changing nothing, if the rows do not fit the new definition.
     pub fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()> {
-        self.inner().rebuild_table(name, f, true)
+        self.inner().rebuild_table(name, f, true, &keep_row)
     }
 
     pub fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
@@ -700,6 +707,11 @@ impl Database {
         }
         walk(&self.core.path)
     }
+}
+
+/// The row mapping of a rebuild that keeps the columns as they are.
+fn keep_row(r: Row) -> Result<Row> {
+    Ok(r)
 }
 
 /// The store of the engine instance current when [`Database::store`] was called.

@@ -9,6 +9,7 @@ mod bind;
 mod dml;
 mod exec;
 pub mod expr;
+mod fk;
 pub mod lexer;
 mod parse;
 mod plan;

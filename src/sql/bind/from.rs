@@ -144,6 +144,9 @@ impl Binder<'_> {
                     };
                     return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
                 }
+                if let Some(v) = self.view_named(name)? {
+                    return self.bind_view(&v, alias.as_ref());
+                }
                 let t = self.table(name)?;
                 let def = t.def();
                 let alias_name = match alias {
@@ -200,7 +203,7 @@ impl Binder<'_> {
 }
 
 /// The scope of a derived table or CTE reference named `a` (column aliases applied).
-fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAlias>) -> Scope {
+pub(super) fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAlias>) -> Scope {
     let mut scope = Scope {
         cols: cols
             .iter()

@@ -10,6 +10,7 @@ mod join_chain;
 mod select;
 mod set_op;
 mod subquery;
+mod view;
 mod window;
 
 use std::collections::BTreeMap;
@@ -19,7 +20,7 @@ use sqlparser::ast as A;
 
 use super::expr::{Expr, Ty};
 use super::plan::{AggSpec, Plan};
-use crate::engine::{Database, Table, TableDef};
+use crate::engine::{Database, Table, TableDef, ViewDef};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 
@@ -193,6 +194,10 @@ pub struct Binder<'a> {
     pub params: Vec<Ty>,
     pub subplans: Vec<Plan>,
     pub tables: Vec<Arc<Table>>,
+    /// The views expanded (a plan is re-made when one of them is replaced or dropped).
+    pub views: Vec<Arc<ViewDef>>,
+    /// Views being expanded inside one another now.
+    view_depth: usize,
     agg_sink: Option<Vec<AggSpec>>,
     agg_ctx: &'static str,
     in_agg: bool,
@@ -226,6 +231,8 @@ impl<'a> Binder<'a> {
             params: Vec::new(),
             subplans: Vec::new(),
             tables: Vec::new(),
+            views: Vec::new(),
+            view_depth: 0,
             agg_sink: None,
             agg_ctx: "WHERE",
             in_agg: false,
@@ -240,7 +247,12 @@ impl<'a> Binder<'a> {
 
     pub fn table(&mut self, name: &A::ObjectName) -> Result<Arc<Table>> {
         let n = object_name(name)?;
-        let t = self.db.table(&n)?;
+        let t = self.db.table(&n).map_err(|e| match self.db.view(&n) {
+            Ok(Some(_)) => Error::unsupported(format!(
+                "cannot change view \"{n}\": views are read-only in Augur"
+            )),
+            _ => e,
+        })?;
         self.tables.push(t.clone());
         Ok(t)
     }

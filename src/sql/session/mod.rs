@@ -1,11 +1,13 @@
 //! One client's session: the transaction-block state machine (autocommit, BEGIN ... COMMIT,
 //! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
 
+mod alter;
 mod copy;
 mod ddl;
 mod plan_cache;
 mod prepared;
 mod settings;
+mod view;
 
 pub use prepared::Prepared;
 pub use settings::{parse_timeout, Limits};
@@ -401,11 +403,13 @@ impl Session {
             _ => return Ok(None),
         };
         let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
+        let views = (!b.views.is_empty()).then(|| (self.db.clone(), std::mem::take(&mut b.views)));
         Ok(Some(PlannedStmt {
             planned,
             subplans: b.subplans,
             params: b.params,
             deps,
+            views,
         }))
     }
 
@@ -529,8 +533,10 @@ impl Session {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
-            } => self.drop(*object_type, *if_exists, names),
+            } => self.drop(*object_type, *if_exists, names, *cascade),
+            A::Statement::CreateView(cv) => self.create_view(cv),
             A::Statement::CreateIndex(ci) => self.create_index(ci),
             A::Statement::AlterTable(at) => self.alter_table(at),
             A::Statement::Truncate(t) => self.truncate(t),

@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 
 use super::now_micros;
-use crate::engine::{Interrupt, Table, TableDef, Transaction};
+use crate::engine::{Database, Interrupt, Table, TableDef, Transaction, ViewDef};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
 use crate::sql::exec::{run, Exec};
@@ -28,6 +28,8 @@ pub(super) struct PlannedStmt {
     pub(super) subplans: Vec<Plan>,
     pub(super) params: Vec<Ty>,
     pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+    /// The views the plan expanded, and the database to look them up in again.
+    pub(super) views: Option<(Database, Vec<Arc<ViewDef>>)>,
 }
 
 impl PlannedStmt {
@@ -35,6 +37,14 @@ impl PlannedStmt {
         self.deps
             .iter()
             .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+            && self.views.as_ref().is_none_or(|(db, vs)| {
+                vs.iter().all(|v| {
+                    db.view(&v.name)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|now| Arc::ptr_eq(&now, v))
+                })
+            })
     }
 }
 
