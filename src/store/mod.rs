@@ -148,6 +148,8 @@ pub struct Store {
     /// (PostgreSQL PANICs and crash-restarts in this case).
     poisoned: AtomicBool,
     fault: Mutex<Option<Fault>>,
+    /// Set when this store answers a write "outcome unknown" (see [`Store::outcome_pending`]).
+    unsure: AtomicBool,
     /// Called once, on the first fault (the engine wakes its recovery thread).
     on_fault: OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// WAL fsyncs done by group commit (commits / this = commits sharing one fsync).
@@ -258,6 +260,7 @@ impl Store {
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
             fault: Mutex::new(None),
+            unsure: AtomicBool::new(false),
             on_fault: OnceLock::new(),
             wal_syncs: AtomicU64::new(0),
             wal_sync_nanos: AtomicU64::new(0),
@@ -464,9 +467,28 @@ impl Store {
         })
     }
 
+    /// Whether this faulted store may hold a write that no reader of it can see: a commit
+    /// whose record reached the WAL but was never synced (answered, or about to be answered,
+    /// "outcome unknown"), or an ingestion that failed after RocksDB may have linked its file.
+    /// Such a commit never became visible, so what a transaction of this engine instance reads
+    /// may be contradicted once the reopen has decided the outcome; the engine acknowledges no
+    /// commit that rests on such reads alone (`Transaction::commit` of one that wrote nothing).
+    /// False while the store is healthy.
+    pub(crate) fn outcome_pending(&self) -> bool {
+        if !self.poisoned.load(Ordering::Acquire) {
+            return false;
+        }
+        if self.unsure.load(Ordering::Acquire) {
+            return true;
+        }
+        let s = self.sync.lock();
+        s.written > s.synced
+    }
+
     /// The error for a commit whose record may be in the WAL but whose sync (or whose
     /// ingestion) failed.
     fn unknown(&self, what: &str, e: &Error) -> Error {
+        self.unsure.store(true, Ordering::Release);
         Error::OutcomeUnknown(format!(
             "{what} failed ({e}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
         ))
@@ -520,6 +542,7 @@ impl Store {
             }
             if self.poisoned.load(Ordering::Acquire) {
                 // Written, not known to be synced: the sync that failed may have lost it or not.
+                self.unsure.store(true, Ordering::Release);
                 let f = self
                     .fault()
                     .map_or_else(|| "the store was closed".to_string(), |f| f.message);
