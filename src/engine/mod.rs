@@ -332,18 +332,29 @@ fn free_bytes(path: &Path) -> Option<u64> {
 /// on from the faulted instance. If the reopen fails it retries, backing off to 5 s.
 fn recovery_loop(core: Arc<Core>) {
     let stopped = || core.stop.load(Ordering::Acquire);
+    // Also how often the stall watchdog looks (`Store::break_stall`).
+    let period =
+        (core.opts.stalled_write_limit / 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
     loop {
         let fault = loop {
             if stopped() {
                 return;
             }
-            if let Some(f) = core.cur.load().store.fault() {
+            let cur = core.cur.load_full();
+            if let Some(f) = cur.store.fault() {
                 break f;
             }
-            core.wake.sleep(Duration::from_millis(500));
+            // A writer RocksDB has stopped for good never returns to fault the store.
+            cur.store.break_stall(core.opts.stalled_write_limit);
+            drop(cur);
+            core.wake.sleep(period);
         };
         let old = core.cur.load_full();
         tracing::error!(fault = %fault.message, no_space = fault.no_space, "storage fault: the engine will reopen the database");
+        // Writers RocksDB holds in a write stop (its no-space recovery waiting for space) get
+        // their errors now rather than when space returns, and give back their borrows of the
+        // database (`retire` waits for them, and for the maintenance thread, which may be one).
+        old.store.stop_background_work();
         if fault.no_space {
             let mut said = false;
             while free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {

@@ -31,6 +31,12 @@ pub struct Options {
     /// writes resume) once the file system has at least this many bytes free (default 64 MiB:
     /// the reopen writes a new WAL and flushes what it recovered).
     pub resume_free_bytes: u64,
+    /// A write RocksDB keeps waiting in a write stop after a background error (a flush or
+    /// compaction failed) for this long, with no other write ending meanwhile, makes the engine
+    /// treat the store as failed and reopen it (default 10 s). RocksDB itself would hold it
+    /// until its own recovery succeeds, which after a full device is never while less than a
+    /// memtable's worth of space is free ("When the disk fails" in docs/ARCHITECTURE.md).
+    pub stalled_write_limit: Duration,
 }
 
 impl Default for Options {
@@ -43,6 +49,7 @@ impl Default for Options {
             checkpoint_every: 1_000_000,
             maintenance_interval: Duration::from_millis(200),
             resume_free_bytes: 64 << 20,
+            stalled_write_limit: Duration::from_secs(10),
         }
     }
 }
