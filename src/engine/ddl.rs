@@ -60,7 +60,7 @@ impl Inner {
     }
 
     /// Adds to `b` the catalog entry of `def`.
-    fn put_def(&self, b: &mut WriteBatch, def: &TableDef) -> Result<()> {
+    pub(super) fn put_def(&self, b: &mut WriteBatch, def: &TableDef) -> Result<()> {
         let json = serde_json::to_vec(def).expect("a TableDef always serializes");
         b.put_cf(self.store.db()?.cf(CF_CATALOG), def.id.to_be_bytes(), json);
         Ok(())
