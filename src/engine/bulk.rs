@@ -168,12 +168,24 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
         (ingested, fresh)
     });
     ingested?;
-    let fresh = fresh.transpose()?;
+    // From here on the rows are durable: a failure answers "unknown", never "did not happen".
+    let after = |what: &str, e: Error| db.store.failed_after_ingest(what, &e);
+    let fresh = fresh
+        .transpose()
+        .map_err(|e| after("building the bulk load's index", e))?;
     let ingest_time = t0.elapsed();
     c.next_rowid = end;
     let mut batch = WriteBatch::default();
-    batch.put_cf(db.store.db()?.cf(CF_META), b"next_rowid", end.to_be_bytes());
-    let ticket = db.store.append(batch)?;
+    let meta = db
+        .store
+        .db()
+        .map_err(|e| after("recording the bulk load's positions", e))?;
+    batch.put_cf(meta.cf(CF_META), b"next_rowid", end.to_be_bytes());
+    drop(meta);
+    let ticket = db
+        .store
+        .append(batch)
+        .map_err(|e| after("recording the bulk load's positions", e))?;
 
     let mut gc_items = Vec::new();
     {

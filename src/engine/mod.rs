@@ -823,5 +823,4 @@ impl Inner {
         self.stats.lock().checkpoints += 1;
         Ok(())
     }
-
 }

@@ -494,6 +494,15 @@ impl Store {
         ))
     }
 
+    /// The error for a commit whose rows an ingestion has already made durable when a later
+    /// step fails (recording its positions, building its index): the client must not be told
+    /// it did not happen, so the outcome is unknown (08007), and the store is faulted so that
+    /// the engine reopens it and recovery rebuilds from the rows what memory missed.
+    pub(crate) fn failed_after_ingest(&self, what: &str, e: &Error) -> Error {
+        self.set_fault(e);
+        self.unknown(what, e)
+    }
+
     /// Writes `batch` to the WAL and memtables without syncing and returns a ticket for
     /// [`Store::wait_durable`]. An error is definite: RocksDB failed before the record was
     /// complete in the WAL (a refusal in `PreprocessWrite`, or a failed `write(2)`, after which

@@ -163,9 +163,23 @@ impl Transaction {
             })?
         };
         let last = rowid - 1;
-        batch.put_cf(db.store.db()?.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
+        // A bulk commit's rows are durable once ingested: a failure from here on answers
+        // "unknown", never "did not happen" (a small commit's append error is definite).
+        let after = |e: Error| {
+            if bulk {
+                db.store
+                    .failed_after_ingest("recording a bulk commit's positions", &e)
+            } else {
+                e
+            }
+        };
+        batch.put_cf(
+            db.store.db().map_err(after)?.cf(CF_META),
+            b"next_rowid",
+            rowid.to_be_bytes(),
+        );
         c.next_rowid = rowid;
-        let ticket = db.store.append(batch)?;
+        let ticket = db.store.append(batch).map_err(after)?;
 
         // 3. Publish to the indexes and the row cache (readers with older snapshots follow the
         //    version chain past these positions, so publishing before the fsync is safe).
