@@ -36,7 +36,33 @@ impl Drop for Background {
 /// Stops the recovery thread, then closes the current engine instance cleanly.
 pub(super) fn shutdown(bg: &Background) -> Result<()> {
     stop_recovery(bg);
-    shutdown_inner(&bg.core.cur.load_full())
+    let inner = bg.core.cur.load_full();
+    // The recovery thread's stall watchdog has stopped, and the close writes (collection,
+    // checkpoints, the clean-shutdown marker): a write RocksDB stops for good after a background
+    // error on a full device must not hang the close, so a watchdog runs for its length. Its
+    // stop flag is read and set under one mutex, so its last sleep ends with the close.
+    let limit = bg.core.opts.stalled_write_limit;
+    let period = stall_check_period(limit);
+    let done = Mutex::new(false);
+    let ended = Condvar::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut d = done.lock();
+            while !*d {
+                inner.store.break_stall(limit);
+                ended.wait_for(&mut d, period);
+            }
+        });
+        let r = shutdown_inner(&inner);
+        *done.lock() = true;
+        ended.notify_all();
+        r
+    })
+}
+
+/// How often a stall watchdog looks (`Store::break_stall`).
+fn stall_check_period(limit: Duration) -> Duration {
+    (limit / 2).clamp(Duration::from_millis(10), Duration::from_millis(500))
 }
 
 pub(super) fn stop_recovery(bg: &Background) {
@@ -195,8 +221,7 @@ pub(super) fn free_bytes(path: &Path) -> Option<u64> {
 pub(super) fn recovery_loop(core: Arc<Core>) {
     let stopped = || core.stop.load(Ordering::Acquire);
     // Also how often the stall watchdog looks (`Store::break_stall`).
-    let period =
-        (core.opts.stalled_write_limit / 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
+    let period = stall_check_period(core.opts.stalled_write_limit);
     loop {
         let fault = loop {
             if stopped() {
