@@ -136,6 +136,10 @@ impl Binder<'_> {
                     };
                     return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
                 }
+                if let Some((plan, cols, rel)) = self.catalog_relation(name)? {
+                    let a = alias.as_ref().map_or(rel, |a| ident(&a.name));
+                    return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
+                }
                 let t = self.table(name)?;
                 let def = t.def();
                 let alias_name = match alias {

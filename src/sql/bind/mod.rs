@@ -1,6 +1,7 @@
 //! The binder: resolves names and types in sqlparser's syntax tree (PostgreSQL's rules) and
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
+mod catalog;
 mod cte;
 mod expr;
 mod from;
@@ -202,6 +203,9 @@ pub struct Binder<'a> {
     work_tables: usize,
     /// Window functions of the select list being bound (None where they are not allowed).
     win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
+    /// The catalog snapshot catalog relations and functions read (None: the statement reads
+    /// none, see `catalog.rs`).
+    pub catalog: Option<Arc<crate::sql::catalog::Snapshot>>,
 }
 
 pub(super) enum OrderRef {
@@ -225,10 +229,14 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             work_tables: 0,
             win_sink: None,
+            catalog: None,
         }
     }
 
     pub fn table(&mut self, name: &A::ObjectName) -> Result<Arc<Table>> {
+        if let Some((schema, rel)) = catalog::catalog_name(name) {
+            return Err(crate::sql::catalog::write_error(schema, rel));
+        }
         let n = object_name(name)?;
         let t = self.db.table(&n)?;
         self.tables.push(t.clone());

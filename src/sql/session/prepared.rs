@@ -28,13 +28,17 @@ pub(super) struct PlannedStmt {
     pub(super) subplans: Vec<Plan>,
     pub(super) params: Vec<Ty>,
     pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+    /// Reads catalog relations (rows fixed when planned): planned again for every run.
+    pub(super) reads_catalog: bool,
 }
 
 impl PlannedStmt {
     pub(super) fn valid(&self) -> bool {
-        self.deps
-            .iter()
-            .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+        !self.reads_catalog
+            && self
+                .deps
+                .iter()
+                .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
     }
 }
 
