@@ -262,7 +262,7 @@ impl Binder<'_> {
                     .collect();
                 (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
             }
-            ("json_build_object", _) if n % 2 == 0 => {
+            ("json_build_object", _) if n.is_multiple_of(2) => {
                 // Text in PostgreSQL's json output form (Augur has no json type).
                 let mut parts = vec![lit_text("{")];
                 for (i, pair) in args.chunks(2).enumerate() {
