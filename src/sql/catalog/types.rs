@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(format_type(1043, Some(20)), "character varying(20)");
+        assert_eq!(format_type(1043, Some(24)), "character varying(20)");
         assert_eq!(format_type(1043, Some(-1)), "character varying");
         assert_eq!(format_type(23, None), "integer");
         assert_eq!(format_type(9999, None), "???");
