@@ -91,6 +91,9 @@ fn options() -> Options {
         maintenance_interval: Duration::from_millis(5),
         row_cache_bytes: 4 << 20,
         resume_free_bytes: 4 << 20,
+        // A write RocksDB stops for good (a flush failed on the full tmpfs) ends within a
+        // cycle's time.
+        stalled_write_limit: Duration::from_secs(1),
         store: augur::store::StoreOptions {
             // Small memtables: flushes (and their failures) happen within a short run.
             write_buffer_bytes: 1 << 20,

@@ -21,20 +21,26 @@
 //! assert_eq!(row[1], Value::from("grace"));
 //! ```
 
+mod alter;
 mod bulk;
 mod cache;
 pub mod catalog;
+mod ddl;
+mod fetch;
 mod gc;
+mod integrity;
 mod interrupt;
 mod locks;
 mod maintenance;
 mod memory;
+mod options;
 mod recovery;
 pub mod sequence;
 pub mod table;
 mod txn;
+pub mod view;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -48,148 +54,19 @@ use rocksdb::WriteBatch;
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use memory::MemoryReport;
+pub use options::{IndexStats, Options, Stats};
 pub use sequence::SequenceDef;
 pub use table::Table;
 pub use txn::{Isolation, KeyRange, Locked, Savepoint, SequenceMemory, Transaction, BULK_COMMIT_ROWS};
+pub use view::ViewDef;
 
 use crate::error::{Error, Result, SqlState};
-use crate::index::keyed::{KeyIndex, TOMBSTONE};
-use crate::store::direct::{Files, Lookup};
-use crate::store::{Store, StoreOptions, CF_CATALOG, CF_IDXSNAP, CF_META, CF_ROWS};
-use crate::types::codec::Version;
+use crate::store::{Store, CF_META};
 use crate::types::{Key, Row};
 use cache::RowCache;
 
 /// The stored versions of one key as (rowid, is_tombstone, prev rowid), oldest first.
 pub type VersionHistory = Vec<(u64, bool, u64)>;
-
-/// Options for [`Database::open`].
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// fsync the write-ahead log before a commit returns (default: true). When false, a commit
-    /// that returned may be lost in a crash (but never torn).
-    pub sync_commits: bool,
-    /// Byte budget of the in-process row cache (row versions by rowid; it holds the versions of
-    /// recent small commits, which sit in RocksDB's memtable where the direct read path does not
-    /// reach, and rows read through RocksDB). With `memory_budget`, only its initial size.
-    pub row_cache_bytes: usize,
-    /// One budget, in bytes, for everything the engine keeps in process memory for the data
-    /// (default: none). The indexes are charged first (primary and secondary, mapped index
-    /// images included), then the direct read path's models and RocksDB's table readers; the
-    /// block cache and the row cache get what is left, and are resized as the indexes grow.
-    /// `Database::memory` reports every part. See [`Options::with_memory_budget`].
-    pub memory_budget: Option<usize>,
-    /// RocksDB tuning.
-    pub store: StoreOptions,
-    /// Write a new index checkpoint after this many row versions (recovery replays at most
-    /// about this many versions per table after a crash).
-    pub checkpoint_every: u64,
-    /// How often the background thread collects old versions and checks for checkpoints.
-    pub maintenance_interval: Duration,
-    /// After a write failed because the device was full, the engine reopens the database (and
-    /// writes resume) once the file system has at least this many bytes free (default 64 MiB:
-    /// the reopen writes a new WAL and flushes what it recovered).
-    pub resume_free_bytes: u64,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            sync_commits: true,
-            row_cache_bytes: 64 << 20,
-            memory_budget: None,
-            store: StoreOptions::default(),
-            checkpoint_every: 1_000_000,
-            maintenance_interval: Duration::from_millis(200),
-            resume_free_bytes: 64 << 20,
-        }
-    }
-}
-
-impl Options {
-    /// These options with one memory budget covering indexes and caches (see
-    /// [`Options::memory_budget`]).
-    ///
-    /// ```
-    /// let o = augur::Options::default().with_memory_budget(512 << 20);
-    /// assert_eq!(o.memory_budget, Some(512 << 20));
-    /// ```
-    pub fn with_memory_budget(mut self, bytes: usize) -> Options {
-        self.memory_budget = Some(bytes);
-        self
-    }
-}
-
-/// Counters for monitoring and tests.
-#[derive(Debug, Default, Clone, serde::Serialize)]
-pub struct Stats {
-    pub commits: u64,
-    /// Commits or writes refused with 40001.
-    pub conflicts: u64,
-    /// Writes that waited for another transaction's row lock.
-    pub lock_waits: u64,
-    /// Lock waits refused with 40P01.
-    pub deadlocks: u64,
-    /// Row locks held by open transactions now.
-    pub row_locks_held: u64,
-    pub versions_collected: u64,
-    /// Row versions queued for garbage collection now (superseded versions and tombstones
-    /// waiting for the oldest snapshot, tombstone rows waiting for an index checkpoint).
-    pub gc_pending: u64,
-    pub checkpoints: u64,
-    pub cache_hits: u64,
-    pub cache_misses: u64,
-    pub row_cache_bytes: u64,
-    pub recovery_ms: u64,
-    pub recovered_unclean: bool,
-    /// Open, by phase (microseconds): RocksDB's own open (its WAL recovery included); then,
-    /// summed over tables, reading the index checkpoints
-    /// (mapping images and reading their node directories; or reading sorted chunks and
-    /// bulk-loading them), checksumming images, and replaying the versions written after the
-    /// checkpoints (with secondary indexes). The rest of `recovery_ms` is RocksDB and catalog.
-    pub open_store_us: u64,
-    pub open_map_us: u64,
-    pub open_verify_us: u64,
-    pub open_replay_us: u64,
-    /// Row versions the open replayed (written after their table's checkpoint).
-    pub open_replayed_versions: u64,
-    /// Index images refused at open (checksum, format, or not the checkpoint's own), their
-    /// indexes rebuilt from the rows.
-    pub index_images_refused: u64,
-    /// Versions the post-crash sweep found orphaned and collected.
-    pub swept_versions: u64,
-    /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.
-    pub wal_syncs: u64,
-    /// Seconds spent in those fsyncs (`wal_sync_secs / wal_syncs` is the mean fsync time).
-    pub wal_sync_secs: f64,
-    /// The warm-up after open has finished: every live file of the rows column family is mapped
-    /// and brought into the page tables (and the page cache), and the primary indexes' mapped
-    /// images are in huge pages, so reads run at full speed.
-    pub prewarm_done: bool,
-    /// Row versions read in place from a mapped SST file (the direct read path) and read through
-    /// RocksDB (rows the mapped files do not cover: the memtable, a file not yet mapped).
-    pub direct_reads: u64,
-    pub store_reads: u64,
-    /// The direct read path's mapped files and models.
-    pub direct: crate::store::direct::DirectStats,
-    /// Times the engine reopened the database by itself after a write failure (see
-    /// docs/ARCHITECTURE.md, "When the disk fails").
-    pub storage_recoveries: u64,
-    /// A write failed and the engine has not yet reopened the database: writes are refused
-    /// (53100 while the device is full, 57P03 otherwise); reads go on.
-    pub storage_degraded: bool,
-}
-
-/// A table's primary index, for monitoring ([`Database::index_stats`]).
-#[derive(Debug, Clone)]
-pub struct IndexStats {
-    pub table: String,
-    /// `alex` or `btree`.
-    pub kind: &'static str,
-    pub keys: usize,
-    /// The ALEX structure (None for a B-tree index).
-    pub alex: Option<crate::index::alex::AlexStats>,
-}
 
 struct CommitState {
     next_rowid: u64,
@@ -229,6 +106,8 @@ pub(crate) struct Inner {
     pub(crate) locks: locks::LockTable,
     /// Sequences (sequence.rs), loaded on first use.
     sequences: sequence::Sequences,
+    /// Views (view.rs), loaded on first use.
+    views: view::Views,
     next_txn: AtomicU64,
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,
@@ -241,24 +120,6 @@ pub(crate) struct Inner {
     retired_txn: AtomicU64,
     /// The maintenance thread (garbage collection, checkpoints, read-back).
     maint: Mutex<Option<JoinHandle<()>>>,
-}
-
-/// The bytes of a row version: the row cache's copy, or a mapped file's, borrowed from the file
-/// set the read holds.
-pub(crate) enum VBytes<'f> {
-    Shared(cache::Bytes),
-    Mapped(&'f [u8]),
-}
-
-impl std::ops::Deref for VBytes<'_> {
-    type Target = [u8];
-    #[inline]
-    fn deref(&self) -> &[u8] {
-        match self {
-            VBytes::Shared(b) => b,
-            VBytes::Mapped(b) => b,
-        }
-    }
 }
 
 /// A database handle. Cheap to clone; all clones share one engine. The database closes (final
@@ -403,6 +264,7 @@ fn open_inner(path: &Path, opts: &Options, wake: &Arc<Wake>, carry: Option<&Inne
         stats: Mutex::new(Stats::default()),
         locks: locks::LockTable::default(),
         sequences: sequence::Sequences::default(),
+        views: view::Views::default(),
         next_txn: AtomicU64::new(1),
         direct_reads: AtomicU64::new(0),
         store_reads: AtomicU64::new(0),
@@ -470,18 +332,29 @@ fn free_bytes(path: &Path) -> Option<u64> {
 /// on from the faulted instance. If the reopen fails it retries, backing off to 5 s.
 fn recovery_loop(core: Arc<Core>) {
     let stopped = || core.stop.load(Ordering::Acquire);
+    // Also how often the stall watchdog looks (`Store::break_stall`).
+    let period =
+        (core.opts.stalled_write_limit / 2).clamp(Duration::from_millis(10), Duration::from_millis(500));
     loop {
         let fault = loop {
             if stopped() {
                 return;
             }
-            if let Some(f) = core.cur.load().store.fault() {
+            let cur = core.cur.load_full();
+            if let Some(f) = cur.store.fault() {
                 break f;
             }
-            core.wake.sleep(Duration::from_millis(500));
+            // A writer RocksDB has stopped for good never returns to fault the store.
+            cur.store.break_stall(core.opts.stalled_write_limit);
+            drop(cur);
+            core.wake.sleep(period);
         };
         let old = core.cur.load_full();
         tracing::error!(fault = %fault.message, no_space = fault.no_space, "storage fault: the engine will reopen the database");
+        // Writers RocksDB holds in a write stop (its no-space recovery waiting for space) get
+        // their errors now rather than when space returns, and give back their borrows of the
+        // database (`retire` waits for them, and for the maintenance thread, which may be one).
+        old.store.stop_background_work();
         if fault.no_space {
             let mut said = false;
             while free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {
@@ -674,13 +547,14 @@ impl Database {
 
     /// Removes every row of a table (gives it a new table id; the old rows are deleted in bulk).
     pub fn truncate(&self, name: &str) -> Result<()> {
-        self.inner().rebuild_table(name, |d| Ok(d.clone()), false)
+        self.inner()
+            .rebuild_table(name, |d| Ok(d.clone()), false, &keep_row)
     }
 
     /// Replaces a table's definition and rewrites its live rows under it (ALTER TABLE ... ADD
     /// PRIMARY KEY uses this). Fails, changing nothing, if the rows do not fit the new definition.
     pub fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()> {
-        self.inner().rebuild_table(name, f, true)
+        self.inner().rebuild_table(name, f, true, &keep_row)
     }
 
     pub fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
@@ -846,6 +720,11 @@ impl Database {
     }
 }
 
+/// The row mapping of a rebuild that keeps the columns as they are.
+fn keep_row(r: Row) -> Result<Row> {
+    Ok(r)
+}
+
 /// The store of the engine instance current when [`Database::store`] was called.
 #[doc(hidden)]
 pub struct StoreRef(Arc<Inner>);
@@ -931,375 +810,6 @@ impl Inner {
             .unwrap_or_else(|| self.visible.load(Ordering::Acquire))
     }
 
-    /// The encoded row version at a position: a mapped SST file first (the direct read path),
-    /// then the row cache, then RocksDB (whose answer the row cache keeps).
-    pub(crate) fn fetch_bytes<'f>(&self, files: &'f Files, table: u32, rowid: u64) -> Result<VBytes<'f>> {
-        if let Lookup::Hit(b) = files.get(table, rowid) {
-            self.direct_reads.fetch_add(1, Ordering::Relaxed);
-            return Ok(VBytes::Mapped(b));
-        }
-        let cache = self.cache.load();
-        if let Some(v) = cache.get(rowid) {
-            return Ok(VBytes::Shared(v));
-        }
-        self.store_reads.fetch_add(1, Ordering::Relaxed);
-        let bytes = self
-            .store
-            .get_row(table, rowid)?
-            .ok_or_else(|| Error::Corrupt(format!("row version {rowid} of table {table} is missing")))?;
-        let v: cache::Bytes = Arc::from(&bytes[..]);
-        cache.insert(rowid, v.clone());
-        Ok(VBytes::Shared(v))
-    }
-
-    /// The current file set of the direct read path (held for the length of one read).
-    #[inline]
-    pub(crate) fn files(&self) -> Files {
-        self.store.direct().files()
-    }
-
-    /// The versions at `rowids` (sorted ascending), read together: from the mapped files where
-    /// they hold them; the rest from the row cache when the first of them is cached (a table
-    /// loaded into an empty cache is, whole), otherwise one iterator pass over the rowid range
-    /// when they are dense (rows loaded or inserted in key order), otherwise the row cache and one
-    /// sorted multi-get for the rest. Returns (rowid, bytes) sorted by rowid; a rowid that is not
-    /// found is left out (the caller falls back to `fetch_bytes`).
-    pub(crate) fn fetch_many<'f>(
-        &self,
-        files: &'f Files,
-        table: u32,
-        rowids: &[u64],
-    ) -> Result<Vec<(u64, VBytes<'f>)>> {
-        let mut out: Vec<(u64, VBytes<'f>)> = Vec::with_capacity(rowids.len());
-        let mut rest = Vec::new();
-        for &r in rowids {
-            match files.get(table, r) {
-                Lookup::Hit(b) => out.push((r, VBytes::Mapped(b))),
-                _ => rest.push(r),
-            }
-        }
-        self.direct_reads.fetch_add(out.len() as u64, Ordering::Relaxed);
-        if rest.is_empty() {
-            return Ok(out);
-        }
-        let mapped = out.len();
-        let (lo, hi) = (rest[0], rest[rest.len() - 1]);
-        // Probing the cache for every row of a cold range cost more than the iterator saves
-        // (engine_perf at 1M rows, most of them cold: 118 vs 78 us per 100-row scan), so the
-        // first row decides.
-        let cache = self.cache.load();
-        let first_cached = cache.get(lo);
-        if first_cached.is_none() && hi - lo < 4 * rest.len() as u64 {
-            self.store_reads.fetch_add(rest.len() as u64, Ordering::Relaxed);
-            let mut i = 0;
-            self.store.scan_rows(table, lo, hi + 1, |r, v| {
-                while i < rest.len() && rest[i] < r {
-                    i += 1;
-                }
-                if i < rest.len() && rest[i] == r {
-                    out.push((r, VBytes::Shared(Arc::from(v))));
-                    i += 1;
-                }
-                Ok(i < rest.len())
-            })?;
-        } else {
-            let mut missing = Vec::new();
-            let mut cached = Vec::new();
-            match first_cached {
-                Some(b) => cached.push((lo, b)),
-                None => missing.push(lo),
-            }
-            cache.get_many(&rest[1..], &mut cached, &mut missing);
-            out.extend(cached.into_iter().map(|(r, b)| (r, VBytes::Shared(b))));
-            self.store_reads
-                .fetch_add(missing.len() as u64, Ordering::Relaxed);
-            for (r, got) in missing.iter().zip(self.store.multi_get_rows(table, &missing)) {
-                if let Some(bytes) = got? {
-                    let b: cache::Bytes = Arc::from(bytes.as_slice());
-                    cache.insert(*r, b.clone());
-                    out.push((*r, VBytes::Shared(b)));
-                }
-            }
-        }
-        if mapped > 0 {
-            out.sort_unstable_by_key(|e| e.0);
-        }
-        Ok(out)
-    }
-
-    /// The bytes of the version a snapshot sees, starting from an index payload (newest
-    /// version of the key). The version found may be a tombstone (the key deleted as of the
-    /// snapshot); `None` when the key did not exist yet.
-    pub(crate) fn resolve_bytes<'f>(
-        &self,
-        files: &'f Files,
-        table: u32,
-        payload: u64,
-        snapshot: u64,
-    ) -> Result<Option<VBytes<'f>>> {
-        let mut rowid = payload & !TOMBSTONE;
-        if rowid <= snapshot && payload & TOMBSTONE != 0 {
-            return Ok(None);
-        }
-        loop {
-            if rowid == 0 {
-                return Ok(None);
-            }
-            let bytes = self.fetch_bytes(files, table, rowid)?;
-            if rowid <= snapshot {
-                return Ok(Some(bytes));
-            }
-            rowid = crate::types::codec::decode_version_header(&bytes)?.1;
-        }
-    }
-
-    /// A decoded row version by position.
-    pub(crate) fn fetch(&self, table: u32, rowid: u64) -> Result<Version> {
-        let files = self.files();
-        crate::types::codec::decode_version(&self.fetch_bytes(&files, table, rowid)?)
-    }
-
-    /// The row a snapshot sees, starting from an index payload (newest version of the key).
-    pub(crate) fn resolve(&self, table: u32, payload: u64, snapshot: u64) -> Result<Option<Arc<Row>>> {
-        let files = self.files();
-        match self.resolve_bytes(&files, table, payload, snapshot)? {
-            None => Ok(None),
-            Some(b) => Ok(crate::types::codec::decode_version(&b)?.row.map(Arc::new)),
-        }
-    }
-
-    fn create_table(&self, mut def: TableDef, if_not_exists: bool) -> Result<Arc<Table>> {
-        self.check_open()?;
-        def.validate()?;
-        let mut c = self.commit.lock();
-        if let Some(t) = self.tables.read().get(&def.name) {
-            if if_not_exists {
-                return Ok(t.clone());
-            }
-            return Err(Error::new(
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{}\" already exists", def.name),
-            ));
-        }
-        def.id = c.next_table_id;
-        let mut b = WriteBatch::default();
-        self.put_def(&mut b, &def)?;
-        b.put_cf(
-            self.store.db()?.cf(CF_META),
-            b"next_table_id",
-            (def.id as u64 + 1).to_be_bytes(),
-        );
-        self.store.write_sync(b)?;
-        c.next_table_id += 1;
-        let t = Arc::new(Table::new(def.clone(), KeyIndex::new(def.key_kind())));
-        self.tables.write().insert(def.name.clone(), t.clone());
-        Ok(t)
-    }
-
-    fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
-        self.check_open()?;
-        let _c = self.commit.lock();
-        let Some(t) = self.tables.read().get(name).cloned() else {
-            if if_exists {
-                return Ok(false);
-            }
-            return Err(Error::undefined_table(name));
-        };
-        let mut b = WriteBatch::default();
-        self.delete_table_data(&mut b, t.id)?;
-        self.store.write_sync(b)?;
-        t.dropped.store(true, Ordering::Release);
-        self.tables.write().remove(name);
-        self.gc.lock().forget_table(t.id);
-        Ok(true)
-    }
-
-    /// Adds to `b` the catalog entry of `def`.
-    fn put_def(&self, b: &mut WriteBatch, def: &TableDef) -> Result<()> {
-        let json = serde_json::to_vec(def).expect("a TableDef always serializes");
-        b.put_cf(self.store.db()?.cf(CF_CATALOG), def.id.to_be_bytes(), json);
-        Ok(())
-    }
-
-    /// Adds to `b` the deletion of everything stored for table `id`.
-    fn delete_table_data(&self, b: &mut WriteBatch, id: u32) -> Result<()> {
-        let db = self.store.db()?;
-        b.delete_cf(db.cf(CF_CATALOG), id.to_be_bytes());
-        b.delete_range_cf(
-            db.cf(CF_ROWS),
-            crate::store::row_key(id, 0),
-            crate::store::row_key(id + 1, 0),
-        );
-        b.delete_range_cf(
-            db.cf(CF_IDXSNAP),
-            crate::store::idxsnap_key(id, 0, 0),
-            crate::store::idxsnap_key(id + 1, 0, 0),
-        );
-        b.delete_cf(db.cf(CF_META), format!("ckpt/{id}"));
-        Ok(())
-    }
-
-    /// Creates a table under a new id from `f(old definition)`, copies the live rows into it
-    /// (when `copy_rows`), and swaps it in atomically; the old rows are deleted.
-    fn rebuild_table(
-        &self,
-        name: &str,
-        f: impl FnOnce(&TableDef) -> Result<TableDef>,
-        copy_rows: bool,
-    ) -> Result<()> {
-        self.check_open()?;
-        let mut c = self.commit.lock();
-        let old = self.table(name)?;
-        let old_def = old.def();
-        let mut def = f(&old_def)?;
-        def.id = c.next_table_id;
-        def.name = old_def.name.clone();
-        def.validate()?;
-        // Read every live row at the latest state (the commit lock keeps writers out).
-        let mut rows: Vec<(Key, Row)> = Vec::new();
-        if copy_rows {
-            let snapshot = c.next_rowid - 1;
-            let entries = old.pk.read().entries();
-            for (k, p) in entries {
-                if let Some(row) = self.resolve(old.id, p, snapshot)? {
-                    let row = def.check_row(Arc::unwrap_or_clone(row))?;
-                    let key = if def.has_primary_key() {
-                        def.key_of(&row)?
-                    } else {
-                        k
-                    };
-                    rows.push((key, row));
-                }
-            }
-            rows.sort_by(|a, b| a.0.cmp(&b.0));
-            if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
-                let _ = w;
-                return Err(Error::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!(
-                        "could not create unique index \"{}\": key is duplicated",
-                        def.pkey_name.clone().unwrap_or_default()
-                    ),
-                ));
-            }
-        }
-        let mut b = WriteBatch::default();
-        let mut entries = Vec::with_capacity(rows.len());
-        let mut buf = Vec::new();
-        let db = self.store.db()?;
-        let cf_rows = db.cf(CF_ROWS);
-        let mut rowid = c.next_rowid;
-        for (k, row) in &rows {
-            crate::types::codec::encode_version(0, k, Some(row), &mut buf);
-            b.put_cf(cf_rows, crate::store::row_key(def.id, rowid), &buf);
-            entries.push((k.clone(), rowid));
-            rowid += 1;
-        }
-        self.put_def(&mut b, &def)?;
-        b.put_cf(
-            self.store.db()?.cf(CF_META),
-            b"next_table_id",
-            (def.id as u64 + 1).to_be_bytes(),
-        );
-        b.put_cf(self.store.db()?.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
-        self.delete_table_data(&mut b, old.id)?;
-        self.store.write_sync(b)?;
-        c.next_table_id += 1;
-        c.next_rowid = rowid;
-        let t = Arc::new(Table::new(
-            def.clone(),
-            KeyIndex::bulk_load(def.key_kind(), entries),
-        ));
-        for (i, (k, row)) in rows.iter().enumerate() {
-            t.add_secondary_entries(row, k, c.next_rowid - rows.len() as u64 + i as u64);
-        }
-        old.dropped.store(true, Ordering::Release);
-        self.tables.write().insert(def.name.clone(), t);
-        self.gc.lock().forget_table(old.id);
-        self.visible.fetch_max(rowid - 1, Ordering::AcqRel);
-        Ok(())
-    }
-
-    fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
-        self.check_open()?;
-        let c = self.commit.lock();
-        if self
-            .tables
-            .read()
-            .values()
-            .any(|t| t.def().indexes.iter().any(|i| i.name == index.name))
-        {
-            if if_not_exists {
-                return Ok(());
-            }
-            return Err(Error::new(
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{}\" already exists", index.name),
-            ));
-        }
-        let t = self.table(table)?;
-        let mut def = (*t.def()).clone();
-        if index.columns.is_empty() || index.columns.iter().any(|&i| i >= def.columns.len()) {
-            return Err(Error::new(
-                SqlState::UNDEFINED_COLUMN,
-                "index column does not exist",
-            ));
-        }
-        // Build from the newest version of every key.
-        let snapshot = c.next_rowid - 1;
-        let mut entries = std::collections::BTreeSet::new();
-        for (k, p) in t.pk.read().entries() {
-            if let Some(row) = self.resolve(t.id, p, snapshot)? {
-                if let Some(val) = def.index_value(&index, &row) {
-                    entries.insert((val, k, p & !TOMBSTONE));
-                }
-            }
-        }
-        if index.unique {
-            let mut prev: Option<&Vec<u8>> = None;
-            for (v, _, _) in &entries {
-                if prev == Some(v) {
-                    return Err(Error::new(
-                        SqlState::UNIQUE_VIOLATION,
-                        format!(
-                            "could not create unique index \"{}\": a key is duplicated",
-                            index.name
-                        ),
-                    ));
-                }
-                prev = Some(v);
-            }
-        }
-        def.indexes.push(index.clone());
-        let mut b = WriteBatch::default();
-        self.put_def(&mut b, &def)?;
-        self.store.write_sync(b)?;
-        t.secondary
-            .write()
-            .push(table::SecondaryIndex { def: index, entries });
-        t.set_def(def);
-        Ok(())
-    }
-
-    fn drop_index(&self, name: &str) -> Result<bool> {
-        self.check_open()?;
-        let _c = self.commit.lock();
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        for t in tables {
-            let mut def = (*t.def()).clone();
-            if let Some(pos) = def.indexes.iter().position(|i| i.name == name) {
-                def.indexes.remove(pos);
-                let mut b = WriteBatch::default();
-                self.put_def(&mut b, &def)?;
-                self.store.write_sync(b)?;
-                t.secondary.write().remove(pos);
-                t.set_def(def);
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
     pub(crate) fn checkpoint_all(&self) -> Result<()> {
         let _one = self.ckpt_lock.lock();
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
@@ -1314,62 +824,4 @@ impl Inner {
         Ok(())
     }
 
-    fn verify_integrity(&self) -> Result<usize> {
-        let _c = self.commit.lock();
-        let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        let mut checked = 0;
-        for t in tables {
-            // Newest version per key from the persisted rows.
-            let mut newest: BTreeMap<Key, (u64, bool)> = BTreeMap::new();
-            let mut history: BTreeMap<Key, Vec<(u64, bool, u64)>> = BTreeMap::new();
-            self.store.for_each_row(t.id, 0, u64::MAX, |rowid, bytes| {
-                let (tomb, prev, key) = crate::types::codec::decode_version_header(bytes)?;
-                history.entry(key.clone()).or_default().push((rowid, tomb, prev));
-                let e = newest.entry(key).or_insert((rowid, tomb));
-                if rowid >= e.0 {
-                    *e = (rowid, tomb);
-                }
-                Ok(true)
-            })?;
-            let from_rows: Vec<(Key, u64)> = newest
-                .into_iter()
-                .filter(|(_, (_, tomb))| !tomb)
-                .map(|(k, (r, _))| (k, r))
-                .collect();
-            let from_index: Vec<(Key, u64)> =
-                t.pk.read()
-                    .entries()
-                    .into_iter()
-                    .filter(|(_, p)| p & TOMBSTONE == 0)
-                    .collect();
-            if from_rows != from_index {
-                let first_diff = from_rows
-                    .iter()
-                    .zip(&from_index)
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(from_rows.len().min(from_index.len()));
-                let k = match (from_index.get(first_diff), from_rows.get(first_diff)) {
-                    (Some(a), Some(b)) => a.0.clone().min(b.0.clone()),
-                    (Some(a), None) | (None, Some(a)) => a.0.clone(),
-                    (None, None) => Key::Int(0),
-                };
-                return Err(Error::Corrupt(format!(
-                    "table \"{}\": index has {} live keys, rows say {}; first difference at position {}: index {:?} rows {:?}; versions of {:?} (rowid, tombstone, prev): {:?}; index payload {:?}; checkpoint {}; next rowid {}",
-                    t.name(),
-                    from_index.len(),
-                    from_rows.len(),
-                    first_diff,
-                    from_index.get(first_diff),
-                    from_rows.get(first_diff),
-                    k,
-                    history.get(&k),
-                    t.pk.read().get(&k),
-                    t.ckpt_watermark.load(Ordering::Acquire),
-                    _c.next_rowid
-                )));
-            }
-            checked += from_rows.len();
-        }
-        Ok(checked)
-    }
 }

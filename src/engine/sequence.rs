@@ -206,6 +206,19 @@ impl Database {
         Ok(())
     }
 
+    /// Sets the table and column that own a sequence (`ALTER TABLE ... RENAME` keeps a
+    /// serial column's sequence with its table). Durable before it returns.
+    pub fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()> {
+        self.inner().with_sequences(|inner, m| {
+            let s = m.get_mut(name).ok_or_else(|| undefined(name))?;
+            let mut def = s.def.clone();
+            def.owned_by = owned_by;
+            inner.put_sequence(&def)?;
+            s.def = def;
+            Ok(())
+        })
+    }
+
     /// Every sequence's definition, by name.
     pub fn sequences(&self) -> Result<Vec<SequenceDef>> {
         self.inner().with_sequences(|_, m| {

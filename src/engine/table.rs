@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -54,6 +54,10 @@ pub struct Table {
     /// Stable for the life of this object; TRUNCATE and rebuilds create a new `Table`.
     pub id: u32,
     def: RwLock<Arc<TableDef>>,
+    /// The current definition's number of columns: a stored row with fewer values was written
+    /// before `ALTER TABLE ... ADD COLUMN` and reads [`Table::missing_values`] past its end.
+    ncols: AtomicUsize,
+    missing: RwLock<Arc<Vec<Value>>>,
     pub(crate) pk: RwLock<KeyIndex>,
     pub(crate) secondary: RwLock<Vec<SecondaryIndex>>,
     /// Next hidden row identity for tables without a primary key.
@@ -78,9 +82,13 @@ impl Table {
                 entries: BTreeSet::new(),
             })
             .collect();
+        let ncols = AtomicUsize::new(def.columns.len());
+        let missing = RwLock::new(Arc::new(def.missing_values()));
         Table {
             id: def.id,
             def: RwLock::new(Arc::new(def)),
+            ncols,
+            missing,
             pk: RwLock::new(pk),
             secondary: RwLock::new(secondary),
             hidden_next: AtomicI64::new(hidden_next),
@@ -96,7 +104,34 @@ impl Table {
     }
 
     pub(crate) fn set_def(&self, def: TableDef) {
+        // The padding first: a reader that sees the new width finds values for it.
+        *self.missing.write() = Arc::new(def.missing_values());
+        self.ncols.store(def.columns.len(), Ordering::Release);
         *self.def.write() = Arc::new(def);
+    }
+
+    /// What each column reads in a stored row written before the column was added.
+    pub(crate) fn missing_values(&self) -> Arc<Vec<Value>> {
+        self.missing.read().clone()
+    }
+
+    /// Whether a row of `len` values is narrower than the current definition (it was stored
+    /// before an `ADD COLUMN`).
+    #[inline]
+    pub(crate) fn is_short(&self, len: usize) -> bool {
+        len < self.ncols.load(Ordering::Acquire)
+    }
+
+    /// A row completed to the current definition's width (see [`TableDef::complete_row`]).
+    pub(crate) fn complete(&self, row: Arc<Vec<Value>>) -> Arc<Vec<Value>> {
+        if !self.is_short(row.len()) {
+            return row;
+        }
+        let missing = self.missing_values();
+        let mut r = Arc::unwrap_or_clone(row);
+        let n = r.len();
+        r.extend(missing.iter().skip(n).cloned());
+        Arc::new(r)
     }
 
     pub fn name(&self) -> String {

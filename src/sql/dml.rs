@@ -9,9 +9,11 @@ use sqlparser::ast as A;
 
 use super::bind::{ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
-use super::expr::{assign, Ctx, Expr, Ty};
+use super::expr::{assign, has_subquery, Ctx, Expr, Ty};
+use super::fk;
 use super::plan::access::apply_filter;
 use super::plan::{Access, Column, Plan, Scan};
+use crate::engine::catalog::Identity;
 use crate::engine::{Interrupt, Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::types::{DataType, Key, Row, Value};
@@ -35,6 +37,10 @@ pub struct InsertPlan {
     pub defaults: Vec<Option<Expr>>,
     pub conflict: Option<Conflict>,
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+    /// The table's CHECK constraints (name, condition over a table row).
+    pub checks: Vec<(String, Expr)>,
+    /// Foreign keys reference the table or are held by it (`sql/fk.rs` runs after the writes).
+    pub fk: bool,
 }
 
 pub struct UpdatePlan {
@@ -44,12 +50,15 @@ pub struct UpdatePlan {
     pub recheck: Option<Expr>,
     pub sets: Vec<(usize, Expr)>,
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+    pub checks: Vec<(String, Expr)>,
+    pub fk: bool,
 }
 
 pub struct DeletePlan {
     pub scan: Scan,
     pub recheck: Option<Expr>,
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
+    pub fk: bool,
 }
 
 fn assignable(from: Ty, to: DataType) -> bool {
@@ -71,13 +80,18 @@ fn type_error(col: &str, to: DataType, from: Ty) -> Error {
     ))
 }
 
-/// Parses and binds a column's DEFAULT expression.
-pub fn bind_default(b: &mut Binder, text: &str, dt: DataType, col: &str) -> Result<Expr> {
+/// Parses an expression kept as SQL text in the catalog (a DEFAULT, a CHECK condition).
+fn parse_expr_text(text: &str, what: &str) -> Result<A::Expr> {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    let ast = sqlparser::parser::Parser::new(&dialect)
+    sqlparser::parser::Parser::new(&dialect)
         .try_with_sql(text)
         .and_then(|mut p| p.parse_expr())
-        .map_err(|e| Error::syntax(format!("invalid DEFAULT expression {text}: {e}")))?;
+        .map_err(|e| Error::syntax(format!("invalid {what} expression {text}: {e}")))
+}
+
+/// Parses and binds a column's DEFAULT expression.
+pub fn bind_default(b: &mut Binder, text: &str, dt: DataType, col: &str) -> Result<Expr> {
+    let ast = parse_expr_text(text, "DEFAULT")?;
     let (e, t) = b.bind_noagg(&ast, &Scope::default(), "DEFAULT expressions")?;
     if !e.is_const() {
         return Err(Error::syntax("cannot use column reference in DEFAULT expression"));
@@ -86,6 +100,68 @@ pub fn bind_default(b: &mut Binder, text: &str, dt: DataType, col: &str) -> Resu
         return Err(type_error(col, dt, t));
     }
     b.coerce(e, t, Ty::from_dt(dt))
+}
+
+/// Parses and binds a CHECK condition over the rows of `def` (as PostgreSQL: boolean, no
+/// subqueries, no aggregates).
+pub fn bind_check(b: &mut Binder, def: &TableDef, text: &str) -> Result<Expr> {
+    let ast = parse_expr_text(text, "CHECK")?;
+    let scope = Scope::of_table(def, &def.name);
+    let (e, t) = b.bind_noagg(&ast, &scope, "check constraints")?;
+    if has_subquery(&e) {
+        return Err(Error::unsupported("cannot use subquery in check constraint"));
+    }
+    b.require_bool(e, t, "CHECK")
+}
+
+/// A table's CHECK constraints, bound for a statement that writes its rows.
+pub fn bind_checks(b: &mut Binder, def: &TableDef) -> Result<Vec<(String, Expr)>> {
+    def.checks
+        .iter()
+        .map(|c| Ok((c.name.clone(), bind_check(b, def, &c.expr)?)))
+        .collect()
+}
+
+/// The error for a row that fails CHECK constraint `name`.
+pub fn check_violation(table: &str, name: &str) -> Error {
+    Error::new(
+        SqlState("23514"),
+        format!("new row for relation \"{table}\" violates check constraint \"{name}\""),
+    )
+}
+
+/// Fails with 23514 when a CHECK constraint is false for a row about to be written (true and
+/// NULL pass, as in PostgreSQL). NOT NULL is checked first, as PostgreSQL orders the two.
+pub fn enforce_checks(def: &TableDef, checks: &[(String, Expr)], row: &[Value], cx: &Ctx) -> Result<()> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    for (v, c) in row.iter().zip(&def.columns) {
+        if v.is_null() && !c.nullable {
+            return Err(Error::new(
+                SqlState::NOT_NULL_VIOLATION,
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, def.name
+                ),
+            ));
+        }
+    }
+    for (name, e) in checks {
+        if let Value::Bool(false) = e.eval(row, cx)? {
+            return Err(check_violation(&def.name, name));
+        }
+    }
+    Ok(())
+}
+
+fn identity_insert_error(col: &str) -> Error {
+    Error::new(
+        SqlState("428C9"),
+        format!(
+            "cannot insert a non-DEFAULT value into column \"{col}\" (it is GENERATED ALWAYS AS IDENTITY)"
+        ),
+    )
 }
 
 fn bind_returning(
@@ -171,6 +247,12 @@ fn bind_sets(
                 None => Expr::Lit(Value::Null),
             }
         } else {
+            if col.identity == Some(Identity::Always) {
+                return Err(Error::new(
+                    SqlState("428C9"),
+                    format!("column \"{}\" can only be updated to DEFAULT", col.name),
+                ));
+            }
             let (e, t) = b.bind_noagg(&a.value, scope, "UPDATE")?;
             if !assignable(t, col.ty) {
                 return Err(type_error(&col.name, col.ty, t));
@@ -275,6 +357,9 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
                         row.push(defaults[c].clone().unwrap_or(Expr::Lit(Value::Null)));
                         continue;
                     }
+                    if col.identity == Some(Identity::Always) {
+                        return Err(identity_insert_error(&col.name));
+                    }
                     let (x, t) = b.bind_noagg(e, &Scope::default(), "VALUES")?;
                     if !assignable(t, col.ty) {
                         return Err(type_error(&col.name, col.ty, t));
@@ -292,6 +377,9 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
             targets.truncate(cols.len());
             for (c, &t) in cols.iter().zip(&targets) {
                 let col = &def.columns[t];
+                if col.identity == Some(Identity::Always) {
+                    return Err(identity_insert_error(&col.name));
+                }
                 if !assignable(c.ty, col.ty) {
                     return Err(type_error(&col.name, col.ty, c.ty));
                 }
@@ -375,6 +463,8 @@ fn finish_insert(
         Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY is not supported")),
     };
     let returning = bind_returning(b, &ins.returning, &scope)?;
+    let checks = bind_checks(b, &def)?;
+    let fk = fk::involved(&b.db.tables(), &def);
     Ok(InsertPlan {
         table,
         def,
@@ -383,6 +473,8 @@ fn finish_insert(
         defaults,
         conflict,
         returning,
+        checks,
+        fk,
     })
 }
 
@@ -440,11 +532,15 @@ pub fn bind_update(b: &mut Binder, u: &A::Update) -> Result<UpdatePlan> {
     let sets = bind_sets(b, &scan.def, &u.assignments, &scope)?;
     let (scan, recheck) = with_where(b, scan, &scope, &u.selection)?;
     let returning = bind_returning(b, &u.returning, &scope)?;
+    let checks = bind_checks(b, &scan.def)?;
+    let fk = fk::involved(&b.db.tables(), &scan.def);
     Ok(UpdatePlan {
         scan,
         recheck,
         sets,
         returning,
+        checks,
+        fk,
     })
 }
 
@@ -466,10 +562,12 @@ pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
     let (scan, scope) = table_scan(b, twj)?;
     let (scan, recheck) = with_where(b, scan, &scope, &d.selection)?;
     let returning = bind_returning(b, &d.returning, &scope)?;
+    let fk = fk::involved(&b.db.tables(), &scan.def);
     Ok(DeletePlan {
         scan,
         recheck,
         returning,
+        fk,
     })
 }
 
@@ -505,7 +603,8 @@ fn full_row(p: &InsertPlan, src: Row, cx: &super::expr::Ctx) -> Result<Row> {
 
 enum Op {
     Insert(Row),
-    Update(Key, Row),
+    /// The key, the new row, the row it replaces.
+    Update(Key, Row, Arc<Row>),
 }
 
 /// Runs an INSERT; returns (rows affected, RETURNING rows).
@@ -527,6 +626,7 @@ pub fn exec_insert(
         for r in src {
             cx.check()?;
             let row = full_row(p, r, &cx)?;
+            enforce_checks(&p.def, &p.checks, &row, &cx)?;
             match &p.conflict {
                 None => {
                     ret_src.push(row.clone());
@@ -571,8 +671,9 @@ pub fn exec_insert(
                                     let col = &p.def.columns[*c];
                                     new[*c] = assign(e.eval(&both, &cx)?, col.ty, &col.name)?;
                                 }
+                                enforce_checks(&p.def, &p.checks, &new, &cx)?;
                                 ret_src.push(new.clone());
-                                ops.push(Op::Update(key, new));
+                                ops.push(Op::Update(key, new, old));
                             }
                         },
                     }
@@ -582,7 +683,27 @@ pub fn exec_insert(
         let ret = returning_rows(&p.returning, &ret_src, &cx)?;
         drop(cx);
         let n = ops.len() as u64;
+        let written: Vec<(Option<Arc<Row>>, Row)> = if p.fk {
+            ops.iter()
+                .map(|o| match o {
+                    Op::Insert(r) => (None, r.clone()),
+                    Op::Update(_, r, old) => (Some(old.clone()), r.clone()),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         apply(ops, tx, &p.table)?;
+        if p.fk {
+            for (old, new) in &written {
+                fk::check_parents(tx, &p.def, new, old.as_deref().map(|r| r.as_slice()), stop)?;
+            }
+            let changed: Vec<(Arc<Row>, Option<Row>)> = written
+                .into_iter()
+                .filter_map(|(old, new)| old.map(|o| (o, Some(new))))
+                .collect();
+            fk::on_parent_change(tx, &p.table, &changed, 0)?;
+        }
         Ok((n, ret))
     }
 }
@@ -593,7 +714,7 @@ fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
             Op::Insert(r) => {
                 tx.insert_in(t, r)?;
             }
-            Op::Update(k, r) => {
+            Op::Update(k, r, _) => {
                 tx.update_in(t, &k, r)?;
             }
         }
@@ -639,6 +760,8 @@ pub fn exec_update(
 ) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
     let mut changes: Vec<(Key, Row)> = Vec::new();
+    // (old, new) of each row, for the foreign keys.
+    let mut pairs: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
     let ret;
     {
         let ex = Exec::new(tx, params, subplans, now, stop);
@@ -655,6 +778,10 @@ pub fn exec_update(
             for (c, e) in &p.sets {
                 let col = &def.columns[*c];
                 new[*c] = assign(e.eval(&old, &cx)?, col.ty, &col.name)?;
+            }
+            enforce_checks(def, &p.checks, &new, &cx)?;
+            if p.fk {
+                pairs.push((old.clone(), Some(new.clone())));
             }
             changes.push((k, new));
         }
@@ -677,6 +804,14 @@ pub fn exec_update(
     }
     for (_, new) in moved {
         tx.insert_in(t, new)?;
+    }
+    if p.fk {
+        for (old, new) in &pairs {
+            if let Some(new) = new {
+                fk::check_parents(tx, def, new, Some(old.as_slice()), stop)?;
+            }
+        }
+        fk::on_parent_change(tx, t, &pairs, 0)?;
     }
     Ok((n, ret))
 }
@@ -706,8 +841,14 @@ pub fn exec_delete(
         (olds, ret)
     };
     let n = olds.len() as u64;
-    for (k, _) in olds {
-        tx.delete_in(&p.scan.table, &k)?;
+    let mut gone: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
+    for (k, old) in olds {
+        if tx.delete_in(&p.scan.table, &k)? && p.fk {
+            gone.push((old, None));
+        }
+    }
+    if p.fk {
+        fk::on_parent_change(tx, &p.scan.table, &gone, 0)?;
     }
     Ok((n, ret))
 }

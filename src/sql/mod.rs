@@ -10,6 +10,7 @@ pub(crate) mod catalog;
 mod dml;
 mod exec;
 pub mod expr;
+mod fk;
 pub mod lexer;
 mod parse;
 mod plan;

@@ -18,10 +18,13 @@
 //! record reached the WAL is a definite error; a failed WAL sync or ingestion is an unknown
 //! outcome ([`Error::OutcomeUnknown`]). Either marks the store faulted ([`Store::fault`]): it
 //! accepts no more writes, and the engine reopens it ([`Store::close`], then a new `Store`).
+//! A write RocksDB stops for good after a background error never returns to fault the store
+//! itself; the engine's watchdog (`Store::break_stall`) ends it.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard};
 use rocksdb::{
@@ -145,6 +148,8 @@ pub struct Store {
     /// (PostgreSQL PANICs and crash-restarts in this case).
     poisoned: AtomicBool,
     fault: Mutex<Option<Fault>>,
+    /// Set when this store answers a write "outcome unknown" (see [`Store::outcome_pending`]).
+    unsure: AtomicBool,
     /// Called once, on the first fault (the engine wakes its recovery thread).
     on_fault: OnceLock<Box<dyn Fn() + Send + Sync>>,
     /// WAL fsyncs done by group commit (commits / this = commits sharing one fsync).
@@ -164,6 +169,22 @@ pub struct Store {
     /// Test hook ([`Store::fail_row_reads`]): row reads through RocksDB fail while set.
     row_read_faults: AtomicBool,
     block_cache: Cache,
+    /// RocksDB writes begun and ended (`append`, `write_nosync`, ingestion), for the watchdog
+    /// ([`Store::break_stall`]).
+    writes_begun: AtomicU64,
+    writes_ended: AtomicU64,
+    /// When the watchdog first saw writes in flight and `writes_ended` at this count.
+    stall_seen: Mutex<Option<(u64, Instant)>>,
+}
+
+/// One RocksDB write in flight (see [`Store::break_stall`]); counted ended when dropped,
+/// whichever way the write returns.
+struct InFlight<'a>(&'a Store);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.writes_ended.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 impl Store {
@@ -239,6 +260,7 @@ impl Store {
             synced_cv: Condvar::new(),
             poisoned: AtomicBool::new(false),
             fault: Mutex::new(None),
+            unsure: AtomicBool::new(false),
             on_fault: OnceLock::new(),
             wal_syncs: AtomicU64::new(0),
             wal_sync_nanos: AtomicU64::new(0),
@@ -252,7 +274,90 @@ impl Store {
             path: path.to_path_buf(),
             row_read_faults: AtomicBool::new(false),
             block_cache: cache,
+            writes_begun: AtomicU64::new(0),
+            writes_ended: AtomicU64::new(0),
+            stall_seen: Mutex::new(None),
         })
+    }
+
+    fn in_flight(&self) -> InFlight<'_> {
+        self.writes_begun.fetch_add(1, Ordering::AcqRel);
+        InFlight(self)
+    }
+
+    /// The watchdog for a write RocksDB has stopped for good, run every few hundred
+    /// milliseconds by the engine's recovery thread. RocksDB holds a writer in
+    /// `DBImpl::DelayWrite` while writes are stopped (too many memtables or level-0 files) and
+    /// its error handler reports a recovery in progress; after a flush failed on a full device
+    /// that recovery is the `SstFileManager`'s, which resumes only once a memtable's worth of
+    /// space (`write_buffer_size`, 64 MiB for the default column family) is free, so on a
+    /// smaller or still full device the writer waits forever, holding RocksDB's write queue
+    /// and a borrow of the database, and nothing ever faults the store (docs/ARCHITECTURE.md,
+    /// "When the disk fails"). So: when writes are in flight, none has ended for `limit`,
+    /// RocksDB says writes are stopped and it has had a background error since this open, this
+    /// stops RocksDB's background work ([`Store::stop_background_work`]), which makes every
+    /// stopped writer return its error before writing anything, and marks the store faulted
+    /// (the writers' own errors first: 53100 when the device is full). Returns whether it did.
+    pub(crate) fn break_stall(&self, limit: Duration) -> bool {
+        // Ended before begun: every write counted ended was counted begun before it.
+        let ended = self.writes_ended.load(Ordering::Acquire);
+        let begun = self.writes_begun.load(Ordering::Acquire);
+        let mut seen = self.stall_seen.lock();
+        if begun == ended || self.poisoned.load(Ordering::Acquire) {
+            *seen = None;
+            return false;
+        }
+        let since = match *seen {
+            Some((at, t)) if at == ended => t,
+            _ => {
+                *seen = Some((ended, Instant::now()));
+                return false;
+            }
+        };
+        if since.elapsed() < limit {
+            return false;
+        }
+        let Ok(db) = self.db() else {
+            return false;
+        };
+        let int = |name: &str| db.property_int_value(name).ok().flatten().unwrap_or(0);
+        let stopped = int("rocksdb.is-write-stopped") == 1;
+        let background_errors = int("rocksdb.background-errors");
+        drop(db);
+        if !stopped || background_errors == 0 {
+            // A write stop with no error behind it is RocksDB's flow control: it ends when the
+            // flush or compaction running now does.
+            return false;
+        }
+        *seen = None;
+        drop(seen);
+        tracing::error!(
+            waited_ms = since.elapsed().as_millis() as u64,
+            background_errors,
+            "RocksDB has stopped writes after a background error and does not resume them: ending the stopped writes and reopening the database"
+        );
+        self.stop_background_work();
+        // The writers it woke fail with their own errors (the first fault wins).
+        let t0 = Instant::now();
+        while self.writes_ended.load(Ordering::Acquire) < begun && t0.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.set_fault(&Error::Storage(format!(
+            "RocksDB stopped writes after a background error and did not resume them within {} ms",
+            limit.as_millis()
+        )));
+        true
+    }
+
+    /// Stops RocksDB's background work (`DB::CancelAllBackgroundWork`, without waiting), as its
+    /// close does first, on a store that will be closed: every writer waiting in a write stop
+    /// then returns an error before its record is written (`DelayWrite` gives up once
+    /// `shutting_down_` is set), and so gives back its borrow. No flush runs first: RocksDB
+    /// flushes at this point only data written without the WAL, and Augur writes none.
+    pub(crate) fn stop_background_work(&self) {
+        if let Ok(db) = self.db() {
+            db.cancel_all_background_work(false);
+        }
     }
 
     /// The direct read path (row versions read in place from mapped SST files).
@@ -300,6 +405,8 @@ impl Store {
     /// Closes RocksDB (after every borrow from [`Store::db`] has ended); later operations fail
     /// with 57P03. The engine calls this on a faulted store before it opens the directory again.
     pub fn close(&self) {
+        // A writer RocksDB holds in a write stop would keep its borrow forever.
+        self.stop_background_work();
         let db = self.db.write().take();
         drop(db);
         self.poisoned.store(true, Ordering::Release);
@@ -360,9 +467,28 @@ impl Store {
         })
     }
 
+    /// Whether this faulted store may hold a write that no reader of it can see: a commit
+    /// whose record reached the WAL but was never synced (answered, or about to be answered,
+    /// "outcome unknown"), or an ingestion that failed after RocksDB may have linked its file.
+    /// Such a commit never became visible, so what a transaction of this engine instance reads
+    /// may be contradicted once the reopen has decided the outcome; the engine acknowledges no
+    /// commit that rests on such reads alone (`Transaction::commit` of one that wrote nothing).
+    /// False while the store is healthy.
+    pub(crate) fn outcome_pending(&self) -> bool {
+        if !self.poisoned.load(Ordering::Acquire) {
+            return false;
+        }
+        if self.unsure.load(Ordering::Acquire) {
+            return true;
+        }
+        let s = self.sync.lock();
+        s.written > s.synced
+    }
+
     /// The error for a commit whose record may be in the WAL but whose sync (or whose
     /// ingestion) failed.
     fn unknown(&self, what: &str, e: &Error) -> Error {
+        self.unsure.store(true, Ordering::Release);
         Error::OutcomeUnknown(format!(
             "{what} failed ({e}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
         ))
@@ -378,7 +504,10 @@ impl Store {
         self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        let r = self.db()?.write_opt(batch, &wo);
+        let r = {
+            let _w = self.in_flight();
+            self.db()?.write_opt(batch, &wo)
+        };
         if let Err(e) = r {
             let e = Error::from(e);
             self.set_fault(&e);
@@ -413,6 +542,7 @@ impl Store {
             }
             if self.poisoned.load(Ordering::Acquire) {
                 // Written, not known to be synced: the sync that failed may have lost it or not.
+                self.unsure.store(true, Ordering::Release);
                 let f = self
                     .fault()
                     .map_or_else(|| "the store was closed".to_string(), |f| f.message);
@@ -490,10 +620,14 @@ impl Store {
         io.set_move_files(true);
         // Past this point the outcome is unknown on failure: RocksDB may have linked the file
         // and logged it in the MANIFEST before the step that failed.
-        let r = self.db().and_then(|db| {
-            db.ingest_external_file_cf_opts(db.cf(CF_ROWS), &io, vec![&file])
-                .map_err(Error::from)
-        });
+        let r = {
+            // Ingestion waits in RocksDB's write queue like a write.
+            let _w = self.in_flight();
+            self.db().and_then(|db| {
+                db.ingest_external_file_cf_opts(db.cf(CF_ROWS), &io, vec![&file])
+                    .map_err(Error::from)
+            })
+        };
         let _ = std::fs::remove_file(&file);
         if let Err(e) = r {
             self.set_fault(&e);
@@ -543,7 +677,10 @@ impl Store {
         self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
-        let r = self.db()?.write_opt(batch, &wo);
+        let r = {
+            let _w = self.in_flight();
+            self.db()?.write_opt(batch, &wo)
+        };
         if let Err(e) = r {
             let e = Error::from(e);
             self.set_fault(&e);

@@ -32,7 +32,15 @@ pub fn decode_i64(b: [u8; 8]) -> i64 {
 }
 
 fn encode_f64(f: f64) -> [u8; 8] {
-    let f = if f == 0.0 { 0.0 } else { f }; // -0 == 0
+    // -0 == 0, and every NaN is one value, greater than +inf (PostgreSQL's float order); a NaN
+    // with its sign bit set (what x86 makes of inf - inf) would otherwise sort below -inf.
+    let f = if f == 0.0 {
+        0.0
+    } else if f.is_nan() {
+        f64::NAN
+    } else {
+        f
+    };
     let bits = f.to_bits();
     let bits = if bits >> 63 == 1 { !bits } else { bits | (1 << 63) };
     bits.to_be_bytes()
@@ -116,7 +124,9 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
             0x30 => {
                 let e = eight(&mut r)?;
                 let f = decode_f64(e);
-                if encode_f64(f) != e {
+                // A NaN of another bit pattern was written before NaNs were made one value:
+                // still readable (B-tree fallback keys are stored as written).
+                if encode_f64(f) != e && !f.is_nan() {
                     return Err(bad("non-canonical float (-0)"));
                 }
                 Value::Float(f)
@@ -486,6 +496,20 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn every_nan_is_one_key_above_infinity() {
+        let neg_nan = f64::from_bits(0xFFF8_0000_0000_0000);
+        assert!(neg_nan.is_nan() && neg_nan.is_sign_negative());
+        let enc = |f: f64| encode_key_values(&[Value::Float(f)]);
+        assert_eq!(enc(neg_nan), enc(f64::NAN));
+        assert!(enc(neg_nan) > enc(f64::INFINITY));
+        assert!(enc(f64::NEG_INFINITY) < enc(-1.0));
+        // A key written with the old encoding of a negative NaN still decodes.
+        let mut old = vec![0x30];
+        old.extend_from_slice(&(!neg_nan.to_bits()).to_be_bytes());
+        assert!(matches!(decode_key_values(&old, 1).unwrap().0[..], [Value::Float(f)] if f.is_nan()));
+    }
+
     proptest! {
         #[test]
         fn version_round_trips(prev in any::<u64>(), k in any::<i64>(), row in proptest::collection::vec(arb_value(), 0..8), tomb in any::<bool>()) {
@@ -518,6 +542,14 @@ mod tests {
             let ea = encode_key_values(&a);
             let eb = encode_key_values(&b);
             prop_assert_eq!(ea.cmp(&eb), a.cmp(&b));
+        }
+
+        #[test]
+        fn floats_encode_in_postgres_order(a in any::<f64>(), b in any::<f64>()) {
+            // NaN of any sign or payload is one value above +inf; -0 == 0.
+            let ea = encode_key_values(&[Value::Float(a)]);
+            let eb = encode_key_values(&[Value::Float(b)]);
+            prop_assert_eq!(ea.cmp(&eb), Value::Float(a).total_cmp(&Value::Float(b)));
         }
 
         #[test]

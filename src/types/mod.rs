@@ -7,12 +7,13 @@
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
 
 pub mod codec;
+mod datetime;
 pub mod keyspace;
 mod rowref;
 mod value;
 
 pub use rowref::{RowRef, RowRefIter, ValueRef};
-pub use value::{
-    date_to_micros, format_date, format_float, format_timestamp, parse_datetime, parse_timestamp, DataType,
-    Key, Row, Value, MICROS_PER_DAY, TIMESTAMP_RANGE,
+pub use datetime::{
+    date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp, MICROS_PER_DAY, TIMESTAMP_RANGE,
 };
+pub use value::{format_float, DataType, Key, Row, Value};

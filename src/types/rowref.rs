@@ -65,13 +65,22 @@ pub struct RowRef<'a>(Inner<'a>);
 
 #[derive(Clone, Copy, Debug)]
 enum Inner<'a> {
-    Stored(EncodedRow<'a>),
+    /// A stored row and the values of the columns added to its table after it was written
+    /// (`ALTER TABLE ... ADD COLUMN`: the row is not rewritten, those columns read these).
+    Stored(EncodedRow<'a>, &'a [Value]),
     Values(&'a [Value]),
 }
 
 impl<'a> RowRef<'a> {
     pub(crate) fn stored(r: EncodedRow<'a>) -> Self {
-        RowRef(Inner::Stored(r))
+        RowRef(Inner::Stored(r, &[]))
+    }
+
+    /// A stored row of a table whose columns are read as `missing[i]` where the stored row
+    /// has no value `i` (columns added after it was written; see `ColumnDef::missing`).
+    pub(crate) fn stored_padded(r: EncodedRow<'a>, missing: &'a [Value]) -> Self {
+        let tail = missing.get(r.len()..).unwrap_or(&[]);
+        RowRef(Inner::Stored(r, tail))
     }
 
     pub(crate) fn values(v: &'a [Value]) -> Self {
@@ -81,7 +90,7 @@ impl<'a> RowRef<'a> {
     /// The number of columns.
     pub fn len(&self) -> usize {
         match &self.0 {
-            Inner::Stored(r) => r.len(),
+            Inner::Stored(r, tail) => r.len() + tail.len(),
             Inner::Values(v) => v.len(),
         }
     }
@@ -94,7 +103,7 @@ impl<'a> RowRef<'a> {
     /// stored bytes are corrupt ([`crate::Error::Corrupt`]).
     pub fn iter(&self) -> RowRefIter<'a> {
         RowRefIter(match &self.0 {
-            Inner::Stored(r) => IterInner::Stored(r.iter()),
+            Inner::Stored(r, tail) => IterInner::Stored(r.iter(), tail.iter()),
             Inner::Values(v) => IterInner::Values(v.iter()),
         })
     }
@@ -115,7 +124,7 @@ impl<'a> RowRef<'a> {
 pub struct RowRefIter<'a>(IterInner<'a>);
 
 enum IterInner<'a> {
-    Stored(EncodedValues<'a>),
+    Stored(EncodedValues<'a>, std::slice::Iter<'a, Value>),
     Values(std::slice::Iter<'a, Value>),
 }
 
@@ -124,7 +133,7 @@ impl<'a> Iterator for RowRefIter<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.0 {
-            IterInner::Stored(it) => it.next(),
+            IterInner::Stored(it, tail) => it.next().or_else(|| tail.next().map(|v| Ok(v.as_value_ref()))),
             IterInner::Values(it) => it.next().map(|v| Ok(v.as_value_ref())),
         }
     }

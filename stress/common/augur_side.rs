@@ -3,8 +3,8 @@
 //! programs.
 //!
 //! The engine keeps the budget itself (`Options::with_memory_budget`): its indexes, the direct
-//! read path's models and RocksDB's table readers first, the block cache and the row cache sized
-//! to what they leave. `Database::memory()` names every part; the harness charges the same parts,
+//! read path's models and RocksDB's table readers first, then the block cache and the row cache
+//! from what they leave, each within its own cap. `Database::memory()` names every part; the harness charges the same parts,
 //! the caches by the bytes they hold (as SQLite's page cache and raw RocksDB's block cache are
 //! charged), and lists the rest apart.
 
@@ -28,7 +28,9 @@ pub fn describe_options(o: &Options) -> String {
         Some(b) => format!(
             "`Options::with_memory_budget({} MiB)`: the engine charges its indexes (heap, and \
              the mapped image's pages in use), the direct read path's models and RocksDB's table \
-             readers first, and sizes its block cache and row cache to what they leave",
+             readers first; of what they leave, its block cache gets a small fraction and its row \
+             cache at most a fixed cap (with the direct read path the row cache only holds rows \
+             not yet in a mapped file), so Augur may be charged less than its budget",
             b >> 20
         ),
         None => format!(

@@ -11,3 +11,5 @@ EXPLAIN SELECT e.name, d.name FROM emp e, dept d WHERE e.dept_id = d.id AND d.na
 EXPLAIN SELECT t.code, e.name FROM tag t JOIN emp e ON e.id = t.emp_id JOIN dept d ON d.id = e.dept_id;
 EXPLAIN SELECT a.name, b.name FROM dept a JOIN dept b ON a.id < b.id;
 EXPLAIN SELECT e.name, t.code FROM emp e JOIN tag t ON t.code = 't' || e.id;
+EXPLAIN SELECT e.name, d.name FROM emp e FULL JOIN dept d ON e.dept_id = d.id;
+EXPLAIN SELECT a.name, b.name FROM dept a FULL OUTER JOIN dept b ON a.id < b.id;

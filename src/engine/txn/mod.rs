@@ -252,7 +252,9 @@ impl Transaction {
                 self.db.stats.lock().conflicts += 1;
                 Err(Error::serialization())
             }
-            Isolation::ReadCommitted => Ok(Locked::Changed(self.db.resolve(t.id, latest, u64::MAX)?)),
+            Isolation::ReadCommitted => Ok(Locked::Changed(
+                self.db.resolve(t.id, latest, u64::MAX)?.map(|r| t.complete(r)),
+            )),
         }
     }
 
@@ -379,6 +381,11 @@ impl Transaction {
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
         self.db.table(name)
+    }
+
+    /// Every table (the SQL layer follows foreign keys from table to table with it).
+    pub fn tables(&self) -> Vec<Arc<Table>> {
+        self.db.tables.read().values().cloned().collect()
     }
 
     fn pending(&self, t: &Table, key: &Key) -> Option<&Pending> {

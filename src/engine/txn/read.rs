@@ -16,14 +16,14 @@ impl Transaction {
         self.check_table(t)?;
         if let Some(p) = self.pending(t, key) {
             return Ok(match p {
-                Pending::Put(r) => Some(r.clone()),
+                Pending::Put(r) => Some(t.complete(r.clone())),
                 Pending::Delete => None,
             });
         }
         let payload = t.pk.read().get(key);
         match payload {
             None => Ok(None),
-            Some(p) => self.db.resolve(t.id, p, self.snapshot),
+            Some(p) => Ok(self.db.resolve(t.id, p, self.snapshot)?.map(|r| t.complete(r))),
         }
     }
 
@@ -57,6 +57,7 @@ impl Transaction {
         self.check_table(t)?;
         if let Some(p) = self.pending(t, key) {
             return Ok(match p {
+                Pending::Put(r) if t.is_short(r.len()) => Some(f(RowRef::values(&t.complete(r.clone())))),
                 Pending::Put(r) => Some(f(RowRef::values(r))),
                 Pending::Delete => None,
             });
@@ -69,7 +70,14 @@ impl Transaction {
         let Some(bytes) = self.db.resolve_bytes(&files, t.id, p, self.snapshot)? else {
             return Ok(None);
         };
-        Ok(crate::types::codec::row_view(&bytes)?.map(|v| f(RowRef::stored(v))))
+        Ok(match crate::types::codec::row_view(&bytes)? {
+            None => None,
+            Some(v) if t.is_short(v.len()) => {
+                let missing = t.missing_values();
+                Some(f(RowRef::stored_padded(v, &missing)))
+            }
+            Some(v) => Some(f(RowRef::stored(v))),
+        })
     }
 
     /// Visits rows with primary key in `range`, in key order (descending when `reverse`),
@@ -83,9 +91,10 @@ impl Transaction {
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
         self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) if t.is_short(r.len()) => f(k, &t.complete(r.clone())),
             Found::Own(r) => f(k, r),
             Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
-                Some(row) => f(k, &Arc::new(row)),
+                Some(row) => f(k, &t.complete(Arc::new(row))),
                 None => Ok(true),
             },
         })
@@ -124,13 +133,51 @@ impl Transaction {
         reverse: bool,
         mut f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
     ) -> Result<()> {
+        let missing = t.missing_values();
         self.scan_core(t, range, reverse, |k, found| match found {
+            Found::Own(r) if t.is_short(r.len()) => f(k, RowRef::values(&t.complete(r.clone()))),
             Found::Own(r) => f(k, RowRef::values(r)),
             Found::Stored(b) => match crate::types::codec::row_view(b)? {
-                Some(v) => f(k, RowRef::stored(v)),
+                Some(v) => f(k, RowRef::stored_padded(v, &missing)),
                 None => Ok(true),
             },
         })
+    }
+
+    /// Visits every row of `t` as the newest committed versions and this transaction's own
+    /// writes make it, whatever the snapshot: what a referential action must see (the SQL
+    /// layer's foreign keys), since a row committed by a transaction whose lock this one waited
+    /// for may be newer than the snapshot.
+    pub fn scan_latest_in(
+        &self,
+        t: &Table,
+        mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core_at(u64::MAX, t, &KeyRange::all(), false, |k, found| match found {
+            Found::Own(r) => f(k, &t.complete(r.clone())),
+            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                Some(row) => f(k, &t.complete(Arc::new(row))),
+                None => Ok(true),
+            },
+        })
+    }
+
+    /// The row with primary key `key` as the newest committed version and this transaction's
+    /// own writes make it, whatever the snapshot (see [`Transaction::scan_latest_in`]).
+    pub fn get_latest_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(match p {
+                Pending::Put(r) => Some(t.complete(r.clone())),
+                Pending::Delete => None,
+            });
+        }
+        let payload = t.pk.read().get(key);
+        match payload {
+            None => Ok(None),
+            Some(p) => Ok(self.db.resolve(t.id, p, u64::MAX)?.map(|r| t.complete(r))),
+        }
     }
 
     /// The scan behind [`Transaction::scan_in`] and [`Transaction::scan_with`]: hands `f` each
@@ -138,6 +185,18 @@ impl Transaction {
     /// (which may be a tombstone: the caller skips those).
     pub(super) fn scan_core(
         &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_core_at(self.snapshot, t, range, reverse, f)
+    }
+
+    /// [`Transaction::scan_core`] at `snapshot` (`u64::MAX`: the newest versions).
+    fn scan_core_at(
+        &self,
+        snapshot: u64,
         t: &Table,
         range: &KeyRange,
         reverse: bool,
@@ -180,7 +239,7 @@ impl Transaction {
                     let end = (i + chunk).min(batch.len());
                     let mut want: Vec<u64> = batch[i..end]
                         .iter()
-                        .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= self.snapshot)
+                        .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= snapshot)
                         .map(|(_, p)| *p)
                         .collect();
                     want.sort_unstable();
@@ -216,14 +275,14 @@ impl Transaction {
                 // touching its reference count; else the version chain (an older version, or
                 // one the chunk's read did not return).
                 let rowid = p & !TOMBSTONE;
-                let at = if p & TOMBSTONE == 0 && rowid <= self.snapshot {
+                let at = if p & TOMBSTONE == 0 && rowid <= snapshot {
                     pre.binary_search_by_key(&rowid, |e| e.0).ok()
                 } else {
                     None
                 };
                 let go = match at {
                     Some(i) => f(k, Found::Stored(&pre[i].1))?,
-                    None => match self.db.resolve_bytes(&files, t.id, *p, self.snapshot)? {
+                    None => match self.db.resolve_bytes(&files, t.id, *p, snapshot)? {
                         Some(b) => f(k, Found::Stored(&b))?,
                         None => true,
                     },

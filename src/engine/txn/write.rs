@@ -153,4 +153,46 @@ impl Transaction {
         let t = self.db.table(table)?;
         self.delete_in(&t, key)
     }
+
+    /// Takes the lock of `key` and tells whether its newest version (whatever this
+    /// transaction's snapshot; see [`Transaction::scan_latest_in`]) is a live row. Under
+    /// snapshot isolation a version newer than the snapshot fails with 40001, as any write.
+    fn lock_latest(&self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        Ok(match self.lock_row(t, key)? {
+            Locked::Changed(r) => r.is_some(),
+            Locked::Unchanged => self.get_in(t, key)?.is_some(),
+        })
+    }
+
+    /// Deletes the newest version of `key` (a referential action: `ON DELETE CASCADE` deletes
+    /// the rows [`Transaction::scan_latest_in`] found). Returns false if there is none.
+    pub fn delete_latest_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if !self.lock_latest(t, key)? {
+            return Ok(false);
+        }
+        self.put_pending(t, key.clone(), Pending::Delete);
+        Ok(true)
+    }
+
+    /// Replaces the newest version of `key` by `row`, which keeps the key (a referential
+    /// action: `ON DELETE SET NULL`). Returns false if there is no such row.
+    pub fn update_latest_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if !self.lock_latest(t, key)? {
+            return Ok(false);
+        }
+        let def = t.def();
+        let row = def.check_row(row)?;
+        if def.has_primary_key() && &def.key_of(&row)? != key {
+            return Err(Error::internal(
+                "a referential action cannot change a primary key",
+            ));
+        }
+        self.check_unique(t, key, &row)?;
+        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
+        Ok(true)
+    }
 }

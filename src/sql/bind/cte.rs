@@ -38,6 +38,22 @@ impl Binder<'_> {
         Ok(())
     }
 
+    /// Runs `f` with the CTEs of `with` in scope: the WITH clause of an INSERT, UPDATE or
+    /// DELETE, whose source query, subqueries and RETURNING list may read them.
+    pub fn with_ctes<T>(
+        &mut self,
+        with: Option<&A::With>,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let depth = self.ctes.len();
+        let r = match with {
+            Some(w) => self.bind_with(w).and_then(|()| f(self)),
+            None => f(self),
+        };
+        self.ctes.truncate(depth);
+        r
+    }
+
     /// The plan and columns of CTE `name` if one is in scope (innermost WITH first).
     pub(super) fn cte(&self, name: &A::ObjectName) -> Option<(Plan, Vec<Column>)> {
         let [A::ObjectNamePart::Identifier(i)] = name.0.as_slice() else {
@@ -70,6 +86,7 @@ impl Binder<'_> {
         };
         let all = matches!(set_quantifier, A::SetQuantifier::All);
         let (base, cols) = self.bind_set_expr(left)?;
+        let (base, cols) = self.resolve_unknown_columns(base, cols)?;
         let cols = rename(name, cols, &cte.alias.columns)?;
         let id = self.work_tables;
         self.work_tables += 1;
@@ -124,9 +141,10 @@ fn reads_work_table(p: &Plan, id: usize) -> bool {
     match p {
         Plan::WorkTable { id: w, .. } => *w == id,
         Plan::Values(_) | Plan::Scan(_) | Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => false,
-        Plan::Join { left, right, .. } | Plan::SetOp { left, right, .. } => {
-            reads_work_table(left, id) || reads_work_table(right, id)
-        }
+        Plan::Join { left, right, .. }
+        | Plan::FullJoin { left, right, .. }
+        | Plan::SemiJoin { left, right, .. }
+        | Plan::SetOp { left, right, .. } => reads_work_table(left, id) || reads_work_table(right, id),
         Plan::Recursive { base, step, .. } => reads_work_table(base, id) || reads_work_table(step, id),
         Plan::Filter(p, _) | Plan::Project(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => {
             reads_work_table(p, id)

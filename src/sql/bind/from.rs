@@ -30,30 +30,21 @@ impl Binder<'_> {
         Ok(acc.unwrap_or_else(|| (Plan::Values(vec![vec![]]), Scope::default())))
     }
 
-    /// A FROM list of several items, each bound on its own (joined by the join planner, see
-    /// `plan::join_order`), and the scope of their concatenated rows.
-    pub(super) fn bind_from_rels(&mut self, from: &[A::TableWithJoins]) -> Result<(Vec<Plan>, Scope)> {
-        let mut plans = Vec::new();
-        let mut scope = Scope::default();
-        for twj in from {
-            let (p, s) = self.bind_twj(twj)?;
-            plans.push(p);
-            scope = scope.concat(s);
-        }
-        Ok((plans, scope))
-    }
-
     pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
         let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
         for j in &twj.joins {
             let (rp, rs) = self.bind_factor(&j.relation)?;
-            let mut right_join = false;
+            let (mut right_join, mut full_join) = (false, false);
             let (left_join, c) = match &j.join_operator {
                 A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
                 A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
                 A::JoinOperator::Right(c) | A::JoinOperator::RightOuter(c) => {
                     right_join = true;
                     (true, Some(c))
+                }
+                A::JoinOperator::FullOuter(c) => {
+                    full_join = true;
+                    (false, Some(c))
                 }
                 A::JoinOperator::CrossJoin(_) => (false, None),
                 other => {
@@ -64,36 +55,14 @@ impl Binder<'_> {
             };
             let lw = scope.cols.len();
             scope = scope.concat(rs);
-            let on = match c {
-                None | Some(A::JoinConstraint::None) => None,
-                Some(A::JoinConstraint::On(e)) => {
-                    let (e, t) = self.bind_noagg(e, &scope, "JOIN conditions")?;
-                    Some(self.require_bool(e, t, "JOIN/ON")?)
+            let on = self.join_condition(c, &scope, lw)?;
+            plan = if full_join {
+                Plan::FullJoin {
+                    left: Box::new(plan),
+                    right: Box::new(rp),
+                    on,
                 }
-                Some(A::JoinConstraint::Using(cols)) => {
-                    let mut conds = Vec::new();
-                    for c in cols {
-                        let n = object_name(c)?;
-                        let l = scope.cols[..lw]
-                            .iter()
-                            .position(|x| x.name == n)
-                            .ok_or_else(|| Error::undefined_column(&n))?;
-                        let r = scope.cols[lw..]
-                            .iter()
-                            .position(|x| x.name == n)
-                            .ok_or_else(|| Error::undefined_column(&n))?;
-                        let (e, _) = self.compare(
-                            CmpOp::Eq,
-                            (Expr::Col(l), scope.cols[l].ty),
-                            (Expr::Col(lw + r), scope.cols[lw + r].ty),
-                        )?;
-                        conds.push(e);
-                    }
-                    conjoin(conds)
-                }
-                Some(A::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
-            };
-            plan = if right_join {
+            } else if right_join {
                 // A RIGHT JOIN B is B LEFT JOIN A, with the columns put back in A, B order.
                 let rw = scope.cols.len() - lw;
                 let swap = |i: usize| if i < lw { i + rw } else { i - lw };
@@ -118,6 +87,45 @@ impl Binder<'_> {
         Ok((plan, scope))
     }
 
+    /// A join's ON / USING condition over `scope` (the left side's `lw` columns, then the
+    /// right side's); None for CROSS JOIN.
+    pub(super) fn join_condition(
+        &mut self,
+        c: Option<&A::JoinConstraint>,
+        scope: &Scope,
+        lw: usize,
+    ) -> Result<Option<Expr>> {
+        Ok(match c {
+            None | Some(A::JoinConstraint::None) => None,
+            Some(A::JoinConstraint::On(e)) => {
+                let (e, t) = self.bind_noagg(e, scope, "JOIN conditions")?;
+                Some(self.require_bool(e, t, "JOIN/ON")?)
+            }
+            Some(A::JoinConstraint::Using(cols)) => {
+                let mut conds = Vec::new();
+                for c in cols {
+                    let n = object_name(c)?;
+                    let l = scope.cols[..lw]
+                        .iter()
+                        .position(|x| x.name == n)
+                        .ok_or_else(|| Error::undefined_column(&n))?;
+                    let r = scope.cols[lw..]
+                        .iter()
+                        .position(|x| x.name == n)
+                        .ok_or_else(|| Error::undefined_column(&n))?;
+                    let (e, _) = self.compare(
+                        CmpOp::Eq,
+                        (Expr::Col(l), scope.cols[l].ty),
+                        (Expr::Col(lw + r), scope.cols[lw + r].ty),
+                    )?;
+                    conds.push(e);
+                }
+                conjoin(conds)
+            }
+            Some(A::JoinConstraint::Natural) => return Err(unsupported("NATURAL JOIN")),
+        })
+    }
+
     pub(super) fn bind_factor(&mut self, f: &A::TableFactor) -> Result<(Plan, Scope)> {
         match f {
             A::TableFactor::Table {
@@ -136,9 +144,13 @@ impl Binder<'_> {
                     };
                     return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
                 }
+                // pg_catalog is first on PostgreSQL's search path: its relations before views.
                 if let Some((plan, cols, rel)) = self.catalog_relation(name)? {
                     let a = alias.as_ref().map_or(rel, |a| ident(&a.name));
                     return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
+                }
+                if let Some(v) = self.view_named(name)? {
+                    return self.bind_view(&v, alias.as_ref());
                 }
                 let t = self.table(name)?;
                 let def = t.def();
@@ -196,7 +208,7 @@ impl Binder<'_> {
 }
 
 /// The scope of a derived table or CTE reference named `a` (column aliases applied).
-fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAlias>) -> Scope {
+pub(super) fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAlias>) -> Scope {
     let mut scope = Scope {
         cols: cols
             .iter()

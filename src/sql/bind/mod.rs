@@ -3,12 +3,15 @@
 
 mod catalog;
 mod cte;
+mod decorrelate;
 mod expr;
 mod from;
 mod func;
+mod join_chain;
 mod select;
 mod set_op;
 mod subquery;
+mod view;
 mod window;
 
 use std::collections::BTreeMap;
@@ -18,7 +21,7 @@ use sqlparser::ast as A;
 
 use super::expr::{Expr, Ty};
 use super::plan::{AggSpec, Plan};
-use crate::engine::{Database, Table, TableDef};
+use crate::engine::{Database, Table, TableDef, ViewDef};
 use crate::error::{Error, Result};
 use crate::types::DataType;
 
@@ -192,6 +195,10 @@ pub struct Binder<'a> {
     pub params: Vec<Ty>,
     pub subplans: Vec<Plan>,
     pub tables: Vec<Arc<Table>>,
+    /// The views expanded (a plan is re-made when one of them is replaced or dropped).
+    pub views: Vec<Arc<ViewDef>>,
+    /// Views being expanded inside one another now.
+    view_depth: usize,
     agg_sink: Option<Vec<AggSpec>>,
     agg_ctx: &'static str,
     in_agg: bool,
@@ -206,6 +213,12 @@ pub struct Binder<'a> {
     /// The catalog snapshot catalog relations and functions read (None: the statement reads
     /// none, see `catalog.rs`).
     pub catalog: Option<Arc<crate::sql::catalog::Snapshot>>,
+    /// The WINDOW clause of the SELECT whose select list is being bound (name, definition with
+    /// the windows it names copied in).
+    windows: Vec<(String, A::WindowSpec)>,
+    /// Set just before binding a set operation's branch: the SELECT it names keeps its
+    /// unknown-typed constant outputs for the operation to type (`set_op.rs`).
+    set_op_leaf: bool,
 }
 
 pub(super) enum OrderRef {
@@ -222,6 +235,8 @@ impl<'a> Binder<'a> {
             params: Vec::new(),
             subplans: Vec::new(),
             tables: Vec::new(),
+            views: Vec::new(),
+            view_depth: 0,
             agg_sink: None,
             agg_ctx: "WHERE",
             in_agg: false,
@@ -230,6 +245,8 @@ impl<'a> Binder<'a> {
             work_tables: 0,
             win_sink: None,
             catalog: None,
+            windows: Vec::new(),
+            set_op_leaf: false,
         }
     }
 
@@ -238,7 +255,12 @@ impl<'a> Binder<'a> {
             return Err(crate::sql::catalog::write_error(schema, rel));
         }
         let n = object_name(name)?;
-        let t = self.db.table(&n)?;
+        let t = self.db.table(&n).map_err(|e| match self.db.view(&n) {
+            Ok(Some(_)) => Error::unsupported(format!(
+                "cannot change view \"{n}\": views are read-only in Augur"
+            )),
+            _ => e,
+        })?;
         self.tables.push(t.clone());
         Ok(t)
     }

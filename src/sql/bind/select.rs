@@ -3,6 +3,7 @@
 
 use sqlparser::ast as A;
 
+use super::decorrelate::not_null_cols;
 use super::{ident, object_name, parse_type, unsupported, Binder, OrderRef, Scope, ScopeCol};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
@@ -192,27 +193,27 @@ impl Binder<'_> {
         limit: Option<Expr>,
         offset: Option<Expr>,
     ) -> Result<(Plan, Vec<Column>)> {
+        // Taken before anything else binds, so that no nested query sees it. DISTINCT needs
+        // its columns' types: there PostgreSQL makes unknown outputs text.
+        let set_op_leaf = std::mem::take(&mut self.set_op_leaf) && s.distinct.is_none();
         if matches!(s.distinct, Some(A::Distinct::On(_))) {
             return Err(unsupported("DISTINCT ON"));
         }
         if s.top.is_some() || s.into.is_some() || !s.lateral_views.is_empty() || s.prewhere.is_some() {
             return Err(unsupported("TOP / SELECT INTO / LATERAL VIEW"));
         }
-        if !s.named_window.is_empty()
-            || s.qualify.is_some()
-            || !s.sort_by.is_empty()
-            || !s.cluster_by.is_empty()
-        {
-            return Err(unsupported("WINDOW / QUALIFY / SORT BY"));
+        if s.qualify.is_some() || !s.sort_by.is_empty() || !s.cluster_by.is_empty() {
+            return Err(unsupported("QUALIFY / SORT BY"));
         }
         let distinct = matches!(s.distinct, Some(A::Distinct::Distinct));
-        // Several FROM items are joined by the join planner once WHERE is bound.
-        let (mut plan, scope, rels) = if s.from.len() >= 2 {
-            let (rels, scope) = self.bind_from_rels(&s.from)?;
-            (Plan::Values(vec![]), scope, Some(rels))
-        } else {
-            let (p, scope) = self.bind_from(&s.from)?;
-            (p, scope, None)
+        // Several FROM items, or an inner join chain, are joined by the join planner once
+        // WHERE is bound; the chains' ON conditions join WHERE's conjuncts.
+        let (mut plan, scope, rels, on) = match self.bind_join_rels(&s.from)? {
+            Some((rels, scope, on)) => (Plan::Values(vec![]), scope, Some(rels), on),
+            None => {
+                let (p, scope) = self.bind_from(&s.from)?;
+                (p, scope, None, Vec::new())
+            }
         };
         let where_e = match &s.selection {
             Some(w) => {
@@ -221,11 +222,27 @@ impl Binder<'_> {
             }
             None => None,
         };
+        // Correlated EXISTS / IN conjuncts that become semi- and anti-joins (`decorrelate.rs`).
+        let (where_e, semi_joins) = match where_e {
+            Some(w) => {
+                let not_null: Vec<bool> = match &rels {
+                    Some(r) => r.iter().flat_map(not_null_cols).collect(),
+                    None => not_null_cols(&plan),
+                };
+                self.decorrelate(w, scope.cols.len(), &not_null)
+            }
+            None => (None, Vec::new()),
+        };
 
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
         let saved_win = self.win_sink.replace(Vec::new());
-        let r = self.bind_select_items(s, &scope, order);
+        let r = self.named_windows(&s.named_window).and_then(|w| {
+            let saved_windows = std::mem::replace(&mut self.windows, w);
+            let r = self.bind_select_items(s, &scope, order, set_op_leaf);
+            self.windows = saved_windows;
+            r
+        });
         let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
@@ -263,13 +280,16 @@ impl Binder<'_> {
         };
 
         if let Some(rels) = rels {
-            let (p, rest) = plan_joins(rels, where_e);
+            let (p, rest) = plan_joins(rels, conjoin(on.into_iter().chain(where_e).collect()));
             plan = match conjoin(rest) {
                 Some(r) => Plan::Filter(Box::new(p), r),
                 None => p,
             };
         } else if let Some(w) = where_e {
             plan = apply_filter(plan, w);
+        }
+        for j in semi_joins {
+            plan = j.apply(plan);
         }
         if grouped {
             plan = access::aggregate(plan, groups, aggs, having.is_some());
@@ -381,6 +401,7 @@ impl Binder<'_> {
         s: &A::Select,
         scope: &Scope,
         order: &[A::OrderByExpr],
+        set_op_leaf: bool,
     ) -> Result<(
         Vec<Expr>,
         Vec<String>,
@@ -395,13 +416,13 @@ impl Binder<'_> {
             match item {
                 A::SelectItem::UnnamedExpr(e) => {
                     let (x, t) = self.bind_expr(e, scope)?;
-                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(derive_name(e));
                     types.push(t);
                 }
                 A::SelectItem::ExprWithAlias { expr, alias } => {
                     let (x, t) = self.bind_expr(expr, scope)?;
-                    let t = self.resolve_unknown_output(&mut proj, x, t)?;
+                    let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(ident(alias));
                     types.push(t);
                 }
@@ -472,8 +493,19 @@ impl Binder<'_> {
         Ok((proj, names, types, having, orefs))
     }
 
-    pub(super) fn resolve_unknown_output(&mut self, proj: &mut Vec<Expr>, x: Expr, t: Ty) -> Result<Ty> {
-        if t == Ty::Unknown {
+    /// Adds an output expression; one of unknown type (a bare NULL, a quoted literal, an untyped
+    /// parameter) becomes text, except that a set operation's branch (`set_op_leaf`) keeps
+    /// such a constant or parameter as it is, for the operation to coerce to the other
+    /// branches' type as PostgreSQL's select_common_type does (`SELECT NULL UNION SELECT 1`).
+    pub(super) fn resolve_unknown_output(
+        &mut self,
+        proj: &mut Vec<Expr>,
+        x: Expr,
+        t: Ty,
+        set_op_leaf: bool,
+    ) -> Result<Ty> {
+        let keep = set_op_leaf && matches!(x, Expr::Lit(_) | Expr::Param(_, Ty::Unknown));
+        if t == Ty::Unknown && !keep {
             proj.push(self.coerce(x, t, Ty::Text)?);
             Ok(Ty::Text)
         } else {

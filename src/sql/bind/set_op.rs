@@ -8,13 +8,26 @@ use super::{unsupported, Binder};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Column, Plan, SetOpKind};
+use crate::types::Value;
 
 impl Binder<'_> {
     /// A query body without the enclosing query's ORDER BY / LIMIT.
     pub(super) fn bind_set_expr(&mut self, e: &A::SetExpr) -> Result<(Plan, Vec<Column>)> {
         match e {
-            A::SetExpr::Select(s) => self.bind_select(s, &[], None, None),
-            A::SetExpr::Query(q) => self.bind_query(q),
+            A::SetExpr::Select(s) => {
+                self.set_op_leaf = true;
+                self.bind_select(s, &[], None, None)
+            }
+            A::SetExpr::Query(q) => {
+                // A parenthesised SELECT alone is still a branch of the operation.
+                let bare = q.with.is_none()
+                    && q.order_by.is_none()
+                    && q.limit_clause.is_none()
+                    && q.fetch.is_none()
+                    && matches!(q.body.as_ref(), A::SetExpr::Select(_));
+                self.set_op_leaf = bare;
+                self.bind_query(q)
+            }
             A::SetExpr::Values(v) => self.bind_values(v),
             A::SetExpr::SetOperation {
                 op,
@@ -91,8 +104,19 @@ impl Binder<'_> {
             .collect()
     }
 
-    /// `plan` (with columns `from`) cast to the types of `to`, column by column.
+    /// `plan` (with columns `from`) cast to the types of `to`, column by column. A branch's
+    /// unknown-typed constant or parameter is coerced where its select list makes it, as
+    /// PostgreSQL replaces such a constant by its coerced value: `SELECT 'x' UNION SELECT 1`
+    /// fails to read 'x' as an integer while planning, and `$1` gets the operation's type.
     pub(super) fn cast_columns(&mut self, plan: Plan, from: &[Column], to: &[Column]) -> Result<Plan> {
+        if from.iter().zip(to).all(|(f, t)| f.ty == t.ty) {
+            return Ok(plan);
+        }
+        let mut from = from.to_vec();
+        let plan = match plan {
+            Plan::Project(input, exprs) => Plan::Project(input, self.retype_unknown(exprs, &mut from, to)?),
+            p => p,
+        };
         if from.iter().zip(to).all(|(f, t)| f.ty == t.ty) {
             return Ok(plan);
         }
@@ -103,5 +127,41 @@ impl Binder<'_> {
             .map(|(i, (f, t))| self.coerce(Expr::Col(i), f.ty, t.ty))
             .collect::<Result<Vec<_>>>()?;
         Ok(Plan::Project(Box::new(plan), exprs))
+    }
+
+    /// Coerces the unknown-typed constants and parameters among a select list's outputs to
+    /// the types of `to`, updating `cols` (their types) to match.
+    fn retype_unknown(
+        &mut self,
+        mut exprs: Vec<Expr>,
+        cols: &mut [Column],
+        to: &[Column],
+    ) -> Result<Vec<Expr>> {
+        for ((e, c), t) in exprs.iter_mut().zip(cols.iter_mut()).zip(to) {
+            if c.ty == Ty::Unknown && matches!(e, Expr::Lit(_) | Expr::Param(_, Ty::Unknown)) {
+                let x = std::mem::replace(e, Expr::Lit(Value::Null));
+                *e = self.coerce(x, Ty::Unknown, t.ty)?;
+                c.ty = t.ty;
+            }
+        }
+        Ok(exprs)
+    }
+
+    /// A branch's outputs still of unknown type resolved as text, as a query outside a set
+    /// operation resolves them (the non-recursive term of a recursive CTE fixes its types).
+    pub(super) fn resolve_unknown_columns(
+        &mut self,
+        plan: Plan,
+        cols: Vec<Column>,
+    ) -> Result<(Plan, Vec<Column>)> {
+        let to: Vec<Column> = cols
+            .iter()
+            .map(|c| Column {
+                name: c.name.clone(),
+                ty: if c.ty == Ty::Unknown { Ty::Text } else { c.ty },
+            })
+            .collect();
+        let plan = self.cast_columns(plan, &cols, &to)?;
+        Ok((plan, to))
     }
 }

@@ -1,14 +1,15 @@
-//! Binding window functions (`f(...) OVER (PARTITION BY ... ORDER BY ... frame)`), allowed in
-//! the select list and ORDER BY: each becomes an [`Expr::Window`] placeholder and a
-//! [`WinSpec`] for the window step, which runs after grouping and HAVING.
+//! Binding window functions (`f(...) OVER (PARTITION BY ... ORDER BY ... frame)`, `OVER w` and
+//! `OVER (w ...)` naming a window of the query's WINDOW clause), allowed in the select list and
+//! ORDER BY: each becomes an [`Expr::Window`] placeholder and a [`WinSpec`] for the window
+//! step, which runs after grouping and HAVING.
 
 use sqlparser::ast as A;
 
 use super::select::sort_key;
-use super::{unsupported, Binder, Scope};
+use super::{ident, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
-use crate::sql::plan::window::{Frame, FrameEdge, WinFunc, WinSpec};
+use crate::sql::plan::window::{Frame, FrameEdge, Offset, Units, WinFunc, WinSpec};
 use crate::sql::plan::{AggFunc, AggSpec};
 use crate::types::Value;
 
@@ -22,12 +23,12 @@ impl Binder<'_> {
         distinct: bool,
         scope: &Scope,
     ) -> Result<(Expr, Ty)> {
-        let Some(A::WindowType::WindowSpec(w)) = &f.over else {
-            return Err(unsupported("named windows"));
+        let w = match &f.over {
+            Some(A::WindowType::WindowSpec(w)) => resolve_window(&self.windows, w)?,
+            Some(A::WindowType::NamedWindow(n)) => named_window(&self.windows, &ident(n))?.clone(),
+            None => return Err(Error::internal("window function without OVER")),
         };
-        if w.window_name.is_some() {
-            return Err(unsupported("named windows"));
-        }
+        let w = &w;
         if self.win_sink.is_none() {
             return Err(Error::new(
                 SqlState("42P20"),
@@ -160,36 +161,43 @@ impl Binder<'_> {
             partition.push(self.bind_expr(e, scope)?.0);
         }
         let mut order = Vec::new();
+        let mut order_ty = Vec::new();
         for o in &w.order_by {
-            let e = self.bind_expr(&o.expr, scope)?.0;
+            let (e, t) = self.bind_expr(&o.expr, scope)?;
             order.push(sort_key(e, &o.options));
+            order_ty.push(t);
         }
         let frame = match &w.window_frame {
             None => Frame::default(),
             Some(fr) => {
-                let rows = match fr.units {
-                    A::WindowFrameUnits::Rows => true,
-                    A::WindowFrameUnits::Range => false,
-                    A::WindowFrameUnits::Groups => return Err(unsupported("GROUPS frames")),
+                let units = match fr.units {
+                    A::WindowFrameUnits::Rows => Units::Rows,
+                    A::WindowFrameUnits::Range => Units::Range,
+                    A::WindowFrameUnits::Groups => Units::Groups,
                 };
-                let start = self.frame_edge(&fr.start_bound, rows)?;
+                let start = self.frame_edge(&fr.start_bound, units, &order_ty, "starting")?;
                 let end = match &fr.end_bound {
-                    Some(b) => self.frame_edge(b, rows)?,
+                    Some(b) => self.frame_edge(b, units, &order_ty, "ending")?,
                     None => FrameEdge::CurrentRow,
                 };
-                if matches!(start, FrameEdge::Following(None)) {
-                    return Err(Error::new(
-                        SqlState("42P20"),
-                        "frame start cannot be UNBOUNDED FOLLOWING",
-                    ));
+                let bad = |m: &str| Err(Error::new(SqlState("42P20"), m.to_string()));
+                match (start, end) {
+                    (FrameEdge::Following(None), _) => {
+                        return bad("frame start cannot be UNBOUNDED FOLLOWING")
+                    }
+                    (_, FrameEdge::Preceding(None)) => return bad("frame end cannot be UNBOUNDED PRECEDING"),
+                    (FrameEdge::CurrentRow, FrameEdge::Preceding(_)) => {
+                        return bad("frame starting from current row cannot have preceding rows")
+                    }
+                    (FrameEdge::Following(_), FrameEdge::Preceding(_) | FrameEdge::CurrentRow) => {
+                        return bad("frame starting from following row cannot have preceding rows")
+                    }
+                    _ => {}
                 }
-                if matches!(end, FrameEdge::Preceding(None)) {
-                    return Err(Error::new(
-                        SqlState("42P20"),
-                        "frame end cannot be UNBOUNDED PRECEDING",
-                    ));
+                if units == Units::Groups && order.is_empty() {
+                    return bad("GROUPS mode requires an ORDER BY clause");
                 }
-                Frame { rows, start, end }
+                Frame { units, start, end }
             }
         };
         Ok((
@@ -204,26 +212,220 @@ impl Binder<'_> {
         ))
     }
 
-    fn frame_edge(&mut self, b: &A::WindowFrameBound, rows: bool) -> Result<FrameEdge> {
-        let off = |this: &mut Self, e: &Option<Box<A::Expr>>| -> Result<Option<u64>> {
-            let Some(e) = e else { return Ok(None) };
-            if !rows {
-                return Err(unsupported("RANGE frames with an offset"));
-            }
-            let (x, _) = this.bind_noagg(e, &Scope::default(), "window frame")?;
-            match x {
-                Expr::Lit(Value::Int(i)) if i >= 0 => Ok(Some(i as u64)),
-                Expr::Lit(Value::Int(_)) => Err(Error::new(
-                    SqlState("22013"),
-                    "frame starting offset must not be negative",
-                )),
-                _ => Err(unsupported("a frame offset that is not an integer constant")),
+    /// One end of a frame; `which` is "starting" or "ending" (for messages).
+    fn frame_edge(
+        &mut self,
+        b: &A::WindowFrameBound,
+        units: Units,
+        order_ty: &[Ty],
+        which: &str,
+    ) -> Result<FrameEdge> {
+        let (e, preceding) = match b {
+            A::WindowFrameBound::CurrentRow => return Ok(FrameEdge::CurrentRow),
+            A::WindowFrameBound::Preceding(e) => (e, true),
+            A::WindowFrameBound::Following(e) => (e, false),
+        };
+        let off = match e {
+            None => None,
+            Some(e) if units == Units::Range => Some(self.range_offset(e, order_ty)?),
+            Some(e) => {
+                let (x, _) = self.bind_noagg(e, &Scope::default(), "window frame")?;
+                Some(match x {
+                    Expr::Lit(Value::Int(i)) if i >= 0 => Offset::Count(i as u64),
+                    Expr::Lit(Value::Int(_)) => {
+                        return Err(Error::new(
+                            SqlState("22013"),
+                            format!("frame {which} offset must not be negative"),
+                        ))
+                    }
+                    _ => return Err(unsupported("a frame offset that is not an integer constant")),
+                })
             }
         };
-        Ok(match b {
-            A::WindowFrameBound::CurrentRow => FrameEdge::CurrentRow,
-            A::WindowFrameBound::Preceding(e) => FrameEdge::Preceding(off(self, e)?),
-            A::WindowFrameBound::Following(e) => FrameEdge::Following(off(self, e)?),
+        Ok(if preceding {
+            FrameEdge::Preceding(off)
+        } else {
+            FrameEdge::Following(off)
         })
     }
+
+    /// A RANGE offset: a distance in the type of the only ORDER BY key, a number for a numeric
+    /// key, an interval of days or smaller units (`'1 day'`, `interval '2 hours'`) for a date
+    /// or timestamp key.
+    fn range_offset(&mut self, e: &A::Expr, order_ty: &[Ty]) -> Result<Offset> {
+        let &[kt] = order_ty else {
+            return Err(Error::new(
+                SqlState("42P20"),
+                "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column",
+            ));
+        };
+        let bad_size = || {
+            Error::new(
+                SqlState("22013"),
+                "invalid preceding or following size in window function",
+            )
+        };
+        let not_for = |offset_ty: &str| {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} and offset type {offset_ty}",
+                    kt.name()
+                ),
+            )
+        };
+        if kt.is_datetime() {
+            return match e {
+                A::Expr::Interval(iv) if iv.leading_field.is_none() && iv.last_field.is_none() => {
+                    match iv.value.as_ref() {
+                        A::Expr::Value(A::ValueWithSpan {
+                            value: A::Value::SingleQuotedString(s),
+                            ..
+                        }) => {
+                            let us = interval_micros(s)?;
+                            if us < 0 {
+                                return Err(bad_size());
+                            }
+                            Ok(Offset::Micros(us))
+                        }
+                        _ => Err(unsupported("this interval form as a RANGE offset")),
+                    }
+                }
+                A::Expr::Interval(_) => Err(unsupported("this interval form as a RANGE offset")),
+                e => {
+                    let t = self.bind_noagg(e, &Scope::default(), "window frame")?.1;
+                    Err(not_for(t.name()))
+                }
+            };
+        }
+        if !kt.is_num() {
+            return Err(Error::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!(
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {}",
+                    kt.name()
+                ),
+            ));
+        }
+        if matches!(e, A::Expr::Interval(_)) {
+            return Err(not_for("interval"));
+        }
+        let (x, t) = self.bind_noagg(e, &Scope::default(), "window frame")?;
+        match x {
+            Expr::Lit(Value::Int(i)) if i < 0 => Err(bad_size()),
+            Expr::Lit(Value::Int(i)) if kt == Ty::Float8 => Ok(Offset::Float(i as f64)),
+            Expr::Lit(Value::Int(i)) => Ok(Offset::Int(i)),
+            Expr::Lit(Value::Float(f)) if kt == Ty::Float8 => {
+                if f < 0.0 || f.is_nan() {
+                    return Err(bad_size());
+                }
+                Ok(Offset::Float(f))
+            }
+            Expr::Lit(Value::Float(_)) => Err(not_for("numeric")),
+            Expr::Lit(_) => Err(not_for(t.name())),
+            _ => Err(unsupported("a RANGE offset that is not a constant")),
+        }
+    }
+
+    /// The named windows of a WINDOW clause, each resolved against those before it.
+    pub(super) fn named_windows(
+        &self,
+        defs: &[A::NamedWindowDefinition],
+    ) -> Result<Vec<(String, A::WindowSpec)>> {
+        let mut out: Vec<(String, A::WindowSpec)> = Vec::new();
+        for A::NamedWindowDefinition(name, def) in defs {
+            let n = ident(name);
+            if out.iter().any(|(m, _)| *m == n) {
+                return Err(Error::new(
+                    SqlState("42P20"),
+                    format!("window \"{n}\" is already defined"),
+                ));
+            }
+            let spec = match def {
+                A::NamedWindowExpr::WindowSpec(w) => resolve_window(&out, w)?,
+                A::NamedWindowExpr::NamedWindow(_) => return Err(unsupported("WINDOW name AS name")),
+            };
+            out.push((n, spec));
+        }
+        Ok(out)
+    }
+}
+
+/// The window named `name` (42704 if the query's WINDOW clause has none).
+fn named_window<'w>(windows: &'w [(String, A::WindowSpec)], name: &str) -> Result<&'w A::WindowSpec> {
+    windows
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, w)| w)
+        .ok_or_else(|| Error::new(SqlState("42704"), format!("window \"{name}\" does not exist")))
+}
+
+/// A window specification with the named window it starts from (`OVER (w ORDER BY x)`) copied
+/// in, by PostgreSQL's rules: the copy keeps the named window's PARTITION BY and ORDER BY and
+/// may add an ORDER BY and a frame, but not override either clause, and a window with a frame
+/// cannot be copied.
+fn resolve_window(windows: &[(String, A::WindowSpec)], w: &A::WindowSpec) -> Result<A::WindowSpec> {
+    let Some(base) = &w.window_name else {
+        return Ok(w.clone());
+    };
+    let b = ident(base);
+    let named = named_window(windows, &b)?;
+    let refuse = |m: String| Err(Error::new(SqlState("42P20"), m));
+    if !w.partition_by.is_empty() {
+        return refuse(format!("cannot override PARTITION BY clause of window \"{b}\""));
+    }
+    if !w.order_by.is_empty() && !named.order_by.is_empty() {
+        return refuse(format!("cannot override ORDER BY clause of window \"{b}\""));
+    }
+    if named.window_frame.is_some() {
+        return refuse(format!(
+            "cannot copy window \"{b}\" because it has a frame clause"
+        ));
+    }
+    Ok(A::WindowSpec {
+        window_name: None,
+        partition_by: named.partition_by.clone(),
+        order_by: if w.order_by.is_empty() {
+            named.order_by.clone()
+        } else {
+            w.order_by.clone()
+        },
+        window_frame: w.window_frame.clone(),
+    })
+}
+
+/// An interval literal of days and smaller units (`'1 day'`, `'2 hours 30 minutes'`) in
+/// microseconds; months and years, which have no fixed length, are refused.
+fn interval_micros(s: &str) -> Result<i64> {
+    let bad = || {
+        Error::new(
+            SqlState("22007"),
+            format!("invalid input syntax for type interval: \"{s}\""),
+        )
+    };
+    let words: Vec<&str> = s.split_whitespace().collect();
+    if words.is_empty() || !words.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let mut total = 0f64;
+    for pair in words.chunks(2) {
+        let n: f64 = pair[0].parse().map_err(|_| bad())?;
+        let unit = pair[1].to_ascii_lowercase();
+        let per = match unit.trim_end_matches('s') {
+            "microsecond" | "usec" => 1.0,
+            "millisecond" | "msec" => 1e3,
+            "second" | "sec" => 1e6,
+            "minute" | "min" => 60e6,
+            "hour" | "hr" => 3600e6,
+            "day" => 86_400e6,
+            "week" => 604_800e6,
+            "month" | "mon" | "year" | "yr" => return Err(unsupported("RANGE offsets in months or years")),
+            _ => return Err(bad()),
+        };
+        total += n * per;
+    }
+    if !total.is_finite() || total.abs() >= 9.2e18 {
+        return Err(bad());
+    }
+    Ok(total.round() as i64)
 }

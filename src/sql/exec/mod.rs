@@ -14,7 +14,7 @@ use crate::engine::{Interrupt, KeyRange, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::types::codec::encode_key_values;
-use crate::types::{DataType, Key, Row, Value};
+use crate::types::{DataType, Key, Row, RowRef, Value};
 
 mod hash_join;
 mod recursive;
@@ -223,23 +223,43 @@ fn key_range(
     Ok(Some(range))
 }
 
-/// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
-/// returns false or the scan's stop count is reached.
-pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
-    let tx = cx.tx;
-    let stop = match &s.stop_after {
+/// A row as an access path hands it over: lent in place by the engine (`scan_with`,
+/// `get_with`), or shared (the decoded rows of a secondary-index scan).
+enum Lent<'r> {
+    Ref(RowRef<'r>),
+    Shared(&'r Arc<Row>),
+}
+
+/// At most how many rows passing its filter a scan delivers: LIMIT + OFFSET when the scan's
+/// order is the query's, else no bound.
+fn stop_count(s: &Scan, cx: &Ctx) -> Result<Option<u64>> {
+    Ok(match &s.stop_after {
         Some((l, o)) => match limit_of(l, cx, "LIMIT")? {
             Some(l) => Some(l.saturating_add(limit_of(o, cx, "OFFSET")?.unwrap_or(0))),
             None => None,
         },
         None => None,
-    };
+    })
+}
+
+/// Visits the rows of a scan that pass its filter (in key order for key accesses), until `f`
+/// returns false or the scan's stop count is reached.
+pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
+    let stop = stop_count(s, cx)?;
     if stop == Some(0) {
         return Ok(());
     }
     let mut n = 0u64;
-    let mut visit = |k: &Key, r: &Arc<Row>| -> Result<bool> {
+    read_access(s, cx, &mut |k, lent| {
         cx.check()?;
+        let owned;
+        let r: &Arc<Row> = match lent {
+            Lent::Shared(r) => r,
+            Lent::Ref(r) => {
+                owned = Arc::new(r.to_row()?);
+                &owned
+            }
+        };
         if let Some(flt) = &s.filter {
             if !flt.test(r, cx)? {
                 return Ok(true);
@@ -250,19 +270,96 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
             return Ok(false);
         }
         Ok(stop.is_none_or(|m| n < m))
-    };
+    })
+}
+
+/// A select list over a single-table scan (and a plain scan, as the list of all its columns).
+/// Each row is read in place and only the columns the filter and the list use are copied out,
+/// into one scratch row reused from row to row; a column the list names once, as itself, moves
+/// from there into the output row. Per row this allocates the output row and its text and
+/// bytes values only (decoding each row into a shared row, then projecting a copy of it, made
+/// three more allocations and the copies per row).
+fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
+    let stop = stop_count(s, cx)?;
+    let mut out = Vec::new();
+    if stop == Some(0) {
+        return Ok(out);
+    }
+    let width = s.def.columns.len();
+    // Per column: how often the select list reads it, and FILTER when the filter does.
+    const FILTER: u32 = 1 << 31;
+    let mut uses = vec![0u32; width];
+    for e in exprs {
+        e.walk(&mut |x| {
+            if let Expr::Col(c) = x {
+                if let Some(u) = uses.get_mut(*c) {
+                    *u += 1;
+                }
+            }
+        });
+    }
+    if let Some(flt) = &s.filter {
+        flt.walk(&mut |x| {
+            if let Expr::Col(c) = x {
+                if let Some(u) = uses.get_mut(*c) {
+                    *u |= FILTER;
+                }
+            }
+        });
+    }
+    let read = uses.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
+    let mut scratch: Row = vec![Value::Null; width];
+    let mut n = 0u64;
+    read_access(s, cx, &mut |_, lent| {
+        cx.check()?;
+        let row = match lent {
+            Lent::Ref(r) => r,
+            Lent::Shared(r) => RowRef::values(r),
+        };
+        // A stored row shorter than the table reads as NULL past its end.
+        let mut vals = row.iter();
+        for (slot, &u) in scratch.iter_mut().zip(&uses).take(read) {
+            let v = vals.next().transpose()?;
+            if u != 0 {
+                *slot = v.map_or(Value::Null, |v| v.to_value());
+            }
+        }
+        if let Some(flt) = &s.filter {
+            if !flt.test(&scratch, cx)? {
+                return Ok(true);
+            }
+        }
+        n += 1;
+        let mut o = Vec::with_capacity(exprs.len());
+        for e in exprs {
+            o.push(match e {
+                // Read by nothing else of the select list (the filter has run): moved.
+                Expr::Col(c) if uses.get(*c).is_some_and(|&u| (u & !FILTER) == 1) => {
+                    std::mem::replace(&mut scratch[*c], Value::Null)
+                }
+                e => e.eval(&scratch, cx)?,
+            });
+        }
+        out.push(o);
+        Ok(stop.is_none_or(|m| n < m))
+    })?;
+    Ok(out)
+}
+
+/// Reads the rows a scan's access path selects, before its filter (in key order for key
+/// accesses), lending each to `f` until it returns false.
+fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>) -> Result<()> {
+    let tx = cx.tx;
     let def = &s.def;
     match &s.access {
-        Access::Full => tx.scan_in(&s.table, &KeyRange::all(), s.reverse, visit),
+        Access::Full => tx.scan_with(&s.table, &KeyRange::all(), s.reverse, |k, r| f(k, Lent::Ref(r))),
         Access::Point(vals) => {
             let vals = vals
                 .iter()
                 .map(|e| eval_const(e, cx))
                 .collect::<Result<Vec<_>>>()?;
             if let Some(k) = make_key(def, vals)? {
-                if let Some(r) = tx.get_in(&s.table, &k)? {
-                    visit(&k, &r)?;
-                }
+                tx.get_with(&s.table, &k, |r| f(&k, Lent::Ref(r)))?.transpose()?;
             }
             Ok(())
         }
@@ -279,16 +376,15 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                 keys.reverse();
             }
             for k in keys {
-                if let Some(r) = tx.get_in(&s.table, &k)? {
-                    if !visit(&k, &r)? {
-                        break;
-                    }
+                let go = tx.get_with(&s.table, &k, |r| f(&k, Lent::Ref(r)))?.transpose()?;
+                if go == Some(false) {
+                    break;
                 }
             }
             Ok(())
         }
         Access::Range { lo, hi } => match key_range(s, lo, hi, cx)? {
-            Some(range) => tx.scan_in(&s.table, &range, s.reverse, visit),
+            Some(range) => tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r))),
             None => Ok(()),
         },
         Access::Prefix(vals) => {
@@ -306,7 +402,7 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
                 lo: Bound::Included(Key::Bytes(p)),
                 hi: Bound::Excluded(Key::Bytes(end)),
             };
-            tx.scan_in(&s.table, &range, s.reverse, visit)
+            tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r)))
         }
         Access::Index { index, eq, lo, hi } => {
             let idx = &def.indexes[*index];
@@ -333,7 +429,7 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
             };
             let rows = tx.index_scan_in(&s.table, *index, bytes_bound(&lo_b), bytes_bound(&hi_b))?;
             for (k, r) in rows {
-                if !visit(&k, &r)? {
+                if !f(&k, Lent::Shared(&r))? {
                     break;
                 }
             }
@@ -494,12 +590,8 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             })
             .collect::<Result<Vec<_>>>()?,
         Plan::Scan(s) => {
-            let mut out = Vec::new();
-            scan_rows(s, cx, &mut |_, r| {
-                out.push((**r).clone());
-                Ok(true)
-            })?;
-            out
+            let all: Vec<Expr> = (0..s.def.columns.len()).map(Expr::Col).collect();
+            project_scan(s, &all, cx)?
         }
         Plan::Join {
             left,
@@ -564,6 +656,24 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 }
             }
             out
+        }
+        Plan::FullJoin { left, right, on } => {
+            let lrows = run(left, cx)?;
+            let rrows = run(right, cx)?;
+            let (lw, rw) = (left.width(), right.width());
+            let keys = on.as_ref().map(|e| hash_keys(e, lw)).unwrap_or_default();
+            hash_join::full_join(lrows, rrows, (lw, rw), &keys, on.as_ref(), cx)?
+        }
+        Plan::SemiJoin {
+            left,
+            right,
+            keys,
+            residual,
+            anti,
+        } => {
+            let lrows = run(left, cx)?;
+            let rrows = run(right, cx)?;
+            hash_join::semi_join(lrows, rrows, keys, residual.as_ref(), *anti, cx)?
         }
         Plan::Filter(p, e) => {
             let rows = run(p, cx)?;
@@ -650,14 +760,9 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             vec![vec![Value::Int(n as i64)]]
         }
         Plan::Project(p, exprs) => {
-            // A point lookup projects straight from the shared row.
+            // Over a scan, straight from the rows as the engine lends them.
             if let Plan::Scan(s) = p.as_ref() {
-                let mut out = Vec::new();
-                scan_rows(s, cx, &mut |_, r| {
-                    out.push(exprs.iter().map(|e| e.eval(r, cx)).collect::<Result<Vec<_>>>()?);
-                    Ok(true)
-                })?;
-                return Ok(out);
+                return project_scan(s, exprs, cx);
             }
             let rows = run(p, cx)?;
             let mut out = Vec::with_capacity(rows.len());

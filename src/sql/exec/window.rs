@@ -1,15 +1,16 @@
 //! The window step: for each window function, the input rows are ordered by PARTITION BY then
 //! ORDER BY keys (a stable sort, so ties keep their input order), split into partitions and
 //! peer groups (rows equal in the ORDER BY keys), and each row gets the function's value over
-//! its frame. Aggregates over frames that start at the partition's first row are computed
-//! incrementally; other frames are aggregated row by row.
+//! its frame (ROWS, RANGE with or without offsets, GROUPS). Aggregates over frames that start
+//! at the partition's first row are computed incrementally; other frames are aggregated row by
+//! row.
 
 use std::cmp::Ordering;
 
 use super::{compare_rows, Acc};
 use crate::error::{Error, Result};
 use crate::sql::expr::Ctx;
-use crate::sql::plan::window::{FrameEdge, WinFunc, WinSpec};
+use crate::sql::plan::window::{Frame, FrameEdge, Offset, Units, WinFunc, WinSpec};
 use crate::types::{Row, Value};
 
 pub(super) fn window(rows: Vec<Row>, specs: &[WinSpec], cx: &Ctx) -> Result<Vec<Row>> {
@@ -108,25 +109,13 @@ fn partition(
         i = j;
     }
     let f = &spec.frame;
-    let bounds = |i: usize| -> (usize, usize) {
-        let start = match f.start {
-            FrameEdge::Preceding(None) => 0,
-            FrameEdge::Preceding(Some(k)) => i.saturating_sub(k as usize),
-            FrameEdge::CurrentRow if f.rows => i,
-            FrameEdge::CurrentRow => peer_start[i],
-            FrameEdge::Following(Some(k)) => (i + k as usize).min(m),
-            FrameEdge::Following(None) => m,
-        };
-        let end = match f.end {
-            FrameEdge::Following(None) => m,
-            FrameEdge::Following(Some(k)) => (i + k as usize + 1).min(m),
-            FrameEdge::CurrentRow if f.rows => i + 1,
-            FrameEdge::CurrentRow => peer_end[i],
-            FrameEdge::Preceding(Some(k)) => (i + 1).saturating_sub(k as usize),
-            FrameEdge::Preceding(None) => 0,
-        };
-        (start, end.max(start))
+    let peers = Peers {
+        start: &peer_start,
+        end: &peer_end,
+        group: &group,
     };
+    let fr = frames(f, p, keys, oflags, &peers);
+    let bounds = |i: usize| fr[i];
     match &spec.func {
         WinFunc::RowNumber => (0..m).for_each(|i| out[p[i]] = Value::Int(i as i64 + 1)),
         WinFunc::Rank => (0..m).for_each(|i| out[p[i]] = Value::Int(peer_start[i] as i64 + 1)),
@@ -188,4 +177,194 @@ fn partition(
         }
     }
     Ok(())
+}
+
+/// The peer groups of a partition's rows (positions in window order): each row's group's
+/// [start, end) and the group's number.
+struct Peers<'a> {
+    start: &'a [usize],
+    end: &'a [usize],
+    group: &'a [usize],
+}
+
+/// A row's value of the first ORDER BY key (NULL without ORDER BY).
+fn first_key(keys: &[Vec<Value>], row: usize) -> &Value {
+    static NULL: Value = Value::Null;
+    keys[row].first().unwrap_or(&NULL)
+}
+
+/// PostgreSQL's in_range: whether `val` is at least (`less`: at most) `base` plus (`sub`:
+/// minus) `off`; exact for integers, dates and timestamps (in microseconds), in doubles
+/// otherwise.
+fn in_range(val: &Value, base: &Value, off: Offset, sub: bool, less: bool) -> bool {
+    fn exact(v: &Value) -> Option<i128> {
+        Some(match v {
+            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) => *i as i128,
+            Value::Date(d) => *d as i128 * 86_400_000_000,
+            _ => return None,
+        })
+    }
+    fn double(v: &Value) -> Option<f64> {
+        match v {
+            Value::Float(f) => Some(*f),
+            v => exact(v).map(|i| i as f64),
+        }
+    }
+    let exact_off = match off {
+        Offset::Count(c) => Some(c as i128),
+        Offset::Int(i) | Offset::Micros(i) => Some(i as i128),
+        Offset::Float(_) => None,
+    };
+    if let (Some(v), Some(b), Some(o)) = (exact(val), exact(base), exact_off) {
+        let t = if sub { b - o } else { b + o };
+        return if less { v <= t } else { v >= t };
+    }
+    let o = match off {
+        Offset::Float(f) => f,
+        Offset::Count(c) => c as f64,
+        Offset::Int(i) | Offset::Micros(i) => i as f64,
+    };
+    match (double(val), double(base)) {
+        (Some(v), Some(b)) => {
+            let t = if sub { b - o } else { b + o };
+            if less {
+                v <= t
+            } else {
+                v >= t
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Each row's frame [start, end) in window order, by PostgreSQL's rules (nodeWindowAgg.c's
+/// update_frameheadpos / update_frametailpos): ROWS offsets count rows, GROUPS offsets count
+/// peer groups, RANGE offsets compare the only ORDER BY key with the current row's plus or
+/// minus the offset (a NULL key is in range only of NULL keys); RANGE ends only move forward
+/// as the current row does.
+fn frames(
+    f: &Frame,
+    p: &[usize],
+    keys: &[Vec<Value>],
+    oflags: &[(bool, bool)],
+    peers: &Peers<'_>,
+) -> Vec<(usize, usize)> {
+    let m = p.len();
+    let ngroups = peers.group.last().map_or(0, |g| g + 1);
+    let mut gfirst = vec![0usize; ngroups];
+    let mut gend = vec![0usize; ngroups];
+    for ((&g, &s), &e) in peers.group.iter().zip(peers.start).zip(peers.end) {
+        gfirst[g] = s;
+        gend[g] = e;
+    }
+    let (desc, nulls_first) = oflags.first().copied().unwrap_or((false, false));
+    let (mut head, mut tail) = (0usize, 0usize);
+    let mut out = Vec::with_capacity(m);
+    for i in 0..m {
+        let cur = first_key(keys, p[i]);
+        let start = match f.start {
+            FrameEdge::Preceding(None) => 0,
+            FrameEdge::Following(None) => m,
+            FrameEdge::CurrentRow if f.units == Units::Rows => i,
+            FrameEdge::CurrentRow => peers.start[i],
+            FrameEdge::Preceding(Some(o)) | FrameEdge::Following(Some(o)) => {
+                let preceding = matches!(f.start, FrameEdge::Preceding(_));
+                match (f.units, o) {
+                    (Units::Rows, Offset::Count(k)) if preceding => i.saturating_sub(k as usize),
+                    (Units::Rows, Offset::Count(k)) => i.saturating_add(k as usize).min(m),
+                    (Units::Groups, Offset::Count(k)) if preceding => {
+                        gfirst[peers.group[i].saturating_sub(k as usize)]
+                    }
+                    (Units::Groups, Offset::Count(k)) => {
+                        let g = peers.group[i].saturating_add(k as usize);
+                        if g < ngroups {
+                            gfirst[g]
+                        } else {
+                            m
+                        }
+                    }
+                    (_, o) => {
+                        // The first row at or past the current key minus (plus) the offset.
+                        let (sub, less) = if desc {
+                            (!preceding, true)
+                        } else {
+                            (preceding, false)
+                        };
+                        while head < m {
+                            let h = first_key(keys, p[head]);
+                            let stop = if h.is_null() || cur.is_null() {
+                                if nulls_first {
+                                    !h.is_null() || cur.is_null()
+                                } else {
+                                    h.is_null() || !cur.is_null()
+                                }
+                            } else {
+                                in_range(h, cur, o, sub, less)
+                            };
+                            if stop {
+                                break;
+                            }
+                            head += 1;
+                        }
+                        head
+                    }
+                }
+            }
+        };
+        let end = match f.end {
+            FrameEdge::Following(None) => m,
+            FrameEdge::Preceding(None) => 0,
+            FrameEdge::CurrentRow if f.units == Units::Rows => i + 1,
+            FrameEdge::CurrentRow => peers.end[i],
+            FrameEdge::Preceding(Some(o)) | FrameEdge::Following(Some(o)) => {
+                let preceding = matches!(f.end, FrameEdge::Preceding(_));
+                match (f.units, o) {
+                    (Units::Rows, Offset::Count(k)) if preceding => (i + 1).saturating_sub(k as usize),
+                    (Units::Rows, Offset::Count(k)) => i.saturating_add(k as usize).saturating_add(1).min(m),
+                    (Units::Groups, Offset::Count(k)) if preceding => {
+                        match peers.group[i].checked_sub(k as usize) {
+                            Some(g) => gend[g],
+                            None => 0,
+                        }
+                    }
+                    (Units::Groups, Offset::Count(k)) => {
+                        let g = peers.group[i].saturating_add(k as usize);
+                        if g < ngroups {
+                            gend[g]
+                        } else {
+                            m
+                        }
+                    }
+                    (_, o) => {
+                        // The row after the last one at or before the current key plus (minus)
+                        // the offset.
+                        let (sub, less) = if desc {
+                            (!preceding, false)
+                        } else {
+                            (preceding, true)
+                        };
+                        while tail < m {
+                            let t = first_key(keys, p[tail]);
+                            let stop = if t.is_null() || cur.is_null() {
+                                if nulls_first {
+                                    !t.is_null()
+                                } else {
+                                    !cur.is_null()
+                                }
+                            } else {
+                                !in_range(t, cur, o, sub, less)
+                            };
+                            if stop {
+                                break;
+                            }
+                            tail += 1;
+                        }
+                        tail
+                    }
+                }
+            }
+        };
+        out.push((start, end.max(start)));
+    }
+    out
 }

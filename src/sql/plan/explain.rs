@@ -86,6 +86,59 @@ impl Plan {
                     }
                 }
             }
+            Plan::FullJoin { left, right, on } => {
+                let keys = on
+                    .as_ref()
+                    .map(|e| hash_keys(e, left.width()))
+                    .unwrap_or_default();
+                if keys.is_empty() {
+                    out.push(format!("{pad}Full join (nested loop)"));
+                } else {
+                    let (ln, rn) = (left.names(), right.names());
+                    let k: Vec<String> = keys
+                        .iter()
+                        .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
+                        .collect();
+                    out.push(format!("{pad}Full join (hash join on {})", k.join(", ")));
+                }
+                if let Some(on) = on {
+                    out.push(format!(
+                        "{}   join filter: {}",
+                        "  ".repeat(depth),
+                        show_n(on, &self.names())
+                    ));
+                }
+                left.explain(out, depth + 1);
+                right.explain(out, depth + 1);
+            }
+            Plan::SemiJoin {
+                left,
+                right,
+                keys,
+                residual,
+                anti,
+            } => {
+                let (ln, rn) = (left.names(), right.names());
+                let k: Vec<String> = keys
+                    .iter()
+                    .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
+                    .collect();
+                out.push(format!(
+                    "{pad}{} (hash join on {})",
+                    if *anti { "Anti join" } else { "Semi join" },
+                    k.join(", ")
+                ));
+                if let Some(e) = residual {
+                    let both: Vec<String> = ln.iter().chain(&rn).cloned().collect();
+                    out.push(format!(
+                        "{}   join filter: {}",
+                        "  ".repeat(depth),
+                        show_n(e, &both)
+                    ));
+                }
+                left.explain(out, depth + 1);
+                right.explain(out, depth + 1);
+            }
             Plan::Filter(p, e) => {
                 out.push(format!("{pad}Filter: {}", show_n(e, &p.names())));
                 p.explain(out, depth + 1);

@@ -40,6 +40,10 @@ pub fn estimate(p: &Plan) -> f64 {
         }
         Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1.0,
         Plan::Join { left, right, .. } => (estimate(left) * estimate(right) * 0.1).max(1.0),
+        Plan::SemiJoin { left, .. } => estimate(left),
+        Plan::FullJoin { left, right, .. } => {
+            (estimate(left) * estimate(right) * 0.1).max(estimate(left) + estimate(right))
+        }
         Plan::SetOp { left, right, .. } => estimate(left) + estimate(right),
         Plan::Window { input, .. } => estimate(input),
         Plan::Recursive { .. } | Plan::WorkTable { .. } => 1000.0,

@@ -160,6 +160,23 @@ pub enum Plan {
         on: Option<Expr>,
         lookup: Option<Lookup>,
     },
+    /// FULL [OUTER] JOIN: the pairs meeting `on`, then each row of either side that met none,
+    /// padded with NULLs (hash join on the condition's equalities, else a nested loop).
+    FullJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        on: Option<Expr>,
+    },
+    /// The left rows that have (`anti`: have no) right row with equal `keys` (left expression,
+    /// right expression) meeting `residual` (over the left row followed by the right one): a
+    /// decorrelated EXISTS / IN subquery, by hash.
+    SemiJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        keys: Vec<(Expr, Expr)>,
+        residual: Option<Expr>,
+        anti: bool,
+    },
     Filter(Box<Plan>, Expr),
     Aggregate {
         input: Box<Plan>,
@@ -224,6 +241,8 @@ impl Plan {
                         .as_ref()
                         .map_or_else(|| right.width(), |l| l.def.columns.len())
             }
+            Plan::FullJoin { left, right, .. } => left.width() + right.width(),
+            Plan::SemiJoin { left, .. } => left.width(),
             Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
             Plan::Limit { input, .. } => input.width(),
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
@@ -258,6 +277,12 @@ impl Plan {
                 }
                 n
             }
+            Plan::FullJoin { left, right, .. } => {
+                let mut n = left.names();
+                n.extend(right.names());
+                n
+            }
+            Plan::SemiJoin { left, .. } => left.names(),
             Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
             Plan::Limit { input, .. } => input.names(),
             Plan::Aggregate { input, groups, aggs } => {

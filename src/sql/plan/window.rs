@@ -18,19 +18,40 @@ pub enum WinFunc {
     Agg(AggSpec),
 }
 
+/// How far a frame edge lies from the current row.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Offset {
+    /// Rows (ROWS) or peer groups (GROUPS).
+    Count(u64),
+    /// RANGE over a numeric ORDER BY key: the key's distance.
+    Int(i64),
+    Float(f64),
+    /// RANGE over a date or timestamp key: an interval, in microseconds.
+    Micros(i64),
+}
+
 /// One end of a frame: `None` offset means UNBOUNDED.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FrameEdge {
-    Preceding(Option<u64>),
+    Preceding(Option<Offset>),
     CurrentRow,
-    Following(Option<u64>),
+    Following(Option<Offset>),
 }
 
-/// ROWS or RANGE frame; the default is RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, where
-/// CURRENT ROW in RANGE mode includes the row's peers (rows equal in the ORDER BY keys).
+/// What a frame's offsets count: rows, ORDER BY key values, or peer groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Units {
+    Rows,
+    Range,
+    Groups,
+}
+
+/// ROWS, RANGE or GROUPS frame; the default is RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT
+/// ROW, where CURRENT ROW in RANGE and GROUPS mode includes the row's peers (rows equal in the
+/// ORDER BY keys).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Frame {
-    pub rows: bool,
+    pub units: Units,
     pub start: FrameEdge,
     pub end: FrameEdge,
 }
@@ -38,7 +59,7 @@ pub struct Frame {
 impl Default for Frame {
     fn default() -> Frame {
         Frame {
-            rows: false,
+            units: Units::Range,
             start: FrameEdge::Preceding(None),
             end: FrameEdge::CurrentRow,
         }

@@ -7,11 +7,11 @@ use super::{now_micros, Session};
 use crate::engine::Interrupt;
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{ident, object_name, Binder};
-use crate::sql::dml::bind_default;
+use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
 use crate::sql::exec::Exec;
 use crate::sql::expr::assign;
 use crate::sql::result::{CopyState, StatementResult};
-use crate::types::Value;
+use crate::types::{Row, Value};
 
 impl Session {
     #[allow(clippy::too_many_arguments)]
@@ -143,6 +143,7 @@ impl Session {
                 _ => None,
             });
         }
+        let checks = bind_checks(&mut b, &def)?;
         let mut full = Vec::with_capacity(rows.len());
         let stop = self.interrupt();
         {
@@ -179,13 +180,25 @@ impl Session {
                         Some(s) => assign(Value::Text(s), col.ty, &col.name)?,
                     };
                 }
+                enforce_checks(&def, &checks, &row, &cx)?;
                 full.push(row);
             }
         }
         let n = full.len() as u64;
+        // Foreign keys are checked once every row is in (a row may reference one after it).
+        let referencing: Vec<Row> = if def.foreign_keys.is_empty() {
+            Vec::new()
+        } else {
+            full.clone()
+        };
         self.with_tx(|tx, _| {
-            tx.set_interrupt(stop);
-            let r = full.into_iter().try_for_each(|r| tx.insert_in(&t, r).map(|_| ()));
+            tx.set_interrupt(stop.clone());
+            let mut r = full.into_iter().try_for_each(|r| tx.insert_in(&t, r).map(|_| ()));
+            if r.is_ok() {
+                r = referencing
+                    .iter()
+                    .try_for_each(|row| crate::sql::fk::check_parents(tx, &def, row, None, &stop));
+            }
             tx.set_interrupt(Interrupt::default());
             r
         })?;

@@ -1,10 +1,11 @@
-//! DDL: CREATE / DROP / ALTER TABLE, CREATE / DROP INDEX, CREATE / DROP SEQUENCE (and the
-//! sequences of serial and identity columns), TRUNCATE. Not transactional: each applies at
-//! once, durably, through the engine's catalog calls.
+//! DDL: CREATE / DROP TABLE, CREATE / DROP INDEX, CREATE / DROP SEQUENCE (and the sequences of
+//! serial and identity columns), TRUNCATE (ALTER TABLE: alter.rs; views: view.rs). Not
+//! transactional: each applies at once, durably, through the engine's catalog calls.
 
 use sqlparser::ast as A;
 
 use super::Session;
+use crate::engine::catalog::Identity;
 use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
@@ -12,9 +13,10 @@ use crate::sql::dml::bind_default;
 use crate::sql::result::StatementResult;
 
 impl Session {
-    fn relation_exists(&self, name: &str) -> bool {
+    pub(super) fn relation_exists(&self, name: &str) -> bool {
         self.db.table(name).is_ok()
             || self.db.has_sequence(name).unwrap_or(false)
+            || self.db.view(name).ok().flatten().is_some()
             || self
                 .db
                 .tables()
@@ -58,6 +60,10 @@ impl Session {
         let mut pk: Vec<String> = Vec::new();
         let mut pk_name = None;
         let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
+        // CHECK constraints (name if given, condition), column ones first as PostgreSQL orders them.
+        let mut checks: Vec<(Option<String>, A::Expr)> = Vec::new();
+        // FOREIGN KEYs (name if given, constraint, the column of a column-level REFERENCES).
+        let mut fks: Vec<(Option<String>, A::ForeignKeyConstraint, Option<String>)> = Vec::new();
         let multiple_pk = || {
             Error::new(
                 SqlState::INVALID_PRIMARY_KEY,
@@ -75,13 +81,18 @@ impl Session {
             let mut identity: Option<&Option<Vec<A::SequenceOptions>>> = None;
             for o in &c.options {
                 if let A::ColumnOption::Generated {
-                    generated_as: A::GeneratedAs::Always | A::GeneratedAs::ByDefault,
+                    generated_as: g @ (A::GeneratedAs::Always | A::GeneratedAs::ByDefault),
                     sequence_options,
                     generation_expr: None,
                     ..
                 } = &o.option
                 {
                     identity = Some(sequence_options);
+                    cd.identity = Some(if matches!(g, A::GeneratedAs::Always) {
+                        Identity::Always
+                    } else {
+                        Identity::ByDefault
+                    });
                 }
             }
             if serial || identity.is_some() {
@@ -135,6 +146,13 @@ impl Session {
                     A::ColumnOption::Unique(u) => {
                         uniques.push((u.name.as_ref().map(ident), vec![cname.clone()]))
                     }
+                    A::ColumnOption::Check(ck) => checks.push((
+                        o.name.as_ref().or(ck.name.as_ref()).map(ident),
+                        (*ck.expr).clone(),
+                    )),
+                    A::ColumnOption::ForeignKey(f) => {
+                        fks.push((o.name.as_ref().map(ident), f.clone(), Some(cname.clone())))
+                    }
                     other => {
                         return Err(Error::unsupported(format!(
                             "column option {other} is not supported"
@@ -166,6 +184,10 @@ impl Session {
                 A::TableConstraint::Unique(u) => {
                     uniques.push((u.name.as_ref().map(ident), index_cols(&u.columns)?))
                 }
+                A::TableConstraint::Check(ck) => {
+                    checks.push((ck.name.as_ref().map(ident), (*ck.expr).clone()))
+                }
+                A::TableConstraint::ForeignKey(f) => fks.push((None, f.clone(), None)),
                 other => {
                     return Err(Error::unsupported(format!(
                         "table constraint {other} is not supported"
@@ -185,6 +207,15 @@ impl Session {
             e => e,
         })?;
         def.pkey_name = pk_name.or(def.pkey_name);
+        for (n, e) in checks {
+            let c = self.new_check(&def, n, &e)?;
+            def.checks.push(c);
+        }
+        for (n, f, col) in &fks {
+            let fk = self.new_foreign_key(&def, n.clone(), f, col.as_deref())?;
+            def.foreign_keys.push(fk);
+        }
+        let parents: Vec<String> = def.foreign_keys.iter().map(|f| f.parent.clone()).collect();
         for sd in &owned {
             if self.relation_exists(&sd.name) {
                 return Err(Error::new(
@@ -206,6 +237,9 @@ impl Session {
                 self.db.drop_sequence(&sd.name, true)?;
             }
             return Err(e);
+        }
+        for p in &parents {
+            self.touch_parent(&name, p)?;
         }
         for (n, cols) in uniques {
             let iname = n.unwrap_or_else(|| format!("{name}_{}_key", cols.join("_")));
@@ -276,16 +310,64 @@ impl Session {
         ty: A::ObjectType,
         if_exists: bool,
         names: &[A::ObjectName],
+        cascade: bool,
     ) -> Result<StatementResult> {
         let names: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
         match ty {
             A::ObjectType::Table => {
-                if !if_exists {
-                    for n in &names {
+                for n in &names {
+                    if self.db.table(n).is_err() && self.db.view(n)?.is_some() {
+                        return Err(Error::new(
+                            SqlState("42809"),
+                            format!("\"{n}\" is not a table (use DROP VIEW to remove a view)"),
+                        ));
+                    }
+                    if !if_exists {
                         self.db.table(n)?;
                     }
                 }
                 for n in &names {
+                    for t in self.db.tables() {
+                        let d = t.def();
+                        if names.contains(&d.name) || cascade {
+                            continue;
+                        }
+                        if let Some(f) = d.foreign_keys.iter().find(|f| &f.parent == n) {
+                            return Err(Error::new(
+                                SqlState("2BP01"),
+                                format!(
+                                    "cannot drop table {n} because other objects depend on it (constraint {} on table {} depends on table {n}); use DROP ... CASCADE to drop the dependent objects too",
+                                    f.name, d.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                if cascade {
+                    for n in &names {
+                        self.drop_referencing_fks(n, &names)?;
+                    }
+                }
+                if !cascade {
+                    for n in &names {
+                        if let Some(v) = self
+                            .db
+                            .views_depending_on(n)?
+                            .into_iter()
+                            .find(|v| !names.contains(&v.name))
+                        {
+                            return Err(Error::new(
+                                SqlState("2BP01"),
+                                format!(
+                                    "cannot drop table {n} because other objects depend on it (view {} depends on table {n}); use DROP ... CASCADE to drop the dependent objects too",
+                                    v.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                for n in &names {
+                    self.drop_dependent_views("table", n, true)?;
                     if self.db.drop_table(n, if_exists)? {
                         self.db.drop_owned_sequences(n)?;
                     }
@@ -309,6 +391,7 @@ impl Session {
                     tag: "DROP SEQUENCE".into(),
                 })
             }
+            A::ObjectType::View => self.drop_views(if_exists, &names, cascade),
             A::ObjectType::Index => {
                 for n in &names {
                     if !self.db.drop_index(n)? && !if_exists {
@@ -380,84 +463,6 @@ impl Session {
         })
     }
 
-    pub(super) fn alter_table(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
-        let table = object_name(&at.name)?;
-        if self.db.table(&table).is_err() && at.if_exists {
-            return Ok(StatementResult::Command {
-                tag: "ALTER TABLE".into(),
-            });
-        }
-        self.db.table(&table)?;
-        for op in &at.operations {
-            match op {
-                A::AlterTableOperation::AddConstraint {
-                    constraint: A::TableConstraint::PrimaryKey(p),
-                    ..
-                } => {
-                    let cols: Vec<String> = p
-                        .columns
-                        .iter()
-                        .map(|c| match &c.column.expr {
-                            A::Expr::Identifier(i) => Ok(ident(i)),
-                            e => Err(Error::unsupported(format!("key expression {e}"))),
-                        })
-                        .collect::<Result<_>>()?;
-                    let pname = p.name.as_ref().map(ident);
-                    self.db.rebuild_table(&table, |d| {
-                        if d.has_primary_key() {
-                            return Err(Error::new(
-                                SqlState::INVALID_PRIMARY_KEY,
-                                format!("multiple primary keys for table \"{}\" are not allowed", d.name),
-                            ));
-                        }
-                        let mut nd = d.clone();
-                        nd.primary_key = cols.iter().map(|c| d.column_index(c)).collect::<Result<_>>()?;
-                        nd.pkey_name = pname.clone();
-                        Ok(nd)
-                    })?;
-                }
-                A::AlterTableOperation::AddConstraint {
-                    constraint: A::TableConstraint::Unique(u),
-                    ..
-                } => {
-                    let t = self.db.table(&table)?;
-                    let d = t.def();
-                    let mut columns = Vec::new();
-                    let mut names = Vec::new();
-                    for c in &u.columns {
-                        let A::Expr::Identifier(i) = &c.column.expr else {
-                            return Err(Error::unsupported("unique constraint on an expression"));
-                        };
-                        names.push(ident(i));
-                        columns.push(d.column_index(&ident(i))?);
-                    }
-                    let name = u
-                        .name
-                        .as_ref()
-                        .map(ident)
-                        .unwrap_or_else(|| format!("{table}_{}_key", names.join("_")));
-                    self.db.create_index(
-                        &table,
-                        IndexDef {
-                            name,
-                            columns,
-                            unique: true,
-                        },
-                        false,
-                    )?;
-                }
-                other => {
-                    return Err(Error::unsupported(format!(
-                        "ALTER TABLE {other} is not supported"
-                    )))
-                }
-            }
-        }
-        Ok(StatementResult::Command {
-            tag: "ALTER TABLE".into(),
-        })
-    }
-
     /// `TRUNCATE t, ...`: every table must exist before any is emptied.
     pub(super) fn truncate(&mut self, t: &A::Truncate) -> Result<StatementResult> {
         let names: Vec<String> = t
@@ -467,6 +472,18 @@ impl Session {
             .collect::<Result<_>>()?;
         for n in &names {
             self.db.table(n)?;
+        }
+        for t in self.db.tables() {
+            let d = t.def();
+            if names.contains(&d.name) {
+                continue;
+            }
+            if let Some(f) = d.foreign_keys.iter().find(|f| names.contains(&f.parent)) {
+                return Err(Error::unsupported(format!(
+                    "cannot truncate a table referenced in a foreign key constraint (table \"{}\" references \"{}\")",
+                    d.name, f.parent
+                )));
+            }
         }
         for n in &names {
             self.db.truncate(n)?;

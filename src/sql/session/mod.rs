@@ -1,11 +1,13 @@
 //! One client's session: the transaction-block state machine (autocommit, BEGIN ... COMMIT,
 //! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
 
+mod alter;
 mod copy;
 mod ddl;
 mod plan_cache;
 mod prepared;
 mod settings;
+mod view;
 
 pub use prepared::Prepared;
 pub use settings::{parse_timeout, Limits};
@@ -379,22 +381,36 @@ impl Session {
             .map(|t| t.map_or(Ty::Unknown, Ty::from_dt))
             .collect();
         let planned = match stmt {
-            A::Statement::Query(q) => {
-                let (plan, cols) = b.bind_query(q)?;
-                Planned::Query { plan, cols }
-            }
+            // WITH ... INSERT / UPDATE / DELETE: the statement bound with the CTEs in scope.
+            A::Statement::Query(q) => match q.body.as_ref() {
+                A::SetExpr::Insert(A::Statement::Insert(i)) => {
+                    Planned::Insert(b.with_ctes(q.with.as_ref(), |b| bind_insert(b, i))?)
+                }
+                A::SetExpr::Update(A::Statement::Update(u)) => {
+                    Planned::Update(b.with_ctes(q.with.as_ref(), |b| bind_update(b, u))?)
+                }
+                A::SetExpr::Delete(A::Statement::Delete(d)) => {
+                    Planned::Delete(b.with_ctes(q.with.as_ref(), |b| bind_delete(b, d))?)
+                }
+                _ => {
+                    let (plan, cols) = b.bind_query(q)?;
+                    Planned::Query { plan, cols }
+                }
+            },
             A::Statement::Insert(i) => Planned::Insert(bind_insert(&mut b, i)?),
             A::Statement::Update(u) => Planned::Update(bind_update(&mut b, u)?),
             A::Statement::Delete(d) => Planned::Delete(bind_delete(&mut b, d)?),
             _ => return Ok(None),
         };
         let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
+        let views = (!b.views.is_empty()).then(|| (self.db.clone(), std::mem::take(&mut b.views)));
         Ok(Some(PlannedStmt {
             planned,
             subplans: b.subplans,
             params: b.params,
             deps,
             reads_catalog: b.catalog.is_some(),
+            views,
         }))
     }
 
@@ -518,8 +534,10 @@ impl Session {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
-            } => self.drop(*object_type, *if_exists, names),
+            } => self.drop(*object_type, *if_exists, names, *cascade),
+            A::Statement::CreateView(cv) => self.create_view(cv),
             A::Statement::CreateIndex(ci) => self.create_index(ci),
             A::Statement::AlterTable(at) => self.alter_table(at),
             A::Statement::Truncate(t) => self.truncate(t),

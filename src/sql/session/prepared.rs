@@ -7,7 +7,7 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 
 use super::now_micros;
-use crate::engine::{Interrupt, Table, TableDef, Transaction};
+use crate::engine::{Database, Interrupt, Table, TableDef, Transaction, ViewDef};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
 use crate::sql::exec::{run, Exec};
@@ -30,6 +30,8 @@ pub(super) struct PlannedStmt {
     pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
     /// Reads catalog relations (rows fixed when planned): planned again for every run.
     pub(super) reads_catalog: bool,
+    /// The views the plan expanded, and the database to look them up in again.
+    pub(super) views: Option<(Database, Vec<Arc<ViewDef>>)>,
 }
 
 impl PlannedStmt {
@@ -39,6 +41,14 @@ impl PlannedStmt {
                 .deps
                 .iter()
                 .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+            && self.views.as_ref().is_none_or(|(db, vs)| {
+                vs.iter().all(|v| {
+                    db.view(&v.name)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|now| Arc::ptr_eq(&now, v))
+                })
+            })
     }
 }
 
@@ -194,6 +204,10 @@ pub(super) fn explain(p: &PlannedStmt) -> Vec<String> {
         }
     }
     for (i, s) in p.subplans.iter().enumerate() {
+        // A subquery decorrelated into a semi-join left an empty placeholder.
+        if matches!(s, Plan::Values(rows) if rows.is_empty()) {
+            continue;
+        }
         out.push(format!("Subquery {i}:"));
         s.explain(&mut out, 1);
     }
