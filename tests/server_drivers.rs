@@ -307,6 +307,72 @@ fn psycopg_and_psycopg2() {
     );
 }
 
+/// SQLAlchemy 2.1's ORM over psycopg 3 (create_all, add / query / rollback, begin_nested) and
+/// its inspector's table list and columns, which read Augur's pg_catalog relations. SQLAlchemy
+/// comes from PyPI for Debian's interpreter (scripts/setup installs it; the test fails without
+/// it).
+#[test]
+fn sqlalchemy_orm_and_inspector() {
+    let py = "/usr/bin/python3";
+    let o = Command::new(py)
+        .args([
+            "-c",
+            "import sqlalchemy, psycopg; assert sqlalchemy.__version__.startswith('2.1.')",
+        ])
+        .output();
+    assert!(
+        matches!(&o, Ok(o) if o.status.success()),
+        "python3 cannot import SQLAlchemy 2.1 and psycopg 3: run scripts/setup: {:?}",
+        o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/server_sqlalchemy.py");
+    let o = Command::new(py)
+        .arg(script)
+        .arg(srv.port.to_string())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && out.contains("sqlalchemy: ok"),
+        "SQLAlchemy script failed:\n{out}\n{err}\nserver log:\n{}",
+        srv.log_text()
+    );
+}
+
+/// pgjdbc's DatabaseMetaData (getTables, getColumns), which reads Augur's pg_catalog relations.
+/// The Maven project tests/jdbc is built offline (`mvn -q -o`) from the local repository
+/// scripts/setup filled; the test fails without Maven, a JDK or those dependencies.
+#[test]
+fn pgjdbc_database_metadata() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let pom = format!("{root}/tests/jdbc/pom.xml");
+    let o = Command::new("mvn")
+        .args(["-q", "-o", "-f", &pom, "compile"])
+        .output();
+    assert!(
+        matches!(&o, Ok(o) if o.status.success()),
+        "mvn -o could not build tests/jdbc: run scripts/setup: {:?}",
+        o.map(|o| String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let classpath = format!("{root}/target/jdbc/classes:{root}/target/jdbc/dependency/*");
+    let o = Command::new("java")
+        .args(["-cp", &classpath, "Metadata", &srv.port.to_string()])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && out.contains("pgjdbc: ok"),
+        "pgjdbc check failed:\n{out}\n{err}\nserver log:\n{}",
+        srv.log_text()
+    );
+}
+
 /// Parameter types a client declares in Parse are the parameters' types, as in PostgreSQL:
 /// ParameterDescription reports them, the statement is typed by them, and values are sent in
 /// them. (They used to be ignored: `SELECT $1` declared int8 was described as text, and

@@ -55,7 +55,7 @@ select count(*), sum(score) from t;
     let o = srv.psql(&["-c", "update t set name = 'TEN' where id >= 10"], "");
     assert!(text(&o).0.contains("UPDATE 2"), "{:?}", text(&o));
 
-    // \dt and \d t answered from Augur's catalog.
+    // \dt and \d t answered by the SQL layer's pg_catalog relations.
     let dt = srv.sql("\\dt");
     assert!(dt.contains("public|t|table|augur"), "{dt}");
     let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d t"], "");
@@ -73,6 +73,25 @@ select count(*), sum(score) from t;
         text(&o)
     );
     assert!(srv.sql("\\l").contains("augur|augur|UTF8"));
+    // \di, \ds, \dt+, \d+ and \d of a sequence, answered by the SQL layer's pg_catalog.
+    let di = srv.sql("\\di");
+    assert!(
+        di.contains("public|t_name_idx|index|augur|t") && di.contains("public|t_pkey|index|augur|t"),
+        "{di}"
+    );
+    srv.sql("create sequence s start with 5");
+    let ds = srv.sql("\\ds");
+    assert!(ds.contains("public|s|sequence|augur"), "{ds}");
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d s"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("bigint|5|1|9223372036854775807|1|no|1"), "{d}");
+    let dtp = srv.sql("\\dt+ t");
+    assert!(dtp.contains("public|t|table|augur|permanent|augur|"), "{dtp}");
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d+ t"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("id|integer||not null||plain|"), "{d}");
     assert!(srv.sql("select version()").contains("Augur"));
     assert_eq!(srv.sql("show standard_conforming_strings").trim(), "on");
 

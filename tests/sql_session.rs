@@ -544,3 +544,62 @@ fn maintenance_commands_do_not_swallow_the_statements_around_them() {
         "42601"
     );
 }
+
+/// Catalog relations are read-only (42501), and a prepared statement over them sees the DDL of
+/// other sessions done since it was prepared (their rows are built when a statement is planned,
+/// and such a statement is planned for every run).
+#[test]
+fn catalog_relations_are_current_and_read_only() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    let mut other = Session::new(db);
+    let names = s
+        .prepare("SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1")
+        .unwrap();
+    let run = |s: &mut Session| -> Vec<Vec<Value>> {
+        s.execute_prepared(&names, &[Value::Text("public".into())])
+            .unwrap()
+            .rows()
+            .to_vec()
+    };
+    assert!(run(&mut s).is_empty());
+    other
+        .execute("CREATE TABLE t1 (id int PRIMARY KEY)", &[])
+        .unwrap();
+    assert_eq!(run(&mut s), vec![vec![Value::Text("t1".into())]]);
+    other.execute("DROP TABLE t1", &[]).unwrap();
+    assert!(run(&mut s).is_empty());
+    for sql in [
+        "INSERT INTO pg_class (relname) VALUES ('x')",
+        "UPDATE pg_catalog.pg_attribute SET attname = 'x'",
+        "DELETE FROM information_schema.tables",
+    ] {
+        assert_eq!(code(s.execute(sql, &[])), "42501", "{sql}");
+    }
+    s.execute("CREATE TABLE t2 (id int PRIMARY KEY, v text)", &[])
+        .unwrap();
+    let r = rows(
+        &mut s,
+        "WITH c AS (SELECT relname FROM pg_class WHERE relkind = 'r') SELECT count(*) FROM c",
+    );
+    assert_eq!(r, vec![vec![Value::Int(1)]]);
+    assert_eq!(code(s.execute("SELECT nosuch FROM pg_class", &[])), "42703");
+    assert_eq!(
+        code(s.execute("SELECT * FROM information_schema.nosuch", &[])),
+        "42P01"
+    );
+    // Column types are PostgreSQL's where Augur has them (oid columns are int8).
+    let (_, cols) = s
+        .describe("SELECT relname, relnatts, oid, relhasindex FROM pg_class")
+        .unwrap();
+    let types: Vec<DataType> = cols.into_iter().map(|c| c.1).collect();
+    assert_eq!(
+        types,
+        vec![
+            DataType::Text(None),
+            DataType::Int2,
+            DataType::Int8,
+            DataType::Bool
+        ]
+    );
+}

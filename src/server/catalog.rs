@@ -1,26 +1,21 @@
-//! Answers the catalog queries that psql's backslash commands, pgbench and drivers send
-//! (`pg_catalog.pg_class`, `pg_attribute`, `pg_index`, `pg_database`, ...) from Augur's own
-//! catalog (`Database::tables()` / `Table::def()`).
+//! Answers the few catalog queries of psql and pgbench the SQL layer cannot answer yet, from
+//! Augur's own catalog: psql 15's `\d NAME` relation flags (its text concatenates arrays:
+//! `c.reloptions || array[...]`), its queries on relations Augur does not have (policies,
+//! statistics objects, publications, inheritance, triggers, rules, foreign keys: no rows), and
+//! pgbench's partition probe (`pg_partitioned_table`). Every other query on catalog relations,
+//! psql's `\dt`, `\di`, `\l`, `\d NAME`'s lookup, columns and indexes among them, is the SQL
+//! layer's (`sql::catalog` builds pg_catalog and information_schema as relations; the OIDs
+//! here are its OIDs).
 //!
-//! Augur has no pg_catalog tables; the SQL layer does not see these queries. Instead, each query
-//! is recognized by the catalog relations it reads (its FROM list), the select list is split
-//! into items, and every item is evaluated per relation / column / index by what it names
-//! (`c.relname`, `pg_catalog.format_type(...)`, `a.attnotnull`, an alias like `"Owner"`, ...).
-//! The set covered is what psql 15's `\d`, `\dt`, `\di`, `\d+`, `\d NAME`, `\l` send, pgbench's
-//! partition probe, and queries on relations that never have rows in Augur (policies,
-//! statistics objects, publications, inheritance, triggers, foreign keys), which answer with no
-//! rows. Anything else is left to the SQL layer.
-//!
-//! OIDs: a table with id `n` is `16384 + 100 n`; its primary-key index is that + 1 and its
-//! secondary indexes follow. They change when a table is rebuilt (TRUNCATE), as in PostgreSQL.
-
-use std::sync::Arc;
+//! Each query is recognized by the catalog relations it reads (its FROM list) and by psql's
+//! quoted OID literals (`WHERE c.oid = '16384'`); the select list is split into items, and every
+//! item is evaluated by what it names (`c.relkind`, `am.amname`, ...).
 
 use sqlparser::tokenizer::Token;
 
-use crate::engine::{Database, Table, TableDef};
+use crate::engine::Database;
 use crate::error::Result;
-use crate::index::keyed::IndexKind;
+use crate::sql::catalog::{sequence_oid, Snapshot};
 use crate::sql::lexer::lex;
 use crate::types::{DataType, Row, Value};
 
@@ -37,13 +32,6 @@ impl CatalogResult {
     }
 }
 
-/// Who is asking (for owner and database names).
-#[derive(Debug, Clone)]
-pub struct Ctx {
-    pub user: String,
-    pub database: String,
-}
-
 /// Cheap test run on every query before parsing it: does it read catalog relations?
 pub fn mentions_catalog(sql: &str) -> bool {
     let b = sql.as_bytes();
@@ -55,95 +43,8 @@ pub fn mentions_catalog(sql: &str) -> bool {
     lower_has(b"pg_catalog.") || lower_has(b"pg_class") || lower_has(b"pg_database")
 }
 
-const PUBLIC: &str = "public";
-
-/// One relation as pg_class shows it.
-#[derive(Clone)]
-struct Rel {
-    oid: i64,
-    name: String,
-    /// 'r' table, 'i' index.
-    kind: char,
-    table: Arc<Table>,
-    def: Arc<TableDef>,
-    /// For an index: its columns and flags.
-    index: Option<Idx>,
-}
-
-#[derive(Clone)]
-struct Idx {
-    name: String,
-    oid: i64,
-    columns: Vec<usize>,
-    unique: bool,
-    primary: bool,
-    method: &'static str,
-}
-
-fn table_oid(def: &TableDef) -> i64 {
-    16384 + 100 * def.id as i64
-}
-
-fn indexes_of(t: &Arc<Table>, def: &TableDef) -> Vec<Idx> {
-    let base = table_oid(def);
-    let mut v = Vec::new();
-    if def.has_primary_key() {
-        v.push(Idx {
-            name: def
-                .pkey_name
-                .clone()
-                .unwrap_or_else(|| format!("{}_pkey", def.name)),
-            oid: base + 1,
-            columns: def.primary_key.clone(),
-            unique: true,
-            primary: true,
-            method: match t.key_index_kind() {
-                IndexKind::Alex => "alex",
-                IndexKind::BTree => "btree",
-            },
-        });
-    }
-    for (i, ix) in def.indexes.iter().enumerate() {
-        v.push(Idx {
-            name: ix.name.clone(),
-            oid: base + 2 + i as i64,
-            columns: ix.columns.clone(),
-            unique: ix.unique,
-            primary: false,
-            method: "btree",
-        });
-    }
-    v
-}
-
-fn relations(db: &Database) -> Vec<Rel> {
-    let mut out = Vec::new();
-    for t in db.tables() {
-        let def = t.def();
-        out.push(Rel {
-            oid: table_oid(&def),
-            name: def.name.clone(),
-            kind: 'r',
-            table: t.clone(),
-            def: def.clone(),
-            index: None,
-        });
-        for ix in indexes_of(&t, &def) {
-            out.push(Rel {
-                oid: ix.oid,
-                name: ix.name.clone(),
-                kind: 'i',
-                table: t.clone(),
-                def: def.clone(),
-                index: Some(ix),
-            });
-        }
-    }
-    out
-}
-
 /// Answers `sql` if it is a catalog query this module knows; None: not ours.
-pub fn answer(sql: &str, db: &Database, cx: &Ctx) -> Option<Result<CatalogResult>> {
+pub fn answer(sql: &str, db: &Database) -> Option<Result<CatalogResult>> {
     if !mentions_catalog(sql) {
         return None;
     }
@@ -151,41 +52,46 @@ pub fn answer(sql: &str, db: &Database, cx: &Ctx) -> Option<Result<CatalogResult
     let from = q.from_lower.as_str();
     let r = if from.contains("pg_catalog.pg_partitioned_table") && q.lower.contains("c.relname = '") {
         pgbench_partitions(&q, db)
-    } else if from.contains("pg_catalog.pg_database") {
-        databases(&q, cx)
-    } else if from.contains("pg_catalog.pg_attribute a") && q.lower.contains("a.attrelid = '") {
-        attributes(&q, db)
-    } else if from.starts_with("pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i") {
-        table_indexes(&q, db)
-    } else if from.starts_with("pg_catalog.pg_index i, pg_catalog.pg_class c, pg_catalog.pg_class c2") {
-        index_info(&q, db)
     } else if from.starts_with("pg_catalog.pg_class c") && q.lower.contains("c.relchecks") {
         class_info(&q, db)
-    } else if from.starts_with("pg_catalog.pg_class c") && q.lower.contains("c.relkind in (") {
-        relation_list(&q, db, cx)
-    } else if from.starts_with("pg_catalog.pg_class c") && q.lower.contains("operator(pg_catalog.~)") {
-        relation_lookup(&q, db)
-    } else if [
+    } else if ([
         "pg_catalog.pg_policy",
         "pg_catalog.pg_statistic_ext",
         "pg_catalog.pg_publication",
         "pg_catalog.pg_inherits",
         "pg_catalog.pg_trigger",
-        "pg_catalog.pg_constraint",
         "pg_catalog.pg_rewrite",
         "pg_catalog.pg_foreign_table",
-        "pg_catalog.pg_description",
-        "pg_catalog.pg_sequence",
+        "pg_catalog.pg_depend",
         "pg_catalog.pg_event_trigger",
     ]
     .iter()
     .any(|t| from.contains(t))
+        // psql's foreign-key queries (pg_constraint is the SQL layer's otherwise: psql's index
+        // query joins it too).
+        || from.starts_with("pg_catalog.pg_constraint"))
+        && has_oid_literal(&q.lower)
     {
         Some(empty(&q))
     } else {
         None
     }?;
     Some(Ok(r))
+}
+
+/// psql's queries about one relation name it by a quoted OID (`pol.polrelid = '16384'`,
+/// `pc.oid ='16384'`, `pg_relation_is_publishable('16384')`).
+fn has_oid_literal(lower: &str) -> bool {
+    let b = lower.as_bytes();
+    (0..b.len()).any(|i| {
+        if b[i] != b'\'' {
+            return false;
+        }
+        // (A quote is one byte, so `i` is a character boundary.)
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let before = lower[..i].trim_end().bytes().last();
+        digits > 0 && b.get(i + 1 + digits) == Some(&b'\'') && matches!(before, Some(b'=' | b'('))
+    })
 }
 
 /// A catalog query: its text, lower-cased text, select items and FROM clause.
@@ -242,15 +148,6 @@ impl Query {
             let end = rest.find('\'')?;
             rest[..end].parse().ok()
         })
-    }
-
-    /// The pattern of `c.relname OPERATOR(pg_catalog.~) '^(...)$'`, if any.
-    fn name_pattern(&self) -> Option<String> {
-        let key = "c.relname operator(pg_catalog.~) '";
-        let i = self.lower.find(key)? + key.len();
-        let rest = &self.lower[i..];
-        let end = rest.find('\'')?;
-        Some(rest[..end].to_string())
     }
 
     fn columns(&self, ty: impl Fn(&str) -> DataType) -> Vec<(String, DataType)> {
@@ -343,158 +240,40 @@ fn t_text(_: &str) -> DataType {
     DataType::Text(None)
 }
 
-/// Matches psql's name patterns: `^(...)$` with `.`, `*`, `+`, `?` and `\` escapes.
-fn pattern_matches(pattern: &str, name: &str) -> bool {
-    let p = pattern
-        .strip_prefix("^(")
-        .and_then(|p| p.strip_suffix(")$"))
-        .unwrap_or(pattern);
-    if p.contains('|') || p.contains('[') {
-        return false;
-    }
-    // Atoms with an optional quantifier.
-    let mut atoms: Vec<(Option<char>, char)> = Vec::new();
-    let mut it = p.chars();
-    while let Some(c) = it.next() {
-        let atom = match c {
-            '\\' => Some(it.next().unwrap_or('\\')),
-            '.' => None,
-            '*' | '+' | '?' if !atoms.is_empty() => {
-                let last = atoms.len() - 1;
-                atoms[last].1 = c;
-                continue;
-            }
-            c => Some(c),
-        };
-        atoms.push((atom, ' '));
-    }
-    fn m(atoms: &[(Option<char>, char)], s: &[char]) -> bool {
-        let Some(((a, q), rest)) = atoms.split_first() else {
-            return s.is_empty();
-        };
-        let ok = |c: char| a.is_none_or(|a| a == c);
-        match q {
-            '*' | '?' | '+' => {
-                let max = if *q == '?' { 1 } else { s.len() };
-                let min = usize::from(*q == '+');
-                let mut n = 0;
-                while n < max && n < s.len() && ok(s[n]) {
-                    n += 1;
-                }
-                (min..=n).rev().any(|k| m(rest, &s[k..]))
-            }
-            _ => !s.is_empty() && ok(s[0]) && m(rest, &s[1..]),
-        }
-    }
-    let s: Vec<char> = name.chars().collect();
-    m(&atoms, &s)
-}
-
-fn relkind_filter(q: &Query) -> Vec<char> {
-    let key = "c.relkind in (";
-    let Some(i) = q.lower.find(key) else {
-        return vec!['r', 'i'];
-    };
-    let rest = &q.lower[i + key.len()..];
-    let end = rest.find(')').unwrap_or(rest.len());
-    rest[..end]
-        .split(',')
-        .filter_map(|s| s.trim().trim_matches('\'').chars().next())
-        .collect()
-}
-
-/// `\d`, `\dt`, `\di`, `\dt+`, ...: one row per relation.
-fn relation_list(q: &Query, db: &Database, cx: &Ctx) -> Option<CatalogResult> {
-    let kinds = relkind_filter(q);
-    let pat = q.name_pattern();
-    let mut rels: Vec<Rel> = relations(db)
-        .into_iter()
-        .filter(|r| kinds.contains(&r.kind))
-        .filter(|r| pat.as_deref().is_none_or(|p| pattern_matches(p, &r.name)))
-        .collect();
-    rels.sort_by(|a, b| a.name.cmp(&b.name));
-    let rows = rels
-        .iter()
-        .map(|r| {
-            q.items
-                .iter()
-                .map(|(_, l, name)| match name.as_str() {
-                    "Schema" => text(PUBLIC),
-                    "Name" => text(&r.name),
-                    "Type" => text(if r.kind == 'i' { "index" } else { "table" }),
-                    "Owner" => text(&cx.user),
-                    "Table" => text(&r.def.name),
-                    "Persistence" => text("permanent"),
-                    "Access method" => text(match &r.index {
-                        Some(ix) => ix.method,
-                        None => "augur",
-                    }),
-                    "Size" => match &r.index {
-                        Some(ix) if ix.primary => text(pretty_size(r.table.index_heap_bytes() as u64)),
-                        _ => Value::Null,
-                    },
-                    _ if l.contains("relname") => text(&r.name),
-                    _ => Value::Null,
-                })
-                .collect()
-        })
-        .collect();
-    Some(CatalogResult {
-        columns: q.columns(t_text),
-        rows,
-    })
-}
-
-fn pretty_size(b: u64) -> String {
-    match b {
-        b if b < 10 * 1024 => format!("{b} bytes"),
-        b if b < 10 * 1024 * 1024 => format!("{} kB", (b + 512) / 1024),
-        b if b < 10 * 1024 * 1024 * 1024 => format!("{} MB", (b + (1 << 19)) >> 20),
-        b => format!("{} GB", (b + (1 << 29)) >> 30),
-    }
-}
-
-/// `\d NAME` step 1: which relations match the pattern.
-fn relation_lookup(q: &Query, db: &Database) -> Option<CatalogResult> {
-    let pat = q.name_pattern()?;
-    let mut rels: Vec<Rel> = relations(db)
-        .into_iter()
-        .filter(|r| pattern_matches(&pat, &r.name))
-        .collect();
-    rels.sort_by(|a, b| a.name.cmp(&b.name));
-    let rows = rels
-        .iter()
-        .map(|r| {
-            q.items
-                .iter()
-                .map(|(_, l, _)| {
-                    if l.ends_with("oid") {
-                        Value::Int(r.oid)
-                    } else if l.contains("nspname") {
-                        text(PUBLIC)
-                    } else if l.contains("relname") {
-                        text(&r.name)
-                    } else {
-                        Value::Null
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    Some(CatalogResult {
-        columns: q.columns(|l| {
-            if l.ends_with("oid") {
-                DataType::Int8
-            } else {
-                DataType::Text(None)
-            }
-        }),
-        rows,
-    })
+/// A relation as `\d NAME` needs it: its kind ('r' table, 'i' index, 'S' sequence), whether it
+/// has indexes, and its access method.
+struct Rel {
+    kind: char,
+    has_index: bool,
+    am: Option<&'static str>,
 }
 
 fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
-    relations(db).into_iter().find(|r| r.oid == oid)
+    let snap = Snapshot::take(db, None).ok()?;
+    for t in &snap.tables {
+        if t.oid == oid {
+            return Some(Rel {
+                kind: 'r',
+                has_index: !t.indexes.is_empty(),
+                am: Some("augur"),
+            });
+        }
+        if let Some(ix) = t.indexes.iter().find(|i| i.oid == oid) {
+            return Some(Rel {
+                kind: 'i',
+                has_index: false,
+                am: Some(ix.method),
+            });
+        }
+    }
+    snap.sequences
+        .iter()
+        .any(|s| sequence_oid(&s.name) == oid)
+        .then_some(Rel {
+            kind: 'S',
+            has_index: false,
+            am: None,
+        })
 }
 
 /// `\d NAME` step 2: pg_class flags of one relation.
@@ -508,13 +287,10 @@ fn class_info(q: &Query, db: &Database) -> Option<CatalogResult> {
             .map(|(_, l, _)| match l.as_str() {
                 "c.relchecks" => Value::Int(0),
                 "c.relkind" => text(r.kind.to_string()),
-                "c.relhasindex" => Value::Bool(r.kind == 'r' && !indexes_of(&r.table, &r.def).is_empty()),
+                "c.relhasindex" => Value::Bool(r.has_index),
                 "c.relpersistence" => text("p"),
-                "c.relreplident" => text("d"),
-                "am.amname" => match &r.index {
-                    Some(ix) => text(ix.method),
-                    None => text("augur"),
-                },
+                "c.relreplident" => text(if r.kind == 'r' { "d" } else { "n" }),
+                "am.amname" => r.am.map_or(Value::Null, text),
                 "c.reltablespace" => Value::Int(0),
                 l if l.starts_with("case when c.reloftype") => text(""),
                 l if l.starts_with("c.relhas") || l.starts_with("c.rel") || l.starts_with("false") => {
@@ -536,183 +312,6 @@ fn class_info(q: &Query, db: &Database) -> Option<CatalogResult> {
             _ => DataType::Text(None),
         }),
         rows,
-    })
-}
-
-fn column_name(def: &TableDef, i: usize) -> String {
-    def.columns.get(i).map(|c| c.name.clone()).unwrap_or_default()
-}
-
-fn storage(t: DataType) -> &'static str {
-    match t {
-        DataType::Text(_) | DataType::Bytea => "x",
-        _ => "p",
-    }
-}
-
-/// `\d NAME` step 3: the columns of a table (or the key columns of an index).
-fn attributes(q: &Query, db: &Database) -> Option<CatalogResult> {
-    let oid = q.oid_after("a.attrelid")?;
-    let rel = rel_by_oid(db, oid);
-    let cols: Vec<usize> = match &rel {
-        None => vec![],
-        Some(r) => match &r.index {
-            Some(ix) => ix.columns.clone(),
-            None => (0..r.def.columns.len()).collect(),
-        },
-    };
-    let rows = match &rel {
-        None => vec![],
-        Some(r) => cols
-            .iter()
-            .map(|&c| {
-                let col = &r.def.columns[c];
-                let not_null = !col.nullable || r.def.primary_key.contains(&c);
-                q.items
-                    .iter()
-                    .map(|(_, l, name)| {
-                        if l == "a.attname" {
-                            text(&col.name)
-                        } else if l.contains("format_type") {
-                            text(col.ty.sql_name())
-                        } else if l.contains("pg_attrdef") {
-                            col.default.clone().map_or(Value::Null, Value::Text)
-                        } else if l == "a.attnotnull" {
-                            Value::Bool(not_null)
-                        } else if name == "is_key" {
-                            text("yes")
-                        } else if name == "indexdef" {
-                            text(&col.name)
-                        } else if l == "a.attstorage" {
-                            text(storage(col.ty))
-                        } else if l == "a.attidentity" || l == "a.attgenerated" || name == "attcompression" {
-                            text("")
-                        } else {
-                            Value::Null
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
-    };
-    Some(CatalogResult {
-        columns: q.columns(|l| {
-            if l == "a.attnotnull" {
-                DataType::Bool
-            } else {
-                DataType::Text(None)
-            }
-        }),
-        rows,
-    })
-}
-
-fn index_def(r: &Rel, ix: &Idx) -> String {
-    let cols: Vec<String> = ix.columns.iter().map(|&c| column_name(&r.def, c)).collect();
-    format!(
-        "CREATE {}INDEX {} ON {PUBLIC}.{} USING {} ({})",
-        if ix.unique { "UNIQUE " } else { "" },
-        ix.name,
-        r.def.name,
-        ix.method,
-        cols.join(", ")
-    )
-}
-
-/// `\d TABLE` step 4: the indexes of a table.
-fn table_indexes(q: &Query, db: &Database) -> Option<CatalogResult> {
-    let oid = q.oid_after("c.oid")?;
-    let rows = match rel_by_oid(db, oid) {
-        Some(r) if r.kind == 'r' => indexes_of(&r.table, &r.def)
-            .iter()
-            .map(|ix| {
-                let cols: Vec<String> = ix.columns.iter().map(|&c| column_name(&r.def, c)).collect();
-                q.items
-                    .iter()
-                    .map(|(_, l, _)| match l.as_str() {
-                        "c2.relname" => text(&ix.name),
-                        "i.indisprimary" => Value::Bool(ix.primary),
-                        "i.indisunique" => Value::Bool(ix.unique),
-                        "i.indisvalid" => Value::Bool(true),
-                        "contype" if ix.primary => text("p"),
-                        "c2.reltablespace" => Value::Int(0),
-                        l if l.starts_with("pg_catalog.pg_get_indexdef") => text(index_def(&r, ix)),
-                        l if l.starts_with("pg_catalog.pg_get_constraintdef") && ix.primary => {
-                            text(format!("PRIMARY KEY ({})", cols.join(", ")))
-                        }
-                        l if l.starts_with("i.indis") || l.starts_with("conde") => Value::Bool(false),
-                        _ => Value::Null,
-                    })
-                    .collect()
-            })
-            .collect(),
-        _ => vec![],
-    };
-    Some(CatalogResult {
-        columns: q.columns(|l| {
-            if l.starts_with("i.indis") || l.starts_with("conde") {
-                DataType::Bool
-            } else {
-                DataType::Text(None)
-            }
-        }),
-        rows,
-    })
-}
-
-/// `\d INDEX` step 4: the index's flags and table.
-fn index_info(q: &Query, db: &Database) -> Option<CatalogResult> {
-    let oid = q.oid_after("c.oid")?;
-    let rows = match rel_by_oid(db, oid) {
-        Some(Rel {
-            index: Some(ix), def, ..
-        }) => vec![q
-            .items
-            .iter()
-            .map(|(_, l, name)| match l.as_str() {
-                "i.indisunique" => Value::Bool(ix.unique),
-                "i.indisprimary" => Value::Bool(ix.primary),
-                "i.indisvalid" => Value::Bool(true),
-                "a.amname" => text(ix.method),
-                "c2.relname" => text(&def.name),
-                _ if name == "condeferrable" || name == "condeferred" || l.starts_with("i.ind") => {
-                    Value::Bool(false)
-                }
-                _ => Value::Null,
-            })
-            .collect()],
-        _ => vec![],
-    };
-    Some(CatalogResult {
-        columns: q.columns(|l| {
-            if l.starts_with("i.ind") || l.contains("condefer") {
-                DataType::Bool
-            } else {
-                DataType::Text(None)
-            }
-        }),
-        rows,
-    })
-}
-
-/// `\l`: the one database.
-fn databases(q: &Query, cx: &Ctx) -> Option<CatalogResult> {
-    let row = q
-        .items
-        .iter()
-        .map(|(_, l, name)| match name.as_str() {
-            "Name" => text(&cx.database),
-            "Owner" => text(&cx.user),
-            "Encoding" => text("UTF8"),
-            "Collate" | "Ctype" => text("C"),
-            "Locale Provider" => text("libc"),
-            _ if l == "d.datname" || name == "datname" => text(&cx.database),
-            _ => Value::Null,
-        })
-        .collect();
-    Some(CatalogResult {
-        columns: q.columns(t_text),
-        rows: vec![row],
     })
 }
 
@@ -749,17 +348,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn patterns() {
-        assert!(pattern_matches("^(t)$", "t"));
-        assert!(!pattern_matches("^(t)$", "tt"));
-        assert!(pattern_matches("^(t.*)$", "tab"));
-        assert!(pattern_matches("^(pgbench_.*)$", "pgbench_accounts"));
-        assert!(pattern_matches("^(t.b)$", "tab"));
-        assert!(!pattern_matches("^(t.b)$", "tb"));
-        assert!(pattern_matches("^(a\\.b)$", "a.b"));
-    }
-
-    #[test]
     fn select_items() {
         let q = Query::new(
             "SELECT n.nspname as \"Schema\",\n  c.relname as \"Name\",\n  CASE c.relkind WHEN 'r' THEN 'table' END as \"Type\"\nFROM pg_catalog.pg_class c\n     LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace\nWHERE c.relkind IN ('r','p','')\nORDER BY 1,2;",
@@ -768,10 +356,22 @@ mod tests {
         let names: Vec<&str> = q.items.iter().map(|i| i.2.as_str()).collect();
         assert_eq!(names, ["Schema", "Name", "Type"]);
         assert!(q.from_lower.starts_with("pg_catalog.pg_class c left join"));
-        assert_eq!(relkind_filter(&q), vec!['r', 'p']);
         let q = Query::new("SELECT c.relchecks, c.relkind FROM pg_catalog.pg_class c WHERE c.oid = '16484';")
             .unwrap();
         assert_eq!(q.oid_after("c.oid"), Some(16484));
         assert_eq!(q.items[1].2, "relkind");
+    }
+
+    #[test]
+    fn only_psqls_queries_are_answered_here() {
+        assert!(has_oid_literal(
+            "select 1 from pg_catalog.pg_policy pol where pol.polrelid = '16384' order by 1"
+        ));
+        assert!(has_oid_literal(
+            "where pc.oid ='16384' and pg_catalog.pg_relation_is_publishable('16384')"
+        ));
+        assert!(!has_oid_literal(
+            "select * from pg_catalog.pg_constraint where conname = 't_pkey'"
+        ));
     }
 }

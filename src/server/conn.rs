@@ -5,11 +5,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use pgwire::api::{ClientInfo, METADATA_DATABASE, METADATA_USER};
+use pgwire::api::ClientInfo;
 use pgwire::messages::response::TransactionStatus;
 
 use super::cancel::Registry;
-use super::catalog;
 use super::metrics::Metrics;
 use crate::engine::{CancelHandle, Database};
 use crate::sql::{CopyState, Limits, Session, TxStatus};
@@ -84,7 +83,6 @@ pub(super) struct PendingCopy {
 pub struct Conn {
     pub(super) session: Mutex<Session>,
     pub(super) copy: Mutex<Option<PendingCopy>>,
-    pub(super) cx: catalog::Ctx,
     /// The session's cancel handle (reachable without its lock, which a running statement holds).
     pub(super) cancel: CancelHandle,
 }
@@ -131,16 +129,12 @@ pub(super) fn wire_status(s: TxStatus) -> TransactionStatus {
 /// The connection's state, created on first use (at startup, by `startup::KeyGenerator`).
 pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<Conn> {
     client.session_extensions().get_or_insert_with(|| {
-        let md = client.metadata();
-        let user = md.get(METADATA_USER).cloned().unwrap_or_else(|| "augur".into());
-        let database = md.get(METADATA_DATABASE).cloned().unwrap_or_else(|| user.clone());
         let mut session = Session::new(shared.db.clone());
         session.set_limits(shared.limits.clone());
         Conn {
             cancel: session.cancel_handle(),
             session: Mutex::new(session),
             copy: Mutex::new(None),
-            cx: catalog::Ctx { user, database },
         }
     })
 }

@@ -36,7 +36,7 @@ impl Backend {
     /// Executes an extended-protocol statement.
     pub(super) fn run_extended(&self, conn: &Conn, stmt: &Stmt, params: &[Value]) -> PgWireResult<Outcome> {
         Ok(match &stmt.kind {
-            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db, &conn.cx) {
+            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db) {
                 Some(r) => r.map_err(|e| user_error(&e))?.into(),
                 None => Outcome::Rows {
                     tag: "SELECT 0".into(),

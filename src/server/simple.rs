@@ -45,7 +45,7 @@ impl Backend {
     /// Runs one statement of a simple query (catalog first, then the SQL layer).
     /// `keyword` is the statement's leading keyword (`sql::lexer::leading_keyword`).
     pub(super) fn run_simple(&self, conn: &Conn, sql: &str, keyword: &str) -> Result<Vec<Outcome>, Error> {
-        if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
+        if let Some(r) = catalog::answer(sql, &self.shared.db) {
             return Ok(vec![r?.into()]);
         }
         let sql = &*rewrite(sql);

@@ -74,7 +74,7 @@ impl QueryParser for AugurParser {
             conn.fail_block();
             user_error(&e)
         })?;
-        if let Some(r) = catalog::answer(sql, &self.shared.db, &conn.cx) {
+        if let Some(r) = catalog::answer(sql, &self.shared.db) {
             let r = r.map_err(|e| user_error(&e))?;
             return Ok(Some(Arc::new(Stmt {
                 kind: StmtKind::Catalog(sql.to_string()),

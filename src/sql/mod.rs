@@ -6,6 +6,7 @@
 //! See `docs/SQL.md` for the supported SQL, the planner's access paths and EXPLAIN output.
 
 mod bind;
+pub(crate) mod catalog;
 mod dml;
 mod exec;
 pub mod expr;

@@ -5,7 +5,7 @@ use sqlparser::ast as A;
 
 use super::{ident, parse_type, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Ty};
+use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Func, Ty};
 use crate::types::Value;
 
 /// A numeric literal: int4, int8, or float8 (Augur has no numeric type: a literal beyond
@@ -183,7 +183,11 @@ impl Binder<'_> {
                 let names: Vec<String> = parts.iter().map(ident).collect();
                 let (q, n) = match names.as_slice() {
                     [q, n] => (q.as_str(), n.as_str()),
-                    [s, q, n] if s == "public" => (q.as_str(), n.as_str()),
+                    // schema.table.column: the table's own schema (its name in scope is
+                    // unqualified).
+                    [s, q, n] if matches!(s.as_str(), "public" | "pg_catalog" | "information_schema") => {
+                        (q.as_str(), n.as_str())
+                    }
                     _ => return Err(unsupported(format!("column reference {e}"))),
                 };
                 self.resolve_column(scope, Some(q), n)?
@@ -272,6 +276,15 @@ impl Binder<'_> {
                             ));
                         }
                         (Expr::Concat(Box::new(l.0), Box::new(r.0)), Ty::Text)
+                    }
+                    B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
+                        let ci = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
+                        let not = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
+                        self.regex_op(l, r, ci, not, &op.to_string())?
+                    }
+                    // psql's spelling of `~`.
+                    B::PGCustomBinaryOperator(p) if p.len() == 2 && p[0] == "pg_catalog" && p[1] == "~" => {
+                        self.regex_op(l, r, false, false, "~")?
                     }
                     op => return Err(unsupported(format!("operator {op}"))),
                 }
@@ -498,6 +511,9 @@ impl Binder<'_> {
                 if matches!(kind, A::CastKind::TryCast | A::CastKind::SafeCast) {
                     return Err(unsupported("TRY_CAST"));
                 }
+                if let Some(r) = self.catalog_cast(expr, data_type, scope)? {
+                    return Ok(r);
+                }
                 let (dt, len) = parse_type(data_type)?;
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 self.cast_expr(x, xt, Ty::from_dt(dt), len)?
@@ -557,8 +573,43 @@ impl Binder<'_> {
                 let a = self.bind_expr(expr, scope)?;
                 self.scalar_func("floor", vec![a])?
             }
+            E::Collate { expr, collation } => {
+                // Text compares byte-wise, in the C collation; psql names the database default.
+                let c = collation.to_string().to_lowercase().replace('"', "");
+                let c = c.strip_prefix("pg_catalog.").unwrap_or(&c);
+                if !matches!(c, "default" | "c" | "posix") {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("collation \"{collation}\" for encoding \"UTF8\" does not exist"),
+                    ));
+                }
+                self.bind_expr(expr, scope)?
+            }
             other => return Err(unsupported(format!("expression {other}"))),
         })
+    }
+
+    /// `x ~ p` and its variants (`ci`: `~*`, `not`: `!~`), over text.
+    fn regex_op(
+        &mut self,
+        (x, xt): (Expr, Ty),
+        (p, pt): (Expr, Ty),
+        ci: bool,
+        not: bool,
+        sym: &str,
+    ) -> Result<(Expr, Ty)> {
+        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        if !texty(xt) || !texty(pt) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {sym} {}", xt.name(), pt.name()),
+            ));
+        }
+        let x = self.coerce(x, xt, Ty::Text)?;
+        let p = self.coerce(p, pt, Ty::Text)?;
+        let f = if ci { Func::RegexIMatch } else { Func::RegexMatch };
+        let m = Expr::Func(f, vec![x, p], Ty::Bool);
+        Ok((if not { Expr::Not(Box::new(m)) } else { m }, Ty::Bool))
     }
 
     pub(super) fn cast_expr(&mut self, x: Expr, xt: Ty, to: Ty, len: Option<u32>) -> Result<(Expr, Ty)> {

@@ -144,6 +144,11 @@ impl Binder<'_> {
                     };
                     return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
                 }
+                // pg_catalog is first on PostgreSQL's search path: its relations before views.
+                if let Some((plan, cols, rel)) = self.catalog_relation(name)? {
+                    let a = alias.as_ref().map_or(rel, |a| ident(&a.name));
+                    return Ok((plan, derived_scope(&a, &cols, alias.as_ref())));
+                }
                 if let Some(v) = self.view_named(name)? {
                     return self.bind_view(&v, alias.as_ref());
                 }

@@ -126,6 +126,9 @@ impl Binder<'_> {
     }
 
     pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
+        if let Some(r) = self.catalog_func(name, &args)? {
+            return Ok(r);
+        }
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();
         let undefined = || {
             Error::new(

@@ -1,6 +1,7 @@
 //! The binder: resolves names and types in sqlparser's syntax tree (PostgreSQL's rules) and
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
+mod catalog;
 mod cte;
 mod decorrelate;
 mod expr;
@@ -209,6 +210,9 @@ pub struct Binder<'a> {
     work_tables: usize,
     /// Window functions of the select list being bound (None where they are not allowed).
     win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
+    /// The catalog snapshot catalog relations and functions read (None: the statement reads
+    /// none, see `catalog.rs`).
+    pub catalog: Option<Arc<crate::sql::catalog::Snapshot>>,
     /// The WINDOW clause of the SELECT whose select list is being bound (name, definition with
     /// the windows it names copied in).
     windows: Vec<(String, A::WindowSpec)>,
@@ -240,12 +244,16 @@ impl<'a> Binder<'a> {
             ctes: Vec::new(),
             work_tables: 0,
             win_sink: None,
+            catalog: None,
             windows: Vec::new(),
             set_op_leaf: false,
         }
     }
 
     pub fn table(&mut self, name: &A::ObjectName) -> Result<Arc<Table>> {
+        if let Some((schema, rel)) = catalog::catalog_name(name) {
+            return Err(crate::sql::catalog::write_error(schema, rel));
+        }
         let n = object_name(name)?;
         let t = self.db.table(&n).map_err(|e| match self.db.view(&n) {
             Ok(Some(_)) => Error::unsupported(format!(

@@ -129,6 +129,9 @@ impl Binder<'_> {
             B::GtEq => CmpOp::Ge,
             other => return Err(super::unsupported(format!("operator {other} with ANY/ALL"))),
         };
+        if let Some(elems) = array_elems(right) {
+            return self.quantified_array(left, op, elems, all, scope);
+        }
         let q = match right {
             A::Expr::Subquery(q) => q,
             A::Expr::Nested(inner) => match inner.as_ref() {
@@ -144,5 +147,39 @@ impl Binder<'_> {
         }
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
         Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool))
+    }
+
+    /// `x op ANY (ARRAY[a, b])` / `ALL`: the comparisons joined by OR / AND (NULLs as
+    /// PostgreSQL's, through three-valued logic; no elements: false for ANY, true for ALL).
+    fn quantified_array(
+        &mut self,
+        left: &A::Expr,
+        op: CmpOp,
+        elems: &[A::Expr],
+        all: bool,
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        let x = self.bind_expr(left, scope)?;
+        let mut acc: Option<Expr> = None;
+        for el in elems {
+            let y = self.bind_expr(el, scope)?;
+            let (c, _) = self.compare(op, x.clone(), y)?;
+            acc = Some(match acc {
+                None => c,
+                Some(a) if all => Expr::And(Box::new(a), Box::new(c)),
+                Some(a) => Expr::Or(Box::new(a), Box::new(c)),
+            });
+        }
+        Ok((acc.unwrap_or(Expr::Lit(Value::Bool(all))), Ty::Bool))
+    }
+}
+
+/// The elements of an `ARRAY[...]` constructor (possibly parenthesized or cast).
+fn array_elems(e: &A::Expr) -> Option<&[A::Expr]> {
+    match e {
+        A::Expr::Array(a) => Some(a.elem.as_slice()),
+        A::Expr::Nested(inner) => array_elems(inner),
+        A::Expr::Cast { expr, .. } => array_elems(expr),
+        _ => None,
     }
 }

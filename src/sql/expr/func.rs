@@ -236,8 +236,44 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 s[s.len() - k..].iter().collect()
             }))
         }
+        Func::RegexMatch | Func::RegexIMatch => {
+            let (Some(s), Some(p)) = (text_arg(&vals[0]), text_arg(&vals[1])) else {
+                return null;
+            };
+            Ok(Value::Bool(regex_match(&s, &p, f == Func::RegexIMatch)?))
+        }
         Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
             unreachable!("handled above")
         }
     }
+}
+
+/// `s ~ p` (`~*` when `ci`): PostgreSQL's regular expressions as the regex crate reads them
+/// (the same for the syntax catalog queries and most applications use; no back-references).
+/// The last pattern a thread used stays compiled (a query compares every row with one).
+fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, bool, regex::Regex)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if !matches!(&*last, Some((lp, lci, _)) if lp == p && *lci == ci) {
+            let re = regex::RegexBuilder::new(p)
+                .case_insensitive(ci)
+                .build()
+                .map_err(|e| {
+                    let why = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string();
+                    Error::new(SqlState("2201B"), format!("invalid regular expression: {why}"))
+                })?;
+            *last = Some((p.to_string(), ci, re));
+        }
+        Ok(last.as_ref().is_some_and(|(_, _, re)| re.is_match(s)))
+    })
 }

@@ -231,6 +231,9 @@ pub enum Func {
     NextVal,
     CurrVal,
     SetVal,
+    /// `text ~ pattern`, `text ~* pattern` (case-insensitive).
+    RegexMatch,
+    RegexIMatch,
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is

@@ -409,6 +409,7 @@ impl Session {
             subplans: b.subplans,
             params: b.params,
             deps,
+            reads_catalog: b.catalog.is_some(),
             views,
         }))
     }

@@ -28,15 +28,19 @@ pub(super) struct PlannedStmt {
     pub(super) subplans: Vec<Plan>,
     pub(super) params: Vec<Ty>,
     pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+    /// Reads catalog relations (rows fixed when planned): planned again for every run.
+    pub(super) reads_catalog: bool,
     /// The views the plan expanded, and the database to look them up in again.
     pub(super) views: Option<(Database, Vec<Arc<ViewDef>>)>,
 }
 
 impl PlannedStmt {
     pub(super) fn valid(&self) -> bool {
-        self.deps
-            .iter()
-            .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+        !self.reads_catalog
+            && self
+                .deps
+                .iter()
+                .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
             && self.views.as_ref().is_none_or(|(db, vs)| {
                 vs.iter().all(|v| {
                     db.view(&v.name)

@@ -1,0 +1,532 @@
+//! Binding what reads the catalog: pg_catalog and information_schema relations as FROM items
+//! (constant rows from one snapshot of Augur's catalog per statement, see `sql::catalog`),
+//! the functions tools call over them (format_type, pg_get_indexdef, ...) and the reg* casts.
+//! Functions over OIDs become CASE expressions over the snapshot's objects.
+
+use std::sync::Arc;
+
+use sqlparser::ast as A;
+
+use super::{ident, Binder, Scope};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::catalog::{self, types, Snapshot};
+use crate::sql::expr::{ArOp, CmpOp, Expr, Func, Ty};
+use crate::sql::plan::{Column, Plan};
+use crate::types::{DataType, Value};
+
+/// A catalog relation as a FROM item: its rows as a plan, its columns, the name it goes by.
+type CatalogFrom = (Plan, Vec<Column>, String);
+
+/// The catalog relation (schema, name) an object name denotes, if any.
+pub(super) fn catalog_name(name: &A::ObjectName) -> Option<(&'static str, &'static str)> {
+    let mut parts = Vec::new();
+    for p in &name.0 {
+        let A::ObjectNamePart::Identifier(i) = p else {
+            return None;
+        };
+        parts.push(ident(i));
+    }
+    catalog::resolve(&parts)
+}
+
+fn lit_text(s: impl Into<String>) -> Expr {
+    Expr::Lit(Value::Text(s.into()))
+}
+
+fn lit_int(i: i64) -> Expr {
+    Expr::Lit(Value::Int(i))
+}
+
+/// `CASE x WHEN k1 THEN v1 ... ELSE els END`.
+fn case_of(x: Expr, whens: Vec<(Expr, Expr)>, els: Expr) -> Expr {
+    Expr::Case {
+        operand: Some(Box::new(x)),
+        whens,
+        els: Some(Box::new(els)),
+    }
+}
+
+/// `CASE WHEN x IS NULL THEN NULL ELSE e END`: functions of a NULL OID are NULL.
+fn null_if_null(x: &Expr, e: Expr) -> Expr {
+    Expr::Case {
+        operand: None,
+        whens: vec![(Expr::IsNull(Box::new(x.clone()), false), Expr::Lit(Value::Null))],
+        els: Some(Box::new(e)),
+    }
+}
+
+fn as_text(x: Expr) -> Expr {
+    Expr::Cast(Box::new(x), Ty::Text, None)
+}
+
+/// `e` with `f` applied to each value it can take, when those are all literals (a literal, or a
+/// CASE whose results are); None otherwise.
+fn map_literals(e: Expr, f: &dyn Fn(&Value) -> Value) -> Option<Expr> {
+    match e {
+        Expr::Lit(v) => Some(Expr::Lit(f(&v))),
+        Expr::Case { operand, whens, els } => {
+            let whens = whens
+                .into_iter()
+                .map(|(w, t)| Some((w, map_literals(t, f)?)))
+                .collect::<Option<Vec<_>>>()?;
+            let els = match els {
+                Some(e) => Some(Box::new(map_literals(*e, f)?)),
+                None => None,
+            };
+            Some(Expr::Case { operand, whens, els })
+        }
+        _ => None,
+    }
+}
+
+impl Binder<'_> {
+    /// The statement's snapshot of the catalog (taken once; the statement is then re-planned
+    /// on every run, see `PlannedStmt::valid`).
+    fn snapshot(&mut self) -> Result<Arc<Snapshot>> {
+        if let Some(s) = &self.catalog {
+            return Ok(s.clone());
+        }
+        let s = Arc::new(Snapshot::take(self.db, self.settings)?);
+        self.catalog = Some(s.clone());
+        Ok(s)
+    }
+
+    /// A FROM item naming a catalog relation: its rows as a plan, its columns and the name it
+    /// goes by without an alias. None if the name is no catalog relation.
+    pub(super) fn catalog_relation(&mut self, name: &A::ObjectName) -> Result<Option<CatalogFrom>> {
+        let Some((schema, rel)) = catalog_name(name) else {
+            return Ok(None);
+        };
+        let snap = self.snapshot()?;
+        let r = catalog::build(schema, rel, &snap)?;
+        let plan = if r.rows.is_empty() {
+            // A plan's width is its first row's: an empty relation is a row filtered out.
+            Plan::Filter(
+                Box::new(Plan::Values(vec![vec![Expr::Lit(Value::Null); r.cols.len()]])),
+                Expr::Lit(Value::Bool(false)),
+            )
+        } else {
+            Plan::Values(
+                r.rows
+                    .into_iter()
+                    .map(|row| row.into_iter().map(Expr::Lit).collect())
+                    .collect(),
+            )
+        };
+        Ok(Some((plan, r.cols, rel.to_string())))
+    }
+
+    /// An OID argument as int8 (oid values are int8 in Augur).
+    fn oid_arg(&mut self, (e, t): (Expr, Ty), name: &str) -> Result<Expr> {
+        if !(t.is_int() || t == Ty::Unknown) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}) does not exist", t.name()),
+            ));
+        }
+        self.coerce(e, t, Ty::Int8)
+    }
+
+    /// A value as json_build_object writes it: a JSON string, number, boolean or null.
+    fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+        let null = || lit_text("null");
+        Ok(match t {
+            Ty::Bool => case_of(
+                e,
+                vec![
+                    (Expr::Lit(Value::Bool(true)), lit_text("true")),
+                    (Expr::Lit(Value::Bool(false)), lit_text("false")),
+                ],
+                null(),
+            ),
+            t if t.is_num() => Expr::Func(Func::Coalesce, vec![as_text(e), null()], Ty::Text),
+            t => {
+                let s = if t == Ty::Unknown {
+                    self.coerce(e, t, Ty::Text)?
+                } else {
+                    as_text(e)
+                };
+                let escaped = [("\\", "\\\\"), ("\"", "\\\"")]
+                    .into_iter()
+                    .fold(s, |s, (from, to)| {
+                        Expr::Func(Func::Replace, vec![s, lit_text(from), lit_text(to)], Ty::Text)
+                    });
+                let quoted = Expr::Concat(
+                    Box::new(lit_text("\"")),
+                    Box::new(Expr::Concat(Box::new(escaped), Box::new(lit_text("\"")))),
+                );
+                Expr::Func(Func::Coalesce, vec![quoted, null()], Ty::Text)
+            }
+        })
+    }
+
+    /// The catalog functions tools call; None if `name` is none of them (with that many
+    /// arguments).
+    pub(super) fn catalog_func(&mut self, name: &str, args: &[(Expr, Ty)]) -> Result<Option<(Expr, Ty)>> {
+        let n = args.len();
+        let r = match (name, n) {
+            ("format_type", 2) => {
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let m = self.oid_arg(args[1].clone(), name)?;
+                if let (Expr::Lit(o), Expr::Lit(tm)) = (&oid, &m) {
+                    let v = match (o, tm) {
+                        (Value::Int(o), Value::Int(tm)) => Value::Text(types::format_type(*o, Some(*tm))),
+                        (Value::Int(o), _) => Value::Text(types::format_type(*o, None)),
+                        _ => Value::Null,
+                    };
+                    return Ok(Some((Expr::Lit(v), Ty::Text)));
+                }
+                let whens = types::TYPES
+                    .iter()
+                    .map(|t| {
+                        let shown = if matches!(t.oid, 1042 | 1043) {
+                            // display(typmod - 4) when a length is given.
+                            let with_len = Expr::Concat(
+                                Box::new(lit_text(format!("{}(", t.display))),
+                                Box::new(Expr::Concat(
+                                    Box::new(as_text(Expr::Arith(
+                                        ArOp::Sub,
+                                        Box::new(m.clone()),
+                                        Box::new(lit_int(4)),
+                                        Ty::Int8,
+                                    ))),
+                                    Box::new(lit_text(")")),
+                                )),
+                            );
+                            Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(4))),
+                                    with_len,
+                                )],
+                                els: Some(Box::new(lit_text(t.display))),
+                            }
+                        } else {
+                            lit_text(t.display)
+                        };
+                        (lit_int(t.oid), shown)
+                    })
+                    .collect();
+                let e = case_of(oid.clone(), whens, lit_text("???"));
+                (null_if_null(&oid, e), Ty::Text)
+            }
+            ("pg_get_expr", 2 | 3) => {
+                let (e, t) = args[0].clone();
+                if !matches!(t, Ty::Text | Ty::Unknown) {
+                    return Ok(None);
+                }
+                // adbin holds the expression's SQL text.
+                (self.coerce(e, t, Ty::Text)?, Ty::Text)
+            }
+            ("pg_get_indexdef", 1 | 3) => {
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let col = if n == 3 {
+                    Some(self.oid_arg(args[1].clone(), name)?)
+                } else {
+                    None
+                };
+                let snap = self.snapshot()?;
+                let mut whens = Vec::new();
+                for t in &snap.tables {
+                    for ix in &t.indexes {
+                        let full = lit_text(catalog::index_def(&t.def, ix));
+                        let v = match &col {
+                            None => full,
+                            Some(c) => {
+                                let mut cw = vec![(lit_int(0), full)];
+                                for (k, &ci) in ix.columns.iter().enumerate() {
+                                    cw.push((lit_int(k as i64 + 1), lit_text(&t.def.columns[ci].name)));
+                                }
+                                case_of(c.clone(), cw, lit_text(""))
+                            }
+                        };
+                        whens.push((lit_int(ix.oid), v));
+                    }
+                }
+                (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
+            }
+            ("pg_get_constraintdef", 1 | 2) => {
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let snap = self.snapshot()?;
+                let whens = snap
+                    .tables
+                    .iter()
+                    .flat_map(|t| {
+                        t.constraints().map(move |ix| {
+                            (
+                                lit_int(ix.constraint_oid()),
+                                lit_text(catalog::constraint_def(&t.def, ix)),
+                            )
+                        })
+                    })
+                    .collect();
+                (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
+            }
+            ("json_build_object", _) if n.is_multiple_of(2) => {
+                // Text in PostgreSQL's json output form (Augur has no json type).
+                let mut parts = vec![lit_text("{")];
+                for (i, pair) in args.chunks(2).enumerate() {
+                    if i > 0 {
+                        parts.push(lit_text(", "));
+                    }
+                    parts.push(self.json_value(pair[0].clone())?);
+                    parts.push(lit_text(" : "));
+                    parts.push(self.json_value(pair[1].clone())?);
+                }
+                parts.push(lit_text("}"));
+                (Expr::Func(Func::Concat, parts, Ty::Text), Ty::Text)
+            }
+            ("pg_get_serial_sequence", 2) => {
+                let (t, tt) = args[0].clone();
+                let (c, ct) = args[1].clone();
+                if !matches!(tt, Ty::Text | Ty::Unknown) || !matches!(ct, Ty::Text | Ty::Unknown) {
+                    return Ok(None);
+                }
+                let t = self.coerce(t, tt, Ty::Text)?;
+                let c = self.coerce(c, ct, Ty::Text)?;
+                let snap = self.snapshot()?;
+                let eq =
+                    |x: &Expr, v: String| Expr::Cmp(CmpOp::Eq, Box::new(x.clone()), Box::new(lit_text(v)));
+                let whens = snap
+                    .sequences
+                    .iter()
+                    .filter_map(|s| {
+                        let (table, column) = s.owned_by.as_ref()?;
+                        let table_is = Expr::Or(
+                            Box::new(eq(&t, table.clone())),
+                            Box::new(eq(&t, format!("public.{table}"))),
+                        );
+                        let cond = Expr::And(Box::new(table_is), Box::new(eq(&c, column.clone())));
+                        Some((cond, lit_text(format!("public.{}", s.name))))
+                    })
+                    .collect();
+                let e = Expr::Case {
+                    operand: None,
+                    whens,
+                    els: Some(Box::new(Expr::Lit(Value::Null))),
+                };
+                (e, Ty::Text)
+            }
+            ("pg_table_is_visible" | "pg_type_is_visible" | "pg_collation_is_visible", 1) => {
+                // Every relation and type is in public or pg_catalog, both on the search path.
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                (null_if_null(&oid, Expr::Lit(Value::Bool(true))), Ty::Bool)
+            }
+            ("pg_get_userbyid", 1) => {
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let unknown = Expr::Concat(
+                    Box::new(lit_text("unknown (OID=")),
+                    Box::new(Expr::Concat(
+                        Box::new(as_text(oid.clone())),
+                        Box::new(lit_text(")")),
+                    )),
+                );
+                let e = case_of(
+                    oid.clone(),
+                    vec![(lit_int(catalog::ROLE_OID), lit_text(catalog::ROLE_NAME))],
+                    unknown,
+                );
+                (null_if_null(&oid, e), Ty::Text)
+            }
+            ("obj_description", 1 | 2) | ("col_description", 2) | ("shobj_description", 2) => {
+                // Augur keeps no comments (pg_description is empty).
+                (Expr::Lit(Value::Null), Ty::Text)
+            }
+            ("current_schemas", 1) => {
+                let (e, t) = args[0].clone();
+                let b = self.require_bool(e, t, "current_schemas")?;
+                let e = Expr::Case {
+                    operand: None,
+                    whens: vec![(b, lit_text("{pg_catalog,public}"))],
+                    els: Some(Box::new(lit_text("{public}"))),
+                };
+                (e, Ty::Text)
+            }
+            (
+                "has_table_privilege"
+                | "has_schema_privilege"
+                | "has_database_privilege"
+                | "has_sequence_privilege"
+                | "has_column_privilege"
+                | "has_any_column_privilege",
+                2..=4,
+            ) => {
+                // One role, which owns everything.
+                (Expr::Lit(Value::Bool(true)), Ty::Bool)
+            }
+            ("pg_encoding_to_char", 1) => {
+                let e = self.oid_arg(args[0].clone(), name)?;
+                (
+                    case_of(e, vec![(lit_int(6), lit_text("UTF8"))], lit_text("")),
+                    Ty::Text,
+                )
+            }
+            ("pg_table_size" | "pg_relation_size" | "pg_total_relation_size" | "pg_indexes_size", 1) => {
+                // What Augur knows of sizes: a primary-key index's memory (NULL for the rest).
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let snap = self.snapshot()?;
+                let whens = snap
+                    .tables
+                    .iter()
+                    .flat_map(|t| t.indexes.iter().filter(|i| i.primary))
+                    .filter_map(|i| Some((lit_int(i.oid), lit_int(i64::try_from(i.heap_bytes?).ok()?))))
+                    .collect();
+                (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Int8)
+            }
+            ("pg_size_pretty", 1) => {
+                let (e, t) = args[0].clone();
+                if !(t.is_num() || t == Ty::Unknown) {
+                    return Ok(None);
+                }
+                let pretty = |v: &Value| match v {
+                    Value::Int(b) => Value::Text(catalog::size_pretty(*b)),
+                    Value::Float(b) => Value::Text(catalog::size_pretty(*b as i64)),
+                    _ => Value::Null,
+                };
+                let Some(e) = map_literals(e, &pretty) else {
+                    return Err(Error::unsupported(
+                        "pg_size_pretty of a value computed per row is not supported by Augur",
+                    ));
+                };
+                (e, Ty::Text)
+            }
+            ("array_to_string", 2 | 3) => {
+                // Augur's array-valued catalog columns hold PostgreSQL's text form `{a,b}`.
+                let (x, xt) = args[0].clone();
+                let (sep, st) = args[1].clone();
+                if !matches!(xt, Ty::Text | Ty::Unknown) || !matches!(st, Ty::Text | Ty::Unknown) {
+                    return Ok(None);
+                }
+                let x = self.coerce(x, xt, Ty::Text)?;
+                let sep = self.coerce(sep, st, Ty::Text)?;
+                let inner = Expr::Func(Func::Trim, vec![x, lit_text("{}")], Ty::Text);
+                (
+                    Expr::Func(Func::Replace, vec![inner, lit_text(","), sep], Ty::Text),
+                    Ty::Text,
+                )
+            }
+            ("to_regclass", 1) => {
+                let Expr::Lit(Value::Text(s)) = &args[0].0 else {
+                    return Ok(None);
+                };
+                let snap = self.snapshot()?;
+                let v = snap.regclass(s).map_or(Value::Null, Value::Int);
+                (Expr::Lit(v), Ty::Int8)
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(r))
+    }
+
+    /// `x::regclass`, `::regtype`, `::regnamespace` (a name to its OID; an OID to its name),
+    /// `::oid`, `::name`, `::"char"`, `::regproc`; None for any other type.
+    pub(super) fn catalog_cast(
+        &mut self,
+        e: &A::Expr,
+        dt: &A::DataType,
+        scope: &Scope,
+    ) -> Result<Option<(Expr, Ty)>> {
+        let full = dt.to_string().to_lowercase();
+        let ty = full.strip_prefix("pg_catalog.").unwrap_or(&full).to_string();
+        if !matches!(
+            ty.as_str(),
+            "oid" | "name" | "\"char\"" | "regproc" | "regclass" | "regtype" | "regnamespace"
+        ) {
+            if ty.len() == full.len() {
+                return Ok(None);
+            }
+            // `x::pg_catalog.text`, as psql writes casts.
+            let to = Ty::from_dt(DataType::from_sql_name(&ty, None)?);
+            let (x, xt) = self.bind_expr(e, scope)?;
+            return Ok(Some(self.cast_expr(x, xt, to, None)?));
+        }
+        let (x, xt) = self.bind_expr(e, scope)?;
+        let r = match ty.as_str() {
+            "oid" => self.cast_expr(x, xt, Ty::Int8, None)?,
+            "name" | "\"char\"" | "regproc" => self.cast_expr(x, xt, Ty::Text, None)?,
+            _ if xt.is_int() => {
+                // An OID: shown as the object's name (its number if there is none).
+                let names: Vec<(i64, String)> = match ty.as_str() {
+                    "regclass" => self.snapshot()?.relations(),
+                    "regtype" => types::TYPES
+                        .iter()
+                        .map(|t| (t.oid, t.display.to_string()))
+                        .collect(),
+                    _ => catalog::SCHEMAS
+                        .iter()
+                        .map(|(o, n)| (*o, n.to_string()))
+                        .collect(),
+                };
+                let x = self.coerce(x, xt, Ty::Int8)?;
+                let whens = names
+                    .into_iter()
+                    .map(|(o, n)| (lit_int(o), lit_text(n)))
+                    .collect();
+                (case_of(x.clone(), whens, as_text(x)), Ty::Text)
+            }
+            _ if !matches!(x, Expr::Lit(_)) => {
+                // A name known only when the statement runs (a parameter, a column): looked up
+                // among the snapshot's names, NULL if none (PostgreSQL: an error).
+                if !matches!(xt, Ty::Text | Ty::Unknown) {
+                    return Err(Error::new(
+                        SqlState("42846"),
+                        format!("cannot cast type {} to {ty}", xt.name()),
+                    ));
+                }
+                let names: Vec<(String, i64)> = match ty.as_str() {
+                    "regclass" => self
+                        .snapshot()?
+                        .relations()
+                        .into_iter()
+                        .flat_map(|(o, n)| [(format!("public.{n}"), o), (n, o)])
+                        .collect(),
+                    "regtype" => types::TYPES
+                        .iter()
+                        .flat_map(|t| [(t.name.to_string(), t.oid), (t.display.to_string(), t.oid)])
+                        .collect(),
+                    _ => catalog::SCHEMAS
+                        .iter()
+                        .map(|(o, n)| (n.to_string(), *o))
+                        .collect(),
+                };
+                let x = self.coerce(x, xt, Ty::Text)?;
+                let whens = names
+                    .into_iter()
+                    .map(|(n, o)| (lit_text(n), lit_int(o)))
+                    .collect();
+                (case_of(x, whens, Expr::Lit(Value::Null)), Ty::Int8)
+            }
+            _ => {
+                let Expr::Lit(v) = &x else {
+                    return Err(Error::internal("catalog cast of a literal"));
+                };
+                let s = match v {
+                    Value::Null => return Ok(Some((Expr::Lit(Value::Null), Ty::Int8))),
+                    Value::Text(s) => s.clone(),
+                    _ => {
+                        return Err(Error::new(
+                            SqlState("42846"),
+                            format!("cannot cast type {} to {ty}", xt.name()),
+                        ))
+                    }
+                };
+                let oid = match (ty.as_str(), s.trim().parse::<i64>()) {
+                    (_, Ok(n)) => n,
+                    ("regclass", _) => self.snapshot()?.regclass(&s)?,
+                    ("regtype", _) => types::by_name(&s).map(|t| t.oid).ok_or_else(|| {
+                        Error::new(SqlState::UNDEFINED_OBJECT, format!("type \"{s}\" does not exist"))
+                    })?,
+                    _ => catalog::SCHEMAS
+                        .iter()
+                        .find(|(_, n)| *n == s.trim())
+                        .map(|(o, _)| *o)
+                        .ok_or_else(|| {
+                            Error::new(SqlState("3F000"), format!("schema \"{s}\" does not exist"))
+                        })?,
+                };
+                (lit_int(oid), Ty::Int8)
+            }
+        };
+        Ok(Some(r))
+    }
+}

@@ -1,0 +1,348 @@
+//! information_schema's views (tables, columns, schemata, table_constraints,
+//! key_column_usage, sequences, views), with PostgreSQL 15's column names; its domains
+//! (sql_identifier, cardinal_number, yes_or_no, ...) are their base types, text and integer.
+
+use super::pg::sequence_type;
+use super::types::{by_oid, column_type};
+use super::{int, relation, text, yes_no, Relation, Snapshot, DATABASE_NAME, ROLE_NAME, SCHEMAS};
+use crate::error::Result;
+use crate::sql::expr::Ty;
+use crate::types::{DataType, Value};
+
+pub const NAMES: &[&str] = &[
+    "tables",
+    "columns",
+    "schemata",
+    "table_constraints",
+    "key_column_usage",
+    "sequences",
+    "views",
+];
+
+const T: Ty = Ty::Text;
+const I: Ty = Ty::Int4;
+const N: Value = Value::Null;
+
+pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
+    match name {
+        "tables" => tables(s),
+        "columns" => columns(s),
+        "schemata" => schemata(),
+        "table_constraints" => table_constraints(s),
+        "key_column_usage" => key_column_usage(s),
+        "sequences" => sequences(s),
+        _ => views(),
+    }
+}
+
+fn tables(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("table_type", T),
+        ("self_referencing_column_name", T),
+        ("reference_generation", T),
+        ("user_defined_type_catalog", T),
+        ("user_defined_type_schema", T),
+        ("user_defined_type_name", T),
+        ("is_insertable_into", T),
+        ("is_typed", T),
+        ("commit_action", T),
+    ];
+    // TODO(ddl): views are rows with table_type 'VIEW' once the catalog has them.
+    let rows = s
+        .tables
+        .iter()
+        .map(|t| {
+            vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&t.def.name),
+                text("BASE TABLE"),
+                N,
+                N,
+                N,
+                N,
+                N,
+                yes_no(true),
+                yes_no(false),
+                N,
+            ]
+        })
+        .collect();
+    relation(cols, rows)
+}
+
+/// (numeric_precision, radix, scale) of a numeric type.
+fn numeric(t: DataType) -> (Value, Value, Value) {
+    let bits = match t {
+        DataType::Int2 => 16,
+        DataType::Int4 => 32,
+        DataType::Int8 => 64,
+        DataType::Float8 => return (int(53), int(2), N),
+        _ => return (N, N, N),
+    };
+    (int(bits), int(2), int(0))
+}
+
+fn columns(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("column_name", T),
+        ("ordinal_position", I),
+        ("column_default", T),
+        ("is_nullable", T),
+        ("data_type", T),
+        ("character_maximum_length", I),
+        ("character_octet_length", I),
+        ("numeric_precision", I),
+        ("numeric_precision_radix", I),
+        ("numeric_scale", I),
+        ("datetime_precision", I),
+        ("interval_type", T),
+        ("interval_precision", I),
+        ("character_set_catalog", T),
+        ("character_set_schema", T),
+        ("character_set_name", T),
+        ("collation_catalog", T),
+        ("collation_schema", T),
+        ("collation_name", T),
+        ("domain_catalog", T),
+        ("domain_schema", T),
+        ("domain_name", T),
+        ("udt_catalog", T),
+        ("udt_schema", T),
+        ("udt_name", T),
+        ("scope_catalog", T),
+        ("scope_schema", T),
+        ("scope_name", T),
+        ("maximum_cardinality", I),
+        ("dtd_identifier", T),
+        ("is_self_referencing", T),
+        ("is_identity", T),
+        ("identity_generation", T),
+        ("identity_start", T),
+        ("identity_increment", T),
+        ("identity_maximum", T),
+        ("identity_minimum", T),
+        ("identity_cycle", T),
+        ("is_generated", T),
+        ("generation_expression", T),
+        ("is_updatable", T),
+    ];
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        let def = &t.def;
+        for (i, c) in def.columns.iter().enumerate() {
+            let (oid, _) = column_type(c.ty);
+            let pt = by_oid(oid);
+            let nullable = c.nullable && !def.primary_key.contains(&i);
+            let (max_len, octets) = match c.ty {
+                DataType::Text(Some(n)) => (int(i64::from(n)), int(4 * i64::from(n))),
+                DataType::Text(None) => (N, int(1_073_741_824)),
+                _ => (N, N),
+            };
+            let (prec, radix, scale) = numeric(c.ty);
+            let dt_prec = match c.ty {
+                DataType::Date => int(0),
+                DataType::Timestamp | DataType::TimestampTz => int(6),
+                _ => N,
+            };
+            let pos = i as i64 + 1;
+            rows.push(vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&def.name),
+                text(&c.name),
+                int(pos),
+                c.default.clone().map_or(N, Value::Text),
+                yes_no(nullable),
+                text(pt.map_or("USER-DEFINED", |p| p.display)),
+                max_len,
+                octets,
+                prec,
+                radix,
+                scale,
+                dt_prec,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                N,
+                text(DATABASE_NAME),
+                text("pg_catalog"),
+                text(pt.map_or("", |p| p.name)),
+                N,
+                N,
+                N,
+                N,
+                text(pos.to_string()),
+                yes_no(false),
+                yes_no(false),
+                N,
+                N,
+                N,
+                N,
+                N,
+                yes_no(false),
+                text("NEVER"),
+                N,
+                yes_no(true),
+            ]);
+        }
+    }
+    relation(cols, rows)
+}
+
+fn schemata() -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("catalog_name", T),
+        ("schema_name", T),
+        ("schema_owner", T),
+        ("default_character_set_catalog", T),
+        ("default_character_set_schema", T),
+        ("default_character_set_name", T),
+        ("sql_path", T),
+    ];
+    let rows = SCHEMAS
+        .iter()
+        .map(|(_, n)| vec![text(DATABASE_NAME), text(*n), text(ROLE_NAME), N, N, N, N])
+        .collect();
+    relation(cols, rows)
+}
+
+fn table_constraints(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("constraint_type", T),
+        ("is_deferrable", T),
+        ("initially_deferred", T),
+        ("enforced", T),
+        ("nulls_distinct", T),
+    ];
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        // TODO(ddl): CHECK and FOREIGN KEY constraints join these once the catalog has them.
+        for ix in t.constraints() {
+            rows.push(vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&ix.name),
+                text(DATABASE_NAME),
+                text("public"),
+                text(&t.def.name),
+                text(if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }),
+                yes_no(false),
+                yes_no(false),
+                yes_no(true),
+                if ix.primary { N } else { yes_no(true) },
+            ]);
+        }
+    }
+    relation(cols, rows)
+}
+
+fn key_column_usage(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("column_name", T),
+        ("ordinal_position", I),
+        ("position_in_unique_constraint", I),
+    ];
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        for ix in t.constraints() {
+            for (k, &c) in ix.columns.iter().enumerate() {
+                rows.push(vec![
+                    text(DATABASE_NAME),
+                    text("public"),
+                    text(&ix.name),
+                    text(DATABASE_NAME),
+                    text("public"),
+                    text(&t.def.name),
+                    text(&t.def.columns[c].name),
+                    int(k as i64 + 1),
+                    N,
+                ]);
+            }
+        }
+    }
+    relation(cols, rows)
+}
+
+fn sequences(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("sequence_catalog", T),
+        ("sequence_schema", T),
+        ("sequence_name", T),
+        ("data_type", T),
+        ("numeric_precision", I),
+        ("numeric_precision_radix", I),
+        ("numeric_scale", I),
+        ("start_value", T),
+        ("minimum_value", T),
+        ("maximum_value", T),
+        ("increment", T),
+        ("cycle_option", T),
+    ];
+    let rows = s
+        .sequences
+        .iter()
+        .map(|q| {
+            let ty = sequence_type(q.max);
+            let (prec, radix, scale) = numeric(ty);
+            vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&q.name),
+                text(ty.sql_name()),
+                prec,
+                radix,
+                scale,
+                text(q.start.to_string()),
+                text(q.min.to_string()),
+                text(q.max.to_string()),
+                text(q.increment.to_string()),
+                yes_no(q.cycle),
+            ]
+        })
+        .collect();
+    relation(cols, rows)
+}
+
+/// Augur has no views yet.
+// TODO(ddl): one row per view (view_definition from the stored query) once the catalog has them.
+fn views() -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("view_definition", T),
+        ("check_option", T),
+        ("is_updatable", T),
+        ("is_insertable_into", T),
+        ("is_trigger_updatable", T),
+        ("is_trigger_deletable", T),
+        ("is_trigger_insertable_into", T),
+    ];
+    relation(cols, vec![])
+}

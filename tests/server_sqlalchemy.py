@@ -1,0 +1,71 @@
+"""SQLAlchemy 2.1 over psycopg 3 against `augur serve` (driven by tests/server_drivers.rs): what
+an application does first (create_all, which asks pg_catalog whether each table exists; the
+ORM's add / query / rollback; begin_nested savepoints) and the inspector's table list and
+columns, answered by Augur's pg_catalog relations. (get_pk_constraint needs unnest,
+generate_subscripts and array_agg, which Augur lacks.)
+
+Usage: python3 tests/server_sqlalchemy.py PORT
+Exits non-zero (with a traceback) on the first failed check.
+"""
+import sys
+
+from sqlalchemy import String, create_engine, inspect, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+PORT = int(sys.argv[1])
+engine = create_engine(f"postgresql+psycopg://augur@127.0.0.1:{PORT}/augur")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Item(Base):
+    __tablename__ = "sa_items"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(40))
+
+
+class Tag(Base):
+    __tablename__ = "sa_tags"
+    label: Mapped[str] = mapped_column(String(20), primary_key=True)
+
+
+Base.metadata.create_all(engine)
+# A second create_all finds the tables (has_table reads pg_class) and creates nothing.
+Base.metadata.create_all(engine)
+
+insp = inspect(engine)
+names = insp.get_table_names()
+assert sorted(names) == ["sa_items", "sa_tags"], names
+assert insp.has_table("sa_items")
+assert not insp.has_table("sa_nosuch")
+cols = insp.get_columns("sa_items")
+got = [(c["name"], str(c["type"]), c["nullable"]) for c in cols]
+assert got == [("id", "INTEGER", False), ("name", "VARCHAR(40)", False)], cols
+assert cols[0]["autoincrement"] is True and "sa_items_id_seq" in cols[0]["default"], cols
+
+with Session(engine) as s:
+    s.add(Item(name="first"))
+    s.flush()
+    s.add(Item(name="second"))
+    s.commit()
+    got = s.scalars(select(Item.name).order_by(Item.id)).all()
+    assert got == ["first", "second"], got
+    # A nested transaction (SAVEPOINT) rolled back undoes only its own writes.
+    s.add(Tag(label="kept"))
+    nested = s.begin_nested()
+    s.add(Tag(label="undone"))
+    s.flush()
+    nested.rollback()
+    s.commit()
+    assert s.scalars(select(Tag.label)).all() == ["kept"]
+    # A rolled-back transaction leaves nothing.
+    s.add(Item(name="rolled back"))
+    s.flush()
+    s.rollback()
+    assert s.scalars(select(Item.name).where(Item.name == "rolled back")).all() == []
+
+Base.metadata.drop_all(engine)
+assert inspect(engine).get_table_names() == []
+print("sqlalchemy: ok")
