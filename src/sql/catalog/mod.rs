@@ -190,7 +190,7 @@ pub struct TableInfo {
 
 impl TableInfo {
     /// The indexes that enforce a constraint: the primary key and unique indexes.
-    // TODO(ddl): CHECK ('c') and FOREIGN KEY ('f') constraints join these once the catalog
+    // TODO(constraints): CHECK ('c') and FOREIGN KEY ('f') constraints join these once the catalog
     // records them; Augur's IndexDef has no flag telling a UNIQUE constraint from a CREATE
     // UNIQUE INDEX, so every unique index is listed as a constraint.
     pub fn constraints(&self) -> impl Iterator<Item = &IndexInfo> {

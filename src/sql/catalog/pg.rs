@@ -538,7 +538,7 @@ fn constraints(s: &Snapshot) -> Result<Relation> {
     ];
     let mut rows = Vec::new();
     for t in &s.tables {
-        // TODO(ddl): CHECK ('c', conbin) and FOREIGN KEY ('f', confrelid, confkey, actions)
+        // TODO(constraints): CHECK ('c', conbin) and FOREIGN KEY ('f', confrelid, confkey, actions)
         // rows go here once the catalog records them.
         for ix in t.constraints() {
             rows.push(vec![
