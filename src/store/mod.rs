@@ -35,6 +35,8 @@ use rocksdb::{
 use crate::error::{Error, Result, SqlState};
 
 pub mod direct;
+mod fault;
+mod read;
 pub mod wait;
 
 pub const CF_CATALOG: &str = "catalog";
@@ -179,14 +181,6 @@ pub struct Store {
 
 /// One RocksDB write in flight (see [`Store::break_stall`]); counted ended when dropped,
 /// whichever way the write returns.
-struct InFlight<'a>(&'a Store);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.writes_ended.fetch_add(1, Ordering::AcqRel);
-    }
-}
-
 impl Store {
     pub fn open(path: &Path, o: &StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(path)?;
@@ -280,86 +274,6 @@ impl Store {
         })
     }
 
-    fn in_flight(&self) -> InFlight<'_> {
-        self.writes_begun.fetch_add(1, Ordering::AcqRel);
-        InFlight(self)
-    }
-
-    /// The watchdog for a write RocksDB has stopped for good, run every few hundred
-    /// milliseconds by the engine's recovery thread. RocksDB holds a writer in
-    /// `DBImpl::DelayWrite` while writes are stopped (too many memtables or level-0 files) and
-    /// its error handler reports a recovery in progress; after a flush failed on a full device
-    /// that recovery is the `SstFileManager`'s, which resumes only once a memtable's worth of
-    /// space (`write_buffer_size`, 64 MiB for the default column family) is free, so on a
-    /// smaller or still full device the writer waits forever, holding RocksDB's write queue
-    /// and a borrow of the database, and nothing ever faults the store (docs/ARCHITECTURE.md,
-    /// "When the disk fails"). So: when writes are in flight, none has ended for `limit`,
-    /// RocksDB says writes are stopped and it has had a background error since this open, this
-    /// stops RocksDB's background work ([`Store::stop_background_work`]), which makes every
-    /// stopped writer return its error before writing anything, and marks the store faulted
-    /// (the writers' own errors first: 53100 when the device is full). Returns whether it did.
-    pub(crate) fn break_stall(&self, limit: Duration) -> bool {
-        // Ended before begun: every write counted ended was counted begun before it.
-        let ended = self.writes_ended.load(Ordering::Acquire);
-        let begun = self.writes_begun.load(Ordering::Acquire);
-        let mut seen = self.stall_seen.lock();
-        if begun == ended || self.poisoned.load(Ordering::Acquire) {
-            *seen = None;
-            return false;
-        }
-        let since = match *seen {
-            Some((at, t)) if at == ended => t,
-            _ => {
-                *seen = Some((ended, Instant::now()));
-                return false;
-            }
-        };
-        if since.elapsed() < limit {
-            return false;
-        }
-        let Ok(db) = self.db() else {
-            return false;
-        };
-        let int = |name: &str| db.property_int_value(name).ok().flatten().unwrap_or(0);
-        let stopped = int("rocksdb.is-write-stopped") == 1;
-        let background_errors = int("rocksdb.background-errors");
-        drop(db);
-        if !stopped || background_errors == 0 {
-            // A write stop with no error behind it is RocksDB's flow control: it ends when the
-            // flush or compaction running now does.
-            return false;
-        }
-        *seen = None;
-        drop(seen);
-        tracing::error!(
-            waited_ms = since.elapsed().as_millis() as u64,
-            background_errors,
-            "RocksDB has stopped writes after a background error and does not resume them: ending the stopped writes and reopening the database"
-        );
-        self.stop_background_work();
-        // The writers it woke fail with their own errors (the first fault wins).
-        let t0 = Instant::now();
-        while self.writes_ended.load(Ordering::Acquire) < begun && t0.elapsed() < Duration::from_secs(1) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.set_fault(&Error::Storage(format!(
-            "RocksDB stopped writes after a background error and did not resume them within {} ms",
-            limit.as_millis()
-        )));
-        true
-    }
-
-    /// Stops RocksDB's background work (`DB::CancelAllBackgroundWork`, without waiting), as its
-    /// close does first, on a store that will be closed: every writer waiting in a write stop
-    /// then returns an error before its record is written (`DelayWrite` gives up once
-    /// `shutting_down_` is set), and so gives back its borrow. No flush runs first: RocksDB
-    /// flushes at this point only data written without the WAL, and Augur writes none.
-    pub(crate) fn stop_background_work(&self) {
-        if let Ok(db) = self.db() {
-            db.cancel_all_background_work(false);
-        }
-    }
-
     /// The direct read path (row versions read in place from mapped SST files).
     pub fn direct(&self) -> &direct::Direct {
         &self.direct
@@ -412,95 +326,6 @@ impl Store {
         self.poisoned.store(true, Ordering::Release);
         let _s = self.sync.lock();
         self.synced_cv.notify_all();
-    }
-
-    /// The write failure that stopped this store, if one did.
-    pub fn fault(&self) -> Option<Fault> {
-        self.fault.lock().clone()
-    }
-
-    /// Sets what to call on the first fault (once; later calls are ignored).
-    pub fn set_on_fault(&self, f: Box<dyn Fn() + Send + Sync>) {
-        let _ = self.on_fault.set(f);
-    }
-
-    /// Records a write failure (the first one wins) and stops further writes.
-    fn set_fault(&self, e: &Error) {
-        let first = {
-            let mut f = self.fault.lock();
-            let first = f.is_none();
-            if first {
-                *f = Some(Fault {
-                    no_space: e.sqlstate() == SqlState::DISK_FULL,
-                    message: e.to_string(),
-                });
-            }
-            first
-        };
-        self.poisoned.store(true, Ordering::Release);
-        if first {
-            tracing::error!(error = %e, "storage write failed: writes stop until the engine has reopened the database");
-            if let Some(f) = self.on_fault.get() {
-                f();
-            }
-        }
-    }
-
-    /// The definite error of a write refused because an earlier one failed: 53100 while the
-    /// device is full, otherwise 57P03 (the engine is reopening the database).
-    pub(crate) fn check_poisoned(&self) -> Result<()> {
-        if !self.poisoned.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        Err(match self.fault() {
-            Some(f) if f.no_space => Error::new(
-                SqlState::DISK_FULL,
-                format!("could not write to the database: disk full ({}); writes resume once space is freed", f.message),
-            ),
-            f => Error::new(
-                SqlState::CANNOT_CONNECT_NOW,
-                format!(
-                    "the database system is in recovery mode: an earlier write failed ({}); the storage engine is reopening",
-                    f.map_or_else(|| "the store is closed".to_string(), |f| f.message)
-                ),
-            ),
-        })
-    }
-
-    /// Whether this faulted store may hold a write that no reader of it can see: a commit
-    /// whose record reached the WAL but was never synced (answered, or about to be answered,
-    /// "outcome unknown"), or an ingestion that failed after RocksDB may have linked its file.
-    /// Such a commit never became visible, so what a transaction of this engine instance reads
-    /// may be contradicted once the reopen has decided the outcome; the engine acknowledges no
-    /// commit that rests on such reads alone (`Transaction::commit` of one that wrote nothing).
-    /// False while the store is healthy.
-    pub(crate) fn outcome_pending(&self) -> bool {
-        if !self.poisoned.load(Ordering::Acquire) {
-            return false;
-        }
-        if self.unsure.load(Ordering::Acquire) {
-            return true;
-        }
-        let s = self.sync.lock();
-        s.written > s.synced
-    }
-
-    /// The error for a commit whose record may be in the WAL but whose sync (or whose
-    /// ingestion) failed.
-    fn unknown(&self, what: &str, e: &Error) -> Error {
-        self.unsure.store(true, Ordering::Release);
-        Error::OutcomeUnknown(format!(
-            "{what} failed ({e}); the commit may or may not have been stored (the storage engine reopens the database, after which a read tells)"
-        ))
-    }
-
-    /// The error for a commit whose rows an ingestion has already made durable when a later
-    /// step fails (recording its positions, building its index): the client must not be told
-    /// it did not happen, so the outcome is unknown (08007), and the store is faulted so that
-    /// the engine reopens it and recovery rebuilds from the rows what memory missed.
-    pub(crate) fn failed_after_ingest(&self, what: &str, e: &Error) -> Error {
-        self.set_fault(e);
-        self.unknown(what, e)
     }
 
     /// Writes `batch` to the WAL and memtables without syncing and returns a ticket for
@@ -696,162 +521,6 @@ impl Store {
             return Err(e);
         }
         Ok(())
-    }
-
-    /// One row version by position, copied out of RocksDB (the caller keeps it in the row
-    /// cache; a borrowed slice could not outlive the borrow of the open database).
-    pub fn get_row(&self, table: u32, rowid: u64) -> Result<Option<Vec<u8>>> {
-        self.check_row_read()?;
-        let db = self.db()?;
-        let row = db
-            .get_pinned_cf_opt(db.cf(CF_ROWS), row_key(table, rowid), &self.point_read)?
-            .map(|s| s.to_vec());
-        Ok(row)
-    }
-
-    /// Fetches several rows at once; `rowids` sorted ascending is fastest.
-    pub fn multi_get_rows(&self, table: u32, rowids: &[u64]) -> Vec<Result<Option<Vec<u8>>>> {
-        let db = match self.check_row_read().and_then(|_| self.db()) {
-            Ok(db) => db,
-            Err(e) => {
-                return rowids
-                    .iter()
-                    .map(|_| Err(Error::new(e.sqlstate(), e.to_string())))
-                    .collect()
-            }
-        };
-        let cf = db.cf(CF_ROWS);
-        let keys: Vec<[u8; 12]> = rowids.iter().map(|&r| row_key(table, r)).collect();
-        db.batched_multi_get_cf(cf, keys.iter(), rowids.windows(2).all(|w| w[0] <= w[1]))
-            .into_iter()
-            .map(|r| r.map(|o| o.map(|s| s.to_vec())).map_err(Error::from))
-            .collect()
-    }
-
-    /// Iterates the row versions of `table` with rowid in `[from, to)`, in rowid order, until
-    /// `f` returns false; a bulk pass (recovery, verification) that bypasses the block cache.
-    pub fn for_each_row(
-        &self,
-        table: u32,
-        from: u64,
-        to: u64,
-        f: impl FnMut(u64, &[u8]) -> Result<bool>,
-    ) -> Result<()> {
-        let mut ro = ReadOptions::default();
-        ro.fill_cache(false);
-        ro.set_readahead_size(2 << 20);
-        self.rows_in(ro, table, from, to, f)
-    }
-
-    /// Reads the row versions of `table` with rowid in `[from, to)` through the block cache (a
-    /// range scan's rows), in rowid order, until `f` returns false.
-    pub fn scan_rows(
-        &self,
-        table: u32,
-        from: u64,
-        to: u64,
-        f: impl FnMut(u64, &[u8]) -> Result<bool>,
-    ) -> Result<()> {
-        self.rows_in(ReadOptions::default(), table, from, to, f)
-    }
-
-    fn rows_in(
-        &self,
-        mut ro: ReadOptions,
-        table: u32,
-        from: u64,
-        to: u64,
-        mut f: impl FnMut(u64, &[u8]) -> Result<bool>,
-    ) -> Result<()> {
-        self.check_row_read()?;
-        // The upper bound keeps the iterator inside this table's rows.
-        ro.set_iterate_upper_bound(row_key(table, to).to_vec());
-        let db = self.db()?;
-        let mut it = db.raw_iterator_cf_opt(db.cf(CF_ROWS), ro);
-        it.seek(row_key(table, from));
-        while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                break;
-            };
-            let (_, rowid) = decode_row_key(k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
-            if !f(rowid, v)? {
-                break;
-            }
-            it.next();
-        }
-        it.status()?;
-        Ok(())
-    }
-
-    /// Test hook: while `on`, every read of row versions through RocksDB (`get_row`,
-    /// `multi_get_rows`, row scans) fails as a read from a failing device does (58030), without
-    /// stopping the store: what the engine does with a read error (garbage collection, the crash
-    /// sweep) is tested with it. Reads the row cache or a mapped file serves are not affected.
-    #[doc(hidden)]
-    pub fn fail_row_reads(&self, on: bool) {
-        self.row_read_faults.store(on, Ordering::Release);
-    }
-
-    #[inline]
-    fn check_row_read(&self) -> Result<()> {
-        if self.row_read_faults.load(Ordering::Relaxed) {
-            return Err(Error::Storage(
-                "IO error: While pread offset 0 len 4096: Input/output error (injected by a test)".into(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// The highest rowid stored under any table (0 when empty).
-    pub fn max_rowid(&self) -> Result<u64> {
-        // Rowids are global, but keys sort by table first: look at each table's last key.
-        let mut max = 0;
-        let db = self.db()?;
-        let mut it = db.raw_iterator_cf(db.cf(CF_ROWS));
-        it.seek_to_last();
-        while it.valid() {
-            let k = it.key().unwrap_or_default();
-            let (table, rowid) = decode_row_key(k).ok_or_else(|| Error::Corrupt("bad row key".into()))?;
-            max = max.max(rowid);
-            if table == 0 {
-                break;
-            }
-            // Jump to the last key of the previous table.
-            it.seek_for_prev(row_key(table, 0));
-        }
-        it.status()?;
-        Ok(max)
-    }
-
-    pub fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let db = self.db()?;
-        Ok(db.get_cf(db.cf(CF_META), key.as_bytes())?)
-    }
-
-    pub fn get_meta_u64(&self, key: &str) -> Result<Option<u64>> {
-        Ok(match self.get_meta(key)? {
-            None => None,
-            Some(v) => Some(u64::from_be_bytes(
-                v.as_slice()
-                    .try_into()
-                    .map_err(|_| Error::Corrupt(format!("meta {key}")))?,
-            )),
-        })
-    }
-
-    /// Every (key, value) in a column family whose key starts with `prefix`.
-    pub fn scan_prefix(&self, cf: &str, prefix: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let mut out = Vec::new();
-        let db = self.db()?;
-        let it = db.iterator_cf(db.cf(cf), IteratorMode::From(prefix, Direction::Forward));
-        for item in it {
-            let (k, v) = item?;
-            if !k.starts_with(prefix) {
-                break;
-            }
-            out.push((k.to_vec(), v.to_vec()));
-        }
-        Ok(out)
     }
 
     /// Continues the WAL fsync counters of the store this one replaces (after a reopen).

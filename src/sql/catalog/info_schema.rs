@@ -31,7 +31,7 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
         "table_constraints" => table_constraints(s),
         "key_column_usage" => key_column_usage(s),
         "sequences" => sequences(s),
-        _ => views(),
+        _ => views(s),
     }
 }
 
@@ -50,8 +50,7 @@ fn tables(s: &Snapshot) -> Result<Relation> {
         ("is_typed", T),
         ("commit_action", T),
     ];
-    // TODO(ddl): views are rows with table_type 'VIEW' once the catalog has them.
-    let rows = s
+    let mut rows: Vec<Vec<Value>> = s
         .tables
         .iter()
         .map(|t| {
@@ -71,6 +70,23 @@ fn tables(s: &Snapshot) -> Result<Relation> {
             ]
         })
         .collect();
+    // Views are read-only in Augur: not insertable into.
+    rows.extend(s.views.iter().map(|v| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(&v.name),
+            text("VIEW"),
+            N,
+            N,
+            N,
+            N,
+            N,
+            yes_no(false),
+            yes_no(false),
+            N,
+        ]
+    }));
     relation(cols, rows)
 }
 
@@ -236,7 +252,7 @@ fn table_constraints(s: &Snapshot) -> Result<Relation> {
     ];
     let mut rows = Vec::new();
     for t in &s.tables {
-        // TODO(ddl): CHECK and FOREIGN KEY constraints join these once the catalog has them.
+        // TODO(constraints): CHECK and FOREIGN KEY constraints (TableDef::checks, foreign_keys).
         for ix in t.constraints() {
             rows.push(vec![
                 text(DATABASE_NAME),
@@ -329,9 +345,9 @@ fn sequences(s: &Snapshot) -> Result<Relation> {
     relation(cols, rows)
 }
 
-/// Augur has no views yet.
-// TODO(ddl): one row per view (view_definition from the stored query) once the catalog has them.
-fn views() -> Result<Relation> {
+/// One row per view; the definition is the query text as written, and Augur's views are
+/// read-only.
+fn views(s: &Snapshot) -> Result<Relation> {
     let cols: &[(&str, Ty)] = &[
         ("table_catalog", T),
         ("table_schema", T),
@@ -344,5 +360,23 @@ fn views() -> Result<Relation> {
         ("is_trigger_deletable", T),
         ("is_trigger_insertable_into", T),
     ];
-    relation(cols, vec![])
+    let rows = s
+        .views
+        .iter()
+        .map(|v| {
+            vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&v.name),
+                text(&v.sql),
+                text("NONE"),
+                yes_no(false),
+                yes_no(false),
+                yes_no(false),
+                yes_no(false),
+                yes_no(false),
+            ]
+        })
+        .collect();
+    relation(cols, rows)
 }

@@ -5,7 +5,8 @@
 //! OIDs: a table with id `n` is `16384 + 100 n`; its primary-key index is that + 1 and its
 //! secondary indexes follow (they change when a table is rebuilt, as in PostgreSQL). A
 //! constraint is `CONSTRAINT_BASE` + its index's OID, a column default `ATTRDEF_BASE` +
-//! 2000 n + column number, a sequence `SEQUENCE_BASE` + a hash of its name. Namespaces, the
+//! 2000 n + column number, a sequence `SEQUENCE_BASE` + a hash of its name, a view `VIEW_BASE` +
+//! a hash of its name. Namespaces, the
 //! role, the database, access methods and types have PostgreSQL's own OIDs.
 
 mod info_schema;
@@ -15,7 +16,7 @@ pub mod types;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::engine::{Database, SequenceDef, Table, TableDef};
+use crate::engine::{Database, SequenceDef, Table, TableDef, ViewDef};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::sql::expr::Ty;
@@ -37,6 +38,7 @@ pub const AM_ALEX: i64 = 9000;
 const CONSTRAINT_BASE: i64 = 2_000_000_000;
 const ATTRDEF_BASE: i64 = 3_000_000_000;
 const SEQUENCE_BASE: i64 = 1_000_000_000;
+const VIEW_BASE: i64 = 500_000_000;
 
 /// The schemas, as pg_namespace lists them.
 pub const SCHEMAS: &[(i64, &str)] = &[
@@ -115,13 +117,22 @@ pub fn indexes_of(t: &Table, def: &TableDef) -> Vec<IndexInfo> {
 
 /// A sequence's OID: stable for its name.
 pub fn sequence_oid(name: &str) -> i64 {
-    // FNV-1a, 32 bits: the same name always gets the same OID, in every process.
+    SEQUENCE_BASE + i64::from(name_hash(name) % 1_000_000_000)
+}
+
+/// A view's OID: `VIEW_BASE` + a hash of its name (views have no numeric id).
+pub fn view_oid(name: &str) -> i64 {
+    VIEW_BASE + i64::from(name_hash(name) % 400_000_000)
+}
+
+/// FNV-1a, 32 bits: the same name always gets the same OID, in every process.
+fn name_hash(name: &str) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
     for b in name.bytes() {
         h ^= u32::from(b);
         h = h.wrapping_mul(0x0100_0193);
     }
-    SEQUENCE_BASE + i64::from(h % 1_000_000_000)
+    h
 }
 
 /// `CREATE [UNIQUE] INDEX ...` as pg_get_indexdef prints it.
@@ -179,7 +190,7 @@ pub struct TableInfo {
 
 impl TableInfo {
     /// The indexes that enforce a constraint: the primary key and unique indexes.
-    // TODO(ddl): CHECK ('c') and FOREIGN KEY ('f') constraints join these once the catalog
+    // TODO(constraints): CHECK ('c') and FOREIGN KEY ('f') constraints join these once the catalog
     // records them; Augur's IndexDef has no flag telling a UNIQUE constraint from a CREATE
     // UNIQUE INDEX, so every unique index is listed as a constraint.
     pub fn constraints(&self) -> impl Iterator<Item = &IndexInfo> {
@@ -196,6 +207,7 @@ impl TableInfo {
 pub struct Snapshot {
     pub tables: Vec<TableInfo>,
     pub sequences: Vec<SequenceDef>,
+    pub views: Vec<Arc<ViewDef>>,
     pub settings: Vec<(String, String)>,
 }
 
@@ -216,14 +228,15 @@ impl Snapshot {
         Ok(Snapshot {
             tables,
             sequences: db.sequences()?,
+            views: db.views()?,
             settings: settings
                 .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default(),
         })
     }
 
-    /// Every relation's (OID, name): tables, indexes, sequences (and, once Augur has them,
-    /// views), then pg_catalog's tables.
+    /// Every relation's (OID, name): tables, indexes, sequences, views, then pg_catalog's
+    /// tables.
     pub fn relations(&self) -> Vec<(i64, String)> {
         let mut v = Vec::new();
         for t in &self.tables {
@@ -234,6 +247,9 @@ impl Snapshot {
         }
         for s in &self.sequences {
             v.push((sequence_oid(&s.name), s.name.clone()));
+        }
+        for w in &self.views {
+            v.push((view_oid(&w.name), w.name.clone()));
         }
         v.extend(pg::TABLE_OIDS.iter().map(|(n, o)| (*o, n.to_string())));
         v

@@ -4,7 +4,7 @@
 
 use super::types::{column_type, TYPES};
 use super::{
-    index_def, int, relation, sequence_oid, text, Relation, Snapshot, AM_ALEX, AM_BTREE, AM_TABLE,
+    index_def, int, relation, sequence_oid, text, view_oid, Relation, Snapshot, AM_ALEX, AM_BTREE, AM_TABLE,
     DATABASE_NAME, DATABASE_OID, PG_CATALOG_NS, PUBLIC_NS, ROLE_NAME, ROLE_OID, SCHEMAS,
 };
 use crate::error::Result;
@@ -111,7 +111,8 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
         "pg_settings" => settings(s),
         "pg_tables" => tables(s),
         "pg_indexes" => index_view(s),
-        // TODO(ddl): one row per view (definition: its query's text) once the catalog has them.
+        // A view's definition is the query text as it was written (PostgreSQL prints its own
+        // rendering of the parsed query).
         "pg_views" => relation(
             &[
                 ("schemaname", T),
@@ -119,7 +120,10 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
                 ("viewowner", T),
                 ("definition", T),
             ],
-            vec![],
+            s.views
+                .iter()
+                .map(|v| vec![text("public"), text(&v.name), text(ROLE_NAME), text(&v.sql)])
+                .collect(),
         ),
         "pg_sequence" => sequences(s),
         "pg_collation" => collations(),
@@ -231,7 +235,16 @@ fn classes(s: &Snapshot) -> Result<Relation> {
             ));
         }
     }
-    // TODO(ddl): views are relkind 'v' rows here once the catalog has them.
+    for v in &s.views {
+        rows.push(class_row(
+            view_oid(&v.name),
+            &v.name,
+            "v",
+            0,
+            v.columns.len(),
+            false,
+        ));
+    }
     for q in &s.sequences {
         rows.push(class_row(sequence_oid(&q.name), &q.name, "S", 0, 3, false));
     }
@@ -336,6 +349,12 @@ fn attributes(s: &Snapshot) -> Result<Relation> {
         rows.push(attribute_row(oid, "last_value", DataType::Int8, 1, true, false));
         rows.push(attribute_row(oid, "log_cnt", DataType::Int8, 2, true, false));
         rows.push(attribute_row(oid, "is_called", DataType::Bool, 3, true, false));
+    }
+    for v in &s.views {
+        let oid = view_oid(&v.name);
+        for (k, (name, ty)) in v.columns.iter().enumerate() {
+            rows.push(attribute_row(oid, name, *ty, k + 1, false, false));
+        }
     }
     relation(ATTRIBUTE_COLS, rows)
 }
@@ -519,7 +538,7 @@ fn constraints(s: &Snapshot) -> Result<Relation> {
     ];
     let mut rows = Vec::new();
     for t in &s.tables {
-        // TODO(ddl): CHECK ('c', conbin) and FOREIGN KEY ('f', confrelid, confkey, actions)
+        // TODO(constraints): CHECK ('c', conbin) and FOREIGN KEY ('f', confrelid, confkey, actions)
         // rows go here once the catalog records them.
         for ix in t.constraints() {
             rows.push(vec![
