@@ -904,6 +904,7 @@ mod tests {
         let s = Snapshot {
             tables: vec![],
             sequences: vec![],
+            views: vec![],
             settings: vec![("datestyle".into(), "ISO, MDY".into())],
         };
         for n in NAMES {
