@@ -4,7 +4,8 @@
 
 use super::*;
 
-/// A RocksDB write in progress, counted for the stall watchdog ([`Store::break_stall`]).
+/// One RocksDB write in flight (see [`Store::break_stall`]); counted ended when dropped,
+/// whichever way the write returns.
 pub(super) struct InFlight<'a>(&'a Store);
 
 impl Drop for InFlight<'_> {

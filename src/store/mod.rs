@@ -179,8 +179,6 @@ pub struct Store {
     stall_seen: Mutex<Option<(u64, Instant)>>,
 }
 
-/// One RocksDB write in flight (see [`Store::break_stall`]); counted ended when dropped,
-/// whichever way the write returns.
 impl Store {
     pub fn open(path: &Path, o: &StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(path)?;
