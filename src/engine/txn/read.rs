@@ -12,19 +12,7 @@ impl Transaction {
 
     /// [`Transaction::get`] on a resolved table, without cloning the row.
     pub fn get_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
-        self.check_active()?;
-        self.check_table(t)?;
-        if let Some(p) = self.pending(t, key) {
-            return Ok(match p {
-                Pending::Put(r) => Some(t.complete(r.clone())),
-                Pending::Delete => None,
-            });
-        }
-        let payload = t.pk.read().get(key);
-        match payload {
-            None => Ok(None),
-            Some(p) => Ok(self.db.resolve(t.id, p, self.snapshot)?.map(|r| t.complete(r))),
-        }
+        self.get_at(self.snapshot, t, key)
     }
 
     /// Reads the row with primary key `key` and lends it to `f` in place (no decoding into an
@@ -165,6 +153,12 @@ impl Transaction {
     /// The row with primary key `key` as the newest committed version and this transaction's
     /// own writes make it, whatever the snapshot (see [`Transaction::scan_latest_in`]).
     pub fn get_latest_in(&self, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
+        self.get_at(u64::MAX, t, key)
+    }
+
+    /// The row with primary key `key`: this transaction's own write, else the version
+    /// `snapshot` sees (`u64::MAX`: the newest committed one).
+    fn get_at(&self, snapshot: u64, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {
         self.check_active()?;
         self.check_table(t)?;
         if let Some(p) = self.pending(t, key) {
@@ -176,7 +170,7 @@ impl Transaction {
         let payload = t.pk.read().get(key);
         match payload {
             None => Ok(None),
-            Some(p) => Ok(self.db.resolve(t.id, p, u64::MAX)?.map(|r| t.complete(r))),
+            Some(p) => Ok(self.db.resolve(t.id, p, snapshot)?.map(|r| t.complete(r))),
         }
     }
 

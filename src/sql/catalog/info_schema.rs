@@ -50,43 +50,29 @@ fn tables(s: &Snapshot) -> Result<Relation> {
         ("is_typed", T),
         ("commit_action", T),
     ];
-    let mut rows: Vec<Vec<Value>> = s
-        .tables
-        .iter()
-        .map(|t| {
-            vec![
-                text(DATABASE_NAME),
-                text("public"),
-                text(&t.def.name),
-                text("BASE TABLE"),
-                N,
-                N,
-                N,
-                N,
-                N,
-                yes_no(true),
-                yes_no(false),
-                N,
-            ]
-        })
-        .collect();
     // Views are read-only in Augur: not insertable into.
-    rows.extend(s.views.iter().map(|v| {
+    let row = |name: &str, kind: &str, insertable: bool| {
         vec![
             text(DATABASE_NAME),
             text("public"),
-            text(&v.name),
-            text("VIEW"),
+            text(name),
+            text(kind),
             N,
             N,
             N,
             N,
             N,
-            yes_no(false),
+            yes_no(insertable),
             yes_no(false),
             N,
         ]
-    }));
+    };
+    let rows = s
+        .tables
+        .iter()
+        .map(|t| row(&t.def.name, "BASE TABLE", true))
+        .chain(s.views.iter().map(|v| row(&v.name, "VIEW", false)))
+        .collect();
     relation(cols, rows)
 }
 
