@@ -71,12 +71,10 @@ impl Inner {
     ) -> Result<Vec<(u64, VBytes<'f>)>> {
         let mut out: Vec<(u64, VBytes<'f>)> = Vec::with_capacity(rowids.len());
         let mut rest = Vec::new();
-        for &r in rowids {
-            match files.get(table, r) {
-                Lookup::Hit(b) => out.push((r, VBytes::Mapped(b))),
-                _ => rest.push(r),
-            }
-        }
+        files.get_sorted(table, rowids, |i, got| match got {
+            Lookup::Hit(b) => out.push((rowids[i], VBytes::Mapped(b))),
+            _ => rest.push(rowids[i]),
+        });
         self.direct_reads.fetch_add(out.len() as u64, Ordering::Relaxed);
         if rest.is_empty() {
             return Ok(out);

@@ -68,6 +68,7 @@ pub(crate) struct SstFile {
     pub runs: Vec<Run>,
 }
 
+#[cfg(test)]
 fn row_key(table: u32, rowid: u64) -> [u8; USER_KEY] {
     let mut k = [0u8; USER_KEY];
     k[..4].copy_from_slice(&table.to_be_bytes());
@@ -263,26 +264,32 @@ impl SstFile {
         Some((&self.map.bytes()[start..start + br.size as usize], l))
     }
 
-    /// Looks `rowid` up in run `run` of this file.
+    /// Looks `rowid` up in run `run` of this file, and returns with the answer a cursor at the
+    /// block the rowid belongs to, from which larger rowids are read without the model.
     #[inline]
-    pub(crate) fn get(&self, run: &Run, rowid: u64) -> Found<'_> {
+    pub(crate) fn seek<'a>(&'a self, run: &'a Run, rowid: u64) -> (Found<'a>, Option<Cursor<'a>>) {
         let n = run.blocks.len();
         let i = run.model.lower_bound(n, rowid, |i| run.blocks[i].bound);
         if i == n {
-            return Found::Absent;
+            return (Found::Absent, None);
         }
         let Some((b, l)) = self.block(&run.blocks[i]) else {
-            return Found::Fallback;
+            return (Found::Fallback, None);
         };
-        // Rowids are dense, so the rowid's distance from the block's first one is its likely
-        // entry number (exact when every entry is a restart point and nothing was collected).
         let first = if i == 0 {
             run.lo
         } else {
             run.blocks[i - 1].bound.saturating_add(1)
         };
-        let hint = rowid.saturating_sub(first) as usize;
-        search_block(b, l, &row_key(run.table, rowid), hint).unwrap_or(Found::Fallback)
+        let c = Cursor {
+            file: self,
+            run,
+            block: i,
+            b,
+            l,
+            first,
+        };
+        (c.find(rowid), Some(c))
     }
 
     /// Bytes of the file (mapped).
@@ -316,6 +323,50 @@ impl SstFile {
     }
 }
 
+/// A verified block of one run, for reading rowids in ascending order: a rowid in this block or
+/// the next is found without the file set's search or the model (a range scan's rows are
+/// mostly adjacent, in one block or the next).
+pub(crate) struct Cursor<'a> {
+    file: &'a SstFile,
+    run: &'a Run,
+    block: usize,
+    b: &'a [u8],
+    l: BlockLayout,
+    /// The smallest rowid of the run's table the block may hold.
+    first: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// Looks up `rowid`, at or above the rowids looked up before, in the cursor's block or the
+    /// next one (moving there); None when it lies beyond them (the caller seeks afresh).
+    #[inline]
+    pub(crate) fn next(&mut self, rowid: u64) -> Option<Found<'a>> {
+        if rowid < self.first {
+            return None;
+        }
+        let blocks = &self.run.blocks;
+        if rowid > blocks[self.block].bound {
+            let i = self.block + 1;
+            if i >= blocks.len() || rowid > blocks[i].bound {
+                return None;
+            }
+            let (b, l) = self.file.block(&blocks[i])?;
+            self.first = blocks[self.block].bound.saturating_add(1);
+            (self.block, self.b, self.l) = (i, b, l);
+        }
+        Some(self.find(rowid))
+    }
+
+    /// `rowid` in the cursor's block.
+    #[inline]
+    fn find(&self, rowid: u64) -> Found<'a> {
+        // Rowids are dense, so the rowid's distance from the block's first one is its likely
+        // entry number (exact when every entry is a restart point and nothing was collected).
+        let hint = rowid.saturating_sub(self.first) as usize;
+        search_block(self.b, self.l, (self.run.table, rowid), hint).unwrap_or(Found::Fallback)
+    }
+}
+
 /// Asks the CPU to start loading the cache line holding `b[at]` (no effect past the end).
 #[inline(always)]
 fn prefetch(b: &[u8], at: usize) {
@@ -338,18 +389,27 @@ fn split_key(k: &[u8]) -> (u32, u64) {
     )
 }
 
-/// Finds `target` in a data block: the restart point `hint` first (with one entry per restart
-/// point, the rows column family's setting, and dense rowids, it is the entry), else a binary
-/// search over the restart points (each holds a whole key), then a walk of at most one restart
-/// interval.
+/// Finds row `target` (table, rowid) in a data block: the restart point `hint` first (with one
+/// entry per restart point, the rows column family's setting, and dense rowids, it is the entry),
+/// else a binary search over the restart points (each holds a whole key), then a walk of at most
+/// one restart interval. Keys are compared as integers (table and rowid are big-endian).
 #[inline]
-fn search_block<'a>(b: &'a [u8], l: BlockLayout, target: &[u8; USER_KEY], hint: usize) -> Res<Found<'a>> {
-    let key_at_restart = |i: usize| -> Res<&'a [u8]> {
+fn search_block(b: &[u8], l: BlockLayout, target: (u32, u64), hint: usize) -> Res<Found<'_>> {
+    let at_restart = |i: usize| -> Res<((u32, u64), format::Entry)> {
         let e = format::entry(b, format::restart(b, l, i)?, l.restarts_at)?;
         if e.shared != 0 || e.non_shared != USER_KEY + KEY_TRAILER {
             return Err(Unsupported("restart entry of unexpected shape".into()));
         }
-        Ok(&b[e.key_at..e.key_at + USER_KEY])
+        Ok((split_key(&b[e.key_at..e.key_at + USER_KEY]), e))
+    };
+    // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
+    let found = |e: &format::Entry| {
+        let v = e.key_at + e.non_shared;
+        if b[e.key_at + USER_KEY] == TYPE_VALUE {
+            Found::Value(&b[v..v + e.value_len])
+        } else {
+            Found::Fallback
+        }
     };
     // The last restart point whose key is <= target.
     let (mut lo, mut hi) = (0usize, l.num_restarts);
@@ -361,15 +421,16 @@ fn search_block<'a>(b: &'a [u8], l: BlockLayout, target: &[u8; USER_KEY], hint: 
         prefetch(b, guess);
         prefetch(b, guess + 64);
         prefetch(b, guess + 128);
-        match key_at_restart(hint)?.cmp(&target[..]) {
-            std::cmp::Ordering::Equal => (lo, hi) = (hint, hint + 1),
+        let (k, e) = at_restart(hint)?;
+        match k.cmp(&target) {
+            std::cmp::Ordering::Equal => return Ok(found(&e)),
             std::cmp::Ordering::Less => lo = hint,
             std::cmp::Ordering::Greater => hi = hint,
         }
     }
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
-        if key_at_restart(mid)? <= &target[..] {
+        if at_restart(mid)?.0 <= target {
             lo = mid;
         } else {
             hi = mid;
@@ -384,10 +445,9 @@ fn search_block<'a>(b: &'a [u8], l: BlockLayout, target: &[u8; USER_KEY], hint: 
         }
         key[e.shared..].copy_from_slice(&b[e.key_at..e.key_at + e.non_shared]);
         let v = e.key_at + e.non_shared;
-        match key[..USER_KEY].cmp(&target[..]) {
+        match split_key(&key).cmp(&target) {
             std::cmp::Ordering::Less => pos = v + e.value_len,
             std::cmp::Ordering::Equal => {
-                // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
                 return Ok(if key[USER_KEY] == TYPE_VALUE {
                     Found::Value(&b[v..v + e.value_len])
                 } else {

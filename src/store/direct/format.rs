@@ -269,9 +269,18 @@ pub(crate) struct Entry {
 #[inline]
 pub(crate) fn entry(b: &[u8], pos: usize, limit: usize) -> Res<Entry> {
     let (shared, non_shared, value_len, key_at);
-    match b.get(pos..pos + 3) {
-        Some(&[s, n, v]) if (s | n | v) < 128 => {
+    match b.get(pos..pos + 4) {
+        Some(&[s, n, v, _]) if (s | n | v) < 128 => {
             (shared, non_shared, value_len, key_at) = (s as usize, n as usize, v as usize, pos + 3);
+        }
+        // A row of 128 bytes or more: a two-byte value length, the common case for rows.
+        Some(&[s, n, v0, v1]) if (s | n | v1) < 128 => {
+            (shared, non_shared, value_len, key_at) = (
+                s as usize,
+                n as usize,
+                usize::from(v0 & 0x7f) | usize::from(v1) << 7,
+                pos + 4,
+            );
         }
         _ => {
             let mut p = pos;
@@ -442,4 +451,42 @@ pub(crate) fn for_each_index_entry(
         pos = v;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry header as RocksDB writes it: three varints, then the key and the value.
+    fn encoded(shared: u32, key: &[u8], value_len: usize) -> Vec<u8> {
+        let mut b = Vec::new();
+        for mut v in [u64::from(shared), key.len() as u64, value_len as u64] {
+            while v >= 0x80 {
+                b.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            b.push(v as u8);
+        }
+        b.extend_from_slice(key);
+        b.resize(b.len() + value_len, 0xab);
+        b
+    }
+
+    #[test]
+    fn entry_headers_decode_with_one_two_and_three_byte_value_lengths() {
+        for value_len in [0, 1, 127, 128, 129, 300, 16_383, 16_384, 70_000] {
+            for shared in [0u32, 5, 200] {
+                let b = encoded(shared, &[7u8; 20], value_len);
+                let e = entry(&b, 0, b.len()).expect("decodes");
+                assert_eq!(
+                    (e.shared, e.non_shared, e.value_len),
+                    (shared as usize, 20, value_len)
+                );
+                assert_eq!(&b[e.key_at..e.key_at + 20], &[7u8; 20]);
+                assert_eq!(e.key_at + 20 + value_len, b.len());
+                // The same entry cut short is refused, never read past its limit.
+                assert!(entry(&b, 0, b.len() - 1).is_err());
+            }
+        }
+    }
 }

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
-use file::{Found, SstFile};
+use file::{Cursor, Found, SstFile};
 
 /// A run of one table's rows in one file.
 struct RunRef {
@@ -101,8 +101,36 @@ impl FileSet {
     /// The bytes of row version `rowid` of `table`, if a mapped file holds them.
     #[inline]
     pub fn get(&self, table: u32, rowid: u64) -> Lookup<'_> {
+        self.locate(table, rowid).0
+    }
+
+    /// [`FileSet::get`] for each of `rowids` (ascending), as `f(i, lookup)` in order. A rowid in
+    /// the block of the one before it, or the next block, is read through a [`Cursor`] left
+    /// there, without the search of the runs and the model.
+    pub fn get_sorted<'s>(&'s self, table: u32, rowids: &[u64], mut f: impl FnMut(usize, Lookup<'s>)) {
+        let mut cursor: Option<Cursor<'s>> = None;
+        for (i, &r) in rowids.iter().enumerate() {
+            let near = cursor.as_mut().and_then(|c| c.next(r));
+            let got = match near {
+                Some(Found::Value(v)) => Lookup::Hit(v),
+                Some(Found::Fallback) => Lookup::Fallback,
+                // Absent from this file: another may hold it.
+                Some(Found::Absent) => self.get(table, r),
+                None => {
+                    let (got, c) = self.locate(table, r);
+                    cursor = c;
+                    got
+                }
+            };
+            f(i, got);
+        }
+    }
+
+    /// [`FileSet::get`], with a cursor in the file that answered.
+    #[inline]
+    fn locate(&self, table: u32, rowid: u64) -> (Lookup<'_>, Option<Cursor<'_>>) {
         let Ok(t) = self.tables.binary_search_by_key(&table, |t| t.table) else {
-            return Lookup::Uncovered;
+            return (Lookup::Uncovered, None);
         };
         let t = &self.tables[t];
         let mut i = t.runs.partition_point(|r| r.lo <= rowid);
@@ -117,18 +145,18 @@ impl FileSet {
                 continue;
             }
             covered = true;
-            match r.file.get(&r.file.runs[r.run], rowid) {
-                Found::Value(v) => return Lookup::Hit(v),
-                Found::Absent => {}
-                Found::Fallback => return Lookup::Fallback,
+            match r.file.seek(&r.file.runs[r.run], rowid) {
+                (Found::Value(v), c) => return (Lookup::Hit(v), c),
+                (Found::Absent, _) => {}
+                (Found::Fallback, _) => return (Lookup::Fallback, None),
             }
         }
         if covered {
             // In a file's range but in none of them: a version garbage collection deleted,
             // or one in a file this set does not have yet.
-            Lookup::Fallback
+            (Lookup::Fallback, None)
         } else {
-            Lookup::Uncovered
+            (Lookup::Uncovered, None)
         }
     }
 
@@ -379,14 +407,14 @@ mod tests {
     use std::sync::OnceLock;
 
     /// One SST file of 3,000 row versions of table 7 (rowids 1..=3000) written by RocksDB with
-    /// Augur's options, and its rows.
+    /// Augur's options, and its rows (7 to 207 bytes: one- and two-byte value lengths).
     fn sample() -> &'static (Vec<u8>, Vec<Vec<u8>>) {
         static S: OnceLock<(Vec<u8>, Vec<Vec<u8>>)> = OnceLock::new();
         S.get_or_init(|| {
             let dir = tempfile::tempdir().unwrap();
             let store = Store::open(dir.path(), &StoreOptions::default()).unwrap();
             let rows: Vec<Vec<u8>> = (1..=3000u64)
-                .map(|r| format!("row {r} {}", "v".repeat((r % 50) as usize)).into_bytes())
+                .map(|r| format!("row {r} {}", "v".repeat((r % 200) as usize)).into_bytes())
                 .collect();
             store
                 .ingest_rows(|put| {
@@ -417,9 +445,56 @@ mod tests {
         let run = &f.runs[0];
         assert_eq!((run.table, run.lo, run.hi), (7, 1, 3000));
         for (i, want) in rows.iter().enumerate() {
-            assert_eq!(f.get(run, i as u64 + 1), Found::Value(want));
+            assert_eq!(f.seek(run, i as u64 + 1).0, Found::Value(want));
         }
-        assert_eq!(f.get(run, 3001), Found::Absent);
+        assert_eq!(f.seek(run, 3001).0, Found::Absent);
+        // Through a cursor: every row in order, every third row (gaps inside a block and
+        // across blocks), each answer equal to the row's bytes.
+        for step in [1, 3, 97] {
+            let (first, c) = f.seek(run, 1);
+            assert_eq!(first, Found::Value(&rows[0]));
+            let mut c = c.expect("a cursor at the first block");
+            let mut r = 1 + step;
+            let mut moved = 0;
+            while r <= 3000 {
+                match c.next(r) {
+                    Some(got) => assert_eq!(got, Found::Value(&rows[r as usize - 1]), "rowid {r}"),
+                    None => {
+                        // Past the next block: a fresh seek.
+                        moved += 1;
+                        let (got, nc) = f.seek(run, r);
+                        assert_eq!(got, Found::Value(&rows[r as usize - 1]), "rowid {r}");
+                        c = nc.expect("a cursor");
+                    }
+                }
+                r += step;
+            }
+            assert_eq!(c.next(3001), None, "past the run");
+            if step == 1 {
+                assert_eq!(moved, 0, "adjacent rows never need a fresh seek");
+            }
+        }
+    }
+
+    /// The file set's sorted lookups agree with its point lookups, for rowids in and out of the
+    /// file, in runs and with gaps.
+    #[test]
+    fn sorted_lookups_equal_point_lookups() {
+        let (bytes, _) = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.sst");
+        std::fs::write(&p, bytes).unwrap();
+        let set = super::FileSet::build(vec![std::sync::Arc::new(SstFile::open(&p, 1, None).unwrap())]);
+        let mut rowids: Vec<u64> = (0..3100).filter(|r| r % 7 != 3).collect();
+        rowids.extend([5000, 9000]);
+        for table in [6, 7, 8] {
+            let mut got = Vec::new();
+            set.get_sorted(table, &rowids, |i, l| got.push((rowids[i], l)));
+            assert_eq!(got.len(), rowids.len());
+            for (r, l) in got {
+                assert_eq!(l, set.get(table, r), "table {table} rowid {r}");
+            }
+        }
     }
 
     proptest! {
@@ -446,11 +521,20 @@ mod tests {
             std::fs::write(&p, &b).unwrap();
             if let Ok(f) = SstFile::open(&p, 1, None) {
                 for run in &f.runs {
+                    let mut cursor = None;
                     for r in run.lo.saturating_sub(2)..=run.hi.saturating_add(2).min(4000) {
-                        if let Found::Value(v) = f.get(run, r) {
-                            prop_assert_eq!(run.table, 7);
-                            prop_assert!(r >= 1 && (r as usize) <= rows.len(), "rowid {} served", r);
-                            prop_assert_eq!(v, &rows[r as usize - 1][..]);
+                        // Each rowid by a fresh seek and through the cursor of the one before.
+                        let (found, c) = f.seek(run, r);
+                        let near = cursor.as_mut().and_then(|c: &mut super::Cursor<'_>| c.next(r));
+                        if c.is_some() {
+                            cursor = c;
+                        }
+                        for got in [Some(found), near].into_iter().flatten() {
+                            if let Found::Value(v) = got {
+                                prop_assert_eq!(run.table, 7);
+                                prop_assert!(r >= 1 && (r as usize) <= rows.len(), "rowid {} served", r);
+                                prop_assert_eq!(v, &rows[r as usize - 1][..]);
+                            }
                         }
                     }
                 }
