@@ -281,13 +281,29 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
+    #[inline]
     fn byte(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
+        let b = *self.b.get(self.pos).ok_or_else(truncated)?;
+        self.pos += 1;
+        Ok(b)
     }
     fn u64_be(&mut self) -> Result<u64> {
         Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
+    #[inline]
     fn varint(&mut self) -> Result<u64> {
+        // One byte (values below 128: small integers, short lengths) is the common case.
+        match self.b.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(u64::from(b))
+            }
+            _ => self.varint_long(),
+        }
+    }
+
+    #[cold]
+    fn varint_long(&mut self) -> Result<u64> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -356,6 +372,26 @@ fn read_count(r: &mut Reader<'_>) -> Result<usize> {
     Ok(n)
 }
 
+/// Steps over one value without decoding it (no UTF-8 check of a text that is not read).
+fn skip_value(r: &mut Reader<'_>) -> Result<()> {
+    match r.byte()? {
+        T_NULL | T_FALSE | T_TRUE => {}
+        T_INT | T_TS | T_DATE | T_TSTZ => {
+            r.varint()?;
+        }
+        T_FLOAT => {
+            r.take(8)?;
+        }
+        T_TEXT | T_BYTES => {
+            let n = r.varint()? as usize;
+            r.take(n)?;
+        }
+        t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
+    }
+    Ok(())
+}
+
+#[inline]
 fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
     Ok(match r.byte()? {
         T_NULL => ValueRef::Null,
@@ -457,6 +493,28 @@ impl<'a> Iterator for EncodedValues<'a> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, Some(self.left))
+    }
+
+    /// Steps over the first `n` values without decoding them.
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        for _ in 0..n {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            if let Err(e) = skip_value(&mut self.r) {
+                self.left = 0;
+                return Some(Err(e));
+            }
+        }
+        self.next()
+    }
+}
+
+impl EncodedValues<'_> {
+    /// Values not yet visited.
+    pub(crate) fn remaining(&self) -> usize {
+        self.left
     }
 }
 

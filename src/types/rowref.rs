@@ -137,6 +137,27 @@ impl<'a> Iterator for RowRefIter<'a> {
             IterInner::Values(it) => it.next().map(|v| Ok(v.as_value_ref())),
         }
     }
+
+    /// Column access (`RowRef::get`) steps over the stored values before it undecoded.
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        match &mut self.0 {
+            IterInner::Stored(it, tail) => {
+                let stored = it.remaining();
+                if n < stored {
+                    it.nth(n)
+                } else {
+                    if stored > 0 {
+                        // Steps over (and checks) the rest of the stored values.
+                        if let Some(Err(e)) = it.nth(stored - 1) {
+                            return Some(Err(e));
+                        }
+                    }
+                    tail.nth(n - stored).map(|v| Ok(v.as_value_ref()))
+                }
+            }
+            IterInner::Values(it) => it.nth(n).map(|v| Ok(v.as_value_ref())),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -193,5 +214,53 @@ mod tests {
         let tag_at = enc.len() - 9; // the timestamp's tag (varint of 1.7e15 is 8 bytes)
         bad[tag_at] = 99;
         assert!(RowRef::stored(row_view(&bad).unwrap().unwrap()).to_row().is_err());
+        // Column access steps over the values before it, and still reports the damage.
+        let view = RowRef::stored(row_view(&bad).unwrap().unwrap());
+        assert!(view.get(6).is_err());
+        assert_eq!(view.get(5).unwrap(), Some(ValueRef::Bytes(&[0, 1, 255])));
+    }
+
+    /// `get(i)` equals the i-th value of `iter()` for every column: stored values of every
+    /// type and size (one- and multi-byte lengths and integers), then the values a row stored
+    /// before `ADD COLUMN` takes from the table's defaults.
+    #[test]
+    fn column_access_equals_the_walk() {
+        let long = "ü".repeat(300);
+        let row = vec![
+            Value::Int(i64::MIN),
+            Value::Text(long.clone()),
+            Value::Int(300),
+            Value::Bytes(vec![7; 200]),
+            Value::Date(-1),
+            Value::TimestampTz(-5),
+            Value::Null,
+            Value::Float(-0.0),
+            Value::Int(5),
+        ];
+        let missing = vec![
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Text("default".into()),
+            Value::Int(9),
+        ];
+        let mut enc = Vec::new();
+        encode_version(1, &Key::Int(1), Some(&row), &mut enc);
+        let view = RowRef::stored_padded(row_view(&enc).unwrap().unwrap(), &missing);
+        let walked: Vec<ValueRef<'_>> = view.iter().map(|v| v.unwrap()).collect();
+        assert_eq!(walked.len(), 11);
+        assert_eq!(walked[1], ValueRef::Text(&long));
+        assert_eq!(walked[10], ValueRef::Int(9));
+        for (i, want) in walked.iter().enumerate() {
+            assert_eq!(view.get(i).unwrap().as_ref(), Some(want), "column {i}");
+        }
+        assert_eq!(view.get(11).unwrap(), None);
+        assert_eq!(view.get(usize::MAX).unwrap(), None);
     }
 }

@@ -223,6 +223,10 @@ impl Transaction {
         loop {
             batch.clear();
             let mut next_fetch = 0;
+            // Where the next row's version likely is in `pre` (sorted by rowid): the next entry
+            // when the rows' rowids ascend with their keys, as they do when rows are stored in
+            // key order.
+            let mut next_in_pre = 0;
             let more =
                 t.pk.read()
                     .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, SCAN_BATCH, &mut batch);
@@ -238,6 +242,7 @@ impl Transaction {
                         .collect();
                     want.sort_unstable();
                     pre = self.db.fetch_many(&files, t.id, &want)?;
+                    next_in_pre = 0;
                     next_fetch = end;
                     chunk = (chunk * 2).min(SCAN_BATCH);
                 }
@@ -270,10 +275,16 @@ impl Transaction {
                 // one the chunk's read did not return).
                 let rowid = p & !TOMBSTONE;
                 let at = if p & TOMBSTONE == 0 && rowid <= snapshot {
-                    pre.binary_search_by_key(&rowid, |e| e.0).ok()
+                    match pre.get(next_in_pre) {
+                        Some(e) if e.0 == rowid => Some(next_in_pre),
+                        _ => pre.binary_search_by_key(&rowid, |e| e.0).ok(),
+                    }
                 } else {
                     None
                 };
+                if let Some(i) = at {
+                    next_in_pre = i + 1;
+                }
                 let go = match at {
                     Some(i) => f(k, Found::Stored(&pre[i].1))?,
                     None => match self.db.resolve_bytes(&files, t.id, *p, snapshot)? {
