@@ -61,15 +61,17 @@ impl Inner {
     /// they hold them; the rest from the row cache when the first of them is cached (a table
     /// loaded into an empty cache is, whole), otherwise one iterator pass over the rowid range
     /// when they are dense (rows loaded or inserted in key order), otherwise the row cache and one
-    /// sorted multi-get for the rest. Returns (rowid, bytes) sorted by rowid; a rowid that is not
-    /// found is left out (the caller falls back to `fetch_bytes`).
+    /// sorted multi-get for the rest. Fills `out` (cleared first; a scan reuses it) with (rowid,
+    /// bytes) sorted by rowid; a rowid that is not found is left out (the caller falls back to
+    /// `fetch_bytes`).
     pub(crate) fn fetch_many<'f>(
         &self,
         files: &'f Files,
         table: u32,
         rowids: &[u64],
-    ) -> Result<Vec<(u64, VBytes<'f>)>> {
-        let mut out: Vec<(u64, VBytes<'f>)> = Vec::with_capacity(rowids.len());
+        out: &mut Vec<(u64, VBytes<'f>)>,
+    ) -> Result<()> {
+        out.clear();
         let mut rest = Vec::new();
         files.get_sorted(table, rowids, |i, got| match got {
             Lookup::Hit(b) => out.push((rowids[i], VBytes::Mapped(b))),
@@ -77,7 +79,7 @@ impl Inner {
         });
         self.direct_reads.fetch_add(out.len() as u64, Ordering::Relaxed);
         if rest.is_empty() {
-            return Ok(out);
+            return Ok(());
         }
         let mapped = out.len();
         let (lo, hi) = (rest[0], rest[rest.len() - 1]);
@@ -121,7 +123,7 @@ impl Inner {
         if mapped > 0 {
             out.sort_unstable_by_key(|e| e.0);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// The bytes of the version a snapshot sees, starting from an index payload (newest

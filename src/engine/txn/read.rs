@@ -220,6 +220,7 @@ impl Transaction {
         let mut chunk = 16;
         let files = self.db.files();
         let mut pre = Vec::new();
+        let mut want: Vec<u64> = Vec::new();
         loop {
             batch.clear();
             let mut next_fetch = 0;
@@ -235,13 +236,15 @@ impl Transaction {
                     // Read the next rows together (one iterator pass or one multi-get) rather
                     // than one point read each; chunks grow so that a short scan reads little.
                     let end = (i + chunk).min(batch.len());
-                    let mut want: Vec<u64> = batch[i..end]
-                        .iter()
-                        .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= snapshot)
-                        .map(|(_, p)| *p)
-                        .collect();
+                    want.clear();
+                    want.extend(
+                        batch[i..end]
+                            .iter()
+                            .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= snapshot)
+                            .map(|(_, p)| *p),
+                    );
                     want.sort_unstable();
-                    pre = self.db.fetch_many(&files, t.id, &want)?;
+                    self.db.fetch_many(&files, t.id, &want, &mut pre)?;
                     next_in_pre = 0;
                     next_fetch = end;
                     chunk = (chunk * 2).min(SCAN_BATCH);

@@ -281,15 +281,21 @@ impl SstFile {
         } else {
             run.blocks[i - 1].bound.saturating_add(1)
         };
-        let c = Cursor {
+        let mut c = Cursor {
             file: self,
             run,
             block: i,
             b,
             l,
             first,
+            after: 0,
+            last: rowid,
         };
-        (c.find(rowid), Some(c))
+        let found = c.find(rowid);
+        if let Found::Value(v) = found {
+            c.after = v.as_ptr() as usize - b.as_ptr() as usize + v.len();
+        }
+        (found, Some(c))
     }
 
     /// Bytes of the file (mapped).
@@ -334,6 +340,10 @@ pub(crate) struct Cursor<'a> {
     l: BlockLayout,
     /// The smallest rowid of the run's table the block may hold.
     first: u64,
+    /// Where the entry after the last one found starts (0: none found in this block yet), and
+    /// that entry's rowid: the next rowid of a scan is usually the very next entry.
+    after: usize,
+    last: u64,
 }
 
 impl<'a> Cursor<'a> {
@@ -352,9 +362,42 @@ impl<'a> Cursor<'a> {
             }
             let (b, l) = self.file.block(&blocks[i])?;
             self.first = blocks[self.block].bound.saturating_add(1);
-            (self.block, self.b, self.l) = (i, b, l);
+            (self.block, self.b, self.l, self.after) = (i, b, l, 0);
         }
-        Some(self.find(rowid))
+        if self.after != 0 && rowid == self.last.wrapping_add(1) {
+            if let Some(found) = self.next_entry(rowid) {
+                return Some(found);
+            }
+        }
+        let found = self.find(rowid);
+        self.after = match found {
+            // The offset just past the value, in the block.
+            Found::Value(v) => v.as_ptr() as usize - self.b.as_ptr() as usize + v.len(),
+            _ => 0,
+        };
+        self.last = rowid;
+        Some(found)
+    }
+
+    /// `rowid` if it is the entry right after the last one found (no restart-array lookup).
+    #[inline]
+    fn next_entry(&mut self, rowid: u64) -> Option<Found<'a>> {
+        let b = self.b;
+        let e = format::entry(b, self.after, self.l.restarts_at).ok()?;
+        if e.shared != 0
+            || e.non_shared != USER_KEY + KEY_TRAILER
+            || split_key(&b[e.key_at..e.key_at + USER_KEY]) != (self.run.table, rowid)
+        {
+            return None;
+        }
+        let v = e.key_at + e.non_shared;
+        (self.after, self.last) = (v + e.value_len, rowid);
+        // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
+        Some(if b[e.key_at + USER_KEY] == TYPE_VALUE {
+            Found::Value(&b[v..v + e.value_len])
+        } else {
+            Found::Fallback
+        })
     }
 
     /// `rowid` in the cursor's block.
