@@ -92,6 +92,29 @@ select count(*), sum(score) from t;
     let (d, err) = text(&o);
     assert!(err.is_empty(), "{err}");
     assert!(d.contains("id|integer||not null||plain|"), "{d}");
+    // CHECK and FOREIGN KEY constraints in \d, from pg_constraint (texts as psql prints them
+    // from PostgreSQL 15).
+    srv.sql("create table kids (id int primary key, t_id int references t on delete cascade, n int check (n > 0), constraint n_small check (n < 100 and n <> 50))");
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d kids"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("Check constraints:"), "{d}");
+    assert!(d.contains("\"kids_n_check\" CHECK (n > 0)"), "{d}");
+    assert!(d.contains("\"n_small\" CHECK (n < 100 AND n <> 50)"), "{d}");
+    assert!(d.contains("Foreign-key constraints:"), "{d}");
+    assert!(
+        d.contains("\"kids_t_id_fkey\" FOREIGN KEY (t_id) REFERENCES t(id) ON DELETE CASCADE"),
+        "{d}"
+    );
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d t"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("Referenced by:"), "{d}");
+    assert!(
+        d.contains("TABLE \"kids\" CONSTRAINT \"kids_t_id_fkey\" FOREIGN KEY (t_id) REFERENCES t(id) ON DELETE CASCADE"),
+        "{d}"
+    );
+    srv.sql("drop table kids");
     assert!(srv.sql("select version()").contains("Augur"));
     assert_eq!(srv.sql("show standard_conforming_strings").trim(), "on");
 

@@ -79,6 +79,23 @@ fn map_literals(e: Expr, f: &dyn Fn(&Value) -> Value) -> Option<Expr> {
     }
 }
 
+/// The reg* type (regclass, regtype, regnamespace) `e` is cast to and the value cast, if it is
+/// such a cast.
+fn reg_cast(e: &A::Expr) -> Option<(&'static str, &A::Expr)> {
+    match e {
+        A::Expr::Nested(x) => reg_cast(x),
+        A::Expr::Cast { data_type, expr, .. } => {
+            let t = data_type.to_string().to_lowercase();
+            let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+            let kind = ["regclass", "regtype", "regnamespace"]
+                .into_iter()
+                .find(|k| *k == t)?;
+            Some((kind, expr))
+        }
+        _ => None,
+    }
+}
+
 impl Binder<'_> {
     /// The statement's snapshot of the catalog (taken once; the statement is then re-planned
     /// on every run, see `PlannedStmt::valid`).
@@ -247,20 +264,43 @@ impl Binder<'_> {
             }
             ("pg_get_constraintdef", 1 | 2) => {
                 let oid = self.oid_arg(args[0].clone(), name)?;
+                let pretty = match args.get(1) {
+                    Some((e, t)) => Some(self.require_bool(e.clone(), *t, name)?),
+                    None => None,
+                };
                 let snap = self.snapshot()?;
-                let whens = snap
-                    .tables
-                    .iter()
-                    .flat_map(|t| {
-                        t.constraints().map(move |ix| {
-                            (
-                                lit_int(ix.constraint_oid()),
-                                lit_text(catalog::constraint_def(&t.def, ix)),
-                            )
-                        })
-                    })
-                    .collect();
+                let mut whens = Vec::new();
+                for t in &snap.tables {
+                    for ix in t.constraints() {
+                        whens.push((
+                            lit_int(ix.constraint_oid()),
+                            lit_text(catalog::constraint_def(&t.def, ix)),
+                        ));
+                    }
+                    for (oid, c) in t.checks() {
+                        let plain = lit_text(catalog::deparse::check_def(&t.def, c, false));
+                        let v = match &pretty {
+                            None => plain,
+                            Some(p) => Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    p.clone(),
+                                    lit_text(catalog::deparse::check_def(&t.def, c, true)),
+                                )],
+                                els: Some(Box::new(plain)),
+                            },
+                        };
+                        whens.push((lit_int(oid), v));
+                    }
+                }
+                for fk in snap.foreign_keys() {
+                    whens.push((lit_int(fk.oid), lit_text(fk.text())));
+                }
                 (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
+            }
+            ("pg_partition_ancestors", 1) => {
+                // Augur has no partitions: a relation's only "ancestor" is itself.
+                (self.oid_arg(args[0].clone(), name)?, Ty::Int8)
             }
             ("json_build_object", _) if n.is_multiple_of(2) => {
                 // Text in PostgreSQL's json output form (Augur has no json type).
@@ -418,6 +458,28 @@ impl Binder<'_> {
         Ok(Some(r))
     }
 
+    /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its
+    /// number if there is none).
+    fn oid_name(&mut self, kind: &str, x: Expr) -> Result<Expr> {
+        let names: Vec<(i64, String)> = match kind {
+            "regclass" => self.snapshot()?.relations(),
+            "regtype" => types::TYPES
+                .iter()
+                .map(|t| (t.oid, t.display.to_string()))
+                .collect(),
+            _ => catalog::SCHEMAS
+                .iter()
+                .map(|(o, n)| (*o, n.to_string()))
+                .collect(),
+        };
+        // OID 0 (none) prints as `-`.
+        let whens = std::iter::once((0, "-".to_string()))
+            .chain(names)
+            .map(|(o, n)| (lit_int(o), lit_text(n)))
+            .collect();
+        Ok(case_of(x.clone(), whens, as_text(x)))
+    }
+
     /// `x::regclass`, `::regtype`, `::regnamespace` (a name to its OID; an OID to its name),
     /// `::oid`, `::name`, `::"char"`, `::regproc`; None for any other type.
     pub(super) fn catalog_cast(
@@ -428,6 +490,20 @@ impl Binder<'_> {
     ) -> Result<Option<(Expr, Ty)>> {
         let full = dt.to_string().to_lowercase();
         let ty = full.strip_prefix("pg_catalog.").unwrap_or(&full).to_string();
+        if matches!(ty.as_str(), "text" | "name" | "varchar" | "character varying") {
+            if let Some((kind, inner)) = reg_cast(e) {
+                // `'t'::regclass::text`, `conrelid::regclass::text`: the name of the object the
+                // reg* value denotes.
+                let (x, xt) = self.bind_expr(inner, scope)?;
+                let oid = if xt.is_int() {
+                    self.coerce(x, xt, Ty::Int8)?
+                } else {
+                    let (x, xt) = self.bind_expr(e, scope)?;
+                    self.coerce(x, xt, Ty::Int8)?
+                };
+                return Ok(Some((self.oid_name(kind, oid)?, Ty::Text)));
+            }
+        }
         if !matches!(
             ty.as_str(),
             "oid" | "name" | "\"char\"" | "regproc" | "regclass" | "regtype" | "regnamespace"
@@ -445,24 +521,8 @@ impl Binder<'_> {
             "oid" => self.cast_expr(x, xt, Ty::Int8, None)?,
             "name" | "\"char\"" | "regproc" => self.cast_expr(x, xt, Ty::Text, None)?,
             _ if xt.is_int() => {
-                // An OID: shown as the object's name (its number if there is none).
-                let names: Vec<(i64, String)> = match ty.as_str() {
-                    "regclass" => self.snapshot()?.relations(),
-                    "regtype" => types::TYPES
-                        .iter()
-                        .map(|t| (t.oid, t.display.to_string()))
-                        .collect(),
-                    _ => catalog::SCHEMAS
-                        .iter()
-                        .map(|(o, n)| (*o, n.to_string()))
-                        .collect(),
-                };
                 let x = self.coerce(x, xt, Ty::Int8)?;
-                let whens = names
-                    .into_iter()
-                    .map(|(o, n)| (lit_int(o), lit_text(n)))
-                    .collect();
-                (case_of(x.clone(), whens, as_text(x)), Ty::Text)
+                (self.oid_name(&ty, x)?, Ty::Text)
             }
             _ if !matches!(x, Expr::Lit(_)) => {
                 // A name known only when the statement runs (a parameter, a column): looked up
