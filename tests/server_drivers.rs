@@ -308,7 +308,8 @@ fn psycopg_and_psycopg2() {
 }
 
 /// SQLAlchemy 2.1's ORM over psycopg 3 (create_all, add / query / rollback, begin_nested) and
-/// its inspector's table list and columns, which read Augur's pg_catalog relations. SQLAlchemy
+/// its inspector's table list, columns, foreign keys and CHECK constraints, which read Augur's
+/// pg_catalog relations. SQLAlchemy
 /// comes from PyPI for Debian's interpreter (scripts/setup installs it; the test fails without
 /// it).
 #[test]
@@ -342,7 +343,8 @@ fn sqlalchemy_orm_and_inspector() {
     );
 }
 
-/// pgjdbc's DatabaseMetaData (getTables, getColumns), which reads Augur's pg_catalog relations.
+/// pgjdbc's DatabaseMetaData (getTables, getColumns, getImportedKeys, getExportedKeys), which
+/// reads Augur's pg_catalog relations.
 /// The Maven project tests/jdbc is built offline (`mvn -q -o`) from the local repository
 /// scripts/setup filled; the test fails without Maven, a JDK or those dependencies.
 #[test]
