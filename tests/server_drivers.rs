@@ -237,6 +237,26 @@ async fn tokio_postgres_types_transactions_errors() {
     assert_eq!(rows[0].get::<_, Option<&str>>(1), Some("copied"));
     assert_eq!(rows[1].get::<_, Option<&str>>(1), None);
 
+    // COPY TO STDOUT through the extended protocol: the data as PostgreSQL writes it.
+    for (sql, want) in [
+        (
+            "copy (select id, t from ty where id >= 100 order by id) to stdout with (format csv, header)",
+            "id,t\n100,copied\n101,\n",
+        ),
+        (
+            "copy (select id, t from ty where id >= 100 order by id) to stdout",
+            "100\tcopied\n101\t\\N\n",
+        ),
+    ] {
+        let out = c.copy_out(sql).await.unwrap();
+        futures::pin_mut!(out);
+        let mut data = Vec::new();
+        while let Some(chunk) = futures::StreamExt::next(&mut out).await {
+            data.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(String::from_utf8(data).unwrap(), want, "{sql}");
+    }
+
     // A connection that breaks in the middle of a transaction rolls it back.
     let (c2, conn2) = tokio_postgres::connect(
         &format!("host=127.0.0.1 port={} user=augur dbname=augur", srv.port),

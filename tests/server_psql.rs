@@ -1,6 +1,6 @@
 //! psql (Debian's postgresql-client) against `augur serve`: DDL, DML, queries, `\dt`, `\d t`,
-//! transactions, errors that leave the session usable, COPY FROM STDIN, and durability of
-//! committed data across a SIGKILL of the server.
+//! transactions, errors that leave the session usable, COPY FROM STDIN, COPY TO STDOUT and
+//! `\copy ... to`, and durability of committed data across a SIGKILL of the server.
 
 mod server_util;
 
@@ -9,6 +9,68 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use server_util::{require, text, Server};
+
+/// COPY TO STDOUT in text and CSV (header, FORCE_QUOTE, DELIMITER, NULL, a query as the
+/// source) and psql's `\copy ... to stdout`: the expected output is PostgreSQL 15.18's for the
+/// same script, byte for byte.
+#[test]
+fn copy_to_stdout_as_postgresql_writes_it() {
+    require("psql");
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let o = srv.psql(
+        &["-q", "-v", "ON_ERROR_STOP=1"],
+        r#"
+create table ct (id int primary key, name text, score float8, ok boolean, at timestamp, raw bytea);
+insert into ct values (1, 'plain', 1.5, true, '2024-01-02 03:04:05', '\x0102'), (2, E'tab\there', -0.25, false, NULL, NULL), (3, E'line\nbreak, "quoted" \\ back', 1e20, NULL, '2024-05-06 07:08:09.5', ''), (4, '', NULL, true, NULL, '\xff'), (5, NULL, 0, NULL, NULL, NULL);
+copy ct to stdout;
+copy ct (name, id) to stdout with (format csv, header);
+copy (select id, name from ct where id > 2 order by id desc) to stdout with csv;
+copy ct (id, name) to stdout with (format csv, force_quote (name), delimiter ';', null 'NULL');
+\copy ct (id, name) to stdout with (delimiter '|', null '-')
+"#,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success() && err.is_empty(), "{out}\n{err}");
+    let want = concat!(
+        "1\tplain\t1.5\tt\t2024-01-02 03:04:05\t\\\\x0102\n",
+        "2\ttab\\there\t-0.25\tf\t\\N\t\\N\n",
+        "3\tline\\nbreak, \"quoted\" \\\\ back\t1e+20\t\\N\t2024-05-06 07:08:09.5\t\\\\x\n",
+        "4\t\t\\N\tt\t\\N\t\\\\xff\n",
+        "5\t\\N\t0\t\\N\t\\N\t\\N\n",
+        "name,id\n",
+        "plain,1\n",
+        "tab\there,2\n",
+        "\"line\nbreak, \"\"quoted\"\" \\ back\",3\n",
+        "\"\",4\n",
+        ",5\n",
+        "5,\n",
+        "4,\"\"\n",
+        "3,\"line\nbreak, \"\"quoted\"\" \\ back\"\n",
+        "1;\"plain\"\n",
+        "2;\"tab\there\"\n",
+        "3;\"line\nbreak, \"\"quoted\"\" \\ back\"\n",
+        "4;\"\"\n",
+        "5;NULL\n",
+        "1|plain\n",
+        "2|tab\\there\n",
+        "3|line\\nbreak, \"quoted\" \\\\ back\n",
+        "4|\n",
+        "5|-\n",
+    );
+    assert_eq!(out, want);
+    // The server's files are not the client's: COPY TO a file is refused (psql's \copy writes
+    // the client's); a view is not copied (PostgreSQL: 42809).
+    let o = srv.psql(
+        &[],
+        "copy ct to '/tmp/x';\ncreate view ctv as select id from ct;\ncopy ctv to stdout;\n",
+    );
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("not supported") && err.contains("cannot copy from view"),
+        "{err}"
+    );
+}
 
 #[test]
 fn psql_end_to_end() {
