@@ -1,5 +1,6 @@
 //! information_schema's views (tables, columns, schemata, table_constraints,
-//! key_column_usage, referential_constraints, check_constraints, sequences, views), with PostgreSQL 15's column names; its domains
+//! key_column_usage, referential_constraints, check_constraints, constraint_column_usage,
+//! constraint_table_usage, sequences, views), with PostgreSQL 15's column names; its domains
 //! (sql_identifier, cardinal_number, yes_or_no, ...) are their base types, text and integer.
 
 use super::pg::sequence_type;
@@ -22,6 +23,8 @@ pub const NAMES: &[&str] = &[
     "views",
     "referential_constraints",
     "check_constraints",
+    "constraint_column_usage",
+    "constraint_table_usage",
 ];
 
 const T: Ty = Ty::Text;
@@ -38,6 +41,8 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
         "sequences" => sequences(s),
         "referential_constraints" => referential_constraints(s),
         "check_constraints" => check_constraints(s),
+        "constraint_column_usage" => constraint_column_usage(s),
+        "constraint_table_usage" => constraint_table_usage(s),
         _ => views(s),
     }
 }
@@ -486,5 +491,87 @@ fn views(s: &Snapshot) -> Result<Relation> {
             ]
         })
         .collect();
+    relation(cols, rows)
+}
+
+/// The columns each constraint uses: a key's columns, the columns a CHECK reads, and for a
+/// foreign key the referenced table's columns (as PostgreSQL's view lists them).
+fn constraint_column_usage(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("column_name", T),
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+    ];
+    let row = |table: &str, column: &str, name: &str| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(table),
+            text(column),
+            text(DATABASE_NAME),
+            text("public"),
+            text(name),
+        ]
+    };
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        let def = &t.def;
+        for ix in t.constraints() {
+            for &c in &ix.columns {
+                rows.push(row(&def.name, &def.columns[c].name, &ix.name));
+            }
+        }
+        for (_, c) in t.checks() {
+            for k in deparse::check_columns(def, c) {
+                rows.push(row(&def.name, &def.columns[k].name, &c.name));
+            }
+        }
+    }
+    for fk in s.foreign_keys() {
+        if let Some(p) = fk.parent {
+            for &c in &fk.parent_columns {
+                rows.push(row(&p.def.name, &p.def.columns[c].name, &fk.def.name));
+            }
+        }
+    }
+    relation(cols, rows)
+}
+
+/// The table each key constraint is on, and for a foreign key the referenced table (CHECK
+/// constraints are not listed, as in PostgreSQL).
+fn constraint_table_usage(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+    ];
+    let row = |table: &str, name: &str| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(table),
+            text(DATABASE_NAME),
+            text("public"),
+            text(name),
+        ]
+    };
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        for ix in t.constraints() {
+            rows.push(row(&t.def.name, &ix.name));
+        }
+    }
+    for fk in s.foreign_keys() {
+        if let Some(p) = fk.parent {
+            rows.push(row(&p.def.name, &fk.def.name));
+        }
+    }
     relation(cols, rows)
 }
