@@ -237,6 +237,26 @@ async fn tokio_postgres_types_transactions_errors() {
     assert_eq!(rows[0].get::<_, Option<&str>>(1), Some("copied"));
     assert_eq!(rows[1].get::<_, Option<&str>>(1), None);
 
+    // COPY TO STDOUT through the extended protocol: the data as PostgreSQL writes it.
+    for (sql, want) in [
+        (
+            "copy (select id, t from ty where id >= 100 order by id) to stdout with (format csv, header)",
+            "id,t\n100,copied\n101,\n",
+        ),
+        (
+            "copy (select id, t from ty where id >= 100 order by id) to stdout",
+            "100\tcopied\n101\t\\N\n",
+        ),
+    ] {
+        let out = c.copy_out(sql).await.unwrap();
+        futures::pin_mut!(out);
+        let mut data = Vec::new();
+        while let Some(chunk) = futures::StreamExt::next(&mut out).await {
+            data.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(String::from_utf8(data).unwrap(), want, "{sql}");
+    }
+
     // A connection that breaks in the middle of a transaction rolls it back.
     let (c2, conn2) = tokio_postgres::connect(
         &format!("host=127.0.0.1 port={} user=augur dbname=augur", srv.port),
@@ -308,7 +328,8 @@ fn psycopg_and_psycopg2() {
 }
 
 /// SQLAlchemy 2.1's ORM over psycopg 3 (create_all, add / query / rollback, begin_nested) and
-/// its inspector's table list and columns, which read Augur's pg_catalog relations. SQLAlchemy
+/// its inspector's table list, columns, foreign keys and CHECK constraints, which read Augur's
+/// pg_catalog relations. SQLAlchemy
 /// comes from PyPI for Debian's interpreter (scripts/setup installs it; the test fails without
 /// it).
 #[test]
@@ -342,7 +363,8 @@ fn sqlalchemy_orm_and_inspector() {
     );
 }
 
-/// pgjdbc's DatabaseMetaData (getTables, getColumns), which reads Augur's pg_catalog relations.
+/// pgjdbc's DatabaseMetaData (getTables, getColumns, getImportedKeys, getExportedKeys), which
+/// reads Augur's pg_catalog relations.
 /// The Maven project tests/jdbc is built offline (`mvn -q -o`) from the local repository
 /// scripts/setup filled; the test fails without Maven, a JDK or those dependencies.
 #[test]

@@ -1,6 +1,6 @@
 //! psql (Debian's postgresql-client) against `augur serve`: DDL, DML, queries, `\dt`, `\d t`,
-//! transactions, errors that leave the session usable, COPY FROM STDIN, and durability of
-//! committed data across a SIGKILL of the server.
+//! transactions, errors that leave the session usable, COPY FROM STDIN, COPY TO STDOUT and
+//! `\copy ... to`, and durability of committed data across a SIGKILL of the server.
 
 mod server_util;
 
@@ -9,6 +9,68 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use server_util::{require, text, Server};
+
+/// COPY TO STDOUT in text and CSV (header, FORCE_QUOTE, DELIMITER, NULL, a query as the
+/// source) and psql's `\copy ... to stdout`: the expected output is PostgreSQL 15.18's for the
+/// same script, byte for byte.
+#[test]
+fn copy_to_stdout_as_postgresql_writes_it() {
+    require("psql");
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let o = srv.psql(
+        &["-q", "-v", "ON_ERROR_STOP=1"],
+        r#"
+create table ct (id int primary key, name text, score float8, ok boolean, at timestamp, raw bytea);
+insert into ct values (1, 'plain', 1.5, true, '2024-01-02 03:04:05', '\x0102'), (2, E'tab\there', -0.25, false, NULL, NULL), (3, E'line\nbreak, "quoted" \\ back', 1e20, NULL, '2024-05-06 07:08:09.5', ''), (4, '', NULL, true, NULL, '\xff'), (5, NULL, 0, NULL, NULL, NULL);
+copy ct to stdout;
+copy ct (name, id) to stdout with (format csv, header);
+copy (select id, name from ct where id > 2 order by id desc) to stdout with csv;
+copy ct (id, name) to stdout with (format csv, force_quote (name), delimiter ';', null 'NULL');
+\copy ct (id, name) to stdout with (delimiter '|', null '-')
+"#,
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success() && err.is_empty(), "{out}\n{err}");
+    let want = concat!(
+        "1\tplain\t1.5\tt\t2024-01-02 03:04:05\t\\\\x0102\n",
+        "2\ttab\\there\t-0.25\tf\t\\N\t\\N\n",
+        "3\tline\\nbreak, \"quoted\" \\\\ back\t1e+20\t\\N\t2024-05-06 07:08:09.5\t\\\\x\n",
+        "4\t\t\\N\tt\t\\N\t\\\\xff\n",
+        "5\t\\N\t0\t\\N\t\\N\t\\N\n",
+        "name,id\n",
+        "plain,1\n",
+        "tab\there,2\n",
+        "\"line\nbreak, \"\"quoted\"\" \\ back\",3\n",
+        "\"\",4\n",
+        ",5\n",
+        "5,\n",
+        "4,\"\"\n",
+        "3,\"line\nbreak, \"\"quoted\"\" \\ back\"\n",
+        "1;\"plain\"\n",
+        "2;\"tab\there\"\n",
+        "3;\"line\nbreak, \"\"quoted\"\" \\ back\"\n",
+        "4;\"\"\n",
+        "5;NULL\n",
+        "1|plain\n",
+        "2|tab\\there\n",
+        "3|line\\nbreak, \"quoted\" \\\\ back\n",
+        "4|\n",
+        "5|-\n",
+    );
+    assert_eq!(out, want);
+    // The server's files are not the client's: COPY TO a file is refused (psql's \copy writes
+    // the client's); a view is not copied (PostgreSQL: 42809).
+    let o = srv.psql(
+        &[],
+        "copy ct to '/tmp/x';\ncreate view ctv as select id from ct;\ncopy ctv to stdout;\n",
+    );
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("not supported") && err.contains("cannot copy from view"),
+        "{err}"
+    );
+}
 
 #[test]
 fn psql_end_to_end() {
@@ -92,6 +154,29 @@ select count(*), sum(score) from t;
     let (d, err) = text(&o);
     assert!(err.is_empty(), "{err}");
     assert!(d.contains("id|integer||not null||plain|"), "{d}");
+    // CHECK and FOREIGN KEY constraints in \d, from pg_constraint (texts as psql prints them
+    // from PostgreSQL 15).
+    srv.sql("create table kids (id int primary key, t_id int references t on delete cascade, n int check (n > 0), constraint n_small check (n < 100 and n <> 50))");
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d kids"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("Check constraints:"), "{d}");
+    assert!(d.contains("\"kids_n_check\" CHECK (n > 0)"), "{d}");
+    assert!(d.contains("\"n_small\" CHECK (n < 100 AND n <> 50)"), "{d}");
+    assert!(d.contains("Foreign-key constraints:"), "{d}");
+    assert!(
+        d.contains("\"kids_t_id_fkey\" FOREIGN KEY (t_id) REFERENCES t(id) ON DELETE CASCADE"),
+        "{d}"
+    );
+    let o = srv.psql(&["-P", "tuples_only=off", "-c", "\\d t"], "");
+    let (d, err) = text(&o);
+    assert!(err.is_empty(), "{err}");
+    assert!(d.contains("Referenced by:"), "{d}");
+    assert!(
+        d.contains("TABLE \"kids\" CONSTRAINT \"kids_t_id_fkey\" FOREIGN KEY (t_id) REFERENCES t(id) ON DELETE CASCADE"),
+        "{d}"
+    );
+    srv.sql("drop table kids");
     assert!(srv.sql("select version()").contains("Augur"));
     assert_eq!(srv.sql("show standard_conforming_strings").trim(), "on");
 

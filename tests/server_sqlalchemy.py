@@ -1,15 +1,15 @@
 """SQLAlchemy 2.1 over psycopg 3 against `augur serve` (driven by tests/server_drivers.rs): what
 an application does first (create_all, which asks pg_catalog whether each table exists; the
 ORM's add / query / rollback; begin_nested savepoints) and the inspector's table list and
-columns, answered by Augur's pg_catalog relations. (get_pk_constraint needs unnest,
-generate_subscripts and array_agg, which Augur lacks.)
+columns, foreign keys and CHECK constraints, answered by Augur's pg_catalog relations.
+(get_pk_constraint needs unnest, generate_subscripts and array_agg, which Augur lacks.)
 
 Usage: python3 tests/server_sqlalchemy.py PORT
 Exits non-zero (with a traceback) on the first failed check.
 """
 import sys
 
-from sqlalchemy import String, create_engine, inspect, select
+from sqlalchemy import CheckConstraint, ForeignKey, String, create_engine, inspect, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 PORT = int(sys.argv[1])
@@ -31,19 +31,43 @@ class Tag(Base):
     label: Mapped[str] = mapped_column(String(20), primary_key=True)
 
 
+class Line(Base):
+    __tablename__ = "sa_lines"
+    __table_args__ = (CheckConstraint("qty > 0 AND qty < 1000", name="sa_lines_qty"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("sa_items.id", ondelete="CASCADE"))
+    tag: Mapped[str | None] = mapped_column(ForeignKey("sa_tags.label"))
+    qty: Mapped[int]
+
+
 Base.metadata.create_all(engine)
 # A second create_all finds the tables (has_table reads pg_class) and creates nothing.
 Base.metadata.create_all(engine)
 
 insp = inspect(engine)
 names = insp.get_table_names()
-assert sorted(names) == ["sa_items", "sa_tags"], names
+assert sorted(names) == ["sa_items", "sa_lines", "sa_tags"], names
 assert insp.has_table("sa_items")
 assert not insp.has_table("sa_nosuch")
 cols = insp.get_columns("sa_items")
 got = [(c["name"], str(c["type"]), c["nullable"]) for c in cols]
 assert got == [("id", "INTEGER", False), ("name", "VARCHAR(40)", False)], cols
 assert cols[0]["autoincrement"] is True and "sa_items_id_seq" in cols[0]["default"], cols
+# Foreign keys and CHECK constraints: pg_get_constraintdef's text, which SQLAlchemy parses.
+fks = sorted(insp.get_foreign_keys("sa_lines"), key=lambda f: f["name"])
+got = [
+    (f["name"], f["constrained_columns"], f["referred_table"], f["referred_columns"], f["options"])
+    for f in fks
+]
+assert got == [
+    ("sa_lines_item_id_fkey", ["item_id"], "sa_items", ["id"], {"ondelete": "CASCADE"}),
+    ("sa_lines_tag_fkey", ["tag"], "sa_tags", ["label"], {}),
+], fks
+checks = insp.get_check_constraints("sa_lines")
+assert [(c["name"], c["sqltext"]) for c in checks] == [
+    ("sa_lines_qty", "qty > 0 AND qty < 1000")
+], checks
+assert insp.get_foreign_keys("sa_items") == []
 
 with Session(engine) as s:
     s.add(Item(name="first"))

@@ -192,6 +192,48 @@ fn copy_text_and_csv() {
 }
 
 #[test]
+fn copy_to_stdout_in_the_embedded_api() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE co (id int PRIMARY KEY, name text)", &[])
+        .unwrap();
+    s.execute("INSERT INTO co VALUES (1, 'a,b'), (2, NULL)", &[])
+        .unwrap();
+    let r = s
+        .execute("COPY co TO STDOUT WITH (FORMAT csv, HEADER)", &[])
+        .unwrap();
+    let StatementResult::CopyOut { tag, data, .. } = &r[0] else {
+        panic!("expected CopyOut")
+    };
+    assert_eq!(tag, "COPY 2");
+    assert_eq!(data.concat(), b"id,name\n1,\"a,b\"\n2,\n");
+    // In a transaction block, COPY TO reads the block's own writes.
+    s.execute("BEGIN; INSERT INTO co VALUES (3, 'new')", &[]).unwrap();
+    let r = s
+        .execute(
+            "COPY (SELECT name FROM co WHERE id >= 2 ORDER BY id) TO STDOUT",
+            &[],
+        )
+        .unwrap();
+    let StatementResult::CopyOut { tag, data, .. } = &r[0] else {
+        panic!("expected CopyOut")
+    };
+    assert_eq!((tag.as_str(), data.concat()), ("COPY 2", b"\\N\nnew\n".to_vec()));
+    s.execute("ROLLBACK", &[]).unwrap();
+    let err = |s: &mut Session, sql: &str| s.execute(sql, &[]).unwrap_err().sqlstate().code();
+    assert_eq!(err(&mut s, "COPY co TO '/tmp/co.txt'"), "0A000");
+    assert_eq!(err(&mut s, "COPY nosuch TO STDOUT"), "42P01");
+    assert_eq!(err(&mut s, "COPY co (nosuch) TO STDOUT"), "42703");
+    assert_eq!(
+        err(
+            &mut s,
+            "COPY co TO STDOUT WITH (FORMAT csv, FORCE_QUOTE (nosuch))"
+        ),
+        "42703"
+    );
+}
+
+#[test]
 fn settings_and_driver_queries() {
     let (_d, db) = open();
     let mut s = Session::new(db);

@@ -1,7 +1,7 @@
 //! Answers the few catalog queries of psql and pgbench the SQL layer cannot answer yet, from
 //! Augur's own catalog: psql 15's `\d NAME` relation flags (its text concatenates arrays:
 //! `c.reloptions || array[...]`), its queries on relations Augur does not have (policies,
-//! statistics objects, publications, inheritance, triggers, rules, foreign keys: no rows), and
+//! statistics objects, publications, inheritance, triggers, rules: no rows), and
 //! pgbench's partition probe (`pg_partitioned_table`). Every other query on catalog relations,
 //! psql's `\dt`, `\di`, `\l`, `\d NAME`'s lookup, columns and indexes among them, is the SQL
 //! layer's (`sql::catalog` builds pg_catalog and information_schema as relations; the OIDs
@@ -54,7 +54,7 @@ pub fn answer(sql: &str, db: &Database) -> Option<Result<CatalogResult>> {
         pgbench_partitions(&q, db)
     } else if from.starts_with("pg_catalog.pg_class c") && q.lower.contains("c.relchecks") {
         class_info(&q, db)
-    } else if ([
+    } else if [
         "pg_catalog.pg_policy",
         "pg_catalog.pg_statistic_ext",
         "pg_catalog.pg_publication",
@@ -67,9 +67,6 @@ pub fn answer(sql: &str, db: &Database) -> Option<Result<CatalogResult>> {
     ]
     .iter()
     .any(|t| from.contains(t))
-        // psql's foreign-key queries (pg_constraint is the SQL layer's otherwise: psql's index
-        // query joins it too).
-        || from.starts_with("pg_catalog.pg_constraint"))
         && has_oid_literal(&q.lower)
     {
         Some(empty(&q))
@@ -246,6 +243,11 @@ struct Rel {
     kind: char,
     has_index: bool,
     am: Option<&'static str>,
+    /// CHECK constraints (psql then asks pg_constraint for them).
+    checks: usize,
+    /// Takes part in a foreign key (psql then asks for "Foreign-key constraints" and
+    /// "Referenced by").
+    has_triggers: bool,
 }
 
 fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
@@ -256,6 +258,8 @@ fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
                 kind: 'r',
                 has_index: !t.indexes.is_empty(),
                 am: Some("augur"),
+                checks: t.def.checks.len(),
+                has_triggers: snap.has_triggers(t),
             });
         }
         if let Some(ix) = t.indexes.iter().find(|i| i.oid == oid) {
@@ -263,6 +267,8 @@ fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
                 kind: 'i',
                 has_index: false,
                 am: Some(ix.method),
+                checks: 0,
+                has_triggers: false,
             });
         }
     }
@@ -273,6 +279,8 @@ fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
             kind: 'S',
             has_index: false,
             am: None,
+            checks: 0,
+            has_triggers: false,
         })
 }
 
@@ -285,7 +293,8 @@ fn class_info(q: &Query, db: &Database) -> Option<CatalogResult> {
             .items
             .iter()
             .map(|(_, l, _)| match l.as_str() {
-                "c.relchecks" => Value::Int(0),
+                "c.relchecks" => Value::Int(r.checks as i64),
+                "c.relhastriggers" => Value::Bool(r.has_triggers),
                 "c.relkind" => text(r.kind.to_string()),
                 "c.relhasindex" => Value::Bool(r.has_index),
                 "c.relpersistence" => text("p"),

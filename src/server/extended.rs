@@ -16,6 +16,7 @@ use pgwire::api::stmt::StoredStatement;
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, DEFAULT_NAME};
 use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::messages::extendedquery::{Execute, Sync as PgSync};
 use pgwire::messages::response::ReadyForQuery;
@@ -331,6 +332,22 @@ impl ExtendedQueryHandler for Backend {
                 Response::Query(resp)
             }
             Outcome::Command(tag) => Response::Execution(Tag::new(&tag)),
+            Outcome::CopyOut {
+                columns,
+                header,
+                mut data,
+                ..
+            } => {
+                // pgwire counts the CopyData messages for the `COPY n` tag: the header line
+                // goes with the first row (no message boundary means anything in COPY data).
+                if header && data.len() > 1 {
+                    let first = data.remove(1);
+                    data[0].extend_from_slice(&first);
+                }
+                let chunks: Vec<PgWireResult<CopyData>> =
+                    data.into_iter().map(|d| Ok(CopyData::new(d.into()))).collect();
+                Response::CopyOut(CopyResponse::new(0, columns, stream::iter(chunks)))
+            }
             Outcome::CopyIn(st) => {
                 let n = st.columns.len();
                 *conn.copy.lock() = Some(PendingCopy {

@@ -69,6 +69,13 @@ pub(super) enum Outcome {
     },
     Command(String),
     CopyIn(CopyState),
+    /// COPY TO STDOUT's lines (a header line first when `header`).
+    CopyOut {
+        tag: String,
+        columns: usize,
+        header: bool,
+        data: Vec<Vec<u8>>,
+    },
 }
 
 impl From<StatementResult> for Outcome {
@@ -77,6 +84,17 @@ impl From<StatementResult> for Outcome {
             StatementResult::Query { tag, columns, rows } => Outcome::Rows { tag, columns, rows },
             StatementResult::Command { tag } => Outcome::Command(tag),
             StatementResult::CopyIn(st) => Outcome::CopyIn(st),
+            StatementResult::CopyOut {
+                tag,
+                columns,
+                header,
+                data,
+            } => Outcome::CopyOut {
+                tag,
+                columns,
+                header,
+                data,
+            },
         }
     }
 }

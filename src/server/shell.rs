@@ -79,6 +79,12 @@ pub fn format_result(r: &StatementResult) -> String {
         }
         StatementResult::Command { tag } => format!("{tag}\n"),
         StatementResult::CopyIn(_) => "COPY\n".into(),
+        StatementResult::CopyOut { tag, data, .. } => {
+            let mut s: String = data.iter().map(|l| String::from_utf8_lossy(l)).collect();
+            s.push_str(tag);
+            s.push('\n');
+            s
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use pgwire::api::results::Response;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
 use pgwire::error::{PgWireError, PgWireResult};
-use pgwire::messages::copy::CopyInResponse;
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
@@ -184,6 +184,29 @@ impl SimpleQueryHandler for Backend {
                             .await?;
                     }
                     Outcome::Command(tag) => {
+                        client
+                            .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                            .await?;
+                    }
+                    Outcome::CopyOut {
+                        tag, columns, data, ..
+                    } => {
+                        let n = columns as i16;
+                        client
+                            .feed(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
+                                0,
+                                n,
+                                vec![0; columns],
+                            )))
+                            .await?;
+                        for line in data {
+                            client
+                                .feed(PgWireBackendMessage::CopyData(CopyData::new(line.into())))
+                                .await?;
+                        }
+                        client
+                            .feed(PgWireBackendMessage::CopyDone(CopyDone::new()))
+                            .await?;
                         client
                             .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
                             .await?;

@@ -1,5 +1,5 @@
 //! What a statement returns to its caller (the embedded API or the server): rows and a command
-//! tag, or a COPY to feed; and the transaction status ReadyForQuery reports.
+//! tag, a COPY to feed, or the data of a COPY TO; and the transaction status ReadyForQuery reports.
 
 use crate::types::{DataType, Row};
 
@@ -27,13 +27,23 @@ pub enum StatementResult {
     Command { tag: String },
     /// `COPY ... FROM STDIN`: send the data with [`crate::sql::Session::copy_in`].
     CopyIn(CopyState),
+    /// `COPY ... TO STDOUT`: the data, one line (a header, then each row) per chunk, with its
+    /// `COPY n` tag.
+    CopyOut {
+        tag: String,
+        columns: usize,
+        header: bool,
+        data: Vec<Vec<u8>>,
+    },
 }
 
 impl StatementResult {
     /// The command tag (`SELECT 3`, `INSERT 0 1`, `BEGIN`, ...).
     pub fn tag(&self) -> &str {
         match self {
-            StatementResult::Query { tag, .. } | StatementResult::Command { tag } => tag,
+            StatementResult::Query { tag, .. }
+            | StatementResult::Command { tag }
+            | StatementResult::CopyOut { tag, .. } => tag,
             StatementResult::CopyIn(_) => "COPY",
         }
     }

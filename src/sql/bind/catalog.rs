@@ -1,13 +1,16 @@
 //! Binding what reads the catalog: pg_catalog and information_schema relations as FROM items
 //! (constant rows from one snapshot of Augur's catalog per statement, see `sql::catalog`),
 //! the functions tools call over them (format_type, pg_get_indexdef, ...) and the reg* casts.
-//! Functions over OIDs become CASE expressions over the snapshot's objects.
+//! Functions over OIDs become CASE expressions over the snapshot's objects. Also what catalog
+//! queries use of arrays: subscripts of the text-form array columns and `generate_series` in
+//! FROM.
 
 use std::sync::Arc;
 
 use sqlparser::ast as A;
 
-use super::{ident, Binder, Scope};
+use super::from::derived_scope;
+use super::{ident, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::catalog::{self, types, Snapshot};
 use crate::sql::expr::{ArOp, CmpOp, Expr, Func, Ty};
@@ -74,6 +77,23 @@ fn map_literals(e: Expr, f: &dyn Fn(&Value) -> Value) -> Option<Expr> {
                 None => None,
             };
             Some(Expr::Case { operand, whens, els })
+        }
+        _ => None,
+    }
+}
+
+/// The reg* type (regclass, regtype, regnamespace) `e` is cast to and the value cast, if it is
+/// such a cast.
+fn reg_cast(e: &A::Expr) -> Option<(&'static str, &A::Expr)> {
+    match e {
+        A::Expr::Nested(x) => reg_cast(x),
+        A::Expr::Cast { data_type, expr, .. } => {
+            let t = data_type.to_string().to_lowercase();
+            let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+            let kind = ["regclass", "regtype", "regnamespace"]
+                .into_iter()
+                .find(|k| *k == t)?;
+            Some((kind, expr))
         }
         _ => None,
     }
@@ -247,20 +267,43 @@ impl Binder<'_> {
             }
             ("pg_get_constraintdef", 1 | 2) => {
                 let oid = self.oid_arg(args[0].clone(), name)?;
+                let pretty = match args.get(1) {
+                    Some((e, t)) => Some(self.require_bool(e.clone(), *t, name)?),
+                    None => None,
+                };
                 let snap = self.snapshot()?;
-                let whens = snap
-                    .tables
-                    .iter()
-                    .flat_map(|t| {
-                        t.constraints().map(move |ix| {
-                            (
-                                lit_int(ix.constraint_oid()),
-                                lit_text(catalog::constraint_def(&t.def, ix)),
-                            )
-                        })
-                    })
-                    .collect();
+                let mut whens = Vec::new();
+                for t in &snap.tables {
+                    for ix in t.constraints() {
+                        whens.push((
+                            lit_int(ix.constraint_oid()),
+                            lit_text(catalog::constraint_def(&t.def, ix)),
+                        ));
+                    }
+                    for (oid, c) in t.checks() {
+                        let plain = lit_text(catalog::deparse::check_def(&t.def, c, false));
+                        let v = match &pretty {
+                            None => plain,
+                            Some(p) => Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    p.clone(),
+                                    lit_text(catalog::deparse::check_def(&t.def, c, true)),
+                                )],
+                                els: Some(Box::new(plain)),
+                            },
+                        };
+                        whens.push((lit_int(oid), v));
+                    }
+                }
+                for fk in snap.foreign_keys() {
+                    whens.push((lit_int(fk.oid), lit_text(fk.text())));
+                }
                 (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
+            }
+            ("pg_partition_ancestors", 1) => {
+                // Augur has no partitions: a relation's only "ancestor" is itself.
+                (self.oid_arg(args[0].clone(), name)?, Ty::Int8)
             }
             ("json_build_object", _) if n.is_multiple_of(2) => {
                 // Text in PostgreSQL's json output form (Augur has no json type).
@@ -418,6 +461,187 @@ impl Binder<'_> {
         Ok(Some(r))
     }
 
+    /// `a[i]` of a text-form array (pg_constraint.conkey, pg_index.indkey, ...): the element as
+    /// an untyped value, which takes the type of what it is compared with (the catalog's arrays
+    /// hold column numbers).
+    pub(super) fn bind_subscript(
+        &mut self,
+        root: &A::Expr,
+        chain: &[A::AccessExpr],
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        // `t.col[i]` parses as `t` with `.col` then `[i]`: the dots name the array's column.
+        let (index, dots) = match chain.split_last() {
+            Some((A::AccessExpr::Subscript(A::Subscript::Index { index }), dots)) => (Some(index), dots),
+            _ => (None, chain),
+        };
+        let mut parts = Vec::new();
+        if !dots.is_empty() {
+            let A::Expr::Identifier(r) = root else {
+                return Err(unsupported(format!("field access of {root}")));
+            };
+            parts.push(r.clone());
+            for d in dots {
+                match d {
+                    A::AccessExpr::Dot(A::Expr::Identifier(i)) => parts.push(i.clone()),
+                    _ => return Err(unsupported(format!("field access {d}"))),
+                }
+            }
+        }
+        let compound = A::Expr::CompoundIdentifier(parts);
+        let root = if dots.is_empty() { root } else { &compound };
+        let Some(index) = index else {
+            return Err(unsupported(format!(
+                "array access {}",
+                A::Expr::CompoundFieldAccess {
+                    root: Box::new(root.clone()),
+                    access_chain: chain.to_vec(),
+                }
+            )));
+        };
+        let (a, at) = self.bind_expr(root, scope)?;
+        if at != Ty::Text {
+            return Err(Error::new(
+                SqlState::DATATYPE_MISMATCH,
+                format!(
+                    "cannot subscript type {} because it does not support subscripting",
+                    at.name()
+                ),
+            ));
+        }
+        let (i, it) = self.bind_expr(index, scope)?;
+        if !(it.is_int() || it == Ty::Unknown) {
+            return Err(Error::new(
+                SqlState::DATATYPE_MISMATCH,
+                "array subscript must have type integer",
+            ));
+        }
+        let i = self.coerce(i, it, Ty::Int8)?;
+        Ok((Expr::Func(Func::ArrayElem, vec![a, i], Ty::Unknown), Ty::Unknown))
+    }
+
+    /// A function in FROM: `generate_series(start, stop [, step])` of integer constants (as
+    /// pgjdbc's key queries use it: `generate_series(1, 32) pos(n)`).
+    pub(super) fn table_function(
+        &mut self,
+        name: &A::ObjectName,
+        args: &A::TableFunctionArgs,
+        alias: Option<&A::TableAlias>,
+    ) -> Result<(Plan, Scope)> {
+        let parts: Vec<String> = name
+            .0
+            .iter()
+            .filter_map(|p| match p {
+                A::ObjectNamePart::Identifier(i) => Some(ident(i)),
+                _ => None,
+            })
+            .collect();
+        let known = matches!(
+            parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+            ["generate_series"] | ["pg_catalog", "generate_series"]
+        );
+        if !known || args.settings.is_some() {
+            return Err(unsupported(format!("table function {name}")));
+        }
+        let mut vals = Vec::new();
+        let mut ty = Ty::Int4;
+        for a in &args.args {
+            let A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) = a else {
+                return Err(unsupported(format!("argument {a} of generate_series")));
+            };
+            let (e, t) = self.bind_expr(e, &Scope::default())?;
+            if !(t.is_int() || t == Ty::Unknown) {
+                return Err(unsupported(format!("generate_series of type {}", t.name())));
+            }
+            if t == Ty::Int8 {
+                ty = Ty::Int8;
+            }
+            match self.coerce(e, t, Ty::Int8)? {
+                Expr::Lit(v) => vals.push(v),
+                _ => return Err(unsupported("generate_series of values known only when run")),
+            }
+        }
+        if !(2..=3).contains(&vals.len()) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "function generate_series with {} arguments does not exist",
+                    vals.len()
+                ),
+            ));
+        }
+        let ints: Option<Vec<i64>> = vals
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            })
+            .collect();
+        // A NULL argument: no rows.
+        let rows: Vec<Vec<Expr>> = match ints.as_deref() {
+            Some(&[start, stop, ref step @ ..]) => {
+                let step = step.first().copied().unwrap_or(1);
+                if step == 0 {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let count = if (step > 0 && start > stop) || (step < 0 && start < stop) {
+                    0
+                } else {
+                    (i128::from(stop) - i128::from(start)) / i128::from(step) + 1
+                };
+                // The rows are built when the statement is planned.
+                if count > 10_000_000 {
+                    return Err(unsupported("generate_series of more than 10000000 rows"));
+                }
+                (0..count as i64)
+                    .map(|k| vec![lit_int(start + k * step)])
+                    .collect()
+            }
+            _ => vec![],
+        };
+        let plan = if rows.is_empty() {
+            Plan::Filter(
+                Box::new(Plan::Values(vec![vec![Expr::Lit(Value::Null)]])),
+                Expr::Lit(Value::Bool(false)),
+            )
+        } else {
+            Plan::Values(rows)
+        };
+        // A function returning one column names it after its alias, as PostgreSQL does.
+        let col = alias.map_or("generate_series".to_string(), |a| ident(&a.name));
+        let cols = [Column {
+            name: col.clone(),
+            ty,
+        }];
+        let a = alias.map_or("generate_series".to_string(), |a| ident(&a.name));
+        Ok((plan, derived_scope(&a, &cols, alias)))
+    }
+
+    /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its
+    /// number if there is none).
+    fn oid_name(&mut self, kind: &str, x: Expr) -> Result<Expr> {
+        let names: Vec<(i64, String)> = match kind {
+            "regclass" => self.snapshot()?.relations(),
+            "regtype" => types::TYPES
+                .iter()
+                .map(|t| (t.oid, t.display.to_string()))
+                .collect(),
+            _ => catalog::SCHEMAS
+                .iter()
+                .map(|(o, n)| (*o, n.to_string()))
+                .collect(),
+        };
+        // OID 0 (none) prints as `-`.
+        let whens = std::iter::once((0, "-".to_string()))
+            .chain(names)
+            .map(|(o, n)| (lit_int(o), lit_text(n)))
+            .collect();
+        Ok(case_of(x.clone(), whens, as_text(x)))
+    }
+
     /// `x::regclass`, `::regtype`, `::regnamespace` (a name to its OID; an OID to its name),
     /// `::oid`, `::name`, `::"char"`, `::regproc`; None for any other type.
     pub(super) fn catalog_cast(
@@ -428,6 +652,20 @@ impl Binder<'_> {
     ) -> Result<Option<(Expr, Ty)>> {
         let full = dt.to_string().to_lowercase();
         let ty = full.strip_prefix("pg_catalog.").unwrap_or(&full).to_string();
+        if matches!(ty.as_str(), "text" | "name" | "varchar" | "character varying") {
+            if let Some((kind, inner)) = reg_cast(e) {
+                // `'t'::regclass::text`, `conrelid::regclass::text`: the name of the object the
+                // reg* value denotes.
+                let (x, xt) = self.bind_expr(inner, scope)?;
+                let oid = if xt.is_int() {
+                    self.coerce(x, xt, Ty::Int8)?
+                } else {
+                    let (x, xt) = self.bind_expr(e, scope)?;
+                    self.coerce(x, xt, Ty::Int8)?
+                };
+                return Ok(Some((self.oid_name(kind, oid)?, Ty::Text)));
+            }
+        }
         if !matches!(
             ty.as_str(),
             "oid" | "name" | "\"char\"" | "regproc" | "regclass" | "regtype" | "regnamespace"
@@ -445,24 +683,8 @@ impl Binder<'_> {
             "oid" => self.cast_expr(x, xt, Ty::Int8, None)?,
             "name" | "\"char\"" | "regproc" => self.cast_expr(x, xt, Ty::Text, None)?,
             _ if xt.is_int() => {
-                // An OID: shown as the object's name (its number if there is none).
-                let names: Vec<(i64, String)> = match ty.as_str() {
-                    "regclass" => self.snapshot()?.relations(),
-                    "regtype" => types::TYPES
-                        .iter()
-                        .map(|t| (t.oid, t.display.to_string()))
-                        .collect(),
-                    _ => catalog::SCHEMAS
-                        .iter()
-                        .map(|(o, n)| (*o, n.to_string()))
-                        .collect(),
-                };
                 let x = self.coerce(x, xt, Ty::Int8)?;
-                let whens = names
-                    .into_iter()
-                    .map(|(o, n)| (lit_int(o), lit_text(n)))
-                    .collect();
-                (case_of(x.clone(), whens, as_text(x)), Ty::Text)
+                (self.oid_name(&ty, x)?, Ty::Text)
             }
             _ if !matches!(x, Expr::Lit(_)) => {
                 // A name known only when the statement runs (a parameter, a column): looked up

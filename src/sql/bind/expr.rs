@@ -585,6 +585,9 @@ impl Binder<'_> {
                 }
                 self.bind_expr(expr, scope)?
             }
+            E::CompoundFieldAccess { root, access_chain } => {
+                self.bind_subscript(root, access_chain, scope)?
+            }
             other => return Err(unsupported(format!("expression {other}"))),
         })
     }

@@ -131,8 +131,8 @@ impl Binder<'_> {
             A::TableFactor::Table {
                 name, alias, args, ..
             } => {
-                if args.is_some() {
-                    return Err(unsupported(format!("table function {name}")));
+                if let Some(args) = args {
+                    return self.table_function(name, args, alias.as_ref());
                 }
                 if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
                     check_name(i)?;

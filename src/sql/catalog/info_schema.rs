@@ -1,10 +1,14 @@
 //! information_schema's views (tables, columns, schemata, table_constraints,
-//! key_column_usage, sequences, views), with PostgreSQL 15's column names; its domains
+//! key_column_usage, referential_constraints, check_constraints, constraint_column_usage,
+//! constraint_table_usage, sequences, views), with PostgreSQL 15's column names; its domains
 //! (sql_identifier, cardinal_number, yes_or_no, ...) are their base types, text and integer.
 
 use super::pg::sequence_type;
 use super::types::{by_oid, column_type};
-use super::{int, relation, text, yes_no, Relation, Snapshot, DATABASE_NAME, ROLE_NAME, SCHEMAS};
+use super::{
+    deparse, int, relation, text, yes_no, Relation, Snapshot, TableInfo, DATABASE_NAME, PUBLIC_NS, ROLE_NAME,
+    SCHEMAS,
+};
 use crate::error::Result;
 use crate::sql::expr::Ty;
 use crate::types::{DataType, Value};
@@ -17,6 +21,10 @@ pub const NAMES: &[&str] = &[
     "key_column_usage",
     "sequences",
     "views",
+    "referential_constraints",
+    "check_constraints",
+    "constraint_column_usage",
+    "constraint_table_usage",
 ];
 
 const T: Ty = Ty::Text;
@@ -31,6 +39,10 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
         "table_constraints" => table_constraints(s),
         "key_column_usage" => key_column_usage(s),
         "sequences" => sequences(s),
+        "referential_constraints" => referential_constraints(s),
+        "check_constraints" => check_constraints(s),
+        "constraint_column_usage" => constraint_column_usage(s),
+        "constraint_table_usage" => constraint_table_usage(s),
         _ => views(s),
     }
 }
@@ -237,23 +249,40 @@ fn table_constraints(s: &Snapshot) -> Result<Relation> {
         ("nulls_distinct", T),
     ];
     let mut rows = Vec::new();
+    let row = |name: &str, table: &str, ty: &str, nulls_distinct: Value| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(name),
+            text(DATABASE_NAME),
+            text("public"),
+            text(table),
+            text(ty),
+            yes_no(false),
+            yes_no(false),
+            yes_no(true),
+            nulls_distinct,
+        ]
+    };
     for t in &s.tables {
-        // TODO(constraints): CHECK and FOREIGN KEY constraints (TableDef::checks, foreign_keys).
         for ix in t.constraints() {
-            rows.push(vec![
-                text(DATABASE_NAME),
-                text("public"),
-                text(&ix.name),
-                text(DATABASE_NAME),
-                text("public"),
-                text(&t.def.name),
-                text(if ix.primary { "PRIMARY KEY" } else { "UNIQUE" }),
-                yes_no(false),
-                yes_no(false),
-                yes_no(true),
+            let ty = if ix.primary { "PRIMARY KEY" } else { "UNIQUE" };
+            rows.push(row(
+                &ix.name,
+                &t.def.name,
+                ty,
                 if ix.primary { N } else { yes_no(true) },
-            ]);
+            ));
         }
+        for (_, c) in t.checks() {
+            rows.push(row(&c.name, &t.def.name, "CHECK", N));
+        }
+        for (name, _) in not_null_checks(t) {
+            rows.push(row(&name, &t.def.name, "CHECK", N));
+        }
+    }
+    for fk in s.foreign_keys() {
+        rows.push(row(&fk.def.name, &fk.table.def.name, "FOREIGN KEY", N));
     }
     relation(cols, rows)
 }
@@ -286,6 +315,104 @@ fn key_column_usage(s: &Snapshot) -> Result<Relation> {
                     N,
                 ]);
             }
+        }
+    }
+    for fk in s.foreign_keys() {
+        let t = &fk.table.def;
+        for (k, &c) in fk.def.columns.iter().enumerate() {
+            // The referenced column's position in the unique constraint the key matches.
+            let pos = fk
+                .parent_index
+                .zip(fk.parent_columns.get(k))
+                .and_then(|(ix, pc)| ix.columns.iter().position(|x| x == pc))
+                .map_or(N, |p| int(p as i64 + 1));
+            rows.push(vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&fk.def.name),
+                text(DATABASE_NAME),
+                text("public"),
+                text(&t.name),
+                text(&t.columns[c].name),
+                int(k as i64 + 1),
+                pos,
+            ]);
+        }
+    }
+    relation(cols, rows)
+}
+
+/// The NOT NULL columns of a table as information_schema lists them, CHECK constraints named
+/// `<namespace oid>_<table oid>_<attnum>_not_null`: (name, check clause).
+fn not_null_checks(t: &TableInfo) -> Vec<(String, String)> {
+    let def = &t.def;
+    def.columns
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| !c.nullable || def.primary_key.contains(i))
+        .map(|(i, c)| {
+            (
+                format!("{PUBLIC_NS}_{}_{}_not_null", t.oid, i + 1),
+                format!("{} IS NOT NULL", c.name),
+            )
+        })
+        .collect()
+}
+
+fn referential_constraints(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+        ("unique_constraint_catalog", T),
+        ("unique_constraint_schema", T),
+        ("unique_constraint_name", T),
+        ("match_option", T),
+        ("update_rule", T),
+        ("delete_rule", T),
+    ];
+    let rows = s
+        .foreign_keys()
+        .iter()
+        .map(|fk| {
+            let (cat, schema, name) = match fk.parent_index {
+                Some(ix) => (text(DATABASE_NAME), text("public"), text(&ix.name)),
+                None => (N, N, N),
+            };
+            vec![
+                text(DATABASE_NAME),
+                text("public"),
+                text(&fk.def.name),
+                cat,
+                schema,
+                name,
+                text("NONE"),
+                text(deparse::action_name(fk.def.on_update)),
+                text(deparse::action_name(fk.def.on_delete)),
+            ]
+        })
+        .collect();
+    relation(cols, rows)
+}
+
+/// CHECK constraints and NOT NULL columns; a CHECK's clause is pg_get_constraintdef's text
+/// after `CHECK `, as PostgreSQL's view takes it.
+fn check_constraints(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+        ("check_clause", T),
+    ];
+    let row = |name: &str, clause: &str| vec![text(DATABASE_NAME), text("public"), text(name), text(clause)];
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        for (_, c) in t.checks() {
+            let def = deparse::check_def(&t.def, c, false);
+            rows.push(row(&c.name, &def["CHECK ".len()..]));
+        }
+        for (name, clause) in not_null_checks(t) {
+            rows.push(row(&name, &clause));
         }
     }
     relation(cols, rows)
@@ -364,5 +491,87 @@ fn views(s: &Snapshot) -> Result<Relation> {
             ]
         })
         .collect();
+    relation(cols, rows)
+}
+
+/// The columns each constraint uses: a key's columns, the columns a CHECK reads, and for a
+/// foreign key the referenced table's columns (as PostgreSQL's view lists them).
+fn constraint_column_usage(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("column_name", T),
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+    ];
+    let row = |table: &str, column: &str, name: &str| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(table),
+            text(column),
+            text(DATABASE_NAME),
+            text("public"),
+            text(name),
+        ]
+    };
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        let def = &t.def;
+        for ix in t.constraints() {
+            for &c in &ix.columns {
+                rows.push(row(&def.name, &def.columns[c].name, &ix.name));
+            }
+        }
+        for (_, c) in t.checks() {
+            for k in deparse::check_columns(def, c) {
+                rows.push(row(&def.name, &def.columns[k].name, &c.name));
+            }
+        }
+    }
+    for fk in s.foreign_keys() {
+        if let Some(p) = fk.parent {
+            for &c in &fk.parent_columns {
+                rows.push(row(&p.def.name, &p.def.columns[c].name, &fk.def.name));
+            }
+        }
+    }
+    relation(cols, rows)
+}
+
+/// The table each key constraint is on, and for a foreign key the referenced table (CHECK
+/// constraints are not listed, as in PostgreSQL).
+fn constraint_table_usage(s: &Snapshot) -> Result<Relation> {
+    let cols: &[(&str, Ty)] = &[
+        ("table_catalog", T),
+        ("table_schema", T),
+        ("table_name", T),
+        ("constraint_catalog", T),
+        ("constraint_schema", T),
+        ("constraint_name", T),
+    ];
+    let row = |table: &str, name: &str| {
+        vec![
+            text(DATABASE_NAME),
+            text("public"),
+            text(table),
+            text(DATABASE_NAME),
+            text("public"),
+            text(name),
+        ]
+    };
+    let mut rows = Vec::new();
+    for t in &s.tables {
+        for ix in t.constraints() {
+            rows.push(row(&t.def.name, &ix.name));
+        }
+    }
+    for fk in s.foreign_keys() {
+        if let Some(p) = fk.parent {
+            rows.push(row(&p.def.name, &fk.def.name));
+        }
+    }
     relation(cols, rows)
 }

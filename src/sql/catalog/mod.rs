@@ -3,12 +3,14 @@
 //! them like any derived table. Also the OID scheme, shared with the server's psql answers.
 //!
 //! OIDs: a table with id `n` is `16384 + 100 n`; its primary-key index is that + 1 and its
-//! secondary indexes follow (they change when a table is rebuilt, as in PostgreSQL). A
-//! constraint is `CONSTRAINT_BASE` + its index's OID, a column default `ATTRDEF_BASE` +
-//! 2000 n + column number, a sequence `SEQUENCE_BASE` + a hash of its name, a view `VIEW_BASE` +
-//! a hash of its name. Namespaces, the
-//! role, the database, access methods and types have PostgreSQL's own OIDs.
+//! secondary indexes follow (they change when a table is rebuilt, as in PostgreSQL). A key
+//! constraint is `CONSTRAINT_BASE` + its index's OID; table `n`'s CHECK constraint `i` is
+//! `CHECK_BASE + 2000 n + i` and its foreign key `i` that plus 1000; a column default is
+//! `ATTRDEF_BASE + 2000 n` plus the column number; a sequence `SEQUENCE_BASE` plus a hash of
+//! its name, a view `VIEW_BASE` plus a hash of its name. Namespaces, the role, the database,
+//! access methods and types have PostgreSQL's own OIDs.
 
+pub mod deparse;
 mod info_schema;
 mod pg;
 pub mod types;
@@ -16,6 +18,7 @@ pub mod types;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::engine::catalog::{CheckDef, ForeignKeyDef};
 use crate::engine::{Database, SequenceDef, Table, TableDef, ViewDef};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
@@ -37,6 +40,7 @@ pub const AM_BTREE: i64 = 403;
 pub const AM_ALEX: i64 = 9000;
 const CONSTRAINT_BASE: i64 = 2_000_000_000;
 const ATTRDEF_BASE: i64 = 3_000_000_000;
+const CHECK_BASE: i64 = 4_000_000_000;
 const SEQUENCE_BASE: i64 = 1_000_000_000;
 const VIEW_BASE: i64 = 500_000_000;
 
@@ -189,17 +193,51 @@ pub struct TableInfo {
 }
 
 impl TableInfo {
-    /// The indexes that enforce a constraint: the primary key and unique indexes.
-    // TODO(constraints): CHECK ('c') and FOREIGN KEY ('f') constraints join these once the catalog
-    // records them; Augur's IndexDef has no flag telling a UNIQUE constraint from a CREATE
-    // UNIQUE INDEX, so every unique index is listed as a constraint.
+    /// The indexes that enforce a constraint: the primary key and unique indexes (CHECK and
+    /// FOREIGN KEY constraints are [`TableInfo::checks`] and [`Snapshot::foreign_keys`]).
+    /// Augur's IndexDef has no flag telling a UNIQUE constraint from a CREATE UNIQUE INDEX, so
+    /// every unique index is listed as a constraint.
     pub fn constraints(&self) -> impl Iterator<Item = &IndexInfo> {
         self.indexes.iter().filter(|i| i.primary || i.unique)
+    }
+
+    /// The CHECK constraints with their OIDs.
+    pub fn checks(&self) -> impl Iterator<Item = (i64, &CheckDef)> {
+        let base = CHECK_BASE + 2000 * i64::from(self.def.id);
+        self.def
+            .checks
+            .iter()
+            .enumerate()
+            .map(move |(i, c)| (base + i as i64, c))
+    }
+
+    /// The OID of the table's `i`th foreign key.
+    fn foreign_key_oid(&self, i: usize) -> i64 {
+        CHECK_BASE + 2000 * i64::from(self.def.id) + 1000 + i as i64
     }
 
     /// The OID of column `c`'s default (pg_attrdef).
     pub fn attrdef_oid(&self, c: usize) -> i64 {
         ATTRDEF_BASE + 2000 * i64::from(self.def.id) + c as i64 + 1
+    }
+}
+
+/// A FOREIGN KEY constraint as the catalog shows it: the referencing table, the referenced one
+/// and the unique index (primary key or unique) its referenced columns match.
+pub struct ForeignKeyInfo<'a> {
+    pub oid: i64,
+    pub def: &'a ForeignKeyDef,
+    pub table: &'a TableInfo,
+    pub parent: Option<&'a TableInfo>,
+    pub parent_index: Option<&'a IndexInfo>,
+    /// The referenced columns' positions in the parent table.
+    pub parent_columns: Vec<usize>,
+}
+
+impl ForeignKeyInfo<'_> {
+    /// pg_get_constraintdef's text.
+    pub fn text(&self) -> String {
+        deparse::foreign_key_def(&self.table.def, self.def)
     }
 }
 
@@ -233,6 +271,52 @@ impl Snapshot {
                 .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default(),
         })
+    }
+
+    /// Every FOREIGN KEY constraint, table by table.
+    pub fn foreign_keys(&self) -> Vec<ForeignKeyInfo<'_>> {
+        let mut v = Vec::new();
+        for t in &self.tables {
+            for (i, fk) in t.def.foreign_keys.iter().enumerate() {
+                let parent = self.tables.iter().find(|p| p.def.name == fk.parent);
+                let parent_columns: Vec<usize> = parent
+                    .map(|p| {
+                        fk.parent_columns
+                            .iter()
+                            .filter_map(|n| p.def.columns.iter().position(|c| c.name == *n))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let parent_index = parent.and_then(|p| {
+                    let mut want = parent_columns.clone();
+                    want.sort_unstable();
+                    p.constraints().find(|ix| {
+                        let mut have = ix.columns.clone();
+                        have.sort_unstable();
+                        have == want
+                    })
+                });
+                v.push(ForeignKeyInfo {
+                    oid: t.foreign_key_oid(i),
+                    def: fk,
+                    table: t,
+                    parent,
+                    parent_index,
+                    parent_columns,
+                });
+            }
+        }
+        v
+    }
+
+    /// Whether a table takes part in a foreign key, as either side (PostgreSQL then has
+    /// triggers on it: pg_class.relhastriggers).
+    pub fn has_triggers(&self, t: &TableInfo) -> bool {
+        !t.def.foreign_keys.is_empty()
+            || self
+                .tables
+                .iter()
+                .any(|o| o.def.foreign_keys.iter().any(|f| f.parent == t.def.name))
     }
 
     /// Every relation's (OID, name): tables, indexes, sequences, views, then pg_catalog's

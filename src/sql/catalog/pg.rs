@@ -2,6 +2,7 @@
 //! (pg_tables, pg_indexes, pg_roles, pg_user, pg_settings), with PostgreSQL 15's column names
 //! and types; array columns (indkey, conkey, ...) are given in PostgreSQL's text form.
 
+use super::deparse;
 use super::types::{column_type, TYPES};
 use super::{
     index_def, int, relation, sequence_oid, text, view_oid, Relation, Snapshot, AM_ALEX, AM_BTREE, AM_TABLE,
@@ -216,14 +217,17 @@ fn classes(s: &Snapshot) -> Result<Relation> {
     let mut rows = Vec::new();
     for t in &s.tables {
         let def = &t.def;
-        rows.push(class_row(
+        let mut row = class_row(
             t.oid,
             &def.name,
             "r",
             AM_TABLE,
             def.columns.len(),
             !t.indexes.is_empty(),
-        ));
+        );
+        row[18] = Value::Int(def.checks.len() as i64);
+        row[20] = b(s.has_triggers(t));
+        rows.push(row);
         for ix in &t.indexes {
             rows.push(class_row(
                 ix.oid,
@@ -537,39 +541,76 @@ fn constraints(s: &Snapshot) -> Result<Relation> {
         ("conbin", T),
     ];
     let mut rows = Vec::new();
+    // One row: (oid, name, type, table, index, conkey) and, for a foreign key, (parent,
+    // actions, confkey); for a CHECK, conbin.
+    let row = |oid: i64, name: &str, ty: &str, rel: i64, index: i64, key: Value| {
+        vec![
+            int(oid),
+            text(name),
+            int(PUBLIC_NS),
+            text(ty),
+            b(false),
+            b(false),
+            b(true),
+            int(rel),
+            int(0),
+            int(index),
+            int(0),
+            int(0),
+            text(" "),
+            text(" "),
+            text(" "),
+            b(true),
+            Value::Int(0),
+            b(ty != "c"),
+            key,
+            N,
+            N,
+            N,
+            N,
+            N,
+            N,
+            N,
+        ]
+    };
     for t in &s.tables {
-        // TODO(constraints): CHECK ('c', conbin) and FOREIGN KEY ('f', confrelid, confkey, actions)
-        // rows go here once the catalog records them.
         for ix in t.constraints() {
-            rows.push(vec![
-                int(ix.constraint_oid()),
-                text(&ix.name),
-                int(PUBLIC_NS),
-                text(if ix.primary { "p" } else { "u" }),
-                b(false),
-                b(false),
-                b(true),
-                int(t.oid),
-                int(0),
-                int(ix.oid),
-                int(0),
-                int(0),
-                text(" "),
-                text(" "),
-                text(" "),
-                b(true),
-                Value::Int(0),
-                b(true),
+            let ty = if ix.primary { "p" } else { "u" };
+            rows.push(row(
+                ix.constraint_oid(),
+                &ix.name,
+                ty,
+                t.oid,
+                ix.oid,
                 attnums(&ix.columns, true),
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-            ]);
+            ));
         }
+        for (oid, c) in t.checks() {
+            let cols = deparse::check_columns(&t.def, c);
+            let key = if cols.is_empty() { N } else { attnums(&cols, true) };
+            let mut r = row(oid, &c.name, "c", t.oid, 0, key);
+            // conbin: the condition's text, which pg_get_expr(conbin, conrelid) returns.
+            let def = deparse::check_def(&t.def, c, false);
+            r[25] = text(&def["CHECK (".len()..def.len() - 1]);
+            rows.push(r);
+        }
+    }
+    for fk in s.foreign_keys() {
+        let t = fk.table;
+        let mut r = row(
+            fk.oid,
+            &fk.def.name,
+            "f",
+            t.oid,
+            fk.parent_index.map_or(0, |i| i.oid),
+            attnums(&fk.def.columns, true),
+        );
+        r[11] = int(fk.parent.map_or(0, |p| p.oid));
+        r[12] = text(deparse::action_code(fk.def.on_update));
+        r[13] = text(deparse::action_code(fk.def.on_delete));
+        r[14] = text("s");
+        r[19] = attnums(&fk.parent_columns, true);
+        rows.push(r);
     }
     relation(cols, rows)
 }

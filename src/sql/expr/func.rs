@@ -1,5 +1,5 @@
 //! Scalar functions at run time: text, numeric, `coalesce` / `greatest` / `least`, `nullif`,
-//! `now()`, `random()`.
+//! `now()`, `random()`, subscripts of text-form arrays.
 
 use std::cmp::Ordering;
 
@@ -242,10 +242,35 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             };
             Ok(Value::Bool(regex_match(&s, &p, f == Func::RegexIMatch)?))
         }
+        Func::ArrayElem => {
+            let (Some(a), Some(i)) = (text_arg(&vals[0]), int_arg(&vals[1])) else {
+                return null;
+            };
+            Ok(array_elem(&a, i).map_or(Value::Null, Value::Text))
+        }
         Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
             unreachable!("handled above")
         }
     }
+}
+
+/// Element `i` of an array in PostgreSQL's text form (see [`Func::ArrayElem`]); None for a NULL
+/// element or a subscript outside the array.
+pub fn array_elem(a: &str, i: i64) -> Option<String> {
+    let (items, first): (Vec<&str>, i64) = match a.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
+        Some("") => (vec![], 1),
+        Some(inner) => (inner.split(',').collect(), 1),
+        None => (a.split_whitespace().collect(), 0),
+    };
+    let k = usize::try_from(i.checked_sub(first)?).ok()?;
+    let item = items.get(k)?.trim();
+    if item == "NULL" {
+        return None;
+    }
+    Some(match item.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+        Some(q) => q.replace("\\\"", "\"").replace("\\\\", "\\"),
+        None => item.to_string(),
+    })
 }
 
 /// `s ~ p` (`~*` when `ci`): PostgreSQL's regular expressions as the regex crate reads them
@@ -276,4 +301,25 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
         }
         Ok(last.as_ref().is_some_and(|(_, _, re)| re.is_match(s)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_elem;
+
+    #[test]
+    fn array_subscripts() {
+        assert_eq!(array_elem("{3,1,2}", 1).as_deref(), Some("3"));
+        assert_eq!(array_elem("{3,1,2}", 3).as_deref(), Some("2"));
+        assert_eq!(array_elem("{3,1,2}", 0), None);
+        assert_eq!(array_elem("{3,1,2}", 4), None);
+        assert_eq!(array_elem("{}", 1), None);
+        assert_eq!(array_elem("{1,NULL}", 2), None);
+        assert_eq!(array_elem("{\"a b\",c}", 1).as_deref(), Some("a b"));
+        // int2vector: from 0.
+        assert_eq!(array_elem("2 1", 0).as_deref(), Some("2"));
+        assert_eq!(array_elem("2 1", 1).as_deref(), Some("1"));
+        assert_eq!(array_elem("2 1", 2), None);
+        assert_eq!(array_elem("2 1", i64::MIN), None);
+    }
 }

@@ -234,6 +234,11 @@ pub enum Func {
     /// `text ~ pattern`, `text ~* pattern` (case-insensitive).
     RegexMatch,
     RegexIMatch,
+    /// `a[i]` of an array in PostgreSQL's text form: `{x,y}` (subscripts from 1) or an
+    /// `int2vector` such as pg_index.indkey, `1 2` (subscripts from 0); the element as text,
+    /// NULL outside the array. Elements are split at every comma: the catalog's arrays hold
+    /// numbers.
+    ArrayElem,
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is

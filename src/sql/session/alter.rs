@@ -757,41 +757,40 @@ impl Session {
         };
         let mut new = (*old).clone();
         match op {
-            A::AlterColumnOperation::SetNotNull => {
-                if !col.nullable {
+            A::AlterColumnOperation::SetNotNull | A::AlterColumnOperation::DropNotNull => {
+                let nullable = matches!(op, A::AlterColumnOperation::DropNotNull);
+                if nullable {
+                    if old.primary_key.contains(&i) {
+                        return Err(Error::new(
+                            SqlState::INVALID_PRIMARY_KEY,
+                            format!("column \"{cname}\" is in a primary key"),
+                        ));
+                    }
+                    if col.identity.is_some() {
+                        return Err(identity());
+                    }
+                } else if !col.nullable {
                     return Ok(());
                 }
-                new.columns[i].nullable = false;
-                self.apply_def(table, &old, new, &[], &[i], &[])
+                new.columns[i].nullable = nullable;
+                // The stored rows are checked only when the column becomes NOT NULL.
+                let check: &[usize] = if nullable { &[] } else { &[i] };
+                self.apply_def(table, &old, new, &[], check, &[])
             }
-            A::AlterColumnOperation::DropNotNull => {
-                if old.primary_key.contains(&i) {
-                    return Err(Error::new(
-                        SqlState::INVALID_PRIMARY_KEY,
-                        format!("column \"{cname}\" is in a primary key"),
-                    ));
-                }
+            A::AlterColumnOperation::SetDefault { .. } | A::AlterColumnOperation::DropDefault => {
                 if col.identity.is_some() {
                     return Err(identity());
                 }
-                new.columns[i].nullable = true;
-                self.apply_def(table, &old, new, &[], &[], &[])
-            }
-            A::AlterColumnOperation::SetDefault { value } => {
-                if col.identity.is_some() {
-                    return Err(identity());
-                }
-                let text = value.to_string();
-                let mut b = Binder::new(&self.db, None);
-                bind_default(&mut b, &text, col.ty, cname)?;
-                new.columns[i].default = Some(text);
-                self.apply_def(table, &old, new, &[], &[], &[])
-            }
-            A::AlterColumnOperation::DropDefault => {
-                if col.identity.is_some() {
-                    return Err(identity());
-                }
-                new.columns[i].default = None;
+                let default = match op {
+                    A::AlterColumnOperation::SetDefault { value } => {
+                        let text = value.to_string();
+                        let mut b = Binder::new(&self.db, None);
+                        bind_default(&mut b, &text, col.ty, cname)?;
+                        Some(text)
+                    }
+                    _ => None,
+                };
+                new.columns[i].default = default;
                 self.apply_def(table, &old, new, &[], &[], &[])
             }
             other => Err(Error::unsupported(format!(

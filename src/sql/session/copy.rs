@@ -24,6 +24,9 @@ impl Session {
         legacy: &[A::CopyLegacyOption],
         values: &[Option<String>],
     ) -> Result<StatementResult> {
+        if to {
+            return self.copy_to(source, target, options, legacy);
+        }
         let A::CopySource::Table { table_name, columns } = source else {
             return Err(Error::unsupported("COPY (query) is not supported"));
         };

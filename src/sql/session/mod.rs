@@ -3,6 +3,7 @@
 
 mod alter;
 mod copy;
+mod copy_to;
 mod ddl;
 mod plan_cache;
 mod prepared;

@@ -28,6 +28,7 @@ pub(super) fn default_settings() -> BTreeMap<String, String> {
         ("lc_collate", "C"),
         ("lc_ctype", "C"),
         ("max_identifier_length", "63"),
+        ("max_index_keys", "32"),
         ("search_path", "\"$user\", public"),
         ("server_encoding", "UTF8"),
         ("server_version", "15.0"),
