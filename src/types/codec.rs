@@ -302,6 +302,20 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Steps over a varint without decoding it (as `varint`, an error past 10 bytes).
+    #[inline]
+    fn skip_varint(&mut self) -> Result<()> {
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
+        match rest.iter().take(10).position(|&b| b < 0x80) {
+            Some(i) => {
+                self.pos += i + 1;
+                Ok(())
+            }
+            None if rest.len() < 10 => Err(truncated()),
+            None => Err(Error::Corrupt("varint too long".into())),
+        }
+    }
+
     #[cold]
     fn varint_long(&mut self) -> Result<u64> {
         let mut v: u64 = 0;
@@ -376,9 +390,7 @@ fn read_count(r: &mut Reader<'_>) -> Result<usize> {
 fn skip_value(r: &mut Reader<'_>) -> Result<()> {
     match r.byte()? {
         T_NULL | T_FALSE | T_TRUE => {}
-        T_INT | T_TS | T_DATE | T_TSTZ => {
-            r.varint()?;
-        }
+        T_INT | T_TS | T_DATE | T_TSTZ => r.skip_varint()?,
         T_FLOAT => {
             r.take(8)?;
         }

@@ -216,7 +216,9 @@ impl Transaction {
 
         let mut lo = range.lo.clone();
         let mut hi = range.hi.clone();
-        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
+        // The first batch is half size: many scans stop early (LIMIT, a merge join's probe).
+        let mut limit = SCAN_BATCH / 2;
+        let mut batch: Vec<(Key, u64)> = Vec::with_capacity(limit);
         let mut chunk = 16;
         let files = self.db.files();
         let mut pre = Vec::new();
@@ -230,7 +232,8 @@ impl Transaction {
             let mut next_in_pre = 0;
             let more =
                 t.pk.read()
-                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, SCAN_BATCH, &mut batch);
+                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, limit, &mut batch);
+            limit = SCAN_BATCH;
             for (i, (k, p)) in batch.iter().enumerate() {
                 if i == next_fetch {
                     // Read the next rows together (one iterator pass or one multi-get) rather
