@@ -168,8 +168,15 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
 /// (value, inclusive); used for primary-key and secondary-index range scans alike.
 type RangeBound = Option<(Expr, bool)>;
 fn range_bounds(conj: &[Expr], col: usize) -> (RangeBound, RangeBound) {
+    let ((lo, _), (hi, _)) = range_bounds_from(conj, col);
+    (lo, hi)
+}
+
+/// [`range_bounds`], each bound with the position of the conjunct it came from.
+fn range_bounds_from(conj: &[Expr], col: usize) -> ((RangeBound, usize), (RangeBound, usize)) {
     let (mut lo, mut hi) = (None, None);
-    for c in conj {
+    let (mut lo_at, mut hi_at) = (usize::MAX, usize::MAX);
+    for (at, c) in conj.iter().enumerate() {
         let bs: Vec<(CmpOp, Expr)> = match c {
             Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
                 .into_iter()
@@ -179,13 +186,57 @@ fn range_bounds(conj: &[Expr], col: usize) -> (RangeBound, RangeBound) {
         };
         for (op, v) in bs {
             match op {
-                CmpOp::Gt | CmpOp::Ge if lo.is_none() => lo = Some((v, op == CmpOp::Ge)),
-                CmpOp::Lt | CmpOp::Le if hi.is_none() => hi = Some((v, op == CmpOp::Le)),
+                CmpOp::Gt | CmpOp::Ge if lo.is_none() => {
+                    lo = Some((v, op == CmpOp::Ge));
+                    lo_at = at;
+                }
+                CmpOp::Lt | CmpOp::Le if hi.is_none() => {
+                    hi = Some((v, op == CmpOp::Le));
+                    hi_at = at;
+                }
                 _ => {}
             }
         }
     }
-    (lo, hi)
+    ((lo, lo_at), (hi, hi_at))
+}
+
+/// Whether a primary-key range bound on an integer column is applied exactly by the scan
+/// (`exec::key_range`): an integer literal or parameter compares as the stored keys do, and a
+/// NULL makes the range empty as the comparison rejects every row. A float bound is rounded
+/// outwards, so its comparison must still run.
+fn exact_int_bound(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(Value::Int(_) | Value::Null) => true,
+        Expr::Param(_, t) => t.is_int(),
+        _ => false,
+    }
+}
+
+/// Removes from `conj` the conjuncts the primary-key range on integer column `col` applies
+/// exactly, so they are not evaluated again on every row the range delivers: a comparison
+/// that gave a bound, or an `AND` of two that gave both.
+fn drop_exact_range_conjuncts(conj: &mut Vec<Expr>, col: usize) {
+    let ((lo, lo_at), (hi, hi_at)) = range_bounds_from(conj, col);
+    let exact = |b: &RangeBound| b.as_ref().is_some_and(|(e, _)| exact_int_bound(e));
+    let mut drop: Vec<usize> = Vec::new();
+    for (at, b) in [(lo_at, &lo), (hi_at, &hi)] {
+        if at == usize::MAX || !exact(b) || has_subquery(&conj[at]) || drop.contains(&at) {
+            continue;
+        }
+        let whole = match &conj[at] {
+            // Both halves must be the bounds (BETWEEN gives such an AND).
+            Expr::And(..) => lo_at == hi_at && exact(&lo) && exact(&hi),
+            _ => true,
+        };
+        if whole {
+            drop.push(at);
+        }
+    }
+    drop.sort_unstable();
+    for at in drop.into_iter().rev() {
+        conj.remove(at);
+    }
 }
 
 fn bound_of(e: &Expr, col: usize) -> Option<(CmpOp, Expr)> {
@@ -245,6 +296,9 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             } else {
                 let (lo, hi) = range_bounds(&conj, col);
                 if lo.is_some() || hi.is_some() {
+                    if s.def.columns[col].ty.is_integer() {
+                        drop_exact_range_conjuncts(&mut conj, col);
+                    }
                     s.access = Access::Range { lo, hi };
                 }
             }
