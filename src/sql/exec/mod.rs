@@ -632,7 +632,13 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                     if let Some(on) = on {
                         let keys = hash_keys(on, left.width());
                         if !keys.is_empty() {
-                            return hash_join::hash_join(lrows, rrows, rw, &keys, on, *left_join, cx);
+                            let keep = if *left_join {
+                                hash_join::Unmatched::Left
+                            } else {
+                                hash_join::Unmatched::Drop
+                            };
+                            let widths = (left.width(), rw);
+                            return hash_join::hash_join(lrows, rrows, widths, &keys, Some(on), keep, cx);
                         }
                     }
                     for lr in lrows {
@@ -662,7 +668,15 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let rrows = run(right, cx)?;
             let (lw, rw) = (left.width(), right.width());
             let keys = on.as_ref().map(|e| hash_keys(e, lw)).unwrap_or_default();
-            hash_join::full_join(lrows, rrows, (lw, rw), &keys, on.as_ref(), cx)?
+            hash_join::hash_join(
+                lrows,
+                rrows,
+                (lw, rw),
+                &keys,
+                on.as_ref(),
+                hash_join::Unmatched::Both,
+                cx,
+            )?
         }
         Plan::SemiJoin {
             left,
