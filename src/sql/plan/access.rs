@@ -2,6 +2,7 @@
 //! scan an ALEX point lookup, IN list, key range or prefix, or a secondary index; joins that
 //! fix the inner table's key become index-lookup joins.
 
+use super::join_order::estimate;
 use super::{Access, AggFunc, AggSpec, Lookup, Plan, Scan};
 use crate::sql::expr::{has_subquery, CmpOp, Expr};
 use crate::types::Value;
@@ -21,7 +22,8 @@ pub fn conjoin(v: Vec<Expr>) -> Option<Expr> {
 }
 
 /// Builds a join, using an index-lookup join when the ON condition fixes the right table's
-/// primary key from the left row.
+/// primary key from the left row, or the column of a single-column secondary index when the
+/// left side is estimated small against the table.
 pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> Plan {
     let lw = left.width();
     let mut lookup = None;
@@ -30,25 +32,46 @@ pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> 
     if let (Plan::Scan(sc), Some(cond)) = (&mut right, &on) {
         // A filter pushed into the inner scan (inner joins only) may move into the condition.
         let movable = sc.filter.is_none() || !left_join;
-        if let (Some(pk), Access::Full, true) = (sc.pk_col(), &sc.access, movable) {
+        if let (Access::Full, true) = (&sc.access, movable) {
             let mut conj = Vec::new();
             split_and(cond.clone(), &mut conj);
-            for c in &conj {
-                if let Expr::Cmp(CmpOp::Eq, a, b) = c {
-                    let key = match (a.as_ref(), b.as_ref()) {
-                        (Expr::Col(x), other) | (other, Expr::Col(x)) if *x == lw + pk => other,
-                        _ => continue,
+            // `right.col = expr over the left row` for the inner table's column `col`.
+            let key_for = |col: usize| {
+                conj.iter().find_map(|c| {
+                    let Expr::Cmp(CmpOp::Eq, a, b) = c else {
+                        return None;
                     };
-                    if key.columns().iter().all(|&i| i < lw) && !key.columns().is_empty() {
-                        lookup = Some(Lookup {
-                            table: sc.table.clone(),
-                            def: sc.def.clone(),
-                            alias: sc.alias.clone(),
-                            key: key.clone(),
-                        });
-                        break;
-                    }
-                }
+                    let key = match (a.as_ref(), b.as_ref()) {
+                        (Expr::Col(x), other) | (other, Expr::Col(x)) if *x == lw + col => other,
+                        _ => return None,
+                    };
+                    let cols = key.columns();
+                    (!cols.is_empty() && cols.iter().all(|&i| i < lw)).then(|| key.clone())
+                })
+            };
+            let mut found = sc.pk_col().and_then(&key_for).map(|k| (k, None));
+            // A single-column secondary index, when the estimate says the left side is small
+            // against the table: one index probe per left row instead of reading the whole
+            // table into a hash table. The condition is still checked on each pair.
+            if found.is_none() && estimate(&left) * 4.0 <= sc.table.index_len() as f64 {
+                found = sc
+                    .def
+                    .indexes
+                    .iter()
+                    .enumerate()
+                    .find_map(|(ix, idx)| match idx.columns[..] {
+                        [col] => key_for(col).map(|k| (k, Some(ix))),
+                        _ => None,
+                    });
+            }
+            if let Some((key, index)) = found {
+                lookup = Some(Lookup {
+                    table: sc.table.clone(),
+                    def: sc.def.clone(),
+                    alias: sc.alias.clone(),
+                    key,
+                    index,
+                });
             }
             if lookup.is_some() {
                 if let Some(f) = sc.filter.take() {

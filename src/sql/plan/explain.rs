@@ -76,17 +76,22 @@ impl Plan {
                 let kind = if *left_join { "Left join" } else { "Inner join" };
                 match lookup {
                     Some(l) => {
-                        let how = match l.table.key_index_kind() {
-                            IndexKind::Alex => "ALEX point lookup",
-                            IndexKind::BTree => "ordered index (fallback) lookup",
+                        let (how, col) = match l.index {
+                            Some(ix) => (
+                                format!("secondary index {}", l.def.indexes[ix].name),
+                                l.def.indexes[ix].columns[0],
+                            ),
+                            None => (
+                                match l.table.key_index_kind() {
+                                    IndexKind::Alex => "ALEX point lookup",
+                                    IndexKind::BTree => "ordered index (fallback) lookup",
+                                }
+                                .to_string(),
+                                l.def.primary_key.first().copied().unwrap_or_default(),
+                            ),
                         };
                         let ln = left.names();
-                        let pk = l
-                            .def
-                            .primary_key
-                            .first()
-                            .map(|&i| l.def.columns[i].name.clone())
-                            .unwrap_or_default();
+                        let pk = l.def.columns.get(col).map(|c| c.name.clone()).unwrap_or_default();
                         out.push(format!(
                             "{pad}{kind} (index-lookup join: {how} on {} {} by {pk} = {})",
                             l.def.name,
