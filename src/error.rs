@@ -92,6 +92,10 @@ pub enum Error {
     /// Persisted bytes that cannot be decoded.
     #[error("corrupt data: {0}")]
     Corrupt(String),
+    /// A SQL error and where in the statement's input it arose (PostgreSQL's CONTEXT field,
+    /// such as the line of a COPY's data); see [`Error::with_context`].
+    #[error("{error}")]
+    Context { error: Box<Error>, context: String },
 }
 
 impl Error {
@@ -109,6 +113,27 @@ impl Error {
             Error::Storage(_) => SqlState::IO_ERROR,
             Error::OutcomeUnknown(_) => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
             Error::Corrupt(_) => SqlState::DATA_CORRUPTED,
+            Error::Context { error, .. } => error.sqlstate(),
+        }
+    }
+
+    /// A SQL error with `context` saying where it arose (the client sees it as the CONTEXT
+    /// field); other errors, and errors that already say where, are returned unchanged.
+    pub fn with_context(self, context: impl Into<String>) -> Error {
+        match self {
+            e @ Error::Sql { .. } => Error::Context {
+                error: Box::new(e),
+                context: context.into(),
+            },
+            e => e,
+        }
+    }
+
+    /// Where the error arose, if it says ([`Error::with_context`]).
+    pub fn context(&self) -> Option<&str> {
+        match self {
+            Error::Context { context, .. } => Some(context),
+            _ => None,
         }
     }
 

@@ -58,7 +58,9 @@ pub use memory::MemoryReport;
 pub use options::{IndexStats, Options, Stats};
 pub use sequence::SequenceDef;
 pub use table::Table;
-pub use txn::{Isolation, KeyRange, Locked, Savepoint, SequenceMemory, Transaction, BULK_COMMIT_ROWS};
+pub use txn::{
+    BatchError, Isolation, KeyRange, Locked, Savepoint, SequenceMemory, Transaction, BULK_COMMIT_ROWS,
+};
 pub use view::ViewDef;
 
 use crate::error::{Error, Result, SqlState};

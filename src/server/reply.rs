@@ -19,13 +19,16 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         Error::Sql { message, .. } => message.clone(),
         other => other.to_string(),
     };
+    let context = e.context().map(str::to_owned);
     // FATAL ends the connection (pgwire closes it after sending): see Error::ends_connection.
     let severity = if e.ends_connection() {
         SEVERITY_FATAL
     } else {
         SEVERITY_ERROR
     };
-    ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg)
+    let mut info = ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg);
+    info.where_context = context;
+    info
 }
 
 pub(super) fn user_error(e: &Error) -> PgWireError {

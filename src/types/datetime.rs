@@ -156,6 +156,23 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
+/// `us` (microseconds since 1970-01-01 00:00:00) plus `months` calendar months, the day of the
+/// month clamped to the new month's length and the time of day kept, as PostgreSQL's
+/// `timestamp + interval` adds an interval's months; None past the representable range.
+pub fn add_months(us: i64, months: i64) -> Option<i64> {
+    let (days, tod) = (us.div_euclid(86_400_000_000), us.rem_euclid(86_400_000_000));
+    let (y, m, d) = civil_from_days(days);
+    let m0 = (m as i64 - 1).checked_add(months)?;
+    let (y, m) = (y.checked_add(m0.div_euclid(12))?, (m0.rem_euclid(12) + 1) as u32);
+    if y.abs() > 300_000 {
+        return None;
+    }
+    let d = d.min(days_in_month(y, m));
+    days_from_civil(y, m, d)
+        .checked_mul(86_400_000_000)?
+        .checked_add(tod)
+}
+
 // Howard Hinnant's civil-date algorithms.
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };

@@ -13,8 +13,8 @@ mod rowref;
 mod value;
 
 pub use datetime::{
-    date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp, MICROS_PER_DAY,
-    TIMESTAMP_RANGE,
+    add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,
+    MICROS_PER_DAY, TIMESTAMP_RANGE,
 };
 pub use rowref::{RowRef, RowRefIter, ValueRef};
 pub use value::{format_float, DataType, Key, Row, Value};

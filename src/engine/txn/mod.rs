@@ -10,9 +10,10 @@
 //! PostgreSQL's READ COMMITTED does).
 //!
 //! This file: the transaction's state, settings, row locks and sequences; `read.rs`: reads and
-//! scans; `write.rs`: buffered writes; `savepoint.rs`: savepoints; `commit.rs`: rollback and
-//! the commit protocol.
+//! scans; `write.rs`: buffered writes; `batch.rs`: many inserts at once (COPY);
+//! `savepoint.rs`: savepoints; `commit.rs`: rollback and the commit protocol.
 
+mod batch;
 mod commit;
 mod read;
 mod savepoint;
@@ -26,6 +27,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
+
+pub use batch::BatchError;
 
 use super::gc::GcItem;
 use super::interrupt::{statement_timeout, Interrupt};

@@ -282,11 +282,12 @@ impl Binder<'_> {
                             value: A::Value::SingleQuotedString(s),
                             ..
                         }) => {
-                            let us = interval_micros(s)?;
-                            if us < 0 {
+                            let (months, micros) = interval_parts(s)?;
+                            // PostgreSQL's sign test: a month counts as 30 days.
+                            if (months as i128) * 30 * 86_400_000_000 + (micros as i128) < 0 {
                                 return Err(bad_size());
                             }
-                            Ok(Offset::Micros(us))
+                            Ok(Offset::Interval { months, micros })
                         }
                         _ => Err(unsupported("this interval form as a RANGE offset")),
                     }
@@ -394,9 +395,10 @@ fn resolve_window(windows: &[(String, A::WindowSpec)], w: &A::WindowSpec) -> Res
     })
 }
 
-/// An interval literal of days and smaller units (`'1 day'`, `'2 hours 30 minutes'`) in
-/// microseconds; months and years, which have no fixed length, are refused.
-fn interval_micros(s: &str) -> Result<i64> {
+/// An interval literal (`'1 day'`, `'2 hours 30 minutes'`, `'1 year 2 months'`) as calendar
+/// months and microseconds. As in PostgreSQL, a fraction of a year is whole months and a
+/// fraction of a month is 30-day days.
+fn interval_parts(s: &str) -> Result<(i64, i64)> {
     let bad = || {
         Error::new(
             SqlState("22007"),
@@ -408,9 +410,23 @@ fn interval_micros(s: &str) -> Result<i64> {
         return Err(bad());
     }
     let mut total = 0f64;
+    let mut months = 0f64;
     for pair in words.chunks(2) {
         let n: f64 = pair[0].parse().map_err(|_| bad())?;
+        if !n.is_finite() {
+            return Err(bad());
+        }
         let unit = pair[1].to_ascii_lowercase();
+        let month_count = match unit.trim_end_matches('s') {
+            "month" | "mon" => Some(n),
+            "year" | "yr" => Some((n * 12.0).round_ties_even()),
+            _ => None,
+        };
+        if let Some(k) = month_count {
+            months += k.trunc();
+            total += k.fract() * 30.0 * 86_400e6;
+            continue;
+        }
         let per = match unit.trim_end_matches('s') {
             "microsecond" | "usec" => 1.0,
             "millisecond" | "msec" => 1e3,
@@ -419,13 +435,12 @@ fn interval_micros(s: &str) -> Result<i64> {
             "hour" | "hr" => 3600e6,
             "day" => 86_400e6,
             "week" => 604_800e6,
-            "month" | "mon" | "year" | "yr" => return Err(unsupported("RANGE offsets in months or years")),
             _ => return Err(bad()),
         };
         total += n * per;
     }
-    if !total.is_finite() || total.abs() >= 9.2e18 {
+    if !total.is_finite() || total.abs() >= 9.2e18 || months.abs() >= 2.0e9 {
         return Err(bad());
     }
-    Ok(total.round() as i64)
+    Ok((months as i64, total.round() as i64))
 }

@@ -150,16 +150,18 @@ fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
     Ok(())
 }
 
-/// Takes the row lock of every row an UPDATE or DELETE chose (waiting for other writers).
-/// A row a concurrent transaction changed after the statement's snapshot (read committed) is
-/// replaced by its newest version if that still satisfies WHERE, and dropped otherwise (or if
-/// it was deleted), as PostgreSQL re-checks rows in READ COMMITTED.
-fn lock_rows(
-    t: &Arc<Table>,
-    rows: Vec<(Key, Arc<Row>)>,
-    recheck: &Option<Expr>,
-    cx: &Ctx,
-) -> Result<Vec<(Key, Arc<Row>)>> {
+/// The rows an UPDATE or DELETE changes: those its scan chooses, each then row-locked
+/// (waiting for other writers). A row a concurrent transaction changed after the statement's
+/// snapshot (read committed) is replaced by its newest version if that still satisfies WHERE,
+/// and dropped otherwise (or if it was deleted), as PostgreSQL re-checks rows in READ
+/// COMMITTED.
+fn chosen_rows(scan: &Scan, recheck: &Option<Expr>, cx: &Ctx) -> Result<Vec<(Key, Arc<Row>)>> {
+    let mut rows: Vec<(Key, Arc<Row>)> = Vec::new();
+    scan_rows(scan, cx, &mut |k, r| {
+        rows.push((k.clone(), r.clone()));
+        Ok(true)
+    })?;
+    let t = &scan.table;
     let mut out = Vec::with_capacity(rows.len());
     for (k, row) in rows {
         match cx.tx.lock_row_by(t, &k, cx.stop)? {
@@ -194,12 +196,7 @@ pub fn exec_update(
     {
         let ex = Exec::new(tx, params, subplans, now, stop);
         let cx = ex.ctx();
-        let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
-        scan_rows(&p.scan, &cx, &mut |k, r| {
-            olds.push((k.clone(), r.clone()));
-            Ok(true)
-        })?;
-        let olds = lock_rows(&p.scan.table, olds, &p.recheck, &cx)?;
+        let olds = chosen_rows(&p.scan, &p.recheck, &cx)?;
         for (k, old) in olds {
             cx.check()?;
             let mut new = (*old).clone();
@@ -255,12 +252,7 @@ pub fn exec_delete(
     let (olds, ret) = {
         let ex = Exec::new(tx, params, subplans, now, stop);
         let cx = ex.ctx();
-        let mut olds: Vec<(Key, Arc<Row>)> = Vec::new();
-        scan_rows(&p.scan, &cx, &mut |k, r| {
-            olds.push((k.clone(), r.clone()));
-            Ok(true)
-        })?;
-        let olds = lock_rows(&p.scan.table, olds, &p.recheck, &cx)?;
+        let olds = chosen_rows(&p.scan, &p.recheck, &cx)?;
         let rows: Vec<Row> = match p.returning {
             Some(_) => olds.iter().map(|(_, r)| (**r).clone()).collect(),
             None => Vec::new(),

@@ -29,91 +29,76 @@ fn key(exprs: &[&Expr], row: &[Value], cx: &Ctx) -> Result<Option<Vec<Value>>> {
     Ok(Some(k))
 }
 
-/// Joins `lrows` with `rrows` (`rw` columns wide) on `keys` (left expr, right expr), then `on`.
-pub(super) fn hash_join(
-    lrows: Vec<Row>,
-    rrows: Vec<Row>,
-    rw: usize,
-    keys: &[(Expr, Expr)],
-    on: &Expr,
-    left_join: bool,
-    cx: &Ctx,
-) -> Result<Vec<Row>> {
-    let lk: Vec<&Expr> = keys.iter().map(|k| &k.0).collect();
-    let rk: Vec<&Expr> = keys.iter().map(|k| &k.1).collect();
-    let mut table: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
-    for (i, r) in rrows.iter().enumerate() {
-        cx.check()?;
-        if let Some(k) = key(&rk, r, cx)? {
-            table.entry(k).or_default().push(i);
-        }
-    }
-    let mut out = Vec::new();
-    for lr in lrows {
-        cx.check()?;
-        let mut matched = false;
-        if let Some(k) = key(&lk, &lr, cx)? {
-            for &i in table.get(&k).map(Vec::as_slice).unwrap_or(&[]) {
-                let mut row = Vec::with_capacity(lr.len() + rw);
-                row.extend(lr.iter().cloned());
-                row.extend(rrows[i].iter().cloned());
-                if on.test(&row, cx)? {
-                    out.push(row);
-                    matched = true;
+/// The right input of a join hashed on its keys, probed with each left row's keys. Without
+/// keys every right row is a candidate (a nested loop).
+struct Hashed<'a> {
+    lk: Vec<&'a Expr>,
+    table: HashMap<Vec<Value>, Vec<usize>>,
+    every: Option<Vec<usize>>,
+}
+
+impl<'a> Hashed<'a> {
+    fn build(keys: &'a [(Expr, Expr)], rrows: &[Row], cx: &Ctx) -> Result<Self> {
+        let rk: Vec<&Expr> = keys.iter().map(|k| &k.1).collect();
+        let mut table: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+        if !keys.is_empty() {
+            for (i, r) in rrows.iter().enumerate() {
+                cx.check()?;
+                if let Some(k) = key(&rk, r, cx)? {
+                    table.entry(k).or_default().push(i);
                 }
             }
         }
-        if !matched && left_join {
-            let mut row = lr;
-            row.extend(std::iter::repeat_n(Value::Null, rw));
-            out.push(row);
-        }
+        Ok(Hashed {
+            lk: keys.iter().map(|k| &k.0).collect(),
+            table,
+            every: keys.is_empty().then(|| (0..rrows.len()).collect()),
+        })
     }
-    Ok(out)
+
+    /// The right rows whose keys equal the left row's (none when one of its keys is NULL).
+    fn probe(&self, lr: &[Value], cx: &Ctx) -> Result<&[usize]> {
+        if let Some(every) = &self.every {
+            return Ok(every);
+        }
+        Ok(match key(&self.lk, lr, cx)? {
+            Some(k) => self.table.get(&k).map(Vec::as_slice).unwrap_or(&[]),
+            None => &[],
+        })
+    }
 }
 
-/// FULL JOIN of `lrows` and `rrows` (`widths` = their column counts): the pairs meeting `on`
-/// (candidates from a hash table on `keys` when there are any, else every pair), each left row
-/// that met none padded with NULLs after it, then each right row that met none with NULLs
-/// before it.
-pub(super) fn full_join(
+/// Which rows without a match a join keeps, padded with NULLs for the other side.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unmatched {
+    /// Inner join: none.
+    Drop,
+    /// LEFT JOIN: the left rows.
+    Left,
+    /// FULL JOIN: the left rows, then the right rows.
+    Both,
+}
+
+/// Joins `lrows` with `rrows` (`widths` = their column counts): the pairs meeting `on`
+/// (candidates from a hash table on `keys` when there are any, else every pair), each
+/// unmatched left row after its would-be pairs and the unmatched right rows at the end, as
+/// `keep` says.
+pub(super) fn hash_join(
     lrows: Vec<Row>,
     rrows: Vec<Row>,
     (lw, rw): (usize, usize),
     keys: &[(Expr, Expr)],
     on: Option<&Expr>,
+    keep: Unmatched,
     cx: &Ctx,
 ) -> Result<Vec<Row>> {
-    let lk: Vec<&Expr> = keys.iter().map(|k| &k.0).collect();
-    let rk: Vec<&Expr> = keys.iter().map(|k| &k.1).collect();
-    let mut table: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
-    if !keys.is_empty() {
-        for (i, r) in rrows.iter().enumerate() {
-            cx.check()?;
-            if let Some(k) = key(&rk, r, cx)? {
-                table.entry(k).or_default().push(i);
-            }
-        }
-    }
-    let every: Vec<usize> = if keys.is_empty() {
-        (0..rrows.len()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut rmatched = vec![false; rrows.len()];
+    let hashed = Hashed::build(keys, &rrows, cx)?;
+    let mut rmatched = vec![false; if keep == Unmatched::Both { rrows.len() } else { 0 }];
     let mut out = Vec::new();
     for lr in lrows {
         cx.check()?;
-        let cands: &[usize] = if keys.is_empty() {
-            &every
-        } else {
-            match key(&lk, &lr, cx)? {
-                Some(k) => table.get(&k).map(Vec::as_slice).unwrap_or(&[]),
-                None => &[],
-            }
-        };
         let mut matched = false;
-        for &i in cands {
+        for &i in hashed.probe(&lr, cx)? {
             cx.check()?;
             let mut row = Vec::with_capacity(lw + rw);
             row.extend(lr.iter().cloned());
@@ -121,21 +106,25 @@ pub(super) fn full_join(
             if on.map_or(Ok(true), |e| e.test(&row, cx))? {
                 out.push(row);
                 matched = true;
-                rmatched[i] = true;
+                if let Some(m) = rmatched.get_mut(i) {
+                    *m = true;
+                }
             }
         }
-        if !matched {
+        if !matched && keep != Unmatched::Drop {
             let mut row = lr;
             row.extend(std::iter::repeat_n(Value::Null, rw));
             out.push(row);
         }
     }
-    for (r, m) in rrows.into_iter().zip(rmatched) {
-        if !m {
-            let mut row = Vec::with_capacity(lw + rw);
-            row.extend(std::iter::repeat_n(Value::Null, lw));
-            row.extend(r);
-            out.push(row);
+    if keep == Unmatched::Both {
+        for (r, m) in rrows.into_iter().zip(rmatched) {
+            if !m {
+                let mut row = Vec::with_capacity(lw + rw);
+                row.extend(std::iter::repeat_n(Value::Null, lw));
+                row.extend(r);
+                out.push(row);
+            }
         }
     }
     Ok(out)
@@ -151,37 +140,27 @@ pub(super) fn semi_join(
     anti: bool,
     cx: &Ctx,
 ) -> Result<Vec<Row>> {
-    let lk: Vec<&Expr> = keys.iter().map(|k| &k.0).collect();
-    let rk: Vec<&Expr> = keys.iter().map(|k| &k.1).collect();
-    let mut table: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
-    for (i, r) in rrows.iter().enumerate() {
-        cx.check()?;
-        if let Some(k) = key(&rk, r, cx)? {
-            table.entry(k).or_default().push(i);
-        }
-    }
+    let hashed = Hashed::build(keys, &rrows, cx)?;
     let mut out = Vec::new();
     for lr in lrows {
         cx.check()?;
-        let mut found = false;
-        if let Some(k) = key(&lk, &lr, cx)? {
-            if let Some(cands) = table.get(&k) {
-                match residual {
-                    None => found = true,
-                    Some(e) => {
-                        for &i in cands {
-                            let mut row = Vec::with_capacity(lr.len() + rrows[i].len());
-                            row.extend(lr.iter().cloned());
-                            row.extend(rrows[i].iter().cloned());
-                            if e.test(&row, cx)? {
-                                found = true;
-                                break;
-                            }
-                        }
+        let cands = hashed.probe(&lr, cx)?;
+        let found = match residual {
+            None => !cands.is_empty(),
+            Some(e) => {
+                let mut found = false;
+                for &i in cands {
+                    let mut row = Vec::with_capacity(lr.len() + rrows[i].len());
+                    row.extend(lr.iter().cloned());
+                    row.extend(rrows[i].iter().cloned());
+                    if e.test(&row, cx)? {
+                        found = true;
+                        break;
                     }
                 }
+                found
             }
-        }
+        };
         if found != anti {
             out.push(lr);
         }

@@ -609,14 +609,30 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                         cx.check()?;
                         let kv = l.key.eval(&lr, cx)?;
                         let mut matched = false;
-                        if let Some(k) = make_key(&l.def, vec![kv])? {
-                            if let Some(r) = cx.tx.get_in(&l.table, &k)? {
-                                let mut row = lr.clone();
-                                row.extend(r.iter().cloned());
-                                if on.as_ref().map_or(Ok(true), |e| e.test(&row, cx))? {
-                                    out.push(row);
-                                    matched = true;
+                        let found: Vec<Arc<Row>> = match l.index {
+                            None => match make_key(&l.def, vec![kv])? {
+                                Some(k) => cx.tx.get_in(&l.table, &k)?.into_iter().collect(),
+                                None => Vec::new(),
+                            },
+                            Some(ix) => {
+                                let col = l.def.indexes[ix].columns[0];
+                                match key_value(kv, l.def.columns[col].ty)? {
+                                    Some(v) => {
+                                        let b = encode_key_values(&[v]);
+                                        let (lo, hi) = (Bound::Included(&b[..]), Bound::Included(&b[..]));
+                                        let rows = cx.tx.index_scan_in(&l.table, ix, lo, hi)?;
+                                        rows.into_iter().map(|(_, r)| r).collect()
+                                    }
+                                    None => Vec::new(),
                                 }
+                            }
+                        };
+                        for r in found {
+                            let mut row = lr.clone();
+                            row.extend(r.iter().cloned());
+                            if on.as_ref().map_or(Ok(true), |e| e.test(&row, cx))? {
+                                out.push(row);
+                                matched = true;
                             }
                         }
                         if !matched && *left_join {
@@ -632,7 +648,13 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                     if let Some(on) = on {
                         let keys = hash_keys(on, left.width());
                         if !keys.is_empty() {
-                            return hash_join::hash_join(lrows, rrows, rw, &keys, on, *left_join, cx);
+                            let keep = if *left_join {
+                                hash_join::Unmatched::Left
+                            } else {
+                                hash_join::Unmatched::Drop
+                            };
+                            let widths = (left.width(), rw);
+                            return hash_join::hash_join(lrows, rrows, widths, &keys, Some(on), keep, cx);
                         }
                     }
                     for lr in lrows {
@@ -662,7 +684,15 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             let rrows = run(right, cx)?;
             let (lw, rw) = (left.width(), right.width());
             let keys = on.as_ref().map(|e| hash_keys(e, lw)).unwrap_or_default();
-            hash_join::full_join(lrows, rrows, (lw, rw), &keys, on.as_ref(), cx)?
+            hash_join::hash_join(
+                lrows,
+                rrows,
+                (lw, rw),
+                &keys,
+                on.as_ref(),
+                hash_join::Unmatched::Both,
+                cx,
+            )?
         }
         Plan::SemiJoin {
             left,

@@ -11,7 +11,7 @@ use super::{compare_rows, Acc};
 use crate::error::{Error, Result};
 use crate::sql::expr::Ctx;
 use crate::sql::plan::window::{Frame, FrameEdge, Offset, Units, WinFunc, WinSpec};
-use crate::types::{Row, Value};
+use crate::types::{add_months, Row, Value};
 
 pub(super) fn window(rows: Vec<Row>, specs: &[WinSpec], cx: &Ctx) -> Result<Vec<Row>> {
     let mut extra: Vec<Vec<Value>> = vec![Vec::with_capacity(specs.len()); rows.len()];
@@ -210,9 +210,25 @@ fn in_range(val: &Value, base: &Value, off: Offset, sub: bool, less: bool) -> bo
             v => exact(v).map(|i| i as f64),
         }
     }
+    if let Offset::Interval { months, micros } = off {
+        if months != 0 {
+            // Calendar months first, then the rest, as timestamp +/- interval does.
+            let (Some(v), Some(b)) = (exact(val), exact(base)) else {
+                return false;
+            };
+            let Some(shifted) = add_months(b as i64, if sub { -months } else { months }) else {
+                // Past the calendar's end (or before its start): every value lies before it
+                // (after it).
+                let forward = (months > 0) != sub;
+                return less == forward;
+            };
+            let t = shifted as i128 + if sub { -(micros as i128) } else { micros as i128 };
+            return if less { v <= t } else { v >= t };
+        }
+    }
     let exact_off = match off {
         Offset::Count(c) => Some(c as i128),
-        Offset::Int(i) | Offset::Micros(i) => Some(i as i128),
+        Offset::Int(i) | Offset::Interval { micros: i, .. } => Some(i as i128),
         Offset::Float(_) => None,
     };
     if let (Some(v), Some(b), Some(o)) = (exact(val), exact(base), exact_off) {
@@ -222,7 +238,7 @@ fn in_range(val: &Value, base: &Value, off: Offset, sub: bool, less: bool) -> bo
     let o = match off {
         Offset::Float(f) => f,
         Offset::Count(c) => c as f64,
-        Offset::Int(i) | Offset::Micros(i) => i as f64,
+        Offset::Int(i) | Offset::Interval { micros: i, .. } => i as f64,
     };
     match (double(val), double(base)) {
         (Some(v), Some(b)) => {

@@ -2,6 +2,7 @@
 //! scan an ALEX point lookup, IN list, key range or prefix, or a secondary index; joins that
 //! fix the inner table's key become index-lookup joins.
 
+use super::join_order::estimate;
 use super::{Access, AggFunc, AggSpec, Lookup, Plan, Scan};
 use crate::sql::expr::{has_subquery, CmpOp, Expr};
 use crate::types::Value;
@@ -21,7 +22,8 @@ pub fn conjoin(v: Vec<Expr>) -> Option<Expr> {
 }
 
 /// Builds a join, using an index-lookup join when the ON condition fixes the right table's
-/// primary key from the left row.
+/// primary key from the left row, or the column of a single-column secondary index when the
+/// left side is estimated small against the table.
 pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> Plan {
     let lw = left.width();
     let mut lookup = None;
@@ -30,25 +32,46 @@ pub fn make_join(left: Plan, right: Plan, left_join: bool, on: Option<Expr>) -> 
     if let (Plan::Scan(sc), Some(cond)) = (&mut right, &on) {
         // A filter pushed into the inner scan (inner joins only) may move into the condition.
         let movable = sc.filter.is_none() || !left_join;
-        if let (Some(pk), Access::Full, true) = (sc.pk_col(), &sc.access, movable) {
+        if let (Access::Full, true) = (&sc.access, movable) {
             let mut conj = Vec::new();
             split_and(cond.clone(), &mut conj);
-            for c in &conj {
-                if let Expr::Cmp(CmpOp::Eq, a, b) = c {
-                    let key = match (a.as_ref(), b.as_ref()) {
-                        (Expr::Col(x), other) | (other, Expr::Col(x)) if *x == lw + pk => other,
-                        _ => continue,
+            // `right.col = expr over the left row` for the inner table's column `col`.
+            let key_for = |col: usize| {
+                conj.iter().find_map(|c| {
+                    let Expr::Cmp(CmpOp::Eq, a, b) = c else {
+                        return None;
                     };
-                    if key.columns().iter().all(|&i| i < lw) && !key.columns().is_empty() {
-                        lookup = Some(Lookup {
-                            table: sc.table.clone(),
-                            def: sc.def.clone(),
-                            alias: sc.alias.clone(),
-                            key: key.clone(),
-                        });
-                        break;
-                    }
-                }
+                    let key = match (a.as_ref(), b.as_ref()) {
+                        (Expr::Col(x), other) | (other, Expr::Col(x)) if *x == lw + col => other,
+                        _ => return None,
+                    };
+                    let cols = key.columns();
+                    (!cols.is_empty() && cols.iter().all(|&i| i < lw)).then(|| key.clone())
+                })
+            };
+            let mut found = sc.pk_col().and_then(&key_for).map(|k| (k, None));
+            // A single-column secondary index, when the estimate says the left side is small
+            // against the table: one index probe per left row instead of reading the whole
+            // table into a hash table. The condition is still checked on each pair.
+            if found.is_none() && estimate(&left) * 4.0 <= sc.table.index_len() as f64 {
+                found = sc
+                    .def
+                    .indexes
+                    .iter()
+                    .enumerate()
+                    .find_map(|(ix, idx)| match idx.columns[..] {
+                        [col] => key_for(col).map(|k| (k, Some(ix))),
+                        _ => None,
+                    });
+            }
+            if let Some((key, index)) = found {
+                lookup = Some(Lookup {
+                    table: sc.table.clone(),
+                    def: sc.def.clone(),
+                    alias: sc.alias.clone(),
+                    key,
+                    index,
+                });
             }
             if lookup.is_some() {
                 if let Some(f) = sc.filter.take() {
@@ -168,8 +191,15 @@ fn push_down(plan: Plan, conj: Vec<Expr>) -> (Plan, Vec<Expr>) {
 /// (value, inclusive); used for primary-key and secondary-index range scans alike.
 type RangeBound = Option<(Expr, bool)>;
 fn range_bounds(conj: &[Expr], col: usize) -> (RangeBound, RangeBound) {
+    let ((lo, _), (hi, _)) = range_bounds_from(conj, col);
+    (lo, hi)
+}
+
+/// [`range_bounds`], each bound with the position of the conjunct it came from.
+fn range_bounds_from(conj: &[Expr], col: usize) -> ((RangeBound, usize), (RangeBound, usize)) {
     let (mut lo, mut hi) = (None, None);
-    for c in conj {
+    let (mut lo_at, mut hi_at) = (usize::MAX, usize::MAX);
+    for (at, c) in conj.iter().enumerate() {
         let bs: Vec<(CmpOp, Expr)> = match c {
             Expr::And(a, b) => [bound_of(a, col), bound_of(b, col)]
                 .into_iter()
@@ -179,13 +209,57 @@ fn range_bounds(conj: &[Expr], col: usize) -> (RangeBound, RangeBound) {
         };
         for (op, v) in bs {
             match op {
-                CmpOp::Gt | CmpOp::Ge if lo.is_none() => lo = Some((v, op == CmpOp::Ge)),
-                CmpOp::Lt | CmpOp::Le if hi.is_none() => hi = Some((v, op == CmpOp::Le)),
+                CmpOp::Gt | CmpOp::Ge if lo.is_none() => {
+                    lo = Some((v, op == CmpOp::Ge));
+                    lo_at = at;
+                }
+                CmpOp::Lt | CmpOp::Le if hi.is_none() => {
+                    hi = Some((v, op == CmpOp::Le));
+                    hi_at = at;
+                }
                 _ => {}
             }
         }
     }
-    (lo, hi)
+    ((lo, lo_at), (hi, hi_at))
+}
+
+/// Whether a primary-key range bound on an integer column is applied exactly by the scan
+/// (`exec::key_range`): an integer literal or parameter compares as the stored keys do, and a
+/// NULL makes the range empty as the comparison rejects every row. A float bound is rounded
+/// outwards, so its comparison must still run.
+fn exact_int_bound(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(Value::Int(_) | Value::Null) => true,
+        Expr::Param(_, t) => t.is_int(),
+        _ => false,
+    }
+}
+
+/// Removes from `conj` the conjuncts the primary-key range on integer column `col` applies
+/// exactly, so they are not evaluated again on every row the range delivers: a comparison
+/// that gave a bound, or an `AND` of two that gave both.
+fn drop_exact_range_conjuncts(conj: &mut Vec<Expr>, col: usize) {
+    let ((lo, lo_at), (hi, hi_at)) = range_bounds_from(conj, col);
+    let exact = |b: &RangeBound| b.as_ref().is_some_and(|(e, _)| exact_int_bound(e));
+    let mut drop: Vec<usize> = Vec::new();
+    for (at, b) in [(lo_at, &lo), (hi_at, &hi)] {
+        if at == usize::MAX || !exact(b) || has_subquery(&conj[at]) || drop.contains(&at) {
+            continue;
+        }
+        let whole = match &conj[at] {
+            // Both halves must be the bounds (BETWEEN gives such an AND).
+            Expr::And(..) => lo_at == hi_at && exact(&lo) && exact(&hi),
+            _ => true,
+        };
+        if whole {
+            drop.push(at);
+        }
+    }
+    drop.sort_unstable();
+    for at in drop.into_iter().rev() {
+        conj.remove(at);
+    }
 }
 
 fn bound_of(e: &Expr, col: usize) -> Option<(CmpOp, Expr)> {
@@ -245,6 +319,9 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             } else {
                 let (lo, hi) = range_bounds(&conj, col);
                 if lo.is_some() || hi.is_some() {
+                    if s.def.columns[col].ty.is_integer() {
+                        drop_exact_range_conjuncts(&mut conj, col);
+                    }
                     s.access = Access::Range { lo, hi };
                 }
             }

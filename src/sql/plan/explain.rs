@@ -8,14 +8,57 @@ use super::{Access, AggFunc, AggSpec, Plan, Scan};
 use crate::index::keyed::IndexKind;
 use crate::sql::expr::{Expr, SubRef};
 
+/// The indentation of a node at `depth`.
+fn node_pad(depth: usize) -> String {
+    if depth == 0 {
+        String::new()
+    } else {
+        format!("{}-> ", "  ".repeat(depth - 1))
+    }
+}
+
+/// A join's condition, under its node, over the joined row's column `names`.
+fn join_filter(out: &mut Vec<String>, depth: usize, on: Option<&Expr>, names: &[String]) {
+    if let Some(on) = on {
+        out.push(format!(
+            "{}   join filter: {}",
+            "  ".repeat(depth),
+            show_n(on, names)
+        ));
+    }
+}
+
+/// A join that reads both inputs (inner, left, full, semi or anti): a hash join on `keys`, or
+/// a nested loop without any, then its condition and both inputs.
+fn explain_join(
+    out: &mut Vec<String>,
+    depth: usize,
+    kind: &str,
+    (left, right): (&Plan, &Plan),
+    keys: &[(Expr, Expr)],
+    on: Option<&Expr>,
+    names: &[String],
+) {
+    let pad = node_pad(depth);
+    if keys.is_empty() {
+        out.push(format!("{pad}{kind} (nested loop)"));
+    } else {
+        let (ln, rn) = (left.names(), right.names());
+        let k: Vec<String> = keys
+            .iter()
+            .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
+            .collect();
+        out.push(format!("{pad}{kind} (hash join on {})", k.join(", ")));
+    }
+    join_filter(out, depth, on, names);
+    left.explain(out, depth + 1);
+    right.explain(out, depth + 1);
+}
+
 impl Plan {
     /// EXPLAIN text, one node per line, children indented.
     pub fn explain(&self, out: &mut Vec<String>, depth: usize) {
-        let pad = if depth == 0 {
-            String::new()
-        } else {
-            format!("{}-> ", "  ".repeat(depth - 1))
-        };
+        let pad = node_pad(depth);
         match self {
             Plan::Values(rows) => out.push(format!(
                 "{pad}Values ({} row{})",
@@ -33,83 +76,58 @@ impl Plan {
                 let kind = if *left_join { "Left join" } else { "Inner join" };
                 match lookup {
                     Some(l) => {
-                        let how = match l.table.key_index_kind() {
-                            IndexKind::Alex => "ALEX point lookup",
-                            IndexKind::BTree => "ordered index (fallback) lookup",
+                        let (how, col) = match l.index {
+                            Some(ix) => (
+                                format!("secondary index {}", l.def.indexes[ix].name),
+                                l.def.indexes[ix].columns[0],
+                            ),
+                            None => (
+                                match l.table.key_index_kind() {
+                                    IndexKind::Alex => "ALEX point lookup",
+                                    IndexKind::BTree => "ordered index (fallback) lookup",
+                                }
+                                .to_string(),
+                                l.def.primary_key.first().copied().unwrap_or_default(),
+                            ),
                         };
                         let ln = left.names();
-                        let pk = l
-                            .def
-                            .primary_key
-                            .first()
-                            .map(|&i| l.def.columns[i].name.clone())
-                            .unwrap_or_default();
+                        let pk = l.def.columns.get(col).map(|c| c.name.clone()).unwrap_or_default();
                         out.push(format!(
                             "{pad}{kind} (index-lookup join: {how} on {} {} by {pk} = {})",
                             l.def.name,
                             l.alias,
                             show_n(&l.key, &ln)
                         ));
-                        if let Some(on) = on {
-                            out.push(format!(
-                                "{}   join filter: {}",
-                                "  ".repeat(depth),
-                                show_n(on, &self.names())
-                            ));
-                        }
+                        join_filter(out, depth, on.as_ref(), &self.names());
                         left.explain(out, depth + 1);
                     }
                     None => {
-                        let keys = on
-                            .as_ref()
-                            .map(|e| hash_keys(e, left.width()))
-                            .unwrap_or_default();
-                        if keys.is_empty() {
-                            out.push(format!("{pad}{kind} (nested loop)"));
-                        } else {
-                            let (ln, rn) = (left.names(), right.names());
-                            let k: Vec<String> = keys
-                                .iter()
-                                .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
-                                .collect();
-                            out.push(format!("{pad}{kind} (hash join on {})", k.join(", ")));
-                        }
-                        if let Some(on) = on {
-                            out.push(format!(
-                                "{}   join filter: {}",
-                                "  ".repeat(depth),
-                                show_n(on, &self.names())
-                            ));
-                        }
-                        left.explain(out, depth + 1);
-                        right.explain(out, depth + 1);
+                        let keys = on.as_ref().map(|e| hash_keys(e, left.width()));
+                        let names = self.names();
+                        explain_join(
+                            out,
+                            depth,
+                            kind,
+                            (left, right),
+                            &keys.unwrap_or_default(),
+                            on.as_ref(),
+                            &names,
+                        );
                     }
                 }
             }
             Plan::FullJoin { left, right, on } => {
-                let keys = on
-                    .as_ref()
-                    .map(|e| hash_keys(e, left.width()))
-                    .unwrap_or_default();
-                if keys.is_empty() {
-                    out.push(format!("{pad}Full join (nested loop)"));
-                } else {
-                    let (ln, rn) = (left.names(), right.names());
-                    let k: Vec<String> = keys
-                        .iter()
-                        .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
-                        .collect();
-                    out.push(format!("{pad}Full join (hash join on {})", k.join(", ")));
-                }
-                if let Some(on) = on {
-                    out.push(format!(
-                        "{}   join filter: {}",
-                        "  ".repeat(depth),
-                        show_n(on, &self.names())
-                    ));
-                }
-                left.explain(out, depth + 1);
-                right.explain(out, depth + 1);
+                let keys = on.as_ref().map(|e| hash_keys(e, left.width()));
+                let names = self.names();
+                explain_join(
+                    out,
+                    depth,
+                    "Full join",
+                    (left, right),
+                    &keys.unwrap_or_default(),
+                    on.as_ref(),
+                    &names,
+                );
             }
             Plan::SemiJoin {
                 left,
@@ -118,26 +136,9 @@ impl Plan {
                 residual,
                 anti,
             } => {
-                let (ln, rn) = (left.names(), right.names());
-                let k: Vec<String> = keys
-                    .iter()
-                    .map(|(l, r)| format!("{} = {}", show_n(l, &ln), show_n(r, &rn)))
-                    .collect();
-                out.push(format!(
-                    "{pad}{} (hash join on {})",
-                    if *anti { "Anti join" } else { "Semi join" },
-                    k.join(", ")
-                ));
-                if let Some(e) = residual {
-                    let both: Vec<String> = ln.iter().chain(&rn).cloned().collect();
-                    out.push(format!(
-                        "{}   join filter: {}",
-                        "  ".repeat(depth),
-                        show_n(e, &both)
-                    ));
-                }
-                left.explain(out, depth + 1);
-                right.explain(out, depth + 1);
+                let kind = if *anti { "Anti join" } else { "Semi join" };
+                let both: Vec<String> = left.names().into_iter().chain(right.names()).collect();
+                explain_join(out, depth, kind, (left, right), keys, residual.as_ref(), &both);
             }
             Plan::Filter(p, e) => {
                 out.push(format!("{pad}Filter: {}", show_n(e, &p.names())));

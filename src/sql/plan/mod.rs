@@ -121,13 +121,15 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
-/// Index-lookup join: for each left row, evaluate `key` and fetch the right row by primary key.
+/// Index-lookup join: for each left row, evaluate `key` and fetch the right rows by primary
+/// key (`index` None) or through the single-column secondary index `index`.
 #[derive(Clone)]
 pub struct Lookup {
     pub table: Arc<Table>,
     pub def: Arc<TableDef>,
     pub alias: String,
     pub key: Expr,
+    pub index: Option<usize>,
 }
 
 /// A set operation between two queries' rows.

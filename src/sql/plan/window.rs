@@ -26,8 +26,12 @@ pub enum Offset {
     /// RANGE over a numeric ORDER BY key: the key's distance.
     Int(i64),
     Float(f64),
-    /// RANGE over a date or timestamp key: an interval, in microseconds.
-    Micros(i64),
+    /// RANGE over a date or timestamp key: an interval, as calendar months (added first, as
+    /// PostgreSQL adds an interval to a timestamp) and microseconds (its days and time).
+    Interval {
+        months: i64,
+        micros: i64,
+    },
 }
 
 /// One end of a frame: `None` offset means UNBOUNDED.
