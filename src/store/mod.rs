@@ -177,6 +177,8 @@ pub struct Store {
     writes_ended: AtomicU64,
     /// When the watchdog first saw writes in flight and `writes_ended` at this count.
     stall_seen: Mutex<Option<(u64, Instant)>>,
+    /// Set by [`Store::stop_background_work`] (RocksDB then ends the writes it holds stopped).
+    background_stopped: AtomicBool,
 }
 
 impl Store {
@@ -269,6 +271,7 @@ impl Store {
             writes_begun: AtomicU64::new(0),
             writes_ended: AtomicU64::new(0),
             stall_seen: Mutex::new(None),
+            background_stopped: AtomicBool::new(false),
         })
     }
 
@@ -333,21 +336,30 @@ impl Store {
     /// torn tail), and no write with `sync` set shares the group (`write_sync` syncs through
     /// `wait_durable`), so no group fsync can fail after the record was written.
     pub fn append(&self, batch: WriteBatch) -> Result<u64> {
+        self.write(batch)?;
+        let mut s = self.sync.lock();
+        s.written += 1;
+        Ok(s.written)
+    }
+
+    /// One RocksDB write without sync (`append`, `write_nosync`); a failure faults the store.
+    fn write(&self, batch: WriteBatch) -> Result<()> {
         self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
         let r = {
             let _w = self.in_flight();
-            self.db()?.write_opt(batch, &wo)
+            if let Some(e) = self.injected_write_failure() {
+                Err(e)
+            } else {
+                self.db()?.write_opt(batch, &wo).map_err(Error::from)
+            }
         };
         if let Err(e) = r {
-            let e = Error::from(e);
             self.set_fault(&e);
             return Err(e);
         }
-        let mut s = self.sync.lock();
-        s.written += 1;
-        Ok(s.written)
+        Ok(())
     }
 
     /// The ticket of the latest [`Store::append`] (waiting for it waits for every write so far).
@@ -506,19 +518,7 @@ impl Store {
 
     /// A write that need not be durable (garbage collection deletes).
     pub fn write_nosync(&self, batch: WriteBatch) -> Result<()> {
-        self.check_poisoned()?;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        let r = {
-            let _w = self.in_flight();
-            self.db()?.write_opt(batch, &wo)
-        };
-        if let Err(e) = r {
-            let e = Error::from(e);
-            self.set_fault(&e);
-            return Err(e);
-        }
-        Ok(())
+        self.write(batch)
     }
 
     /// Continues the WAL fsync counters of the store this one replaces (after a reopen).
