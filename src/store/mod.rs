@@ -38,6 +38,9 @@ pub mod direct;
 mod fault;
 mod read;
 pub mod wait;
+mod wal;
+
+pub(crate) use wal::free_bytes;
 
 pub const CF_CATALOG: &str = "catalog";
 pub const CF_ROWS: &str = "rows";
@@ -179,6 +182,10 @@ pub struct Store {
     stall_seen: Mutex<Option<(u64, Instant)>>,
     /// Set by [`Store::stop_background_work`] (RocksDB then ends the writes it holds stopped).
     background_stopped: AtomicBool,
+    /// Bytes of the batches written since open, and how far the live WAL file has been
+    /// extended ahead of them ([`Store::extend_wal`]).
+    wal_bytes: AtomicU64,
+    wal_ahead: Mutex<wal::WalAhead>,
 }
 
 impl Store {
@@ -244,7 +251,7 @@ impl Store {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        Ok(Store {
+        let store = Store {
             db: RwLock::new(Some(db)),
             sync: Mutex::new(SyncState {
                 written: 0,
@@ -272,7 +279,12 @@ impl Store {
             writes_ended: AtomicU64::new(0),
             stall_seen: Mutex::new(None),
             background_stopped: AtomicBool::new(false),
-        })
+            wal_bytes: AtomicU64::new(0),
+            wal_ahead: Mutex::new(wal::WalAhead::default()),
+        };
+        // The WAL RocksDB opened is extended before the first commit appends to it.
+        store.extend_wal();
+        Ok(store)
     }
 
     /// The direct read path (row versions read in place from mapped SST files).
@@ -347,6 +359,8 @@ impl Store {
         self.check_poisoned()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(false);
+        self.wal_bytes
+            .fetch_add(batch.size_in_bytes() as u64, Ordering::Relaxed);
         let r = {
             let _w = self.in_flight();
             if let Some(e) = self.injected_write_failure() {
