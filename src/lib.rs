@@ -12,6 +12,7 @@
 
 pub mod engine;
 pub mod error;
+mod failpoint;
 pub mod index;
 #[cfg(feature = "server")]
 pub mod server;

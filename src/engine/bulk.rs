@@ -148,6 +148,10 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
     let (ingested, fresh) = std::thread::scope(|s| {
         let fresh = empty.then(|| {
             s.spawn(|| {
+                // Its only way to fail is a panic; the fail point `bulk-index-build` makes one.
+                if crate::failpoint::hit("bulk-index-build") {
+                    panic!("injected failure building the bulk load's index");
+                }
                 let entries: Vec<(Key, u64)> = keyed.iter().map(|(k, _)| k.clone()).zip(first..).collect();
                 KeyIndex::bulk_load(kind, entries)
             })

@@ -199,20 +199,6 @@ pub(crate) fn sweep_fails(path: &Path) -> bool {
         .any(|p| p == path)
 }
 
-/// Free bytes (for an unprivileged user) of the file system holding `path`.
-pub(super) fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs fills the zeroed struct it is given; `c` is a valid C string.
-    unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
-            return None;
-        }
-        Some(st.f_bavail as u64 * st.f_frsize as u64)
-    }
-}
-
 /// The recovery thread: waits for a store fault, then does what PostgreSQL's crash-restart
 /// does, without the process restart: retires the faulted engine instance (its transactions
 /// end, its RocksDB closes) and opens a new one from the directory, through the same recovery
@@ -244,7 +230,7 @@ pub(super) fn recovery_loop(core: Arc<Core>) {
         old.store.stop_background_work();
         if fault.no_space {
             let mut said = false;
-            while free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {
+            while crate::store::free_bytes(&core.path).is_some_and(|b| b < core.opts.resume_free_bytes) {
                 if !said {
                     tracing::warn!(
                         need = core.opts.resume_free_bytes,

@@ -47,6 +47,8 @@ pub(crate) fn run(inner: Arc<Inner>) {
             continue;
         }
         last = Instant::now();
+        // Keep the live WAL file extended ahead of the commits (a new one after each switch).
+        inner.store.extend_wal();
         // With a memory budget, the caches follow the indexes' growth (a walk of the indexes:
         // every few seconds, not every round).
         if last_fit.elapsed() >= std::time::Duration::from_secs(5) {

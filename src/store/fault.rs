@@ -56,8 +56,9 @@ impl Store {
             return false;
         };
         let int = |name: &str| db.property_int_value(name).ok().flatten().unwrap_or(0);
-        let stopped = int("rocksdb.is-write-stopped") == 1;
-        let background_errors = int("rocksdb.background-errors");
+        let injected = crate::failpoint::hit("rocksdb-write-stop");
+        let stopped = int("rocksdb.is-write-stopped") == 1 || injected;
+        let background_errors = int("rocksdb.background-errors").max(u64::from(injected));
         drop(db);
         if !stopped || background_errors == 0 {
             // A write stop with no error behind it is RocksDB's flow control: it ends when the
@@ -93,6 +94,23 @@ impl Store {
         if let Ok(db) = self.db() {
             db.cancel_all_background_work(false);
         }
+        self.background_stopped.store(true, Ordering::Release);
+    }
+
+    /// A failure a test injected in place of the RocksDB write about to start (the fail points
+    /// `store-write` and `rocksdb-write-stop`, src/failpoint.rs); None without the feature.
+    pub(super) fn injected_write_failure(&self) -> Option<Error> {
+        if crate::failpoint::hit("store-write") {
+            return Some(Error::Storage("IO error: injected write failure".into()));
+        }
+        if crate::failpoint::hit("rocksdb-write-stop") {
+            // As `DBImpl::DelayWrite`: wait while writes are stopped, until shutdown begins.
+            while !self.background_stopped.load(Ordering::Acquire) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            return Some(Error::Storage("Shutdown in progress: stalled writes".into()));
+        }
+        None
     }
 
     /// The write failure that stopped this store, if one did.

@@ -38,6 +38,9 @@ pub mod direct;
 mod fault;
 mod read;
 pub mod wait;
+mod wal;
+
+pub(crate) use wal::free_bytes;
 
 pub const CF_CATALOG: &str = "catalog";
 pub const CF_ROWS: &str = "rows";
@@ -177,6 +180,12 @@ pub struct Store {
     writes_ended: AtomicU64,
     /// When the watchdog first saw writes in flight and `writes_ended` at this count.
     stall_seen: Mutex<Option<(u64, Instant)>>,
+    /// Set by [`Store::stop_background_work`] (RocksDB then ends the writes it holds stopped).
+    background_stopped: AtomicBool,
+    /// Bytes of the batches written since open, and how far the live WAL file has been
+    /// extended ahead of them ([`Store::extend_wal`]).
+    wal_bytes: AtomicU64,
+    wal_ahead: Mutex<wal::WalAhead>,
 }
 
 impl Store {
@@ -242,7 +251,7 @@ impl Store {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-        Ok(Store {
+        let store = Store {
             db: RwLock::new(Some(db)),
             sync: Mutex::new(SyncState {
                 written: 0,
@@ -269,7 +278,13 @@ impl Store {
             writes_begun: AtomicU64::new(0),
             writes_ended: AtomicU64::new(0),
             stall_seen: Mutex::new(None),
-        })
+            background_stopped: AtomicBool::new(false),
+            wal_bytes: AtomicU64::new(0),
+            wal_ahead: Mutex::new(wal::WalAhead::default()),
+        };
+        // The WAL RocksDB opened is extended before the first commit appends to it.
+        store.extend_wal();
+        Ok(store)
     }
 
     /// The direct read path (row versions read in place from mapped SST files).
@@ -333,21 +348,32 @@ impl Store {
     /// torn tail), and no write with `sync` set shares the group (`write_sync` syncs through
     /// `wait_durable`), so no group fsync can fail after the record was written.
     pub fn append(&self, batch: WriteBatch) -> Result<u64> {
-        self.check_poisoned()?;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        let r = {
-            let _w = self.in_flight();
-            self.db()?.write_opt(batch, &wo)
-        };
-        if let Err(e) = r {
-            let e = Error::from(e);
-            self.set_fault(&e);
-            return Err(e);
-        }
+        self.write(batch)?;
         let mut s = self.sync.lock();
         s.written += 1;
         Ok(s.written)
+    }
+
+    /// One RocksDB write without sync (`append`, `write_nosync`); a failure faults the store.
+    fn write(&self, batch: WriteBatch) -> Result<()> {
+        self.check_poisoned()?;
+        let mut wo = WriteOptions::default();
+        wo.set_sync(false);
+        self.wal_bytes
+            .fetch_add(batch.size_in_bytes() as u64, Ordering::Relaxed);
+        let r = {
+            let _w = self.in_flight();
+            if let Some(e) = self.injected_write_failure() {
+                Err(e)
+            } else {
+                self.db()?.write_opt(batch, &wo).map_err(Error::from)
+            }
+        };
+        if let Err(e) = r {
+            self.set_fault(&e);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// The ticket of the latest [`Store::append`] (waiting for it waits for every write so far).
@@ -506,19 +532,7 @@ impl Store {
 
     /// A write that need not be durable (garbage collection deletes).
     pub fn write_nosync(&self, batch: WriteBatch) -> Result<()> {
-        self.check_poisoned()?;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(false);
-        let r = {
-            let _w = self.in_flight();
-            self.db()?.write_opt(batch, &wo)
-        };
-        if let Err(e) = r {
-            let e = Error::from(e);
-            self.set_fault(&e);
-            return Err(e);
-        }
-        Ok(())
+        self.write(batch)
     }
 
     /// Continues the WAL fsync counters of the store this one replaces (after a reopen).

@@ -1,0 +1,208 @@
+//! Fault paths reached through fail points (src/failpoint.rs; this target needs `--features
+//! failpoints`): a bulk commit whose rows are ingested but whose next step fails answers
+//! "outcome unknown" (08007), and the engine reopens by itself with the rows stored and the
+//! index equal to them; a write RocksDB holds stopped during `Database::close` is ended with a
+//! definite error once `Options::stalled_write_limit` has passed, and nothing is lost.
+
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use augur::engine::BULK_COMMIT_ROWS;
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, SqlState, TableDef, Value};
+
+/// Fail points are process-wide: one test at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Turns fail point `name` on with `actions` until dropped.
+struct Point(&'static str);
+
+impl Point {
+    fn on(name: &'static str, actions: &str) -> Point {
+        fail::cfg(name, actions).unwrap();
+        Point(name)
+    }
+}
+
+impl Drop for Point {
+    fn drop(&mut self) {
+        fail::remove(self.0);
+    }
+}
+
+fn opts() -> Options {
+    Options {
+        // No checkpoint or collection write while a fail point is on: the write that fails is
+        // the one the test makes.
+        maintenance_interval: Duration::from_secs(3600),
+        ..Options::default()
+    }
+}
+
+fn kv(db: &Database) {
+    db.create_table(
+        TableDef::new(
+            "kv",
+            vec![
+                ColumnDef::new("k", DataType::Int8),
+                ColumnDef::new("v", DataType::Text(None)),
+            ],
+            &["k"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+fn row(k: i64) -> Vec<Value> {
+    vec![Value::Int(k), Value::Text(format!("value {k}"))]
+}
+
+/// Waits until the engine has reopened the database `n` times by itself.
+fn wait_recoveries(db: &Database, n: u64) {
+    let t0 = Instant::now();
+    while db.stats().storage_recoveries < n {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the engine did not reopen the database: {:?}",
+            db.stats()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!db.stats().storage_degraded);
+}
+
+/// The table holds exactly `keys`, each with its own row, and the index equals the rows.
+fn check(db: &Database, keys: impl Iterator<Item = i64> + Clone) {
+    let want: Vec<i64> = keys.collect();
+    let tx = db.begin();
+    let got: Vec<i64> = tx
+        .scan("kv", KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| match k {
+            Key::Int(k) => k,
+            k => panic!("unexpected key {k:?}"),
+        })
+        .collect();
+    let mut sorted = want.clone();
+    sorted.sort_unstable();
+    assert_eq!(got.len(), sorted.len());
+    assert!(got == sorted, "the table does not hold the rows committed");
+    for &k in want.iter().step_by(997).chain(want.last()) {
+        assert_eq!(db.get("kv", &Key::Int(k)).unwrap(), Some(row(k)));
+    }
+    assert_eq!(db.verify_integrity().unwrap(), want.len());
+}
+
+/// After the failure: the engine reopened by itself, the rows are there, a later commit takes
+/// positions after them (none overwritten), and all of it holds after a clean reopen.
+fn recovered(db: Database, dir: &std::path::Path, n: i64) {
+    wait_recoveries(&db, 1);
+    check(&db, -1..n);
+    db.insert("kv", row(n)).unwrap();
+    check(&db, -1..=n);
+    db.close().unwrap();
+    drop(db);
+    let db = Database::open(dir, opts()).unwrap();
+    check(&db, -1..=n);
+}
+
+#[test]
+fn a_bulk_commit_whose_positions_fail_to_be_recorded_answers_unknown_and_keeps_its_rows() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv(&db);
+    db.insert("kv", row(-1)).unwrap();
+    let n = BULK_COMMIT_ROWS as i64;
+    let e = {
+        // The commit's rows are ingested as a file; the next write, recording `next_rowid`, fails.
+        let _p = Point::on("store-write", "1*return");
+        db.transaction(|tx| {
+            for k in 0..n {
+                tx.insert("kv", row(k))?;
+            }
+            Ok(())
+        })
+        .unwrap_err()
+    };
+    assert_eq!(e.sqlstate(), SqlState::TRANSACTION_RESOLUTION_UNKNOWN, "{e}");
+    recovered(db, dir.path(), n);
+}
+
+#[test]
+fn a_bulk_load_whose_index_build_fails_answers_unknown_and_keeps_its_rows() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv(&db);
+    let n = 20_000i64;
+    let e = {
+        // Into an empty table the index is bulk-loaded beside the ingestion; that build fails.
+        let _p = Point::on("bulk-index-build", "return");
+        db.bulk_insert("kv", (0..n).map(row)).unwrap_err()
+    };
+    assert_eq!(e.sqlstate(), SqlState::TRANSACTION_RESOLUTION_UNKNOWN, "{e}");
+    wait_recoveries(&db, 1);
+    db.insert("kv", row(-1)).unwrap();
+    recovered(db, dir.path(), n);
+}
+
+#[test]
+fn a_bulk_load_whose_positions_fail_to_be_recorded_answers_unknown_and_keeps_its_rows() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv(&db);
+    db.insert("kv", row(-1)).unwrap();
+    let n = 20_000i64;
+    let e = {
+        let _p = Point::on("store-write", "1*return");
+        db.bulk_insert("kv", (0..n).map(row)).unwrap_err()
+    };
+    assert_eq!(e.sqlstate(), SqlState::TRANSACTION_RESOLUTION_UNKNOWN, "{e}");
+    recovered(db, dir.path(), n);
+}
+
+#[test]
+fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let limit = Duration::from_millis(300);
+    let o = Options {
+        stalled_write_limit: limit,
+        ..opts()
+    };
+    let db = Arc::new(Database::open(dir.path(), o.clone()).unwrap());
+    kv(&db);
+    for k in -1..100 {
+        db.insert("kv", row(k)).unwrap();
+    }
+    // RocksDB stops writes for good (as after a background error on a full device): the close's
+    // writes (its checkpoint, its clean-shutdown marker) wait in the write stop, and only the
+    // close's own watchdog can end them.
+    let p = Point::on("rocksdb-write-stop", "return");
+    let (tx, rx) = mpsc::channel();
+    let closing = db.clone();
+    let t0 = Instant::now();
+    std::thread::spawn(move || {
+        let r = closing.close();
+        let _ = tx.send((r, t0.elapsed()));
+    });
+    let (r, took) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("Database::close hung on a write RocksDB stopped");
+    drop(p);
+    let e = r.expect_err("a close whose write failed reports it");
+    assert!(!e.is_outcome_unknown(), "nothing reached the WAL: {e}");
+    assert_eq!(e.sqlstate(), SqlState::IO_ERROR, "{e}");
+    assert!(took >= limit, "ended after {took:?}, before the limit");
+    drop(db);
+    // The close was not clean (no marker): the next open recovers, and nothing acknowledged is
+    // missing.
+    let db = Database::open(dir.path(), o).unwrap();
+    check(&db, -1..100);
+}
