@@ -363,8 +363,8 @@ fn sqlalchemy_orm_and_inspector() {
     );
 }
 
-/// pgjdbc's DatabaseMetaData (getTables, getColumns, getImportedKeys, getExportedKeys), which
-/// reads Augur's pg_catalog relations.
+/// pgjdbc's DatabaseMetaData (getTables, getColumns, getPrimaryKeys, getImportedKeys,
+/// getExportedKeys), which read Augur's pg_catalog relations.
 /// The Maven project tests/jdbc is built offline (`mvn -q -o`) from the local repository
 /// scripts/setup filled; the test fails without Maven, a JDK or those dependencies.
 #[test]

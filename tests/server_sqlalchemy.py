@@ -2,7 +2,8 @@
 an application does first (create_all, which asks pg_catalog whether each table exists; the
 ORM's add / query / rollback; begin_nested savepoints) and the inspector's table list and
 columns, foreign keys and CHECK constraints, answered by Augur's pg_catalog relations.
-(get_pk_constraint needs unnest, generate_subscripts and array_agg, which Augur lacks.)
+(get_pk_constraint / get_unique_constraints / get_indexes also need `array_agg(... ORDER BY
+...)` returning a text[] array value, which Augur lacks.)
 
 Usage: python3 tests/server_sqlalchemy.py PORT
 Exits non-zero (with a traceback) on the first failed check.

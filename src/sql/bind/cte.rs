@@ -149,8 +149,9 @@ fn reads_work_table(p: &Plan, id: usize) -> bool {
         Plan::Filter(p, _) | Plan::Project(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => {
             reads_work_table(p, id)
         }
-        Plan::Aggregate { input, .. } | Plan::Limit { input, .. } | Plan::Window { input, .. } => {
-            reads_work_table(input, id)
-        }
+        Plan::Aggregate { input, .. }
+        | Plan::Limit { input, .. }
+        | Plan::Window { input, .. }
+        | Plan::ProjectSet { input, .. } => reads_work_table(input, id),
     }
 }

@@ -90,10 +90,12 @@ impl Binder<'_> {
     pub fn bind_noagg(&mut self, e: &A::Expr, scope: &Scope, ctx: &'static str) -> Result<(Expr, Ty)> {
         let saved = self.agg_sink.take();
         let saved_win = self.win_sink.take();
+        let saved_srf = self.srf_sink.take();
         let saved_ctx = std::mem::replace(&mut self.agg_ctx, ctx);
         let r = self.bind_expr(e, scope);
         self.agg_sink = saved;
         self.win_sink = saved_win;
+        self.srf_sink = saved_srf;
         self.agg_ctx = saved_ctx;
         r
     }
@@ -585,9 +587,10 @@ impl Binder<'_> {
                 }
                 self.bind_expr(expr, scope)?
             }
-            E::CompoundFieldAccess { root, access_chain } => {
-                self.bind_subscript(root, access_chain, scope)?
-            }
+            E::CompoundFieldAccess { root, access_chain } => match super::srf::single_field(access_chain) {
+                Some(f) if !matches!(**root, E::Identifier(_)) => self.bind_field_select(root, f, scope)?,
+                _ => self.bind_subscript(root, access_chain, scope)?,
+            },
             other => return Err(unsupported(format!("expression {other}"))),
         })
     }

@@ -38,6 +38,12 @@ impl Binder<'_> {
                 (args, distinct, star)
             }
         };
+        if let (Some(kind), None) = (super::srf::srf_kind(&f.name), &f.over) {
+            if distinct || star {
+                return Err(unsupported(format!("DISTINCT or * in {name}()")));
+            }
+            return self.bind_srf(kind, &args, scope);
+        }
         if f.over.is_some() {
             return self.bind_window(&name, f, &args, star, distinct, scope);
         }

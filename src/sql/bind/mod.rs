@@ -10,6 +10,7 @@ mod func;
 mod join_chain;
 mod select;
 mod set_op;
+mod srf;
 mod subquery;
 mod view;
 mod window;
@@ -202,6 +203,8 @@ pub struct Binder<'a> {
     agg_sink: Option<Vec<AggSpec>>,
     agg_ctx: &'static str,
     in_agg: bool,
+    /// Binding a window function's arguments, PARTITION BY or ORDER BY.
+    in_window: bool,
     /// The scopes of the queries enclosing the subquery being bound (innermost last).
     outer: Vec<subquery::OuterFrame>,
     /// The CTEs in scope (WITH clauses being bound, innermost last).
@@ -210,6 +213,9 @@ pub struct Binder<'a> {
     work_tables: usize,
     /// Window functions of the select list being bound (None where they are not allowed).
     win_sink: Option<Vec<crate::sql::plan::window::WinSpec>>,
+    /// Set-returning functions of the select list being bound (None where they are not
+    /// allowed).
+    srf_sink: Option<Vec<crate::sql::plan::srf::SrfSpec>>,
     /// The catalog snapshot catalog relations and functions read (None: the statement reads
     /// none, see `catalog.rs`).
     pub catalog: Option<Arc<crate::sql::catalog::Snapshot>>,
@@ -240,10 +246,12 @@ impl<'a> Binder<'a> {
             agg_sink: None,
             agg_ctx: "WHERE",
             in_agg: false,
+            in_window: false,
             outer: Vec::new(),
             ctes: Vec::new(),
             work_tables: 0,
             win_sink: None,
+            srf_sink: None,
             catalog: None,
             windows: Vec::new(),
             set_op_leaf: false,

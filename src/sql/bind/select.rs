@@ -237,6 +237,7 @@ impl Binder<'_> {
         // Select list, HAVING and ORDER BY may hold aggregates.
         let saved_sink = self.agg_sink.replace(Vec::new());
         let saved_win = self.win_sink.replace(Vec::new());
+        let saved_srf = self.srf_sink.replace(Vec::new());
         let r = self.named_windows(&s.named_window).and_then(|w| {
             let saved_windows = std::mem::replace(&mut self.windows, w);
             let r = self.bind_select_items(s, &scope, order, set_op_leaf);
@@ -245,6 +246,7 @@ impl Binder<'_> {
         });
         let aggs = std::mem::replace(&mut self.agg_sink, saved_sink).unwrap_or_default();
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
+        let srfs = std::mem::replace(&mut self.srf_sink, saved_srf).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
         let groups = self.bind_group_by(s, &scope, &proj, &names)?;
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
@@ -277,6 +279,21 @@ impl Binder<'_> {
                 .collect::<Result<Vec<_>>>()?
         } else {
             wins
+        };
+        let srfs = if grouped {
+            let ng = groups.len();
+            srfs.into_iter()
+                .map(|mut s| {
+                    s.args = s
+                        .args
+                        .into_iter()
+                        .map(|e| post_agg(e, &groups, ng, &scope))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok(s)
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            srfs
         };
 
         if let Some(rels) = rels {
@@ -311,6 +328,39 @@ impl Binder<'_> {
                 e.rewrite(&mut |x| {
                     Ok(match x {
                         Expr::Window(k) => Expr::Col(base + k),
+                        x => x,
+                    })
+                })
+            };
+            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
+            let orefs = orefs
+                .into_iter()
+                .map(|(r, o)| {
+                    Ok((
+                        match r {
+                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
+                            r => r,
+                        },
+                        o,
+                    ))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (proj, orefs)
+        };
+        // Set-returning functions run last (after grouping and windows), as PostgreSQL's
+        // ProjectSet does; their placeholders become the columns that step appends.
+        let (proj, orefs) = if srfs.is_empty() {
+            (proj, orefs)
+        } else {
+            let base = plan.width();
+            plan = Plan::ProjectSet {
+                input: Box::new(plan),
+                srfs,
+            };
+            let fix = |e: Expr| {
+                e.rewrite(&mut |x| {
+                    Ok(match x {
+                        Expr::Srf(k) => Expr::Col(base + k),
                         x => x,
                     })
                 })
@@ -459,9 +509,11 @@ impl Binder<'_> {
             Some(h) => {
                 let saved = std::mem::replace(&mut self.agg_ctx, "HAVING");
                 let saved_win = self.win_sink.take();
+                let saved_srf = self.srf_sink.take();
                 let r = self.bind_expr(h, scope);
                 self.agg_ctx = saved;
                 self.win_sink = saved_win;
+                self.srf_sink = saved_srf;
                 let (e, t) = r?;
                 Some(self.require_bool(e, t, "HAVING")?)
             }
@@ -601,6 +653,11 @@ fn derive_name(e: &A::Expr) -> String {
                 .unwrap_or_else(|_| "?column?".into()),
         },
         A::Expr::Nested(x) => derive_name(x),
+        // `(record).field` is named for the field.
+        A::Expr::CompoundFieldAccess { access_chain, .. } => match access_chain.last() {
+            Some(A::AccessExpr::Dot(A::Expr::Identifier(i))) => ident(i),
+            _ => "?column?".into(),
+        },
         A::Expr::Case { .. } => "case".into(),
         A::Expr::Exists { .. } => "exists".into(),
         A::Expr::Substring { .. } => "substring".into(),

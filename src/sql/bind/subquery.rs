@@ -63,7 +63,9 @@ impl Binder<'_> {
     pub(super) fn subquery(&mut self, q: &A::Query, scope: &Scope) -> Result<(SubRef, Vec<Column>)> {
         let saved = self.agg_sink.take();
         let saved_win = self.win_sink.take();
+        let saved_srf = self.srf_sink.take();
         let saved_in = std::mem::replace(&mut self.in_agg, false);
+        let saved_in_window = std::mem::replace(&mut self.in_window, false);
         self.outer.push(OuterFrame {
             scope: scope.clone(),
             captures: Vec::new(),
@@ -72,7 +74,9 @@ impl Binder<'_> {
         let frame = self.outer.pop().expect("pushed above");
         self.agg_sink = saved;
         self.win_sink = saved_win;
+        self.srf_sink = saved_srf;
         self.in_agg = saved_in;
+        self.in_window = saved_in_window;
         let (plan, cols) = r?;
         self.subplans.push(plan);
         Ok((

@@ -43,8 +43,10 @@ impl Binder<'_> {
         }
         // Arguments, PARTITION BY and ORDER BY may hold aggregates but no window function.
         let sink = self.win_sink.take();
+        let saved_in = std::mem::replace(&mut self.in_window, true);
         let r = self.bind_window_parts(name, w, args, star, scope);
         self.win_sink = sink;
+        self.in_window = saved_in;
         let (spec, ty) = r?;
         let ws = self.win_sink.as_mut().expect("checked");
         let k = match ws.iter().position(|s| *s == spec) {

@@ -837,5 +837,6 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
         } => recursive::recursive(*id, base, step, *distinct, cx)?,
         Plan::WorkTable { id, .. } => cx.subs.work_table(*id).as_ref().clone(),
         Plan::Window { input, specs } => window::window(run(input, cx)?, specs, cx)?,
+        Plan::ProjectSet { input, srfs } => crate::sql::plan::srf::project_set(run(input, cx)?, srfs, cx)?,
     })
 }

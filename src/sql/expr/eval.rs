@@ -248,6 +248,11 @@ impl Expr {
             Expr::Window(_) => {
                 return Err(Error::internal("window function evaluated outside a window step"))
             }
+            Expr::Srf(_) => {
+                return Err(Error::internal(
+                    "set-returning function evaluated outside ProjectSet",
+                ))
+            }
         })
     }
 

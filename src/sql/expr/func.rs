@@ -248,6 +248,22 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             };
             Ok(array_elem(&a, i).map_or(Value::Null, Value::Text))
         }
+        Func::RecordField => {
+            let (Some(r), Some(i)) = (text_arg(&vals[0]), int_arg(&vals[1])) else {
+                return null;
+            };
+            // A record's text form is its fields' text forms in parentheses; the records Augur
+            // makes hold no quoted fields.
+            let inner = r
+                .strip_prefix('(')
+                .and_then(|x| x.strip_suffix(')'))
+                .unwrap_or(&r);
+            let field = usize::try_from(i).ok().and_then(|i| inner.split(',').nth(i));
+            Ok(match field {
+                Some("") | None => Value::Null,
+                Some(f) => Value::Text(f.to_string()),
+            })
+        }
         Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
             unreachable!("handled above")
         }
@@ -257,20 +273,34 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
 /// Element `i` of an array in PostgreSQL's text form (see [`Func::ArrayElem`]); None for a NULL
 /// element or a subscript outside the array.
 pub fn array_elem(a: &str, i: i64) -> Option<String> {
+    let (first, items) = array_items(a);
+    let k = usize::try_from(i.checked_sub(first)?).ok()?;
+    items.into_iter().nth(k).flatten()
+}
+
+/// The first subscript and the elements (None for NULL) of an array in PostgreSQL's text form:
+/// `{x,y}` (subscripts from 1) or an `int2vector` / `oidvector` such as pg_index.indkey, `1 2`
+/// (subscripts from 0).
+pub fn array_items(a: &str) -> (i64, Vec<Option<String>>) {
     let (items, first): (Vec<&str>, i64) = match a.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
         Some("") => (vec![], 1),
         Some(inner) => (inner.split(',').collect(), 1),
         None => (a.split_whitespace().collect(), 0),
     };
-    let k = usize::try_from(i.checked_sub(first)?).ok()?;
-    let item = items.get(k)?.trim();
-    if item == "NULL" {
-        return None;
-    }
-    Some(match item.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
-        Some(q) => q.replace("\\\"", "\"").replace("\\\\", "\\"),
-        None => item.to_string(),
-    })
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let item = item.trim();
+            if item == "NULL" {
+                return None;
+            }
+            Some(match item.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+                Some(q) => q.replace("\\\"", "\"").replace("\\\\", "\\"),
+                None => item.to_string(),
+            })
+        })
+        .collect();
+    (first, items)
 }
 
 /// `s ~ p` (`~*` when `ci`): PostgreSQL's regular expressions as the regex crate reads them

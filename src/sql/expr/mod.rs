@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use self::cast::{assign, cast, cast_allowed, text_of};
+pub use self::func::array_items;
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::{Interrupt, Transaction};
 use crate::error::Result;
@@ -239,6 +240,8 @@ pub enum Func {
     /// NULL outside the array. Elements are split at every comma: the catalog's arrays hold
     /// numbers.
     ArrayElem,
+    /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
+    RecordField,
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is
@@ -290,6 +293,9 @@ pub enum Expr {
     /// A window function's result (only while binding; replaced by a column of the window
     /// step's output).
     Window(usize),
+    /// A column of a select-list set-returning function's result (only while binding; replaced
+    /// by a column of the ProjectSet step's output, see `plan::srf`).
+    Srf(usize),
 }
 
 impl Expr {
@@ -306,6 +312,7 @@ impl Expr {
             | Expr::Param(..)
             | Expr::Outer(_)
             | Expr::Window(_)
+            | Expr::Srf(_)
             | Expr::Agg(_) => {}
             Expr::Exists(s, _) | Expr::ScalarSub(s) => s.args.iter().for_each(|e| e.walk(f)),
             Expr::InSub(a, s, _) | Expr::Quant(_, a, s, _) => {
@@ -420,7 +427,7 @@ impl Expr {
     pub fn is_const(&self) -> bool {
         let mut c = true;
         self.walk(&mut |e| {
-            if matches!(e, Expr::Col(_) | Expr::Agg(_) | Expr::Window(_)) {
+            if matches!(e, Expr::Col(_) | Expr::Agg(_) | Expr::Window(_) | Expr::Srf(_)) {
                 c = false
             }
         });

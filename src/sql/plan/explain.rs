@@ -218,6 +218,12 @@ impl Plan {
                 out.push(format!("{pad}Window: {}", w.join(", ")));
                 input.explain(out, depth + 1);
             }
+            Plan::ProjectSet { input, srfs } => {
+                let n = input.names();
+                let s: Vec<String> = srfs.iter().map(|s| s.show(&n)).collect();
+                out.push(format!("{pad}ProjectSet: {}", s.join(", ")));
+                input.explain(out, depth + 1);
+            }
             Plan::Sort(p, keys) => {
                 let n = p.names();
                 let k: Vec<String> = keys
@@ -479,6 +485,7 @@ pub fn show_n(e: &Expr, n: &[String]) -> String {
         }
         Expr::Agg(i) => format!("agg{i}"),
         Expr::Window(i) => format!("window{i}"),
+        Expr::Srf(i) => format!("srf{i}"),
     }
 }
 

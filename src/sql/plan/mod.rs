@@ -5,6 +5,7 @@ pub mod access;
 mod explain;
 pub mod join;
 pub mod join_order;
+pub mod srf;
 pub mod window;
 
 use std::sync::Arc;
@@ -227,6 +228,12 @@ pub enum Plan {
         input: Box<Plan>,
         specs: Vec<window::WinSpec>,
     },
+    /// Set-returning functions of a select list: each input row followed by the functions'
+    /// columns, once per row of their longest result (`srf.rs`).
+    ProjectSet {
+        input: Box<Plan>,
+        srfs: Vec<srf::SrfSpec>,
+    },
 }
 
 impl Plan {
@@ -254,6 +261,7 @@ impl Plan {
             Plan::Recursive { base, .. } => base.width(),
             Plan::WorkTable { names, .. } => names.len(),
             Plan::Window { input, specs } => input.width() + specs.len(),
+            Plan::ProjectSet { input, srfs } => input.width() + srfs.iter().map(|s| s.width()).sum::<usize>(),
         }
     }
 
@@ -316,6 +324,16 @@ impl Plan {
                 let mut n = input.names();
                 let w: Vec<String> = specs.iter().map(|s| s.show(&n)).collect();
                 n.extend(w);
+                n
+            }
+            Plan::ProjectSet { input, srfs } => {
+                let mut n = input.names();
+                let mut extra = Vec::new();
+                for s in srfs {
+                    let shown = s.show(&n);
+                    extra.extend(std::iter::repeat_n(shown, s.width()));
+                }
+                n.extend(extra);
                 n
             }
         }

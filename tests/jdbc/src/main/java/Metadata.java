@@ -1,10 +1,10 @@
-// pgjdbc's DatabaseMetaData against `augur serve`: getTables, getColumns, getImportedKeys and
-// getExportedKeys, which pgjdbc answers with its own queries on pg_catalog (joins, LEFT JOINs, a
-// window function, regular expressions, `'pg_class'::regclass`, `generate_series(1, 32) pos(n)`
-// in FROM, array subscripts `con.conkey[pos.n]`). Usage: java Metadata PORT; exits non-zero on
-// the first failed check, prints "pgjdbc: ok" at the end. (getPrimaryKeys needs
-// information_schema._pg_expandarray, a set-returning function of composite rows, which Augur
-// lacks.)
+// pgjdbc's DatabaseMetaData against `augur serve`: getTables, getColumns, getPrimaryKeys,
+// getImportedKeys and getExportedKeys, which pgjdbc answers with its own queries on pg_catalog
+// (joins, LEFT JOINs, a window function, regular expressions, `'pg_class'::regclass`,
+// `generate_series(1, 32) pos(n)` in FROM, array subscripts `con.conkey[pos.n]`, the
+// set-returning `information_schema._pg_expandarray(i.indkey)` in a select list and its record's
+// fields `(keys).x`). Usage: java Metadata PORT; exits non-zero on the first failed check, prints
+// "pgjdbc: ok" at the end.
 
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -32,6 +32,7 @@ public class Metadata {
         s.execute("create table jd_links (id int primary key, item int references jd_items"
             + " on delete cascade, tag text, kind int,"
             + " constraint jd_links_tag foreign key (tag) references jd_tags (label) on update restrict)");
+        s.execute("create table jp_pairs (a int, b text, c int, primary key (b, a))");
       }
       DatabaseMetaData md = c.getMetaData();
 
@@ -83,7 +84,21 @@ public class Metadata {
         check(!rs.next(), "getImportedKeys of a table without foreign keys");
       }
 
+      // Primary keys: (COLUMN_NAME, KEY_SEQ, PK_NAME) in key order, not column order.
+      List<String> pks = new ArrayList<>();
+      for (String t : List.of("jp_pairs", "jd_items")) {
+        try (ResultSet rs = md.getPrimaryKeys(null, "public", t)) {
+          while (rs.next()) {
+            pks.add(rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME") + ":"
+                + rs.getInt("KEY_SEQ") + ":" + rs.getString("PK_NAME"));
+          }
+        }
+      }
+      check(pks.equals(List.of("jp_pairs.b:1:jp_pairs_pkey", "jp_pairs.a:2:jp_pairs_pkey",
+          "jd_items.id:1:jd_items_pkey")), "getPrimaryKeys " + pks);
+
       try (Statement s = c.createStatement()) {
+        s.execute("drop table jp_pairs");
         s.execute("drop table jd_links");
         s.execute("drop table jd_items");
         s.execute("drop table jd_tags");

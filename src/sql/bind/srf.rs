@@ -1,0 +1,231 @@
+//! Binding set-returning functions in a select list (`unnest`, `generate_subscripts`,
+//! `generate_series`, `information_schema._pg_expandarray`): each call becomes an
+//! [`Expr::Srf`] placeholder and an [`SrfSpec`] for the ProjectSet step. Also field selection
+//! `(record).field` of the one record type Augur makes, `_pg_expandarray`'s `(x, n)`.
+
+use sqlparser::ast as A;
+
+use super::{ident, unsupported, Binder, Scope};
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{Expr, Func, Ty};
+use crate::sql::plan::srf::{SrfKind, SrfSpec};
+use crate::types::Value;
+
+/// The fields of `_pg_expandarray`'s record: the element (untyped, as array subscripts are)
+/// and its position.
+const EXPAND_FIELDS: [(&str, Ty); 2] = [("x", Ty::Unknown), ("n", Ty::Int4)];
+
+/// The set-returning function a call names, if any.
+pub(super) fn srf_kind(name: &A::ObjectName) -> Option<SrfKind> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            A::ObjectNamePart::Identifier(i) => ident(i),
+            _ => String::new(),
+        })
+        .collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    match parts.as_slice() {
+        ["unnest"] | ["pg_catalog", "unnest"] => Some(SrfKind::Unnest),
+        ["generate_subscripts"] | ["pg_catalog", "generate_subscripts"] => Some(SrfKind::GenerateSubscripts),
+        ["generate_series"] | ["pg_catalog", "generate_series"] => Some(SrfKind::GenerateSeries),
+        ["_pg_expandarray"] | ["information_schema", "_pg_expandarray"] => Some(SrfKind::ExpandArray),
+        _ => None,
+    }
+}
+
+fn no_such(name: &str, tys: &[Ty]) -> Error {
+    let t: Vec<&str> = tys.iter().map(|t| t.name()).collect();
+    Error::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("function {name}({}) does not exist", t.join(", ")),
+    )
+}
+
+impl Binder<'_> {
+    /// A set-returning function call: the index of its first column among the ProjectSet
+    /// step's columns, and its spec's column types.
+    fn bind_srf_call(&mut self, kind: SrfKind, args: &[&A::Expr], scope: &Scope) -> Result<(usize, Vec<Ty>)> {
+        if self.in_agg || self.in_window {
+            let what = if self.in_agg { "aggregate" } else { "window" };
+            return Err(Error::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("{what} function calls cannot contain set-returning function calls"),
+            ));
+        }
+        if self.srf_sink.is_none() {
+            return Err(Error::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("set-returning functions are not allowed in {}", self.agg_ctx),
+            ));
+        }
+        // Arguments may not call set-returning functions themselves (PostgreSQL nests
+        // ProjectSet steps for that; Augur does not).
+        let sink = self.srf_sink.take();
+        let saved_ctx = std::mem::replace(&mut self.agg_ctx, "arguments of a set-returning function");
+        let bound = args
+            .iter()
+            .map(|a| self.bind_expr(a, scope))
+            .collect::<Result<Vec<_>>>();
+        self.srf_sink = sink;
+        self.agg_ctx = saved_ctx;
+        let (mut exprs, tys): (Vec<Expr>, Vec<Ty>) = bound?.into_iter().unzip();
+        let spec = SrfSpec {
+            kind,
+            args: Vec::new(),
+        };
+        let name = spec.name();
+        // Arrays are PostgreSQL's text form (the catalog's array columns).
+        let arrayish = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
+        let out = match kind {
+            SrfKind::Unnest if tys.len() == 1 && arrayish(tys[0]) => vec![Ty::Unknown],
+            SrfKind::ExpandArray if tys.len() == 1 && arrayish(tys[0]) => {
+                EXPAND_FIELDS.iter().map(|f| f.1).collect()
+            }
+            SrfKind::GenerateSubscripts
+                if (2..=3).contains(&tys.len())
+                    && arrayish(tys[0])
+                    && intish(tys[1])
+                    && tys.get(2).is_none_or(|&t| matches!(t, Ty::Bool | Ty::Unknown)) =>
+            {
+                exprs[1] = self.coerce(exprs[1].clone(), tys[1], Ty::Int4)?;
+                if tys.len() == 3 {
+                    exprs[2] = self.coerce(exprs[2].clone(), tys[2], Ty::Bool)?;
+                }
+                vec![Ty::Int4]
+            }
+            SrfKind::GenerateSeries if (2..=3).contains(&tys.len()) && tys.iter().all(|&t| intish(t)) => {
+                let ty = if tys.contains(&Ty::Int8) {
+                    Ty::Int8
+                } else {
+                    Ty::Int4
+                };
+                for (e, &t) in exprs.iter_mut().zip(&tys) {
+                    *e = self.coerce(e.clone(), t, ty)?;
+                }
+                vec![ty]
+            }
+            _ => return Err(no_such(name, &tys)),
+        };
+        if matches!(
+            kind,
+            SrfKind::Unnest | SrfKind::ExpandArray | SrfKind::GenerateSubscripts
+        ) {
+            exprs[0] = self.coerce(exprs[0].clone(), tys[0], Ty::Text)?;
+        }
+        let spec = SrfSpec { kind, args: exprs };
+        let sink = self.srf_sink.as_mut().expect("checked");
+        // Identical calls advance in lockstep, so they share their columns.
+        let k = match sink.iter().position(|s| *s == spec) {
+            Some(k) => k,
+            None => {
+                sink.push(spec);
+                sink.len() - 1
+            }
+        };
+        let base = sink[..k].iter().map(SrfSpec::width).sum();
+        Ok((base, out))
+    }
+
+    /// A set-returning function called in an expression; `_pg_expandarray`'s record is its
+    /// text form `(x,n)`.
+    pub(super) fn bind_srf(&mut self, kind: SrfKind, args: &[&A::Expr], scope: &Scope) -> Result<(Expr, Ty)> {
+        let (base, tys) = self.bind_srf_call(kind, args, scope)?;
+        if tys.len() == 1 {
+            return Ok((Expr::Srf(base), tys[0]));
+        }
+        let field = |i: usize| {
+            Expr::Func(
+                Func::Coalesce,
+                vec![
+                    Expr::Cast(Box::new(Expr::Srf(base + i)), Ty::Text, None),
+                    Expr::Lit(Value::Text(String::new())),
+                ],
+                Ty::Text,
+            )
+        };
+        let mut e = Expr::Lit(Value::Text("(".into()));
+        for i in 0..tys.len() {
+            if i > 0 {
+                e = Expr::Concat(Box::new(e), Box::new(Expr::Lit(Value::Text(",".into()))));
+            }
+            e = Expr::Concat(Box::new(e), Box::new(field(i)));
+        }
+        e = Expr::Concat(Box::new(e), Box::new(Expr::Lit(Value::Text(")".into()))));
+        Ok((e, Ty::Text))
+    }
+
+    /// `(record).field`: of a `_pg_expandarray` call, its column; of a value holding such a
+    /// record's text form (a derived table's column), the field parsed from it.
+    pub(super) fn bind_field_select(
+        &mut self,
+        root: &A::Expr,
+        field: &A::Ident,
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        let mut inner = root;
+        while let A::Expr::Nested(e) = inner {
+            inner = e;
+        }
+        let name = ident(field);
+        let not_found = || {
+            Error::new(
+                SqlState::UNDEFINED_COLUMN,
+                format!("column \"{name}\" not found in data type record"),
+            )
+        };
+        let pos = EXPAND_FIELDS.iter().position(|f| f.0 == name);
+        if let A::Expr::Function(f) = inner {
+            if srf_kind(&f.name) == Some(SrfKind::ExpandArray) {
+                let args = plain_args(f)?;
+                let (base, tys) = self.bind_srf_call(SrfKind::ExpandArray, &args, scope)?;
+                let i = pos.ok_or_else(not_found)?;
+                return Ok((Expr::Srf(base + i), tys[i]));
+            }
+        }
+        let (e, t) = self.bind_expr(inner, scope)?;
+        if t != Ty::Text {
+            return Err(Error::new(
+                SqlState("42809"),
+                format!(
+                    "column notation .{name} applied to type {}, which is not a composite type",
+                    t.name()
+                ),
+            ));
+        }
+        let i = pos.ok_or_else(not_found)?;
+        let x = Expr::Func(
+            Func::RecordField,
+            vec![e, Expr::Lit(Value::Int(i as i64))],
+            Ty::Unknown,
+        );
+        match EXPAND_FIELDS[i].1 {
+            Ty::Unknown => Ok((x, Ty::Unknown)),
+            ty => Ok((self.coerce(x, Ty::Unknown, ty)?, ty)),
+        }
+    }
+}
+
+/// Rejects what a field selection's chain holds besides one `.name`.
+pub(super) fn single_field(chain: &[A::AccessExpr]) -> Option<&A::Ident> {
+    match chain {
+        [A::AccessExpr::Dot(A::Expr::Identifier(i))] => Some(i),
+        _ => None,
+    }
+}
+
+/// The arguments of a call taking plain positional ones.
+fn plain_args(f: &A::Function) -> Result<Vec<&A::Expr>> {
+    let A::FunctionArguments::List(l) = &f.args else {
+        return Err(unsupported(format!("call {f}")));
+    };
+    l.args
+        .iter()
+        .map(|a| match a {
+            A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) => Ok(e),
+            a => Err(unsupported(format!("argument {a} of {}", f.name))),
+        })
+        .collect()
+}

@@ -1,0 +1,164 @@
+//! Set-returning functions in a select list, evaluated as PostgreSQL 10+'s ProjectSet does:
+//! each input row is repeated once per row of its longest function result, the functions
+//! advancing in lockstep (a shorter result gives NULLs once it runs out).
+
+use crate::error::{Error, Result, SqlState};
+use crate::sql::expr::{array_items, Ctx, Expr};
+use crate::types::{Row, Value};
+
+/// The set-returning functions a select list may call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SrfKind {
+    /// `unnest(array)`: the elements.
+    Unnest,
+    /// `generate_subscripts(array, dim)`: the subscripts of dimension `dim`.
+    GenerateSubscripts,
+    /// `information_schema._pg_expandarray(array)`: records `(x, n)`, the element and its
+    /// position counted from 1 (two columns here).
+    ExpandArray,
+    /// `generate_series(start, stop [, step])` of integers.
+    GenerateSeries,
+}
+
+/// One call of a set-returning function in a select list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SrfSpec {
+    pub kind: SrfKind,
+    pub args: Vec<Expr>,
+}
+
+/// More rows than this from one call is refused (a runaway generate_series).
+const MAX_ROWS: i64 = 10_000_000;
+
+impl SrfSpec {
+    /// Columns this call adds to each row.
+    pub fn width(&self) -> usize {
+        match self.kind {
+            SrfKind::ExpandArray => 2,
+            _ => 1,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self.kind {
+            SrfKind::Unnest => "unnest",
+            SrfKind::GenerateSubscripts => "generate_subscripts",
+            SrfKind::ExpandArray => "_pg_expandarray",
+            SrfKind::GenerateSeries => "generate_series",
+        }
+    }
+
+    /// For EXPLAIN, over the input's column names.
+    pub fn show(&self, names: &[String]) -> String {
+        let a: Vec<String> = self
+            .args
+            .iter()
+            .map(|e| super::explain::show_n(e, names))
+            .collect();
+        format!("{}({})", self.name(), a.join(", "))
+    }
+
+    /// The rows (each `width()` values) this call returns for input row `row`.
+    fn rows(&self, row: &[Value], cx: &Ctx) -> Result<Vec<Vec<Value>>> {
+        let vals = self
+            .args
+            .iter()
+            .map(|e| e.eval(row, cx))
+            .collect::<Result<Vec<_>>>()?;
+        if vals.iter().any(Value::is_null) {
+            return Ok(Vec::new());
+        }
+        let text = |v: &Value| match v {
+            Value::Text(s) => s.clone(),
+            v => v.to_string(),
+        };
+        let int = |v: &Value| match v {
+            Value::Int(i) => Ok(*i),
+            v => Err(Error::internal(format!("{} of {}", self.name(), v.type_name()))),
+        };
+        Ok(match self.kind {
+            SrfKind::Unnest => {
+                let (_, items) = array_items(&text(&vals[0]));
+                items
+                    .into_iter()
+                    .map(|x| vec![x.map_or(Value::Null, Value::Text)])
+                    .collect()
+            }
+            SrfKind::ExpandArray => {
+                let (_, items) = array_items(&text(&vals[0]));
+                items
+                    .into_iter()
+                    .zip(1..)
+                    .map(|(x, n)| vec![x.map_or(Value::Null, Value::Text), Value::Int(n)])
+                    .collect()
+            }
+            SrfKind::GenerateSubscripts => {
+                let (first, items) = array_items(&text(&vals[0]));
+                let dim = int(&vals[1])?;
+                let reverse = matches!(vals.get(2), Some(Value::Bool(true)));
+                // Augur's arrays have one dimension; an empty array has none.
+                if dim != 1 || items.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let last = first + items.len() as i64 - 1;
+                let mut s: Vec<Vec<Value>> = (first..=last).map(|i| vec![Value::Int(i)]).collect();
+                if reverse {
+                    s.reverse();
+                }
+                s
+            }
+            SrfKind::GenerateSeries => {
+                let (start, stop) = (int(&vals[0])?, int(&vals[1])?);
+                let step = match vals.get(2) {
+                    Some(v) => int(v)?,
+                    None => 1,
+                };
+                if step == 0 {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let n = (i128::from(stop) - i128::from(start)) / i128::from(step) + 1;
+                if n > i128::from(MAX_ROWS) {
+                    return Err(Error::new(
+                        SqlState::FEATURE_NOT_SUPPORTED,
+                        format!("generate_series of more than {MAX_ROWS} rows is not supported"),
+                    ));
+                }
+                let mut out = Vec::new();
+                let mut i = i128::from(start);
+                for _ in 0..n.max(0) {
+                    out.push(vec![Value::Int(i as i64)]);
+                    i += i128::from(step);
+                }
+                out
+            }
+        })
+    }
+}
+
+/// The ProjectSet step: each input row followed by the calls' columns, one output row per row
+/// of the longest call result; an input row whose calls all return nothing is dropped.
+pub fn project_set(rows: Vec<Row>, srfs: &[SrfSpec], cx: &Ctx) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for row in rows {
+        cx.check()?;
+        let sets = srfs
+            .iter()
+            .map(|s| s.rows(&row, cx))
+            .collect::<Result<Vec<_>>>()?;
+        let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+        for k in 0..n {
+            let mut r = row.clone();
+            for (s, set) in srfs.iter().zip(&sets) {
+                match set.get(k) {
+                    Some(vals) => r.extend(vals.iter().cloned()),
+                    None => r.extend(std::iter::repeat_n(Value::Null, s.width())),
+                }
+            }
+            out.push(r);
+        }
+    }
+    Ok(out)
+}
