@@ -105,7 +105,7 @@ impl FileSet {
     }
 
     /// [`FileSet::get`] for each of `rowids` (ascending), as `f(i, lookup)` in order. A rowid in
-    /// the block of the one before it, or the next block, is read through a [`Cursor`] left
+    /// the block of the one before it, or the next block, is read through a cursor left
     /// there, without the search of the runs and the model.
     pub fn get_sorted<'s>(&'s self, table: u32, rowids: &[u64], mut f: impl FnMut(usize, Lookup<'s>)) {
         let mut cursor: Option<Cursor<'s>> = None;
