@@ -550,6 +550,35 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Skipping a varint lands where decoding it does, and fails where decoding fails: every
+    /// length from 1 to 10 bytes, followed by more bytes or not, cut short, and 11 bytes long.
+    #[test]
+    fn skipping_a_varint_agrees_with_decoding_it() {
+        let mut values: Vec<u64> = (0..64).map(|s| 1u64 << s).collect();
+        values.extend([0, 127, 128, 16_383, 16_384, u64::MAX, u64::MAX >> 1]);
+        for v in values {
+            for tail in [&[][..], &[0x85, 0x01, 0x00], &[0xff; 12]] {
+                let mut b = Vec::new();
+                put_varint(&mut b, v);
+                let len = b.len();
+                b.extend_from_slice(tail);
+                for cut in 0..=b.len() {
+                    let mut d = Reader { b: &b[..cut], pos: 0 };
+                    let mut s = Reader { b: &b[..cut], pos: 0 };
+                    let decoded = d.varint();
+                    let skipped = s.skip_varint();
+                    assert_eq!(decoded.is_ok(), skipped.is_ok(), "{v} cut at {cut}");
+                    if decoded.is_ok() {
+                        assert_eq!((decoded.unwrap(), d.pos, s.pos), (v, len, len));
+                    }
+                }
+            }
+        }
+        let eleven = [0xffu8; 10].iter().chain(&[0x01]).copied().collect::<Vec<u8>>();
+        assert!(Reader { b: &eleven, pos: 0 }.skip_varint().is_err());
+        assert!(Reader { b: &eleven, pos: 0 }.varint().is_err());
+    }
+
     fn arb_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             Just(Value::Null),
