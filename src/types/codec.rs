@@ -568,8 +568,8 @@ mod tests {
                     let decoded = d.varint();
                     let skipped = s.skip_varint();
                     assert_eq!(decoded.is_ok(), skipped.is_ok(), "{v} cut at {cut}");
-                    if decoded.is_ok() {
-                        assert_eq!((decoded.unwrap(), d.pos, s.pos), (v, len, len));
+                    if let Ok(got) = decoded {
+                        assert_eq!((got, d.pos, s.pos), (v, len, len));
                     }
                 }
             }
