@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use augur::{ColumnDef, DataType, Database, Key, Options, SqlState, TableDef, Value};
+use augur::{Database, Key, Options, SqlState, Value};
+
+mod common;
+use common::{kv, quiet_maintenance, row};
 
 const CHILD: &str = "AUGUR_DISK_FAULT_CHILD";
 
@@ -74,34 +77,6 @@ mod fiu {
     }
 }
 
-fn opts() -> Options {
-    Options {
-        // No checkpoint or collection write while a failure point is on: the write that
-        // fails is the one the test makes.
-        maintenance_interval: Duration::from_secs(3600),
-        ..Options::default()
-    }
-}
-
-fn kv(db: &Database) {
-    db.create_table(
-        TableDef::new(
-            "kv",
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Text(None)),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-}
-
-fn row(k: i64) -> Vec<Value> {
-    vec![Value::Int(k), Value::Text(format!("value {k}"))]
-}
-
 fn get(db: &Database, k: i64) -> augur::Result<Option<Vec<Value>>> {
     db.get("kv", &Key::Int(k))
 }
@@ -126,7 +101,7 @@ fn a_failed_wal_sync_answers_unknown_and_the_engine_recovers_without_a_restart()
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     kv(&db);
     db.insert("kv", row(1)).unwrap();
     // Open across the recovery: one with a buffered write, one that has read.
@@ -170,7 +145,7 @@ fn a_failed_wal_sync_answers_unknown_and_the_engine_recovers_without_a_restart()
     db.close().unwrap();
     drop((db, session, reader));
     // And a restart sees the same state.
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     assert_eq!(get(&db, 3).unwrap(), Some(row(3)));
     db.verify_integrity().unwrap();
 }
@@ -190,7 +165,7 @@ fn a_commit_that_wrote_nothing_is_not_acknowledged_over_an_unknown_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let o = Options {
         resume_free_bytes: u64::MAX,
-        ..opts()
+        ..quiet_maintenance()
     };
     let db = Database::open(dir.path(), o).unwrap();
     kv(&db);
@@ -218,7 +193,7 @@ fn a_commit_that_wrote_nothing_is_not_acknowledged_over_an_unknown_outcome() {
     let _ = db.close();
     drop(db);
 
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     // The unknown commit is all there or not at all; here its record was written before the
     // sync failed, so the reopen finds key 7: the delete's acknowledgement would have been false.
     if let Some(r) = get(&db, 7).unwrap() {
@@ -235,7 +210,7 @@ fn a_failed_wal_write_is_a_definite_error_and_its_commit_is_absent() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     kv(&db);
     db.insert("kv", row(1)).unwrap();
     fiu::enable("posix/io/rw/write", libc::EIO);
@@ -266,7 +241,7 @@ fn a_failed_read_is_a_clean_58030_for_that_statement() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut o = opts();
+    let mut o = quiet_maintenance();
     // Compressed blocks are read through RocksDB (pread), not from mapped files, and the row
     // cache starts empty after the reopen.
     o.store.compression = true;
@@ -338,7 +313,7 @@ fn a_full_disk_answers_53100_reads_go_on_and_writes_resume_when_space_returns() 
     let fs = Tmpfs::mount(24);
     let ballast: PathBuf = fs.path().join("ballast");
     std::fs::write(&ballast, vec![7u8; 8 << 20]).unwrap();
-    let mut o = opts();
+    let mut o = quiet_maintenance();
     o.store.write_buffer_bytes = 1 << 20;
     o.row_cache_bytes = 1 << 20;
     o.resume_free_bytes = 4 << 20;
@@ -398,7 +373,7 @@ const SIGBUS_CHILD: &str = "AUGUR_SIGBUS_CHILD";
 /// The child: loads rows into a mapped SST file, says so, truncates the file (keeping a copy
 /// for the parent to restore, as a disk that comes back would) and reads the rows again.
 fn sigbus_child(dir: &Path) {
-    let db = Database::open(dir, opts()).unwrap();
+    let db = Database::open(dir, quiet_maintenance()).unwrap();
     kv(&db);
     db.transaction(|tx| {
         for k in 0..5000 {
@@ -471,7 +446,7 @@ fn a_truncated_mapped_file_stops_the_process_with_a_message_and_a_restart_recove
     for e in std::fs::read_dir(&backup).unwrap().flatten() {
         std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
     }
-    let db = Database::open(&dir, opts()).unwrap();
+    let db = Database::open(&dir, quiet_maintenance()).unwrap();
     for k in 0..5000 {
         assert_eq!(get(&db, k).unwrap(), Some(row(k)));
     }

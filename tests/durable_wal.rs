@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, TableDef, Value};
+use augur::{Database, Key, KeyRange, Options};
+
+mod common;
+use common::{kv, row};
 
 fn opts() -> Options {
     Options {
@@ -13,25 +16,6 @@ fn opts() -> Options {
         maintenance_interval: Duration::from_millis(20),
         ..Options::default()
     }
-}
-
-fn kv(db: &Database) {
-    db.create_table(
-        TableDef::new(
-            "kv",
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Text(None)),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-}
-
-fn row(k: i64) -> Vec<Value> {
-    vec![Value::Int(k), Value::Text(format!("value {k}"))]
 }
 
 /// WAL files (`NNNNNN.log`) in `dir`, oldest first, with their sizes.

@@ -8,7 +8,10 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use augur::engine::BULK_COMMIT_ROWS;
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, SqlState, TableDef, Value};
+use augur::{Database, Key, KeyRange, Options, SqlState};
+
+mod common;
+use common::{kv, quiet_maintenance, row};
 
 /// Fail points are process-wide: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -30,34 +33,6 @@ impl Drop for Point {
     fn drop(&mut self) {
         fail::remove(self.0);
     }
-}
-
-fn opts() -> Options {
-    Options {
-        // No checkpoint or collection write while a fail point is on: the write that fails is
-        // the one the test makes.
-        maintenance_interval: Duration::from_secs(3600),
-        ..Options::default()
-    }
-}
-
-fn kv(db: &Database) {
-    db.create_table(
-        TableDef::new(
-            "kv",
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Text(None)),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
-}
-
-fn row(k: i64) -> Vec<Value> {
-    vec![Value::Int(k), Value::Text(format!("value {k}"))]
 }
 
 /// Waits until the engine has reopened the database `n` times by itself.
@@ -106,7 +81,7 @@ fn recovered(db: Database, dir: &std::path::Path, n: i64) {
     check(&db, -1..=n);
     db.close().unwrap();
     drop(db);
-    let db = Database::open(dir, opts()).unwrap();
+    let db = Database::open(dir, quiet_maintenance()).unwrap();
     check(&db, -1..=n);
 }
 
@@ -114,7 +89,7 @@ fn recovered(db: Database, dir: &std::path::Path, n: i64) {
 fn a_bulk_commit_whose_positions_fail_to_be_recorded_answers_unknown_and_keeps_its_rows() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     kv(&db);
     db.insert("kv", row(-1)).unwrap();
     let n = BULK_COMMIT_ROWS as i64;
@@ -137,7 +112,7 @@ fn a_bulk_commit_whose_positions_fail_to_be_recorded_answers_unknown_and_keeps_i
 fn a_bulk_load_whose_index_build_fails_answers_unknown_and_keeps_its_rows() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     kv(&db);
     let n = 20_000i64;
     let e = {
@@ -155,7 +130,7 @@ fn a_bulk_load_whose_index_build_fails_answers_unknown_and_keeps_its_rows() {
 fn a_bulk_load_whose_positions_fail_to_be_recorded_answers_unknown_and_keeps_its_rows() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(dir.path(), opts()).unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
     kv(&db);
     db.insert("kv", row(-1)).unwrap();
     let n = 20_000i64;
@@ -174,7 +149,7 @@ fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit()
     let limit = Duration::from_millis(300);
     let o = Options {
         stalled_write_limit: limit,
-        ..opts()
+        ..quiet_maintenance()
     };
     let db = Arc::new(Database::open(dir.path(), o.clone()).unwrap());
     kv(&db);
