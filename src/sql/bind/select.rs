@@ -254,20 +254,8 @@ impl Binder<'_> {
         let (proj, having, orefs) = if grouped {
             let ng = groups.len();
             let fix = |e: Expr| post_agg(e, &groups, ng, &scope);
-            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
             let having = having.map(fix).transpose()?;
-            let orefs = orefs
-                .into_iter()
-                .map(|(r, o)| {
-                    Ok((
-                        match r {
-                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
-                            r => r,
-                        },
-                        o,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
+            let (proj, orefs) = rewrite_outputs(proj, orefs, fix)?;
             (proj, having, orefs)
         } else {
             (proj, having, orefs)
@@ -332,20 +320,7 @@ impl Binder<'_> {
                     })
                 })
             };
-            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
-            let orefs = orefs
-                .into_iter()
-                .map(|(r, o)| {
-                    Ok((
-                        match r {
-                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
-                            r => r,
-                        },
-                        o,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            (proj, orefs)
+            rewrite_outputs(proj, orefs, fix)?
         };
         // Set-returning functions run last (after grouping and windows), as PostgreSQL's
         // ProjectSet does; their placeholders become the columns that step appends.
@@ -365,20 +340,7 @@ impl Binder<'_> {
                     })
                 })
             };
-            let proj = proj.into_iter().map(fix).collect::<Result<Vec<_>>>()?;
-            let orefs = orefs
-                .into_iter()
-                .map(|(r, o)| {
-                    Ok((
-                        match r {
-                            OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
-                            r => r,
-                        },
-                        o,
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            (proj, orefs)
+            rewrite_outputs(proj, orefs, fix)?
         };
 
         let nvis = proj.len();
@@ -690,4 +652,31 @@ fn post_agg(e: Expr, groups: &[Expr], ng: usize, scope: &Scope) -> Result<Expr> 
         }
         e => e.map_children(&mut |c| post_agg(c, groups, ng, scope)),
     }
+}
+
+/// A select list and its ORDER BY references.
+type Outputs<O> = (Vec<Expr>, Vec<(OrderRef, O)>);
+
+/// Applies `fix` to the select list and to the ORDER BY expressions evaluated before the
+/// projection, after a step (grouping, windows, set-returning functions) changed the columns
+/// they read.
+fn rewrite_outputs<O>(
+    proj: Vec<Expr>,
+    orefs: Vec<(OrderRef, O)>,
+    fix: impl Fn(Expr) -> Result<Expr>,
+) -> Result<Outputs<O>> {
+    let proj = proj.into_iter().map(&fix).collect::<Result<Vec<_>>>()?;
+    let orefs = orefs
+        .into_iter()
+        .map(|(r, o)| {
+            Ok((
+                match r {
+                    OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
+                    r => r,
+                },
+                o,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((proj, orefs))
 }
