@@ -291,11 +291,7 @@ impl SstFile {
             after: 0,
             last: rowid,
         };
-        let found = c.find(rowid);
-        if let Found::Value(v) = found {
-            c.after = v.as_ptr() as usize - b.as_ptr() as usize + v.len();
-        }
-        (found, Some(c))
+        (c.find(rowid), Some(c))
     }
 
     /// Bytes of the file (mapped).
@@ -369,14 +365,7 @@ impl<'a> Cursor<'a> {
                 return Some(found);
             }
         }
-        let found = self.find(rowid);
-        self.after = match found {
-            // The offset just past the value, in the block.
-            Found::Value(v) => v.as_ptr() as usize - self.b.as_ptr() as usize + v.len(),
-            _ => 0,
-        };
-        self.last = rowid;
-        Some(found)
+        Some(self.find(rowid))
     }
 
     /// `rowid` if it is the entry right after the last one found (no restart-array lookup).
@@ -390,23 +379,24 @@ impl<'a> Cursor<'a> {
         {
             return None;
         }
-        let v = e.key_at + e.non_shared;
-        (self.after, self.last) = (v + e.value_len, rowid);
-        // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
-        Some(if b[e.key_at + USER_KEY] == TYPE_VALUE {
-            Found::Value(&b[v..v + e.value_len])
-        } else {
-            Found::Fallback
-        })
+        (self.after, self.last) = (e.key_at + e.non_shared + e.value_len, rowid);
+        Some(whole_entry(b, &e))
     }
 
-    /// `rowid` in the cursor's block.
+    /// `rowid` in the cursor's block, searched; the cursor then stands after its entry.
     #[inline]
-    fn find(&self, rowid: u64) -> Found<'a> {
+    fn find(&mut self, rowid: u64) -> Found<'a> {
         // Rowids are dense, so the rowid's distance from the block's first one is its likely
         // entry number (exact when every entry is a restart point and nothing was collected).
         let hint = rowid.saturating_sub(self.first) as usize;
-        search_block(self.b, self.l, (self.run.table, rowid), hint).unwrap_or(Found::Fallback)
+        let found = search_block(self.b, self.l, (self.run.table, rowid), hint).unwrap_or(Found::Fallback);
+        self.after = match found {
+            // The offset just past the value, in the block.
+            Found::Value(v) => v.as_ptr() as usize - self.b.as_ptr() as usize + v.len(),
+            _ => 0,
+        };
+        self.last = rowid;
+        found
     }
 }
 
@@ -432,6 +422,19 @@ fn split_key(k: &[u8]) -> (u32, u64) {
     )
 }
 
+/// What an entry whose key is stored whole (no bytes shared with the key before) holds: its
+/// value, or a fallback for a deletion marker. The key's trailer is (sequence << 8 | type),
+/// little-endian: its first byte is the type.
+#[inline]
+fn whole_entry<'a>(b: &'a [u8], e: &format::Entry) -> Found<'a> {
+    let v = e.key_at + e.non_shared;
+    if b[e.key_at + USER_KEY] == TYPE_VALUE {
+        Found::Value(&b[v..v + e.value_len])
+    } else {
+        Found::Fallback
+    }
+}
+
 /// Finds row `target` (table, rowid) in a data block: the restart point `hint` first (with one
 /// entry per restart point, the rows column family's setting, and dense rowids, it is the entry),
 /// else a binary search over the restart points (each holds a whole key), then a walk of at most
@@ -445,15 +448,6 @@ fn search_block(b: &[u8], l: BlockLayout, target: (u32, u64), hint: usize) -> Re
         }
         Ok((split_key(&b[e.key_at..e.key_at + USER_KEY]), e))
     };
-    // The trailer is (sequence << 8 | type), little-endian: its first byte is the type.
-    let found = |e: &format::Entry| {
-        let v = e.key_at + e.non_shared;
-        if b[e.key_at + USER_KEY] == TYPE_VALUE {
-            Found::Value(&b[v..v + e.value_len])
-        } else {
-            Found::Fallback
-        }
-    };
     // The last restart point whose key is <= target.
     let (mut lo, mut hi) = (0usize, l.num_restarts);
     if hint < l.num_restarts {
@@ -466,7 +460,7 @@ fn search_block(b: &[u8], l: BlockLayout, target: (u32, u64), hint: usize) -> Re
         prefetch(b, guess + 128);
         let (k, e) = at_restart(hint)?;
         match k.cmp(&target) {
-            std::cmp::Ordering::Equal => return Ok(found(&e)),
+            std::cmp::Ordering::Equal => return Ok(whole_entry(b, &e)),
             std::cmp::Ordering::Less => lo = hint,
             std::cmp::Ordering::Greater => hi = hint,
         }
