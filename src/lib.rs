@@ -5,6 +5,7 @@
 //! - [`index`]: ALEX and the ordered fallback index (no I/O).
 //! - [`store`]: RocksDB column families, key layout, group commit.
 //! - [`engine`]: tables, transactions, recovery, garbage collection.
+//! - [`seam`]: what `sql` and `server` call on an engine (traits), and the engine they run on.
 //! - [`types`] and [`error`]: values, encodings, SQLSTATE-carrying errors.
 //! - [`sql`]: the SQL layer (parse, bind, plan, execute) behind [`Session`].
 //! - `server` (cargo feature `server`, on by default): the PostgreSQL wire-protocol server.
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod error;
 mod failpoint;
 pub mod index;
+pub mod seam;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod sql;

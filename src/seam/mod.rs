@@ -1,0 +1,273 @@
+//! The engine seam: the calls `sql/` and `server/` make on a storage engine, as traits
+//! ([`Engine`], [`EngineTable`], [`EngineTxn`]), and the engine they run on ([`AnyEngine`]).
+//!
+//! `sql/` and `server/` name no engine type: they hold an [`AnyEngine`], [`AnyTable`]s and
+//! [`AnyTxn`]s, enums with one variant per engine that implement the same traits by one
+//! `match` per call (generic, so no `dyn` and no lost inlining on point reads and scans).
+//! Today's engine ([`crate::engine::Database`], `local.rs`) is the one variant; a second engine
+//! implements the three traits and adds a variant in `any.rs`, without touching `sql/` or
+//! `server/`. docs/DISTRIBUTED.md ("The engine seam") gives the reasons for this form.
+//!
+//! Plain data (definitions, keys, rows, ranges, isolation levels, interrupts, statistics)
+//! stays shared: re-exported here, used by every engine as it is.
+//!
+//! # Contract
+//!
+//! What every engine guarantees, and the SQL layer relies on:
+//!
+//! - **Snapshots.** A transaction reads one snapshot plus its own writes (read-your-writes,
+//!   including deletes). Under [`Isolation::Snapshot`] the snapshot is taken by
+//!   [`Engine::begin`]; under [`Isolation::ReadCommitted`] [`EngineTxn::begin_statement`] takes
+//!   a new one, so every statement reads one consistent state. A commit is visible to a
+//!   snapshot entirely or not at all.
+//! - **Row locks.** Every write of a key first takes that key's row lock, held until commit or
+//!   rollback (or the rollback to a savepoint older than the lock). A second writer waits;
+//!   the wait ends with 55P03 at the lock timeout ([`EngineTxn::set_lock_timeout`]), 57014
+//!   when the statement's [`Interrupt`] fires (timeout, cancel), 40P01 on a deadlock. Having
+//!   the lock, a writer whose row changed after its snapshot fails with 40001 under snapshot
+//!   isolation, and gets the newest version ([`Locked::Changed`]) under read committed.
+//! - **Commit.** All of a transaction's writes become visible at once, or none do; a commit
+//!   acknowledged as durable survives a crash. Write conflicts detected at commit fail with
+//!   40001 and leave nothing. Dropping an unfinished transaction rolls it back.
+//! - **Errors.** Every error carries a SQLSTATE: 42P01 unknown table, 23505 duplicate key or
+//!   unique value, 23502 NULL in a NOT NULL column, 22003 / 22001 / 42804 a value that does
+//!   not fit its column, 40001 serialization failure, 40P01 deadlock, 55P03 lock timeout,
+//!   57014 canceled statement, 57P02 / 57P03 engine restarting, 58030 storage failure, 08007
+//!   commit outcome unknown, XX001 corrupt data. Bad input never changes data.
+//! - **Tables.** A table handle names one incarnation of a table: TRUNCATE and rebuilding
+//!   DDL make a new one and mark the old one dropped ([`EngineTable::is_dropped`]). A read
+//!   through an old handle fails (40001 when the name now has a new incarnation, else 42P01),
+//!   and a transaction that wrote through one fails by its commit at the latest (42P01). DDL
+//!   is not transactional: it applies and is durable when the call returns.
+
+mod any;
+mod local;
+
+pub use any::{AnyEngine, AnyTable, AnyTxn};
+
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, Identity, RowCheck};
+pub use crate::engine::{
+    canceled_by_user, statement_timeout, BatchError, CancelHandle, ColumnDef, IndexDef, IndexStats,
+    Interrupt, Isolation, KeyRange, Locked, MemoryReport, Request, Savepoint, SequenceDef, SequenceMemory,
+    Stats, TableDef, ViewDef,
+};
+use crate::error::Result;
+pub use crate::index::keyed::IndexKind;
+use crate::types::{Key, Row, RowRef};
+
+/// What `sql/` and `server/` import to use an engine: the engine, table and transaction
+/// types they hold, and the traits whose methods they call.
+pub mod prelude {
+    pub use super::{AnyEngine, AnyTable, AnyTxn, Engine, EngineTable, EngineTxn};
+}
+
+/// A storage engine: the catalog, DDL, transactions, cancellation and monitoring. Cheap to
+/// clone; every clone is the same engine.
+pub trait Engine: Clone + Send + Sync + 'static {
+    type Table: EngineTable;
+    type Txn: EngineTxn<Table = Self::Table>;
+
+    /// A new transaction, under snapshot isolation until [`EngineTxn::set_isolation`].
+    fn begin(&self) -> Self::Txn;
+    /// The table named `name` (42P01 if none).
+    fn table(&self, name: &str) -> Result<Self::Table>;
+    /// Every table, ordered by name.
+    fn tables(&self) -> Vec<Self::Table>;
+
+    // DDL: applied and durable when the call returns; not part of any transaction.
+
+    /// Creates a table (42P07 if the name is taken by a table or a view).
+    fn create_table(&self, def: TableDef) -> Result<Self::Table>;
+    /// Creates a table, or returns the existing one of that name.
+    fn create_table_if_not_exists(&self, def: TableDef) -> Result<Self::Table>;
+    /// Drops a table and its rows; `Ok(false)` if there is none and `if_exists`, else 42P01.
+    fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool>;
+    /// Removes every row: the table gets a new incarnation with the same definition.
+    fn truncate(&self, name: &str) -> Result<()>;
+    /// Replaces the table by a new incarnation with definition `f(current)`, copying the rows
+    /// (which must fit it; nothing changes on an error).
+    fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()>;
+    /// [`Engine::rebuild_table`] with each live row passed through `map` (DROP COLUMN).
+    fn rebuild_table_with(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        map: &dyn Fn(Row) -> Result<Row>,
+    ) -> Result<()>;
+    /// Replaces the definition without rewriting rows (columns added at the end read their
+    /// `missing` value); `check` first sees every live row, and its first error changes nothing.
+    fn alter_table_def(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        check: Option<RowCheck<'_>>,
+    ) -> Result<()>;
+    /// Renames a table; its rows, indexes and constraints stay.
+    fn rename_table(&self, from: &str, to: &str) -> Result<()>;
+    /// Builds a secondary index over the table's rows (23505 if a unique one finds a duplicate).
+    fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()>;
+    /// Drops the index named `name`; `Ok(false)` if there is none.
+    fn drop_index(&self, name: &str) -> Result<bool>;
+
+    // Views and sequences: catalog entries, durable when the call returns.
+
+    fn create_view(&self, def: ViewDef, or_replace: bool) -> Result<()>;
+    /// `Ok(false)` if there is no such view.
+    fn drop_view(&self, name: &str) -> Result<bool>;
+    fn view(&self, name: &str) -> Result<Option<Arc<ViewDef>>>;
+    /// Every view, ordered by name.
+    fn views(&self) -> Result<Vec<Arc<ViewDef>>>;
+    /// The views whose definitions name relation `name`.
+    fn views_depending_on(&self, name: &str) -> Result<Vec<Arc<ViewDef>>>;
+    /// Creates a sequence; `Ok(false)` if it exists and `if_not_exists`, else 42P07.
+    fn create_sequence(&self, def: SequenceDef, if_not_exists: bool) -> Result<bool>;
+    /// `Ok(false)` if there is none and `if_exists`, else 42P01.
+    fn drop_sequence(&self, name: &str, if_exists: bool) -> Result<bool>;
+    /// Drops the sequences owned by a column of `table`.
+    fn drop_owned_sequences(&self, table: &str) -> Result<()>;
+    fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()>;
+    /// Every sequence, ordered by name.
+    fn sequences(&self) -> Result<Vec<SequenceDef>>;
+    fn has_sequence(&self, name: &str) -> Result<bool>;
+
+    // Cancellation and monitoring.
+
+    /// A handle that cancels one session's running request, waking it if it waits on a lock.
+    fn cancel_handle(&self) -> CancelHandle;
+    /// Counters since open (commits, conflicts, lock waits, cache and read-path figures).
+    fn stats(&self) -> Stats;
+    /// Per-table primary index figures, ordered by table name.
+    fn index_stats(&self) -> Vec<IndexStats>;
+    /// A named numeric property of the engine's storage (for the local engine, a RocksDB
+    /// property of the rows column family); `None` when the engine has no such property.
+    fn store_property(&self, name: &str) -> Option<u64>;
+    /// Bytes the engine's data takes on disk.
+    fn disk_bytes(&self) -> u64;
+    /// Memory the engine holds, by part.
+    fn memory(&self) -> MemoryReport;
+    /// Where the data lives, for people: a directory, or a cluster's endpoints.
+    fn location(&self) -> String;
+}
+
+/// One incarnation of a table (see the contract above): cheap to clone.
+pub trait EngineTable: Clone + Send + Sync + 'static {
+    fn def(&self) -> Arc<TableDef>;
+    fn name(&self) -> String;
+    /// Whether DROP, TRUNCATE or a rebuild replaced this incarnation (plans re-check it).
+    fn is_dropped(&self) -> bool;
+    /// The structure that answers primary-key lookups (what EXPLAIN and `\d` name).
+    fn key_index_kind(&self) -> IndexKind;
+    /// Keys in the primary index (an estimate of the row count for the planner: it may count
+    /// versions not yet collected).
+    fn index_len(&self) -> usize;
+    /// Bytes of the primary index in memory.
+    fn index_heap_bytes(&self) -> usize;
+    /// Primary keys that may have a row version (committed or not yet collected) whose
+    /// secondary index `index` (position in `def().indexes`) has encoded values within the
+    /// bounds: a superset the caller re-checks against the version it reads. May repeat a key.
+    fn index_candidates(&self, index: usize, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<Key>;
+}
+
+/// A transaction (see the contract above). Reads take `&self` so that a statement can lock
+/// rows while it reads; writes take `&mut self`.
+pub trait EngineTxn: Send {
+    type Table: EngineTable;
+
+    // Settings: called before the statements they govern.
+
+    fn isolation(&self) -> Isolation;
+    /// Sets the isolation level; call before the first statement.
+    fn set_isolation(&mut self, iso: Isolation);
+    /// How long a row-lock wait lasts before 55P03 (`None`: no limit).
+    fn set_lock_timeout(&mut self, t: Option<Duration>);
+    /// What interrupts the row-lock waits of the writes that follow (57014), until replaced.
+    fn set_interrupt(&mut self, stop: Interrupt);
+    /// Whether the commit waits until it is durable (`synchronous_commit`).
+    fn set_sync(&mut self, sync: bool);
+    /// The session's `currval` memory, shared by its transactions.
+    fn set_sequence_memory(&mut self, m: SequenceMemory);
+    /// Marks the start of a statement: under read committed, a new snapshot.
+    fn begin_statement(&mut self);
+
+    // Reads: the snapshot plus this transaction's writes, unless named "latest".
+
+    /// The row with primary key `key` (keyless tables: its row identity).
+    fn get_in(&self, t: &Self::Table, key: &Key) -> Result<Option<Arc<Row>>>;
+    /// The row with primary key `key`, lent to `f` in place; `None` when there is none.
+    fn get_with<R>(&self, t: &Self::Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>>;
+    /// Visits the rows with primary key in `range` in key order (descending when `reverse`),
+    /// lending each to `f` until it returns false.
+    fn scan_with(
+        &self,
+        t: &Self::Table,
+        range: &KeyRange,
+        reverse: bool,
+        f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()>;
+    /// The number of rows `scan_with` would visit; `check` runs between batches (57014).
+    fn count_in(&self, t: &Self::Table, range: &KeyRange, check: impl FnMut() -> Result<()>) -> Result<u64>;
+    /// Rows whose secondary index `index` (position in `def().indexes`) has encoded values
+    /// within the bounds, ordered by (value, key).
+    fn index_scan_in(
+        &self,
+        t: &Self::Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>>;
+    /// The newest committed version of `key`, or this transaction's own write (foreign keys).
+    fn get_latest_in(&self, t: &Self::Table, key: &Key) -> Result<Option<Arc<Row>>>;
+    /// Every row as the newest committed versions and this transaction's writes have it, in
+    /// key order (foreign-key actions).
+    fn scan_latest_in(&self, t: &Self::Table, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()>;
+    /// The table named `name` (42P01 if none).
+    fn table(&self, name: &str) -> Result<Self::Table>;
+    /// Every table (the SQL layer follows foreign keys with it).
+    fn tables(&self) -> Vec<Self::Table>;
+
+    // Writes: each takes the row's lock first (see the contract).
+
+    /// Inserts a row (23505 if its key exists; 23502 and the other row checks); its key.
+    fn insert_in(&mut self, t: &Self::Table, row: Row) -> Result<Key>;
+    /// Inserts `rows` as `insert_in` one after the other would, in one pass; on failure the
+    /// error names the earliest failing row and none of the batch is written.
+    fn insert_batch_in(&mut self, t: &Self::Table, rows: Vec<Row>) -> std::result::Result<u64, BatchError>;
+    /// Replaces the row with key `key` (its key may change: a move, checked for uniqueness);
+    /// false if there is no such row (or, under read committed, a concurrent delete).
+    fn update_in(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
+    /// Deletes the row with key `key`; false if there was none.
+    fn delete_in(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
+    /// Deletes the newest version of `key` (ON DELETE CASCADE); false if there is none.
+    fn delete_latest_in(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
+    /// Replaces the newest version of `key`, keeping the key (ON DELETE SET NULL).
+    fn update_latest_in(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
+    /// Takes the row lock of `key` (waits interrupted by `stop`) and tells whether the row
+    /// changed after the snapshot (40001 under snapshot isolation if it did).
+    fn lock_row_by(&self, t: &Self::Table, key: &Key, stop: &Interrupt) -> Result<Locked>;
+
+    // Sequences: not transactional (a rollback does not give a value back).
+
+    fn nextval(&self, name: &str) -> Result<i64>;
+    fn setval(&self, name: &str, v: i64, is_called: bool) -> Result<i64>;
+    /// The value `nextval` last returned in this session (55000 before the first).
+    fn currval(&self, name: &str) -> Result<i64>;
+
+    // Savepoints and the end.
+
+    /// Opens a savepoint; savepoints nest.
+    fn savepoint(&mut self) -> Result<Savepoint>;
+    /// Undoes the writes after `sp` and releases the row locks taken after it; `sp` stays open.
+    fn rollback_to(&mut self, sp: Savepoint) -> Result<()>;
+    /// Closes `sp` and the savepoints after it, keeping their writes.
+    fn release(&mut self, sp: Savepoint) -> Result<()>;
+    /// Whether the transaction has buffered any write.
+    fn has_writes(&self) -> bool;
+    /// Commits all of the writes or none (40001 on a write conflict found at commit).
+    fn commit(self) -> Result<()>;
+    /// Discards every write and releases the row locks.
+    fn rollback(self);
+}
