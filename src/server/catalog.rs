@@ -13,8 +13,8 @@
 
 use sqlparser::tokenizer::Token;
 
-use crate::engine::Database;
 use crate::error::Result;
+use crate::seam::prelude::*;
 use crate::sql::catalog::{sequence_oid, Snapshot};
 use crate::sql::lexer::lex;
 use crate::types::{DataType, Row, Value};
@@ -44,7 +44,7 @@ pub fn mentions_catalog(sql: &str) -> bool {
 }
 
 /// Answers `sql` if it is a catalog query this module knows; None: not ours.
-pub fn answer(sql: &str, db: &Database) -> Option<Result<CatalogResult>> {
+pub fn answer(sql: &str, db: &AnyEngine) -> Option<Result<CatalogResult>> {
     if !mentions_catalog(sql) {
         return None;
     }
@@ -250,7 +250,7 @@ struct Rel {
     has_triggers: bool,
 }
 
-fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
+fn rel_by_oid(db: &AnyEngine, oid: i64) -> Option<Rel> {
     let snap = Snapshot::take(db, None).ok()?;
     for t in &snap.tables {
         if t.oid == oid {
@@ -285,7 +285,7 @@ fn rel_by_oid(db: &Database, oid: i64) -> Option<Rel> {
 }
 
 /// `\d NAME` step 2: pg_class flags of one relation.
-fn class_info(q: &Query, db: &Database) -> Option<CatalogResult> {
+fn class_info(q: &Query, db: &AnyEngine) -> Option<CatalogResult> {
     let oid = q.oid_after("c.oid")?;
     let rows = match rel_by_oid(db, oid) {
         None => vec![],
@@ -325,7 +325,7 @@ fn class_info(q: &Query, db: &Database) -> Option<CatalogResult> {
 }
 
 /// pgbench's probe for a partitioned pgbench_accounts: (search-path position, strategy, count).
-fn pgbench_partitions(q: &Query, db: &Database) -> Option<CatalogResult> {
+fn pgbench_partitions(q: &Query, db: &AnyEngine) -> Option<CatalogResult> {
     let key = "c.relname = '";
     let i = q.lower.find(key)? + key.len();
     let name = &q.lower[i..i + q.lower[i..].find('\'')?];

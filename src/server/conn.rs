@@ -10,7 +10,7 @@ use pgwire::messages::response::TransactionStatus;
 
 use super::cancel::Registry;
 use super::metrics::Metrics;
-use crate::engine::{CancelHandle, Database};
+use crate::seam::{AnyEngine, CancelHandle};
 use crate::sql::{CopyState, Limits, Session, TxStatus};
 
 /// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
@@ -21,7 +21,7 @@ pub fn server_version() -> String {
 
 /// State shared by every connection.
 pub struct Shared {
-    pub db: Database,
+    pub db: AnyEngine,
     /// Set when the server is shutting down: new statements are refused.
     pub shutting_down: AtomicBool,
     /// Statements executing right now (the shutdown waits for them, bounded).
@@ -39,7 +39,12 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(db: Database, max_copy_bytes: usize, metrics: Option<Arc<Metrics>>, limits: Limits) -> Shared {
+    pub fn new(
+        db: AnyEngine,
+        max_copy_bytes: usize,
+        metrics: Option<Arc<Metrics>>,
+        limits: Limits,
+    ) -> Shared {
         let base_params = Session::new(db.clone()).reported_settings();
         Shared {
             db,

@@ -26,7 +26,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{debug, warn};
 
-use crate::engine::Database;
+use crate::seam::prelude::*;
 use crate::sql::TxStatus;
 
 /// Statement kinds, from a statement's leading keyword.
@@ -119,7 +119,7 @@ pub struct Metrics {
     commit_latency: Histogram,
     errors: IntCounterVec,
     // Read from the engine at scrape time.
-    db: Database,
+    db: AnyEngine,
     scrape: Mutex<()>,
     commits: IntCounter,
     wal_syncs: IntCounter,
@@ -173,7 +173,8 @@ fn gauge_vec(r: &Registry, name: &str, help: &str, labels: &[&str]) -> IntGaugeV
 }
 
 impl Metrics {
-    pub fn new(db: Database) -> Metrics {
+    pub fn new(db: impl Into<AnyEngine>) -> Metrics {
+        let db: AnyEngine = db.into();
         let r = Registry::new();
         let statements_vec = reg(
             &r,
@@ -451,7 +452,7 @@ impl Metrics {
             }
         }
         for p in ROCKSDB_PROPERTIES {
-            if let Some(v) = self.db.rocksdb_property(p) {
+            if let Some(v) = self.db.store_property(p) {
                 self.rocksdb
                     .with_label_values(&[*p])
                     .set(v.min(i64::MAX as u64) as i64);

@@ -55,7 +55,7 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
 
-use crate::engine::Database;
+use crate::seam::AnyEngine;
 pub use conn::{server_version, Shared};
 pub use handler::Handlers;
 
@@ -188,7 +188,8 @@ pub struct Server {
 
 impl Server {
     /// Binds the listen address and prepares authentication and TLS.
-    pub async fn bind(db: Database, cfg: ServerConfig) -> anyhow::Result<Server> {
+    pub async fn bind(db: impl Into<AnyEngine>, cfg: ServerConfig) -> anyhow::Result<Server> {
+        let db: AnyEngine = db.into();
         let addr: SocketAddr = tokio::net::lookup_host(&cfg.listen)
             .await
             .with_context(|| format!("resolving {}", cfg.listen))?

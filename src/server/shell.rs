@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
-use crate::engine::Database;
+use crate::seam::prelude::*;
 use crate::sql::{Session, StatementResult};
 use crate::types::DataType;
 
@@ -129,7 +129,7 @@ fn run_text(session: &mut Session, sql: &str, input: &mut dyn BufRead, out: &mut
     true
 }
 
-fn describe(db: &Database, name: Option<&str>, out: &mut dyn Write) {
+fn describe(db: &AnyEngine, name: Option<&str>, out: &mut dyn Write) {
     match name {
         None => {
             let _ = writeln!(out, "      List of relations");
@@ -191,7 +191,8 @@ fn describe(db: &Database, name: Option<&str>, out: &mut dyn Write) {
 
 /// The `augur sql` entry point. With `command`, runs it and returns the exit code (1 on
 /// error); otherwise reads statements from standard input until end of input or `\q`.
-pub fn run(db: Database, command: Option<&str>) -> i32 {
+pub fn run(db: impl Into<AnyEngine>, command: Option<&str>) -> i32 {
+    let db: AnyEngine = db.into();
     let mut session = Session::new(db.clone());
     let stdin = io::stdin();
     let mut input = stdin.lock();
@@ -208,7 +209,7 @@ pub fn run(db: Database, command: Option<&str>) -> i32 {
             out,
             "augur {} embedded shell on {} (end statements with ;  \\q quits, \\dt lists tables, \\d NAME describes)",
             env!("CARGO_PKG_VERSION"),
-            db.path().display()
+            db.location()
         );
     }
     let mut buf = String::new();

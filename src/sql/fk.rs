@@ -11,8 +11,9 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::engine::catalog::{FkAction, ForeignKeyDef};
-use crate::engine::{Interrupt, Locked, Table, TableDef, Transaction};
+use crate::engine::{Interrupt, Locked, TableDef};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::types::{codec, Key, Row, Value};
 
 /// Referential actions nested deeper than this (CASCADE through as many tables or levels of a
@@ -21,7 +22,7 @@ const MAX_DEPTH: usize = 256;
 
 /// Whether writes to `def` need foreign key work: it references a table, or a table
 /// references it.
-pub(crate) fn involved(tables: &[Arc<Table>], def: &TableDef) -> bool {
+pub(crate) fn involved(tables: &[AnyTable], def: &TableDef) -> bool {
     !def.foreign_keys.is_empty()
         || tables
             .iter()
@@ -122,8 +123,8 @@ pub(crate) fn parent_key(pdef: &TableDef, fk: &ForeignKeyDef, vals: Vec<Value>) 
 /// writes have it. With `lock`, its row lock is taken first (and held until the transaction
 /// ends); without, nothing waits (a DDL check, which runs under the engine's commit lock).
 pub(crate) fn parent_exists(
-    tx: &Transaction,
-    parent: &Table,
+    tx: &AnyTxn,
+    parent: &AnyTable,
     fk: &ForeignKeyDef,
     vals: Vec<Value>,
     lock: Option<&Interrupt>,
@@ -142,17 +143,11 @@ pub(crate) fn parent_exists(
         ParentKey::Primary(k) => Ok(fetch(&k)?.is_some()),
         ParentKey::Unique { index, value } => {
             let idx = &pdef.indexes[index];
-            let mut keys: Vec<Key> = parent
-                .secondary
-                .read()
-                .get(index)
-                .map(|s| {
-                    s.candidates(
-                        Bound::Included(value.as_slice()),
-                        Bound::Included(value.as_slice()),
-                    )
-                })
-                .unwrap_or_default();
+            let mut keys: Vec<Key> = parent.index_candidates(
+                index,
+                Bound::Included(value.as_slice()),
+                Bound::Included(value.as_slice()),
+            );
             for (k, _) in tx.index_scan_in(
                 parent,
                 index,
@@ -179,7 +174,7 @@ pub(crate) fn parent_exists(
 /// its foreign keys whose columns are all non-NULL and changed, the parent row must exist
 /// (23503); its lock is taken.
 pub(crate) fn check_parents(
-    tx: &Transaction,
+    tx: &AnyTxn,
     child: &TableDef,
     row: &[Value],
     old: Option<&[Value]>,
@@ -206,8 +201,8 @@ pub(crate) fn check_parents(
 /// again by the end of the statement; RESTRICT fails; CASCADE deletes the child rows (and
 /// applies the keys that reference them in turn); SET NULL sets their columns to NULL.
 pub(crate) fn on_parent_change(
-    tx: &mut Transaction,
-    parent: &Arc<Table>,
+    tx: &mut AnyTxn,
+    parent: &AnyTable,
     changes: &[(Arc<Row>, Option<Row>)],
     depth: usize,
 ) -> Result<()> {
@@ -221,7 +216,7 @@ pub(crate) fn on_parent_change(
         ));
     }
     let pdef = parent.def();
-    let refs: Vec<(Arc<Table>, ForeignKeyDef)> = tx
+    let refs: Vec<(AnyTable, ForeignKeyDef)> = tx
         .tables()
         .into_iter()
         .flat_map(|t| {

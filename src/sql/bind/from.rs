@@ -4,6 +4,7 @@ use sqlparser::ast as A;
 
 use super::{check_name, ident, object_name, unsupported, Binder, Scope, ScopeCol};
 use crate::error::{Error, Result};
+use crate::seam::prelude::*;
 use crate::sql::expr::{CmpOp, Expr};
 use crate::sql::plan::access::{conjoin, make_join};
 use crate::sql::plan::{Access, Column, Plan, Scan};

@@ -22,8 +22,9 @@ use sqlparser::ast as A;
 
 use super::expr::{Expr, Ty};
 use super::plan::{AggSpec, Plan};
-use crate::engine::{Database, Table, TableDef, ViewDef};
+use crate::engine::{TableDef, ViewDef};
 use crate::error::{Error, Result};
+use crate::seam::prelude::*;
 use crate::types::DataType;
 
 #[derive(Clone, Debug)]
@@ -188,14 +189,14 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
 }
 
 pub struct Binder<'a> {
-    pub db: &'a Database,
+    pub db: &'a AnyEngine,
     pub settings: Option<&'a BTreeMap<String, String>>,
     /// What `pg_backend_pid()` returns: the connection's BackendKeyData process id (the one a
     /// CancelRequest names); None outside the server (the OS process id then).
     pub backend_pid: Option<i32>,
     pub params: Vec<Ty>,
     pub subplans: Vec<Plan>,
-    pub tables: Vec<Arc<Table>>,
+    pub tables: Vec<AnyTable>,
     /// The views expanded (a plan is re-made when one of them is replaced or dropped).
     pub views: Vec<Arc<ViewDef>>,
     /// Views being expanded inside one another now.
@@ -233,7 +234,7 @@ pub(super) enum OrderRef {
 }
 
 impl<'a> Binder<'a> {
-    pub fn new(db: &'a Database, settings: Option<&'a BTreeMap<String, String>>) -> Binder<'a> {
+    pub fn new(db: &'a AnyEngine, settings: Option<&'a BTreeMap<String, String>>) -> Binder<'a> {
         Binder {
             db,
             settings,
@@ -258,7 +259,7 @@ impl<'a> Binder<'a> {
         }
     }
 
-    pub fn table(&mut self, name: &A::ObjectName) -> Result<Arc<Table>> {
+    pub fn table(&mut self, name: &A::ObjectName) -> Result<AnyTable> {
         if let Some((schema, rel)) = catalog::catalog_name(name) {
             return Err(crate::sql::catalog::write_error(schema, rel));
         }

@@ -10,6 +10,7 @@ use super::from::derived_scope;
 use super::{ident, object_name, Binder, Scope};
 use crate::engine::ViewDef;
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Column, Plan};
 

@@ -19,9 +19,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::engine::catalog::{CheckDef, ForeignKeyDef};
-use crate::engine::{Database, SequenceDef, Table, TableDef, ViewDef};
+use crate::engine::{SequenceDef, TableDef, ViewDef};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
+use crate::seam::prelude::*;
 use crate::sql::expr::Ty;
 use crate::sql::plan::Column;
 use crate::types::Value;
@@ -85,7 +86,7 @@ impl IndexInfo {
 }
 
 /// The primary-key index (if the table has a declared key) and the secondary indexes.
-pub fn indexes_of(t: &Table, def: &TableDef) -> Vec<IndexInfo> {
+pub fn indexes_of(t: &AnyTable, def: &TableDef) -> Vec<IndexInfo> {
     let base = table_oid(def);
     let mut v = Vec::new();
     if def.has_primary_key() {
@@ -250,7 +251,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn take(db: &Database, settings: Option<&BTreeMap<String, String>>) -> Result<Snapshot> {
+    pub fn take(db: &AnyEngine, settings: Option<&BTreeMap<String, String>>) -> Result<Snapshot> {
         let tables = db
             .tables()
             .into_iter()

@@ -38,7 +38,7 @@ enum Op {
 /// Runs an INSERT; returns (rows affected, RETURNING rows).
 pub fn exec_insert(
     p: &InsertPlan,
-    tx: &mut Transaction,
+    tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
     now: i64,
@@ -136,7 +136,7 @@ pub fn exec_insert(
     }
 }
 
-fn apply(ops: Vec<Op>, tx: &mut Transaction, t: &Arc<Table>) -> Result<()> {
+fn apply(ops: Vec<Op>, tx: &mut AnyTxn, t: &AnyTable) -> Result<()> {
     for op in ops {
         match op {
             Op::Insert(r) => {
@@ -182,7 +182,7 @@ fn chosen_rows(scan: &Scan, recheck: &Option<Expr>, cx: &Ctx) -> Result<Vec<(Key
 
 pub fn exec_update(
     p: &UpdatePlan,
-    tx: &mut Transaction,
+    tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
     now: i64,
@@ -243,7 +243,7 @@ pub fn exec_update(
 
 pub fn exec_delete(
     p: &DeletePlan,
-    tx: &mut Transaction,
+    tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
     now: i64,

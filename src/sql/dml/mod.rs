@@ -15,8 +15,8 @@ use super::fk;
 use super::plan::access::apply_filter;
 use super::plan::{Access, Column, Plan, Scan};
 use crate::engine::catalog::Identity;
-use crate::engine::{Interrupt, Locked, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::{prelude::*, Interrupt, Locked, TableDef};
 use crate::types::{DataType, Key, Row, Value};
 
 mod exec;
@@ -33,7 +33,7 @@ pub enum Conflict {
 }
 
 pub struct InsertPlan {
-    pub table: Arc<Table>,
+    pub table: AnyTable,
     pub def: Arc<TableDef>,
     /// Table column of each source column.
     pub targets: Vec<usize>,
@@ -399,7 +399,7 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
 fn finish_insert(
     b: &mut Binder,
     ins: &A::Insert,
-    table: Arc<Table>,
+    table: AnyTable,
     def: Arc<TableDef>,
     targets: Vec<usize>,
     source: Plan,

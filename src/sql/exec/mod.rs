@@ -10,9 +10,9 @@ use std::sync::Arc;
 use super::expr::{cast, Ctx, Expr, SubResult, Ty};
 use super::plan::join::hash_keys;
 use super::plan::{Access, AggFunc, AggSpec, Plan, Scan, SortKey};
-use crate::engine::{Interrupt, KeyRange, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
+use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
 use crate::types::codec::encode_key_values;
 use crate::types::{DataType, Key, Row, RowRef, Value};
 
@@ -27,7 +27,7 @@ type SubKey = (usize, Vec<Value>);
 
 /// Runs plans (and their subqueries) for one statement.
 pub struct Exec<'a> {
-    pub tx: &'a Transaction,
+    pub tx: &'a AnyTxn,
     pub params: &'a [Value],
     pub subplans: &'a [Plan],
     pub now: i64,
@@ -41,7 +41,7 @@ pub struct Exec<'a> {
 
 impl<'a> Exec<'a> {
     pub fn new(
-        tx: &'a Transaction,
+        tx: &'a AnyTxn,
         params: &'a [Value],
         subplans: &'a [Plan],
         now: i64,
@@ -198,7 +198,7 @@ fn key_range(
     let def = &s.def;
     let col = def.primary_key[0];
     let dt = def.columns[col].ty;
-    let alex = s.table.key_index_kind() == IndexKind::Alex;
+    let alex = def.key_kind() == IndexKind::Alex;
     let mk = |v: Value| -> Key {
         match (alex, v) {
             (true, v) if v.int_key().is_some() => Key::Int(v.int_key().unwrap_or_default()),

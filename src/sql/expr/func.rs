@@ -7,6 +7,7 @@ use super::cast::text_arg;
 use super::ops::{arith, as_f64, int_range};
 use super::{ArOp, Ctx, Expr, Func, Ty};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::EngineTxn;
 use crate::types::Value;
 
 fn int_arg(v: &Value) -> Option<i64> {

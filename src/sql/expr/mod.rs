@@ -14,8 +14,9 @@ use std::sync::Arc;
 pub use self::cast::{assign, cast, cast_allowed, text_of};
 pub use self::func::array_items;
 pub use self::ops::{arith, div_zero, like};
-use crate::engine::{Interrupt, Transaction};
+use crate::engine::Interrupt;
 use crate::error::Result;
+use crate::seam::AnyTxn;
 pub use crate::types::format_float;
 use crate::types::{DataType, Row, Value};
 
@@ -497,7 +498,7 @@ pub trait SubqueryRunner {
 
 /// What expressions need at run time besides the row.
 pub struct Ctx<'a> {
-    pub tx: &'a Transaction,
+    pub tx: &'a AnyTxn,
     pub params: &'a [Value],
     pub subs: &'a dyn SubqueryRunner,
     pub now: i64,

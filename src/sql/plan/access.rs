@@ -4,6 +4,7 @@
 
 use super::join_order::estimate;
 use super::{Access, AggFunc, AggSpec, Lookup, Plan, Scan};
+use crate::seam::EngineTable;
 use crate::sql::expr::{has_subquery, CmpOp, Expr};
 use crate::types::Value;
 

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::join::hash_keys;
 use super::{Access, AggFunc, AggSpec, Plan, Scan};
 use crate::index::keyed::IndexKind;
+use crate::seam::EngineTable;
 use crate::sql::expr::{Expr, SubRef};
 
 /// The indentation of a node at `depth`.

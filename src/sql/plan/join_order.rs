@@ -7,6 +7,7 @@
 
 use super::access::{apply_filter, conjoin, make_join, split_and};
 use super::{Access, Plan};
+use crate::seam::EngineTable;
 use crate::sql::expr::{CmpOp, Expr};
 
 /// A rough row count for ordering joins: table sizes from the primary index, cut down by

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use self::explain::{scan_line, show, show_agg, show_n};
 use super::expr::{Expr, Ty};
-use crate::engine::{Table, TableDef};
+use crate::engine::TableDef;
+use crate::seam::AnyTable;
 
 /// An output column.
 #[derive(Clone, Debug)]
@@ -61,7 +62,7 @@ impl Plan {
 
 #[derive(Clone)]
 pub struct Scan {
-    pub table: Arc<Table>,
+    pub table: AnyTable,
     pub def: Arc<TableDef>,
     pub alias: String,
     pub access: Access,
@@ -126,7 +127,7 @@ pub struct SortKey {
 /// key (`index` None) or through the single-column secondary index `index`.
 #[derive(Clone)]
 pub struct Lookup {
-    pub table: Arc<Table>,
+    pub table: AnyTable,
     pub def: Arc<TableDef>,
     pub alias: String,
     pub key: Expr,

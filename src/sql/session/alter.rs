@@ -4,15 +4,14 @@
 //! COLUMN rewrite the rows; ADD COLUMN records the value the rows already stored read for the
 //! new column instead (`ColumnDef::missing`).
 
-use std::sync::Arc;
-
 use sqlparser::ast as A;
 use sqlparser::tokenizer::Token;
 
 use super::{now_micros, Session};
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
-use crate::engine::{ColumnDef, IndexDef, Table, TableDef};
+use crate::engine::{ColumnDef, IndexDef, TableDef};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
 use crate::sql::dml::{bind_check, bind_default};
 use crate::sql::exec::Exec;
@@ -332,7 +331,7 @@ impl Session {
         not_null: &[usize],
         fks: &[ForeignKeyDef],
     ) -> Result<()> {
-        let parents: Vec<(Arc<Table>, &ForeignKeyDef)> = fks
+        let parents: Vec<(AnyTable, &ForeignKeyDef)> = fks
             .iter()
             .map(|f| Ok((self.db.table(&f.parent)?, f)))
             .collect::<Result<_>>()?;

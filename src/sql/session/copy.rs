@@ -2,13 +2,13 @@
 //! rows into the session's transaction a batch at a time (`Transaction::insert_batch_in`).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use sqlparser::ast as A;
 
 use super::{now_micros, Session};
-use crate::engine::{Interrupt, Table, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
+use crate::seam::{Interrupt, TableDef};
 use crate::sql::bind::{ident, object_name, Binder};
 use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
 use crate::sql::exec::Exec;
@@ -275,7 +275,7 @@ struct Batch {
 }
 
 impl Batch {
-    fn insert(&mut self, tx: &mut Transaction, t: &Arc<Table>, def: &TableDef) -> Result<()> {
+    fn insert(&mut self, tx: &mut AnyTxn, t: &AnyTable, def: &TableDef) -> Result<()> {
         if self.rows.is_empty() {
             return Ok(());
         }

@@ -6,6 +6,7 @@ use sqlparser::ast as A;
 
 use super::Session;
 use crate::error::{Error, Result};
+use crate::seam::prelude::*;
 use crate::sql::bind::{ident, object_name};
 use crate::sql::catalog::deparse::quote_ident;
 use crate::sql::result::StatementResult;

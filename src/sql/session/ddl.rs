@@ -8,6 +8,7 @@ use super::Session;
 use crate::engine::catalog::Identity;
 use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
 use crate::sql::dml::bind_default;
 use crate::sql::result::StatementResult;

@@ -29,16 +29,15 @@ use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
 use super::result::{StatementResult, TxStatus};
-use crate::engine::{
-    canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Savepoint, SequenceMemory, Transaction,
-};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
+use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
 use crate::types::{DataType, Row, Value};
 
 /// One client's session.
 pub struct Session {
-    db: Database,
-    tx: Option<Transaction>,
+    db: AnyEngine,
+    tx: Option<AnyTxn>,
     /// The open savepoints of the transaction block, by name, innermost last.
     savepoints: Vec<(String, Savepoint)>,
     /// What `currval` reads, shared by this session's transactions.
@@ -85,9 +84,11 @@ fn result_bytes(rows: &[Row]) -> u64 {
 }
 
 impl Session {
-    pub fn new(db: Database) -> Session {
+    /// A session on `db`: a [`crate::Database`], or any engine of [`AnyEngine`].
+    pub fn new(db: impl Into<AnyEngine>) -> Session {
+        let db: AnyEngine = db.into();
         Session {
-            cancel: CancelHandle::new(&db),
+            cancel: db.cancel_handle(),
             db,
             tx: None,
             savepoints: Vec::new(),
@@ -176,7 +177,7 @@ impl Session {
         self.cancel.clone()
     }
 
-    pub fn database(&self) -> &Database {
+    pub fn database(&self) -> &AnyEngine {
         &self.db
     }
 
@@ -571,7 +572,7 @@ impl Session {
 
     /// Runs `f` in the session's transaction block, or in its own transaction (autocommit;
     /// a serialization failure is returned, never retried behind the user's back).
-    fn with_tx<T>(&mut self, f: impl FnOnce(&mut Transaction, &Database) -> Result<T>) -> Result<T> {
+    fn with_tx<T>(&mut self, f: impl FnOnce(&mut AnyTxn, &AnyEngine) -> Result<T>) -> Result<T> {
         if let Some(tx) = &mut self.tx {
             tx.begin_statement();
             return f(tx, &self.db);
@@ -656,7 +657,7 @@ impl Session {
 
     /// A transaction with the session's settings: isolation (`default_transaction_isolation`),
     /// `lock_timeout`, `synchronous_commit`.
-    fn new_tx(&self) -> Transaction {
+    fn new_tx(&self) -> AnyTxn {
         let mut tx = self.db.begin();
         if self.async_commit {
             tx.set_sync(false);

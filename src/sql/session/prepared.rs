@@ -7,8 +7,9 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 
 use super::now_micros;
-use crate::engine::{Database, Interrupt, Table, TableDef, Transaction, ViewDef};
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
+use crate::seam::{Interrupt, TableDef, ViewDef};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
 use crate::sql::exec::{run, Exec};
 use crate::sql::expr::{Expr, Ty};
@@ -27,11 +28,11 @@ pub(super) struct PlannedStmt {
     pub(super) planned: Planned,
     pub(super) subplans: Vec<Plan>,
     pub(super) params: Vec<Ty>,
-    pub(super) deps: Vec<(Arc<Table>, Arc<TableDef>)>,
+    pub(super) deps: Vec<(AnyTable, Arc<TableDef>)>,
     /// Reads catalog relations (rows fixed when planned): planned again for every run.
     pub(super) reads_catalog: bool,
     /// The views the plan expanded, and the database to look them up in again.
-    pub(super) views: Option<(Database, Vec<Arc<ViewDef>>)>,
+    pub(super) views: Option<(AnyEngine, Vec<Arc<ViewDef>>)>,
 }
 
 impl PlannedStmt {
@@ -104,7 +105,7 @@ impl std::fmt::Debug for Prepared {
 
 pub(super) fn exec_planned(
     p: &PlannedStmt,
-    tx: &mut Transaction,
+    tx: &mut AnyTxn,
     params: &[Value],
     stop: &Interrupt,
 ) -> Result<StatementResult> {
@@ -118,7 +119,7 @@ pub(super) fn exec_planned(
 
 fn exec_statement(
     p: &PlannedStmt,
-    tx: &mut Transaction,
+    tx: &mut AnyTxn,
     params: &[Value],
     stop: &Interrupt,
 ) -> Result<StatementResult> {

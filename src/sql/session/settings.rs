@@ -9,6 +9,7 @@ use sqlparser::ast as A;
 use super::Session;
 use crate::engine::Isolation;
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::sql::bind::{ident, object_name};
 use crate::sql::result::StatementResult;
 use crate::types::{DataType, Value};

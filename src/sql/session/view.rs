@@ -8,6 +8,7 @@ use sqlparser::ast as A;
 use super::Session;
 use crate::engine::ViewDef;
 use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, Binder};
 use crate::sql::result::StatementResult;
 
