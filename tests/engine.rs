@@ -521,6 +521,77 @@ fn range_scans_merge_own_writes_in_both_directions() {
         .unwrap();
 }
 
+/// `scan_first(limit)` visits exactly what `scan_with` visits before it is told to stop after
+/// `limit` rows: deleted rows in the window, the transaction's own writes, both directions,
+/// limits on and around the engine's read-ahead batches.
+#[test]
+fn scan_first_is_the_first_rows_of_scan_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.transaction(|tx| {
+        for k in 0..1500 {
+            tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    // Committed deletes: tombstones inside the first read-ahead windows.
+    db.transaction(|tx| {
+        for k in (3..700).step_by(5) {
+            tx.delete("t", &Key::Int(k))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", vec![Value::Int(-5), Value::Int(-5)]).unwrap();
+    tx.delete("t", &Key::Int(40)).unwrap();
+    tx.update("t", &Key::Int(41), vec![Value::Int(41), Value::Int(-41)])
+        .unwrap();
+    let t = tx.table("t").unwrap();
+    let row = |k: &Key, r: augur::RowRef<'_>| -> (Key, Value) {
+        (k.clone(), r.get(1).unwrap().unwrap().to_value())
+    };
+    for (lo, reverse) in [
+        (Bound::Unbounded, false),
+        (Bound::Included(Key::Int(30)), false),
+        (Bound::Unbounded, true),
+    ] {
+        let range = KeyRange {
+            lo,
+            hi: Bound::Unbounded,
+        };
+        let mut all = Vec::new();
+        tx.scan_with(&t, &range, reverse, |k, r| {
+            all.push(row(k, r));
+            Ok(true)
+        })
+        .unwrap();
+        for limit in [0, 1, 2, 15, 16, 17, 100, 127, 128, 129, 255, 256, 257, 600, 5000] {
+            let mut got = Vec::new();
+            tx.scan_first(&t, &range, reverse, limit, |k, r| {
+                got.push(row(k, r));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(
+                got,
+                all[..limit.min(all.len())],
+                "limit {limit}, reverse {reverse}"
+            );
+            // The caller may still stop earlier.
+            let mut early = Vec::new();
+            tx.scan_first(&t, &range, reverse, limit, |k, r| {
+                early.push(row(k, r));
+                Ok(early.len() < 7)
+            })
+            .unwrap();
+            assert_eq!(early, all[..limit.min(7).min(all.len())]);
+        }
+    }
+}
+
 #[test]
 fn secondary_indexes_and_unique_constraints() {
     let dir = tempfile::tempdir().unwrap();
