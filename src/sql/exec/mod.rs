@@ -17,10 +17,13 @@ use crate::types::codec::encode_key_values;
 use crate::types::{DataType, Key, Row, RowRef, Value};
 
 mod hash_join;
+mod lend;
 mod recursive;
 mod set_op;
 mod subquery;
 mod window;
+
+pub use lend::lend;
 
 /// A subquery's number and argument values.
 type SubKey = (usize, Vec<Value>);
@@ -104,16 +107,14 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
 
 /// The primary key for key column values, or None when no row can have it.
 pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
-    // Fast path: one integer key column (ALEX).
-    if let ([c], [Value::Int(_)]) = (def.primary_key.as_slice(), vals.as_slice()) {
-        let ty = def.columns[*c].ty;
-        if ty.is_integer() {
-            let Some(Value::Int(i)) = key_value(vals.into_iter().next().unwrap_or(Value::Null), ty)? else {
-                return Ok(None);
-            };
-            return Ok(Some(Key::Int(i)));
-        }
+    match <[Value; 1]>::try_from(vals) {
+        Ok([v]) => make_key_of_one(def, v),
+        Err(vals) => key_of_values(def, vals),
     }
+}
+
+/// [`make_key`] by the general path: each value converted to its key column's type.
+fn key_of_values(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
     let mut out = Vec::with_capacity(vals.len());
     for (v, &c) in vals.into_iter().zip(&def.primary_key) {
         match key_value(v, def.columns[c].ty)? {
@@ -122,6 +123,20 @@ pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
         }
     }
     Ok(Some(def.key_from_values(&out)?))
+}
+
+/// [`make_key`] for a one-column key, without a vector when it is an integer (ALEX's keys).
+fn make_key_of_one(def: &TableDef, v: Value) -> Result<Option<Key>> {
+    if let ([c], Value::Int(_)) = (def.primary_key.as_slice(), &v) {
+        let ty = def.columns[*c].ty;
+        if ty.is_integer() {
+            let Some(Value::Int(i)) = key_value(v, ty)? else {
+                return Ok(None);
+            };
+            return Ok(Some(Key::Int(i)));
+        }
+    }
+    key_of_values(def, vec![v])
 }
 
 /// A conservative bound value for a range over a column of type `dt` (the predicate is
@@ -351,14 +366,25 @@ fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
 fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>) -> Result<()> {
     let tx = cx.tx;
     let def = &s.def;
+    // Without a filter, a scan's stop count is the rows it reads: the engine reads ahead no
+    // further (`scan_first`).
+    let scan = |range: &KeyRange, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>| -> Result<()> {
+        match stop_count(s, cx)?.filter(|_| s.filter.is_none()) {
+            Some(n) => tx.scan_first(&s.table, range, s.reverse, n as usize, |k, r| f(k, Lent::Ref(r))),
+            None => tx.scan_with(&s.table, range, s.reverse, |k, r| f(k, Lent::Ref(r))),
+        }
+    };
     match &s.access {
-        Access::Full => tx.scan_with(&s.table, &KeyRange::all(), s.reverse, |k, r| f(k, Lent::Ref(r))),
+        Access::Full => scan(&KeyRange::all(), f),
         Access::Point(vals) => {
-            let vals = vals
-                .iter()
-                .map(|e| eval_const(e, cx))
-                .collect::<Result<Vec<_>>>()?;
-            if let Some(k) = make_key(def, vals)? {
+            let key = match vals.as_slice() {
+                [e] => make_key_of_one(def, eval_const(e, cx)?)?,
+                _ => make_key(
+                    def,
+                    vals.iter().map(|e| eval_const(e, cx)).collect::<Result<_>>()?,
+                )?,
+            };
+            if let Some(k) = key {
                 tx.get_with(&s.table, &k, |r| f(&k, Lent::Ref(r)))?.transpose()?;
             }
             Ok(())
@@ -384,7 +410,7 @@ fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<b
             Ok(())
         }
         Access::Range { lo, hi } => match key_range(s, lo, hi, cx)? {
-            Some(range) => tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r))),
+            Some(range) => scan(&range, f),
             None => Ok(()),
         },
         Access::Prefix(vals) => {
@@ -402,7 +428,7 @@ fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<b
                 lo: Bound::Included(Key::Bytes(p)),
                 hi: Bound::Excluded(Key::Bytes(end)),
             };
-            tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r)))
+            scan(&range, f)
         }
         Access::Index { index, eq, lo, hi } => {
             let idx = &def.indexes[*index];

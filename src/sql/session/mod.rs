@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 use sqlparser::tokenizer::TokenWithSpan;
 
-use self::prepared::{exec_planned, explain, Planned, PlannedStmt};
+use self::prepared::{exec_planned, explain, lend_planned, Planned, PlannedStmt};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
 use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
@@ -33,7 +33,7 @@ use crate::engine::{
     canceled_by_user, CancelHandle, Database, Interrupt, Isolation, Savepoint, SequenceMemory, Transaction,
 };
 use crate::error::{Error, Result, SqlState};
-use crate::types::{DataType, Row, Value};
+use crate::types::{DataType, Row, Value, ValueRef};
 
 /// One client's session.
 pub struct Session {
@@ -69,19 +69,47 @@ fn now_micros() -> i64 {
         .unwrap_or(0)
 }
 
+/// 25P02: a statement other than ROLLBACK / COMMIT in a failed transaction block.
+fn aborted_block() -> Error {
+    Error::new(
+        SqlState::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
 /// Bytes a result takes, for `max_result_bytes`.
 fn result_bytes(rows: &[Row]) -> u64 {
-    let mut n = 0u64;
-    for r in rows {
-        for v in r {
-            n += 8 + match v {
-                Value::Text(s) => s.len() as u64,
-                Value::Bytes(b) => b.len() as u64,
-                _ => 8,
-            };
+    rows.iter().flatten().map(|v| value_bytes(v.as_value_ref())).sum()
+}
+
+/// Bytes one returned value counts for `max_result_bytes`: its payload plus 8.
+fn value_bytes(v: ValueRef<'_>) -> u64 {
+    8 + match v {
+        ValueRef::Text(s) => s.len() as u64,
+        ValueRef::Bytes(b) => b.len() as u64,
+        _ => 8,
+    }
+}
+
+/// 54000 when `rows` rows of `bytes` bytes (see [`value_bytes`]) exceed `limits`.
+fn check_limits(limits: &Limits, rows: u64, bytes: u64) -> Result<()> {
+    if let Some(max) = limits.max_result_rows {
+        if rows > max {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("result of {rows} rows exceeds the limit of {max} rows (max_result_rows)"),
+            ));
         }
     }
-    n
+    if let Some(max) = limits.max_result_bytes {
+        if bytes > max {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("result of {bytes} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Session {
@@ -139,27 +167,11 @@ impl Session {
     /// 54000 if a result is larger than `max_result_rows` / `max_result_bytes`.
     fn check_result(&self, r: &StatementResult) -> Result<()> {
         let rows = r.rows();
-        if let Some(max) = self.limits.max_result_rows {
-            if rows.len() as u64 > max {
-                return Err(Error::new(
-                    SqlState::PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "result of {} rows exceeds the limit of {max} rows (max_result_rows)",
-                        rows.len()
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = self.limits.max_result_bytes {
-            let n = result_bytes(rows);
-            if n > max {
-                return Err(Error::new(
-                    SqlState::PROGRAM_LIMIT_EXCEEDED,
-                    format!("result of {n} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
-                ));
-            }
-        }
-        Ok(())
+        let bytes = match self.limits.max_result_bytes {
+            Some(_) => result_bytes(rows),
+            None => 0,
+        };
+        check_limits(&self.limits, rows.len() as u64, bytes)
     }
 
     /// What stops a statement starting now: `statement_timeout`, a cancel request.
@@ -349,8 +361,15 @@ impl Session {
         if p.sql.trim().is_empty() {
             return Ok(StatementResult::Command { tag: "EMPTY".into() });
         }
+        let planned = self.current_plan(p)?;
+        self.run_statement(&p.stmt, params, planned)
+    }
+
+    /// The plan of a prepared query or DML statement, planned again if a table or view it
+    /// uses changed since; None for other statements.
+    fn current_plan(&mut self, p: &Prepared) -> Result<Option<Arc<PlannedStmt>>> {
         let cached = p.planned.lock().clone();
-        let planned = match cached {
+        Ok(match cached {
             Some(pl) if pl.valid() => Some(pl),
             Some(_) => {
                 let pl = self
@@ -361,8 +380,62 @@ impl Session {
                 pl
             }
             None => None,
+        })
+    }
+
+    /// Runs a prepared statement and lends each result row's values to `f`, as rusqlite's
+    /// `get_ref` lends SQLite's: a query that reads one table by its primary key (a point
+    /// read, a key range with LIMIT) and selects plain columns lends them from the stored row,
+    /// with no allocation per row; any other statement runs as [`Session::execute_prepared`]
+    /// and its rows (a query's, or DML's RETURNING) are lent from its result. The same rules
+    /// hold as for `execute_prepared` (autocommit or the open block, a failed block, cancel,
+    /// `statement_timeout`, `max_result_rows` / `max_result_bytes`, checked as rows are lent).
+    /// An error from `f` is returned and, in a transaction block, fails the block as a failed
+    /// statement does. Returns the number of rows lent.
+    pub fn query_prepared_with(
+        &mut self,
+        p: &Prepared,
+        params: &[Value],
+        mut f: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<u64> {
+        let request = self.cancel.begin();
+        let planned = match self.current_plan(p)? {
+            Some(pl) if p.nesting <= 16 && matches!(pl.planned, Planned::Query { .. }) => pl,
+            _ => {
+                drop(request);
+                let r = self.execute_prepared(p, params)?;
+                let mut refs = Vec::new();
+                for row in r.rows() {
+                    refs.clear();
+                    refs.extend(row.iter().map(Value::as_value_ref));
+                    f(&refs).map_err(|e| self.fail(e))?;
+                }
+                return Ok(r.rows().len() as u64);
+            }
         };
-        self.run_statement(&p.stmt, params, planned)
+        if self.failed {
+            return Err(aborted_block());
+        }
+        if self.cancel.is_canceled() {
+            return Err(canceled_by_user());
+        }
+        let stop = self.interrupt();
+        let limits = self.limits.clone();
+        let count_bytes = limits.max_result_bytes.is_some();
+        let (mut rows, mut bytes) = (0u64, 0u64);
+        let mut lent = |vals: &[ValueRef<'_>]| {
+            rows += 1;
+            if count_bytes {
+                bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
+            }
+            check_limits(&limits, rows, bytes)?;
+            f(vals)
+        };
+        let r = self.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent));
+        if r.is_err() && self.tx.is_some() {
+            self.failed = true;
+        }
+        r
     }
 
     fn fail(&mut self, e: Error) -> Error {
@@ -466,10 +539,7 @@ impl Session {
             _ => {}
         }
         if self.failed {
-            return Err(Error::new(
-                SqlState::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
+            return Err(aborted_block());
         }
         // A cancel that arrived between the statements of one request stops the next one.
         let r = if self.cancel.is_canceled() {

@@ -1,0 +1,112 @@
+//! Lent results: a query that reads one table through its access path and selects plain
+//! columns (a point read, a key range with LIMIT) hands each row's values to the caller
+//! borrowed from the stored row, without building owned rows; any other plan runs as usual and
+//! its rows are lent from the materialized result.
+
+use super::{limit_of, read_access, run, stop_count, Lent};
+use crate::error::Result;
+use crate::sql::expr::{Ctx, Expr};
+use crate::sql::plan::{Plan, Scan};
+use crate::types::{RowRef, ValueRef};
+
+/// Columns a lent row carries on the stack; wider select lists use a vector per row.
+const STACK_COLS: usize = 8;
+
+/// Runs `plan`, lending each result row to `f` (in the plan's order); returns how many rows.
+pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
+    if let Some(shape) = Shape::of(plan) {
+        return shape.lend(cx, f);
+    }
+    let rows = run(plan, cx)?;
+    let mut refs = Vec::new();
+    for r in &rows {
+        refs.clear();
+        refs.extend(r.iter().map(|v| v.as_value_ref()));
+        f(&refs)?;
+    }
+    Ok(rows.len() as u64)
+}
+
+/// A plan that can lend stored rows: `[Limit] [Project(columns)] Scan`, the scan without a
+/// residual filter.
+struct Shape<'p> {
+    scan: &'p Scan,
+    /// The selected columns; None: every column of the table.
+    cols: Option<Vec<usize>>,
+    limit: Option<(&'p Option<Expr>, &'p Option<Expr>)>,
+}
+
+impl<'p> Shape<'p> {
+    fn of(plan: &'p Plan) -> Option<Shape<'p>> {
+        let (plan, limit) = match plan {
+            Plan::Limit { input, limit, offset } => (input.as_ref(), Some((limit, offset))),
+            p => (p, None),
+        };
+        let (plan, cols) = match plan {
+            Plan::Project(input, exprs) => {
+                let cols = exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Col(c) => Some(*c),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                (input.as_ref(), Some(cols))
+            }
+            p => (p, None),
+        };
+        match plan {
+            Plan::Scan(scan) if scan.filter.is_none() => Some(Shape { scan, cols, limit }),
+            _ => None,
+        }
+    }
+
+    fn lend(&self, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
+        let (limit, offset) = match self.limit {
+            Some((l, o)) => (limit_of(l, cx, "LIMIT")?, limit_of(o, cx, "OFFSET")?.unwrap_or(0)),
+            None => (None, 0),
+        };
+        let stop = stop_count(self.scan, cx)?;
+        if stop == Some(0) || limit == Some(0) {
+            return Ok(0);
+        }
+        let all: Vec<usize>;
+        let cols = match &self.cols {
+            Some(c) => c.as_slice(),
+            None => {
+                all = (0..self.scan.def.columns.len()).collect();
+                &all
+            }
+        };
+        let (mut seen, mut sent) = (0u64, 0u64);
+        read_access(self.scan, cx, &mut |_, lent| {
+            cx.check()?;
+            seen += 1;
+            if seen > offset {
+                let row = match lent {
+                    Lent::Ref(r) => r,
+                    Lent::Shared(r) => RowRef::values(r),
+                };
+                lend_row(row, cols, f)?;
+                sent += 1;
+            }
+            Ok(stop.is_none_or(|m| seen < m) && limit.is_none_or(|l| sent < l))
+        })?;
+        Ok(sent)
+    }
+}
+
+/// Lends columns `cols` of `row` (a stored row shorter than its table reads NULL past its end).
+fn lend_row(row: RowRef<'_>, cols: &[usize], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<()> {
+    let value = |c: usize| Ok::<_, crate::error::Error>(row.get(c)?.unwrap_or(ValueRef::Null));
+    if cols.len() <= STACK_COLS {
+        let mut vals = [ValueRef::Null; STACK_COLS];
+        for (slot, &c) in vals.iter_mut().zip(cols) {
+            *slot = value(c)?;
+        }
+        f(&vals[..cols.len()])
+    } else {
+        let vals = cols.iter().map(|&c| value(c)).collect::<Result<Vec<_>>>()?;
+        f(&vals)
+    }
+}
