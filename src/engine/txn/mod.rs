@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
@@ -127,8 +127,9 @@ pub struct Transaction {
     /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
     lock_log: RefCell<Vec<(u32, Key)>>,
     /// The last value `nextval` returned per sequence in this session (`currval`), shared with
-    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
-    seq_last: SequenceMemory,
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]); made on first
+    /// use otherwise, so that a transaction that calls no sequence function allocates none.
+    seq_last: OnceLock<SequenceMemory>,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -190,7 +191,7 @@ impl Transaction {
             savepoints: Vec::new(),
             undo: Vec::new(),
             lock_log: RefCell::new(Vec::new()),
-            seq_last: SequenceMemory::default(),
+            seq_last: OnceLock::new(),
         }
     }
 
@@ -419,14 +420,18 @@ impl Transaction {
     /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
     /// each of its transactions, as PostgreSQL keeps currval per session).
     pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
-        self.seq_last = m;
+        self.seq_last = OnceLock::from(m);
+    }
+
+    fn sequence_memory(&self) -> &SequenceMemory {
+        self.seq_last.get_or_init(SequenceMemory::default)
     }
 
     /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).
     pub fn nextval(&self, name: &str) -> Result<i64> {
         self.check_active()?;
         let v = self.db.nextval(name)?;
-        self.seq_last.lock().insert(name.to_string(), v);
+        self.sequence_memory().lock().insert(name.to_string(), v);
         Ok(v)
     }
 
@@ -435,7 +440,7 @@ impl Transaction {
         self.check_active()?;
         let r = self.db.setval(name, v, is_called)?;
         if is_called {
-            self.seq_last.lock().insert(name.to_string(), v);
+            self.sequence_memory().lock().insert(name.to_string(), v);
         }
         Ok(r)
     }
@@ -443,7 +448,7 @@ impl Transaction {
     /// `currval`: the value `nextval` last returned for the sequence in this session (55000
     /// before the first).
     pub fn currval(&self, name: &str) -> Result<i64> {
-        self.seq_last.lock().get(name).copied().ok_or_else(|| {
+        self.sequence_memory().lock().get(name).copied().ok_or_else(|| {
             Error::new(
                 SqlState("55000"),
                 format!("currval of sequence \"{name}\" is not yet defined in this session"),
