@@ -4,7 +4,7 @@
 //! its rows are lent from the materialized result.
 
 use super::{limit_of, read_access, run, stop_count, Lent};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sql::expr::{Ctx, Expr};
 use crate::sql::plan::{Plan, Scan};
 use crate::types::{RowRef, ValueRef};
@@ -31,8 +31,8 @@ pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<
 /// residual filter.
 struct Shape<'p> {
     scan: &'p Scan,
-    /// The selected columns; None: every column of the table.
-    cols: Option<Vec<usize>>,
+    /// The select list, every expression a column (`Expr::Col`); None: every column.
+    cols: Option<&'p [Expr]>,
     limit: Option<(&'p Option<Expr>, &'p Option<Expr>)>,
 }
 
@@ -43,16 +43,10 @@ impl<'p> Shape<'p> {
             p => (p, None),
         };
         let (plan, cols) = match plan {
-            Plan::Project(input, exprs) => {
-                let cols = exprs
-                    .iter()
-                    .map(|e| match e {
-                        Expr::Col(c) => Some(*c),
-                        _ => None,
-                    })
-                    .collect::<Option<Vec<_>>>()?;
-                (input.as_ref(), Some(cols))
+            Plan::Project(input, exprs) if exprs.iter().all(|e| matches!(e, Expr::Col(_))) => {
+                (input.as_ref(), Some(exprs.as_slice()))
             }
+            Plan::Project(..) => return None,
             p => (p, None),
         };
         match plan {
@@ -70,11 +64,11 @@ impl<'p> Shape<'p> {
         if stop == Some(0) || limit == Some(0) {
             return Ok(0);
         }
-        let all: Vec<usize>;
-        let cols = match &self.cols {
-            Some(c) => c.as_slice(),
+        let all: Vec<Expr>;
+        let cols = match self.cols {
+            Some(c) => c,
             None => {
-                all = (0..self.scan.def.columns.len()).collect();
+                all = (0..self.scan.def.columns.len()).map(Expr::Col).collect();
                 &all
             }
         };
@@ -96,17 +90,21 @@ impl<'p> Shape<'p> {
     }
 }
 
-/// Lends columns `cols` of `row` (a stored row shorter than its table reads NULL past its end).
-fn lend_row(row: RowRef<'_>, cols: &[usize], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<()> {
-    let value = |c: usize| Ok::<_, crate::error::Error>(row.get(c)?.unwrap_or(ValueRef::Null));
+/// Lends columns `cols` (each an `Expr::Col`) of `row` (a stored row shorter than its table
+/// reads NULL past its end).
+fn lend_row(row: RowRef<'_>, cols: &[Expr], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<()> {
+    let value = |e: &Expr| match e {
+        Expr::Col(c) => Ok(row.get(*c)?.unwrap_or(ValueRef::Null)),
+        _ => Err(Error::internal("a lent row selects columns only")),
+    };
     if cols.len() <= STACK_COLS {
         let mut vals = [ValueRef::Null; STACK_COLS];
-        for (slot, &c) in vals.iter_mut().zip(cols) {
-            *slot = value(c)?;
+        for (slot, e) in vals.iter_mut().zip(cols) {
+            *slot = value(e)?;
         }
         f(&vals[..cols.len()])
     } else {
-        let vals = cols.iter().map(|&c| value(c)).collect::<Result<Vec<_>>>()?;
+        let vals = cols.iter().map(value).collect::<Result<Vec<_>>>()?;
         f(&vals)
     }
 }
