@@ -456,8 +456,11 @@ impl Transaction {
             .get(index)
             .map(|s| s.candidates(lo, hi))
             .unwrap_or_default();
+        // This transaction's own rows in range (its pending deletes are none): a range lookup in
+        // its pending writes by index value. Every key is then read as this transaction sees it
+        // and checked again, which drops committed entries its own writes changed or deleted.
         if let Some(w) = self.writes.get(&t.id) {
-            keys.extend(w.ops.keys().cloned());
+            keys.extend(w.own_keys_in(&def, index, lo, hi));
         }
         keys.sort();
         keys.dedup();
