@@ -807,14 +807,14 @@ mod tests {
         #[test]
         fn numerics_and_uuids_encode_in_value_order(a in arb_numeric(), b in arb_numeric(), x in any::<[u8; 16]>(), y in any::<[u8; 16]>()) {
             let (va, vb) = (Value::Numeric(a), Value::Numeric(b));
-            let (ea, eb) = (encode_key_values(&[va.clone()]), encode_key_values(&[vb.clone()]));
+            let (ea, eb) = (encode_key_values(std::slice::from_ref(&va)), encode_key_values(std::slice::from_ref(&vb)));
             prop_assert_eq!(ea.cmp(&eb), va.cmp(&vb));
             let (back, used) = decode_key_values(&ea, 1).unwrap();
             prop_assert_eq!(used, ea.len());
             prop_assert_eq!(&back[0], &va);
             prop_assert_eq!(encode_key_values(&back), ea);
             let (ux, uy) = (Value::Uuid(Uuid::from_bytes(x)), Value::Uuid(Uuid::from_bytes(y)));
-            prop_assert_eq!(encode_key_values(&[ux.clone()]).cmp(&encode_key_values(&[uy.clone()])), x.cmp(&y));
+            prop_assert_eq!(encode_key_values(std::slice::from_ref(&ux)).cmp(&encode_key_values(std::slice::from_ref(&uy))), x.cmp(&y));
             prop_assert_eq!(ux.cmp(&uy), x.cmp(&y));
         }
 
