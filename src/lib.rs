@@ -26,4 +26,4 @@ pub use engine::{
 };
 pub use error::{Error, Result, SqlState};
 pub use sql::{Session, StatementResult, TxStatus};
-pub use types::{DataType, Key, Row, RowRef, Value, ValueRef};
+pub use types::{DataType, Decimal, Interval, Json, Key, Row, RowRef, Uuid, Value, ValueRef};

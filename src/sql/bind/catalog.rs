@@ -221,6 +221,31 @@ impl Binder<'_> {
                                 )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
+                        } else if t.oid == 1700 {
+                            // numeric(p,s) when a modifier ((p << 16) | s) + 4 is given.
+                            let cat = |a: Expr, b: Expr| Expr::Concat(Box::new(a), Box::new(b));
+                            let arith = |op: ArOp, a: Expr, b: i64| {
+                                Expr::Arith(op, Box::new(a), Box::new(lit_int(b)), Ty::Int8)
+                            };
+                            let packed = arith(ArOp::Sub, m.clone(), 4);
+                            let with_mod = cat(
+                                cat(
+                                    lit_text("numeric("),
+                                    as_text(arith(ArOp::Div, packed.clone(), 65536)),
+                                ),
+                                cat(
+                                    lit_text(","),
+                                    cat(as_text(arith(ArOp::Mod, packed, 65536)), lit_text(")")),
+                                ),
+                            );
+                            Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(4))),
+                                    with_mod,
+                                )],
+                                els: Some(Box::new(lit_text(t.display))),
+                            }
                         } else {
                             lit_text(t.display)
                         };

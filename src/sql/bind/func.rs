@@ -95,6 +95,9 @@ impl Binder<'_> {
             let ty = match func {
                 AggFunc::CountStar | AggFunc::Count => Ty::Int8,
                 AggFunc::Sum if arg_ty.is_int() => Ty::Int8,
+                // PostgreSQL: sum(numeric), avg(numeric) and avg of integers are numeric.
+                AggFunc::Sum if arg_ty == Ty::Numeric => Ty::Numeric,
+                AggFunc::Avg if arg_ty.is_int() || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum | AggFunc::Avg if arg_ty.is_num() => Ty::Float8,
                 AggFunc::Sum | AggFunc::Avg => return Err(bad()),
                 AggFunc::Min | AggFunc::Max if arg_ty == Ty::Unknown => Ty::Text,
@@ -263,6 +266,17 @@ impl Binder<'_> {
                 let (x, y) = self.comparable(a, b, "=")?;
                 return Ok((Expr::Func(Func::Nullif, vec![x, y], ty), ty));
             }
+            // round(numeric[, int]), floor / ceil (numeric): numeric, as PostgreSQL.
+            ("round", 1 | 2) if args[0].1 == Ty::Numeric => {
+                if n == 2 {
+                    int_args!(1);
+                }
+                (Func::Round, Ty::Numeric)
+            }
+            ("floor" | "ceil" | "ceiling", 1) if args[0].1 == Ty::Numeric => (
+                if name == "floor" { Func::Floor } else { Func::Ceil },
+                Ty::Numeric,
+            ),
             ("round", 1 | 2)
             | ("floor", 1)
             | ("ceil" | "ceiling", 1)
@@ -296,6 +310,7 @@ impl Binder<'_> {
                 }
             }
             ("random", 0) => (Func::Random, Ty::Float8),
+            ("gen_random_uuid", 0) => (Func::GenRandomUuid, Ty::Uuid),
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
                 let want = [Ty::Text, Ty::Int8, Ty::Bool];
                 for (a, to) in args.iter_mut().zip(want) {

@@ -14,7 +14,7 @@ use crate::engine::{Interrupt, KeyRange, TableDef, Transaction};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::types::codec::encode_key_values;
-use crate::types::{DataType, Key, Row, RowRef, Value};
+use crate::types::{numeric, DataType, Decimal, Key, Row, RowRef, Value};
 
 mod hash_join;
 mod lend;
@@ -97,6 +97,19 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
             }
             None
         }
+        (Value::Numeric(d), t) if t.is_integer() => match numeric::to_i64(d) {
+            Some(i) if d.is_integer() => return key_value(Value::Int(i), t),
+            _ => None,
+        },
+        // A `numeric(p, s)` column stores values rounded to its scale: a value that rounds
+        // differently (or overflows the precision) equals none of them.
+        (v, DataType::Numeric(Some((p, s)))) => match cast(v, Ty::Numeric, None)? {
+            Value::Numeric(d) => match numeric::apply_typmod(d, u32::from(p), u32::from(s)) {
+                Ok(r) if r == d => Some(Value::Numeric(r)),
+                _ => None,
+            },
+            _ => None,
+        },
         (v, t) => match cast(v, Ty::from_dt(t), None) {
             Ok(v) => Some(v),
             Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
@@ -153,6 +166,11 @@ fn bound_value(v: Value, dt: DataType, lo: bool, inclusive: bool) -> Result<Opti
             Some((Value::Int(r as i64), true))
         }
         (Value::Int(i), t) if t.is_integer() => Some((Value::Int(i), inclusive)),
+        (Value::Numeric(d), t) if t.is_integer() => {
+            let r = if lo { numeric::floor(d) } else { numeric::ceil(d) };
+            let i = numeric::to_i64(r).unwrap_or(if r.is_sign_negative() { i64::MIN } else { i64::MAX });
+            Some((Value::Int(i), true))
+        }
         (v, t) => match cast(v, Ty::from_dt(t), None) {
             Ok(v) => Some((v, inclusive)),
             Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
@@ -472,11 +490,23 @@ fn bytes_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
+/// An integer or numeric value as a decimal (the operand of a numeric sum).
+fn numeric_of(v: &Value) -> Decimal {
+    match v {
+        Value::Int(i) => Decimal::from(*i),
+        Value::Numeric(d) => *d,
+        _ => Decimal::ZERO,
+    }
+}
+
 #[derive(Default, Clone)]
 struct Acc {
     count: i64,
     sum_i: i128,
     sum_f: f64,
+    /// The sum of numeric values, and whether it left the representation (22003 at the end).
+    sum_d: Decimal,
+    sum_d_overflow: bool,
     best: Option<Value>,
     all: Option<bool>,
     seen: Option<HashSet<Value>>,
@@ -506,8 +536,12 @@ impl Acc {
         self.count += 1;
         match spec.func {
             AggFunc::Sum | AggFunc::Avg => match v {
-                Value::Int(i) => self.sum_i += i as i128,
+                Value::Int(i) if spec.arg_ty != Ty::Numeric => self.sum_i += i as i128,
                 Value::Float(f) => self.sum_f += f,
+                v @ (Value::Int(_) | Value::Numeric(_)) => match numeric::add(self.sum_d, numeric_of(&v)) {
+                    Ok(s) => self.sum_d = s,
+                    Err(_) => self.sum_d_overflow = true,
+                },
                 _ => {}
             },
             AggFunc::Min | AggFunc::Max => {
@@ -545,8 +579,21 @@ impl Acc {
             AggFunc::Sum if spec.arg_ty.is_int() => {
                 Value::Int(i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?)
             }
+            AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Numeric && self.sum_d_overflow => {
+                return Err(numeric::overflow())
+            }
+            AggFunc::Sum if spec.arg_ty == Ty::Numeric => Value::Numeric(self.sum_d),
             AggFunc::Sum => Value::Float(self.sum_f),
-            AggFunc::Avg if spec.arg_ty.is_int() => Value::Float(self.sum_i as f64 / self.count as f64),
+            // PostgreSQL's avg of integers and of numeric: numeric division of the sum by the
+            // count, at its division scale.
+            AggFunc::Avg if spec.arg_ty.is_int() => {
+                let sum =
+                    Decimal::try_from_i128_with_scale(self.sum_i, 0).map_err(|_| numeric::overflow())?;
+                Value::Numeric(numeric::div(sum, Decimal::from(self.count))?)
+            }
+            AggFunc::Avg if spec.arg_ty == Ty::Numeric => {
+                Value::Numeric(numeric::div(self.sum_d, Decimal::from(self.count))?)
+            }
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),

@@ -46,6 +46,8 @@ impl Expr {
                         .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
                 )?,
                 Value::Float(f) => Value::Float(-f),
+                Value::Numeric(d) => Value::Numeric(crate::types::numeric::canon(-d)),
+                Value::Interval(i) => Value::Interval(i.neg()?),
                 v => return Err(Error::internal(format!("cannot negate {v:?}"))),
             },
             Expr::Arith(op, a, b, ty) => {

@@ -7,7 +7,7 @@ use super::cast::text_arg;
 use super::ops::{arith, as_f64, int_range};
 use super::{ArOp, Ctx, Expr, Func, Ty};
 use crate::error::{Error, Result, SqlState};
-use crate::types::Value;
+use crate::types::{numeric, Value};
 
 fn int_arg(v: &Value) -> Option<i64> {
     match v {
@@ -50,6 +50,11 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             })
         }
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
+        Func::GenRandomUuid => {
+            return Ok(Value::Uuid(
+                uuid::Builder::from_random_bytes(rand::random::<[u8; 16]>()).into_uuid(),
+            ))
+        }
         Func::NextVal | Func::CurrVal | Func::SetVal => {
             let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
             let Some(Value::Text(name)) = vals.first() else {
@@ -116,6 +121,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                     .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
             ),
             Value::Float(x) => Ok(Value::Float(x.abs())),
+            Value::Numeric(d) => Ok(Value::Numeric(d.abs())),
             _ => null,
         },
         Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
@@ -154,6 +160,10 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             ))
         }
         Func::Round => {
+            if let Value::Numeric(d) = &vals[0] {
+                let n = vals.get(1).and_then(int_arg).unwrap_or(0);
+                return Ok(Value::Numeric(numeric::round(*d, n)?));
+            }
             let x = as_f64(&vals[0]);
             match vals.get(1) {
                 None => Ok(Value::Float(x.round_ties_even())),
@@ -166,10 +176,12 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         Func::Floor => Ok(match &vals[0] {
             Value::Int(i) => Value::Int(*i),
+            Value::Numeric(d) => Value::Numeric(numeric::floor(*d)),
             v => Value::Float(as_f64(v).floor()),
         }),
         Func::Ceil => Ok(match &vals[0] {
             Value::Int(i) => Value::Int(*i),
+            Value::Numeric(d) => Value::Numeric(numeric::ceil(*d)),
             v => Value::Float(as_f64(v).ceil()),
         }),
         Func::Sqrt => {
@@ -236,6 +248,25 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 s[s.len() - k..].iter().collect()
             }))
         }
+        Func::JsonGet | Func::JsonGetText => {
+            let Value::Jsonb(doc) = &vals[0] else {
+                return null;
+            };
+            let found = match &vals[1] {
+                Value::Text(k) => doc.get_key(k),
+                Value::Int(i) => doc.get_index(*i),
+                _ => None,
+            };
+            Ok(match (f, found) {
+                (_, None) => Value::Null,
+                (Func::JsonGet, Some(j)) => Value::Jsonb(Box::new(j.clone())),
+                (_, Some(j)) => j.as_text().map_or(Value::Null, Value::Text),
+            })
+        }
+        Func::JsonContains => match (&vals[0], &vals[1]) {
+            (Value::Jsonb(a), Value::Jsonb(b)) => Ok(Value::Bool(a.contains(b))),
+            _ => null,
+        },
         Func::RegexMatch | Func::RegexIMatch => {
             let (Some(s), Some(p)) = (text_arg(&vals[0]), text_arg(&vals[1])) else {
                 return null;
@@ -264,7 +295,13 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 Some(f) => Value::Text(f.to_string()),
             })
         }
-        Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
+        Func::Coalesce
+        | Func::Now
+        | Func::Random
+        | Func::GenRandomUuid
+        | Func::NextVal
+        | Func::CurrVal
+        | Func::SetVal => {
             unreachable!("handled above")
         }
     }

@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use self::cast::{assign, cast, cast_allowed, text_of};
+pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
 pub use self::func::array_items;
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::{Interrupt, Transaction};
@@ -33,6 +33,10 @@ pub enum Ty {
     Timestamp,
     Date,
     TimestampTz,
+    Numeric,
+    Uuid,
+    Interval,
+    Jsonb,
     Unknown,
 }
 
@@ -49,6 +53,10 @@ impl Ty {
             DataType::Timestamp => Ty::Timestamp,
             DataType::Date => Ty::Date,
             DataType::TimestampTz => Ty::TimestampTz,
+            DataType::Numeric(_) => Ty::Numeric,
+            DataType::Uuid => Ty::Uuid,
+            DataType::Interval => Ty::Interval,
+            DataType::Jsonb => Ty::Jsonb,
         }
     }
 
@@ -64,6 +72,10 @@ impl Ty {
             Ty::Timestamp => DataType::Timestamp,
             Ty::Date => DataType::Date,
             Ty::TimestampTz => DataType::TimestampTz,
+            Ty::Numeric => DataType::Numeric(None),
+            Ty::Uuid => DataType::Uuid,
+            Ty::Interval => DataType::Interval,
+            Ty::Jsonb => DataType::Jsonb,
         }
     }
 
@@ -79,6 +91,10 @@ impl Ty {
             Ty::Timestamp => "timestamp without time zone",
             Ty::Date => "date",
             Ty::TimestampTz => "timestamp with time zone",
+            Ty::Numeric => "numeric",
+            Ty::Uuid => "uuid",
+            Ty::Interval => "interval",
+            Ty::Jsonb => "jsonb",
             Ty::Unknown => "unknown",
         }
     }
@@ -87,8 +103,9 @@ impl Ty {
         matches!(self, Ty::Int2 | Ty::Int4 | Ty::Int8)
     }
 
+    /// The numeric category: integers, numeric, float8.
     pub fn is_num(self) -> bool {
-        self.is_int() || self == Ty::Float8
+        self.is_int() || matches!(self, Ty::Float8 | Ty::Numeric)
     }
 
     /// date, timestamp, timestamptz: comparable with each other through PostgreSQL's
@@ -105,12 +122,15 @@ impl Ty {
         }
     }
 
+    /// PostgreSQL's implicit casts in the numeric category: int2 to int4 to int8 to numeric to
+    /// float8 (`1 + 1.5` is numeric, `1.5 + 1.5::float8` float8).
     fn num_rank(self) -> u8 {
         match self {
             Ty::Int2 => 1,
             Ty::Int4 => 2,
             Ty::Int8 => 3,
-            _ => 4,
+            Ty::Numeric => 4,
+            _ => 5,
         }
     }
 
@@ -228,6 +248,13 @@ pub enum Func {
     Sqrt,
     Power,
     Random,
+    /// `gen_random_uuid()`: a version 4 (random) uuid.
+    GenRandomUuid,
+    /// jsonb `->` (a field by text key, an element by integer index), `->>` (the same as
+    /// text), `@>` (containment).
+    JsonGet,
+    JsonGetText,
+    JsonContains,
     /// nextval / currval / setval(name, value[, is_called]) of a sequence.
     NextVal,
     CurrVal,
