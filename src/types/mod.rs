@@ -5,7 +5,9 @@
 //!   (served by ALEX), `Bytes` (an order-preserving encoding) for every other key.
 //! - [`RowRef`] / [`ValueRef`]: a row and its values borrowed in place (no allocation).
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
+//! - [`array`]: arrays in PostgreSQL's text form, the form query results hold them in.
 
+pub mod array;
 pub mod codec;
 mod datetime;
 pub mod keyspace;
