@@ -328,8 +328,9 @@ fn psycopg_and_psycopg2() {
 }
 
 /// SQLAlchemy 2.1's ORM over psycopg 3 (create_all, add / query / rollback, begin_nested) and
-/// its inspector's table list, columns, foreign keys and CHECK constraints, which read Augur's
-/// pg_catalog relations. SQLAlchemy
+/// its inspector's table list, columns, primary keys, unique constraints, indexes, foreign keys
+/// and CHECK constraints, which read Augur's pg_catalog relations (and array_agg's arrays).
+/// SQLAlchemy
 /// comes from PyPI for Debian's interpreter (scripts/setup installs it; the test fails without
 /// it).
 #[test]

@@ -48,7 +48,9 @@ pub fn type_size(t: DataType) -> i16 {
         DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
         DataType::Date => 4,
         DataType::Bool => 1,
-        DataType::Text(_) | DataType::Bytea | DataType::Numeric(_) | DataType::Jsonb => -1,
+        DataType::Text(_) | DataType::Bytea | DataType::Numeric(_) | DataType::Jsonb | DataType::Array(_) => {
+            -1
+        }
         DataType::Uuid | DataType::Interval => 16,
     }
 }
@@ -229,6 +231,10 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             buf.put_u8(1);
             buf.put_slice(t.as_bytes());
         }
+        DataType::Array(elem) => match v {
+            Value::Text(s) => put_array(buf, s, *elem)?,
+            other => return Err(Error::internal(format!("cannot send {other:?} as an array"))),
+        },
     }
     Ok(())
 }
@@ -282,6 +288,32 @@ fn put_numeric(buf: &mut BytesMut, d: Decimal) {
     for g in groups {
         buf.put_i16(g);
     }
+}
+
+/// An array (held in its text form) in PostgreSQL's binary format: the number of dimensions
+/// (0 for an empty array), a has-NULLs flag, the element type's OID, each dimension's length
+/// and lower bound, then each element length-prefixed (-1: NULL) in its type's binary format.
+fn put_array(buf: &mut BytesMut, text: &str, elem: DataType) -> Result<()> {
+    let (lower, items) = crate::types::array::parse(text)?;
+    let mut body = BytesMut::with_capacity(20 + 8 * items.len());
+    body.put_i32(i32::from(!items.is_empty()));
+    body.put_i32(i32::from(items.iter().any(Option::is_none)));
+    body.put_u32(elem.pg_oid());
+    if !items.is_empty() {
+        body.put_i32(items.len() as i32);
+        body.put_i32(
+            i32::try_from(lower).map_err(|_| Error::out_of_range("array lower bound out of range"))?,
+        );
+    }
+    for x in &items {
+        match x {
+            None => body.put_i32(-1),
+            Some(s) => put_binary(&mut body, &Value::parse_text(s, elem)?, elem)?,
+        }
+    }
+    buf.put_i32(body.len() as i32);
+    buf.put_slice(&body);
+    Ok(())
 }
 
 /// The engine type a client-declared parameter OID stands for (None: let the server decide).
@@ -651,6 +683,33 @@ mod tests {
         assert!(matches!(v, Value::Interval(i) if i == Interval::new(1, 2, -3)));
         let v = decode_param(Some(b"1 mon 2 days"), false, 0, Some(DataType::Interval)).unwrap();
         assert_eq!(v.to_text().unwrap(), "1 mon 2 days");
+    }
+
+    #[test]
+    fn arrays_in_binary() {
+        let int4s = DataType::array_of(DataType::Int4).unwrap();
+        assert_eq!(int4s.pg_oid(), 1007);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text("{1,NULL,3}".into()), int4s).unwrap();
+        #[rustfmt::skip]
+        let want: &[u8] = &[
+            0, 0, 0, 40, // length
+            0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, // one dimension, has NULLs, int4
+            0, 0, 0, 3, 0, 0, 0, 1, // 3 elements from subscript 1
+            0, 0, 0, 4, 0, 0, 0, 1,
+            0xff, 0xff, 0xff, 0xff,
+            0, 0, 0, 4, 0, 0, 0, 3,
+        ];
+        assert_eq!(&buf[..], want);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text("{}".into()), int4s).unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 23]);
+        let texts = DataType::array_of(DataType::Text(Some(5))).unwrap();
+        assert_eq!(texts.pg_oid(), 1009);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text(r#"{"a b",c}"#.into()), texts).unwrap();
+        assert_eq!(&buf[4..16], &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 25]);
+        assert_eq!(&buf[24..], b"\0\0\0\x03a b\0\0\0\x01c");
     }
 
     #[test]

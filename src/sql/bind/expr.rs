@@ -208,6 +208,26 @@ impl Binder<'_> {
         Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty))
     }
 
+    /// `a || b` of two arrays of one type (an untyped literal is read as the other side's
+    /// array type): their elements in turn; a NULL side counts as empty, as PostgreSQL's
+    /// array_cat takes it.
+    fn array_cat(&mut self, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
+        let ty = match (lt, rt) {
+            (Ty::Array(_), Ty::Unknown) => lt,
+            (Ty::Unknown, Ty::Array(_)) => rt,
+            (a, b) if a == b => a,
+            _ => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} || {}", lt.name(), rt.name()),
+                ))
+            }
+        };
+        let l = self.coerce(l, lt, ty)?;
+        let r = self.coerce(r, rt, ty)?;
+        Ok((Expr::Func(Func::ArrayCat, vec![l, r], ty), ty))
+    }
+
     pub(super) fn unify_all(&mut self, items: Vec<(Expr, Ty)>, what: &str) -> Result<(Vec<Expr>, Ty)> {
         let mut ty = Ty::Unknown;
         for (_, t) in &items {
@@ -324,6 +344,9 @@ impl Binder<'_> {
                     B::Multiply => self.arith(ArOp::Mul, l, r)?,
                     B::Divide => self.arith(ArOp::Div, l, r)?,
                     B::Modulo => self.arith(ArOp::Mod, l, r)?,
+                    B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
+                        self.array_cat(l, r)?
+                    }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
                         if !texty(l.1) && !texty(r.1) {

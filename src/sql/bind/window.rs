@@ -85,6 +85,7 @@ impl Binder<'_> {
             arg: None,
             distinct: false,
             arg_ty: Ty::Int8,
+            order: vec![],
         };
         let (func, ty) = match name {
             "row_number" | "rank" | "dense_rank" => {

@@ -510,6 +510,8 @@ struct Acc {
     best: Option<Value>,
     all: Option<bool>,
     seen: Option<HashSet<Value>>,
+    /// array_agg's values, each with its ORDER BY keys, in input order.
+    items: Vec<(Vec<Value>, Value)>,
 }
 
 impl Acc {
@@ -520,9 +522,25 @@ impl Acc {
         }
     }
 
+    /// Adds one value of array_agg with its ORDER BY keys (NULL values too, as PostgreSQL's
+    /// array_agg keeps them).
+    fn add_keyed(&mut self, v: Value, keys: Vec<Value>) {
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(v.clone()) {
+                return;
+            }
+        }
+        self.count += 1;
+        self.items.push((keys, v));
+    }
+
     fn add(&mut self, spec: &AggSpec, v: Value) {
         if spec.func == AggFunc::CountStar {
             self.count += 1;
+            return;
+        }
+        if spec.func == AggFunc::ArrayAgg {
+            self.add_keyed(v, Vec::new());
             return;
         }
         if v.is_null() {
@@ -597,6 +615,26 @@ impl Acc {
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
+            AggFunc::ArrayAgg => {
+                let mut items = self.items;
+                if !spec.order.is_empty() {
+                    // Stable: values with equal keys stay in input order.
+                    let flags: Vec<(bool, bool)> =
+                        spec.order.iter().map(|k| (k.desc, k.nulls_first)).collect();
+                    items.sort_by(|a, b| compare_rows(&a.0, &b.0, &flags));
+                } else if spec.distinct {
+                    // PostgreSQL finds the distinct values by sorting them: ascending, NULL last.
+                    items.sort_by(|a, b| {
+                        compare_rows(
+                            std::slice::from_ref(&a.1),
+                            std::slice::from_ref(&b.1),
+                            &[(false, false)],
+                        )
+                    });
+                }
+                let texts: Vec<Option<String>> = items.iter().map(|(_, v)| v.to_text()).collect();
+                Value::Text(crate::types::array::format(texts.iter().map(Option::as_deref)))
+            }
         })
     }
 }
@@ -817,7 +855,16 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,
                     };
-                    a.add(spec, v);
+                    if spec.func == AggFunc::ArrayAgg && !spec.order.is_empty() {
+                        let keys = spec
+                            .order
+                            .iter()
+                            .map(|k| k.expr.eval(r, cx))
+                            .collect::<Result<Vec<_>>>()?;
+                        a.add_keyed(v, keys);
+                    } else {
+                        a.add(spec, v);
+                    }
                 }
             }
             let mut out = Vec::with_capacity(states.len());

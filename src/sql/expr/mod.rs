@@ -37,10 +37,34 @@ pub enum Ty {
     Uuid,
     Interval,
     Jsonb,
+    /// An array of one dimension (see [`DataType::Array`]): its values are text in
+    /// PostgreSQL's array form; its elements are one of [`Ty::array`]'s types.
+    Array(&'static Ty),
     Unknown,
 }
 
+/// The types an array's elements may have.
+static ARRAY_ELEMENTS: [Ty; 10] = [
+    Ty::Int2,
+    Ty::Int4,
+    Ty::Int8,
+    Ty::Float8,
+    Ty::Bool,
+    Ty::Text,
+    Ty::Bytea,
+    Ty::Timestamp,
+    Ty::Date,
+    Ty::TimestampTz,
+];
+
 impl Ty {
+    /// The type of an array of `self` values (an untyped literal's: text[]); None for an array
+    /// (Augur's arrays have one dimension).
+    pub fn array(self) -> Option<Ty> {
+        let e = if self == Ty::Unknown { Ty::Text } else { self };
+        ARRAY_ELEMENTS.iter().find(|t| **t == e).map(Ty::Array)
+    }
+
     pub fn from_dt(dt: DataType) -> Ty {
         match dt {
             DataType::Int2 => Ty::Int2,
@@ -57,6 +81,7 @@ impl Ty {
             DataType::Uuid => Ty::Uuid,
             DataType::Interval => Ty::Interval,
             DataType::Jsonb => Ty::Jsonb,
+            DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
         }
     }
 
@@ -76,6 +101,7 @@ impl Ty {
             Ty::Uuid => DataType::Uuid,
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
+            Ty::Array(e) => DataType::array_of(e.to_dt()).unwrap_or(DataType::Text(None)),
         }
     }
 
@@ -95,6 +121,18 @@ impl Ty {
             Ty::Uuid => "uuid",
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
+            Ty::Array(e) => match e {
+                Ty::Int2 => "smallint[]",
+                Ty::Int4 => "integer[]",
+                Ty::Int8 => "bigint[]",
+                Ty::Float8 => "double precision[]",
+                Ty::Bool => "boolean[]",
+                Ty::Bytea => "bytea[]",
+                Ty::Timestamp => "timestamp without time zone[]",
+                Ty::Date => "date[]",
+                Ty::TimestampTz => "timestamp with time zone[]",
+                _ => "text[]",
+            },
             Ty::Unknown => "unknown",
         }
     }
@@ -264,9 +302,12 @@ pub enum Func {
     RegexIMatch,
     /// `a[i]` of an array in PostgreSQL's text form: `{x,y}` (subscripts from 1) or an
     /// `int2vector` such as pg_index.indkey, `1 2` (subscripts from 0); the element as text,
-    /// NULL outside the array. Elements are split at every comma: the catalog's arrays hold
-    /// numbers.
+    /// NULL outside the array.
     ArrayElem,
+    /// `array_to_string(array, sep [, null_text])` of an array in its text form.
+    ArrayToString,
+    /// `a || b` of two arrays (a NULL side is empty; both NULL: NULL).
+    ArrayCat,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
 }

@@ -2,6 +2,7 @@
 //! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
 
 mod alter;
+mod block_ddl;
 mod copy;
 mod copy_to;
 mod ddl;
@@ -39,8 +40,11 @@ use crate::types::{DataType, Row, Value, ValueRef};
 pub struct Session {
     db: Database,
     tx: Option<Transaction>,
-    /// The open savepoints of the transaction block, by name, innermost last.
-    savepoints: Vec<(String, Savepoint)>,
+    /// The open savepoints of the transaction block, by name, innermost last, with where the
+    /// block's schema changes stood when each was opened.
+    savepoints: Vec<(String, Savepoint, (usize, usize))>,
+    /// The schema changes of the open transaction block (`block_ddl.rs`).
+    block: block_ddl::BlockDdl,
     /// What `currval` reads, shared by this session's transactions.
     seq_mem: SequenceMemory,
     failed: bool,
@@ -119,6 +123,7 @@ impl Session {
             db,
             tx: None,
             savepoints: Vec::new(),
+            block: block_ddl::BlockDdl::default(),
             seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
@@ -512,10 +517,17 @@ impl Session {
                 return match self.tx.take() {
                     Some(tx) if failed => {
                         tx.rollback();
+                        self.undo_block_ddl((0, 0))?;
                         cmd("ROLLBACK")
                     }
                     Some(tx) => {
-                        tx.commit()?;
+                        if let Err(e) = tx.commit() {
+                            // The block is over and its rows are not committed: its schema
+                            // changes go too (an error undoing them is the lesser news).
+                            let _ = self.undo_block_ddl((0, 0));
+                            return Err(e);
+                        }
+                        self.finish_block_ddl()?;
                         cmd("COMMIT")
                     }
                     None => cmd("COMMIT"),
@@ -530,6 +542,7 @@ impl Session {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.undo_block_ddl((0, 0))?;
                 return cmd("ROLLBACK");
             }
             A::Statement::Rollback {
@@ -555,6 +568,24 @@ impl Session {
     }
 
     fn run_in_tx(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
+        // DDL inside a transaction block is recorded so that a rollback can undo it.
+        if let Some(r) = self.ddl_in_block(st) {
+            return r;
+        }
+        self.run_statement_kind(st, params, planned)
+    }
+
+    /// Runs a DDL statement as it runs outside a transaction block.
+    fn run_ddl(&mut self, st: &A::Statement) -> Result<StatementResult> {
+        self.run_statement_kind(st, &[], None)
+    }
+
+    fn run_statement_kind(
         &mut self,
         st: &A::Statement,
         params: &[Value],
@@ -663,7 +694,8 @@ impl Session {
             ));
         };
         let sp = tx.savepoint()?;
-        self.savepoints.push((name.to_string(), sp));
+        let mark = self.block.mark();
+        self.savepoints.push((name.to_string(), sp, mark));
         Ok(StatementResult::Command {
             tag: "SAVEPOINT".into(),
         })
@@ -673,7 +705,7 @@ impl Session {
     fn find_savepoint(&self, name: &str) -> Result<usize> {
         self.savepoints
             .iter()
-            .rposition(|(n, _)| n == name)
+            .rposition(|(n, _, _)| n == name)
             .ok_or_else(|| Error::new(SqlState("3B001"), format!("savepoint \"{name}\" does not exist")))
     }
 
@@ -687,7 +719,7 @@ impl Session {
             ));
         }
         let i = self.find_savepoint(name)?;
-        let (_, sp) = self.savepoints[i];
+        let (_, sp, _) = self.savepoints[i];
         self.savepoints.truncate(i);
         if let Some(tx) = &mut self.tx {
             tx.release(sp)?;
@@ -711,12 +743,16 @@ impl Session {
             Ok(i) => i,
             Err(e) => return Err(self.fail(e)),
         };
-        let (_, sp) = self.savepoints[i];
+        let (_, sp, mark) = self.savepoints[i];
         self.savepoints.truncate(i + 1);
         if let Some(tx) = &mut self.tx {
             if let Err(e) = tx.rollback_to(sp) {
                 return Err(self.fail(e));
             }
+        }
+        // The schema changes made since the savepoint go too.
+        if let Err(e) = self.undo_block_ddl(mark) {
+            return Err(self.fail(e));
         }
         self.failed = false;
         Ok(StatementResult::Command {
@@ -735,6 +771,19 @@ impl Session {
         tx.set_lock_timeout(self.lock_timeout);
         tx.set_sequence_memory(self.seq_mem.clone());
         tx
+    }
+}
+
+impl Drop for Session {
+    /// A session that ends inside a transaction block (a client that disconnects) rolls the
+    /// block back, its schema changes included.
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            tx.rollback();
+        }
+        if self.block.mark() != (0, 0) {
+            let _ = self.undo_block_ddl((0, 0));
+        }
     }
 }
 
