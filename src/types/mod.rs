@@ -8,7 +8,7 @@
 //! - [`numeric`]: exact decimals (`numeric`) with PostgreSQL's scales, on rust_decimal.
 //! - [`interval`]: `interval` values, their text forms, order and date/time arithmetic.
 //! - [`jsonb`]: `jsonb` documents, their text form, operators, order and key encoding.
-//! - [`array`]: arrays in PostgreSQL's text form, the form query results hold them in.
+//! - [`mod@array`]: arrays in PostgreSQL's text form, the form query results hold them in.
 
 pub mod array;
 pub mod codec;
