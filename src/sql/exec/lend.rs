@@ -7,7 +7,7 @@ use super::{limit_of, read_access, run, stop_count, Lent};
 use crate::error::{Error, Result};
 use crate::sql::expr::{Ctx, Expr};
 use crate::sql::plan::{Plan, Scan};
-use crate::types::{RowRef, ValueRef};
+use crate::types::{Row, RowRef, Value, ValueRef};
 
 /// Columns a lent row carries on the stack; wider select lists use a vector per row.
 const STACK_COLS: usize = 8;
@@ -17,11 +17,15 @@ pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<
     if let Some(shape) = Shape::of(plan) {
         return shape.lend(cx, f);
     }
-    let rows = run(plan, cx)?;
+    lend_rows(&run(plan, cx)?, f)
+}
+
+/// Lends materialized rows to `f`, each as its values borrowed; returns how many rows.
+pub fn lend_rows(rows: &[Row], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
     let mut refs = Vec::new();
-    for r in &rows {
+    for r in rows {
         refs.clear();
-        refs.extend(r.iter().map(|v| v.as_value_ref()));
+        refs.extend(r.iter().map(Value::as_value_ref));
         f(&refs)?;
     }
     Ok(rows.len() as u64)
@@ -73,7 +77,7 @@ impl<'p> Shape<'p> {
             }
         };
         let (mut seen, mut sent) = (0u64, 0u64);
-        read_access(self.scan, cx, &mut |_, lent| {
+        read_access(self.scan, cx, stop, &mut |_, lent| {
             cx.check()?;
             seen += 1;
             if seen > offset {

@@ -23,7 +23,7 @@ mod set_op;
 mod subquery;
 mod window;
 
-pub use lend::lend;
+pub use lend::{lend, lend_rows};
 
 /// A subquery's number and argument values.
 type SubKey = (usize, Vec<Value>);
@@ -283,7 +283,7 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
         return Ok(());
     }
     let mut n = 0u64;
-    read_access(s, cx, &mut |k, lent| {
+    read_access(s, cx, stop, &mut |k, lent| {
         cx.check()?;
         let owned;
         let r: &Arc<Row> = match lent {
@@ -343,7 +343,7 @@ fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
     let read = uses.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
     let mut scratch: Row = vec![Value::Null; width];
     let mut n = 0u64;
-    read_access(s, cx, &mut |_, lent| {
+    read_access(s, cx, stop, &mut |_, lent| {
         cx.check()?;
         let row = match lent {
             Lent::Ref(r) => r,
@@ -381,13 +381,18 @@ fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
 
 /// Reads the rows a scan's access path selects, before its filter (in key order for key
 /// accesses), lending each to `f` until it returns false.
-fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>) -> Result<()> {
+fn read_access(
+    s: &Scan,
+    cx: &Ctx,
+    stop: Option<u64>,
+    f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>,
+) -> Result<()> {
     let tx = cx.tx;
     let def = &s.def;
-    // Without a filter, a scan's stop count is the rows it reads: the engine reads ahead no
-    // further (`scan_first`).
+    // Without a filter, the scan's stop count (`stop_count`, which the caller passes) is the
+    // rows it reads: the engine reads ahead no further (`scan_first`).
     let scan = |range: &KeyRange, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>| -> Result<()> {
-        match stop_count(s, cx)?.filter(|_| s.filter.is_none()) {
+        match stop.filter(|_| s.filter.is_none()) {
             Some(n) => tx.scan_first(&s.table, range, s.reverse, n as usize, |k, r| f(k, Lent::Ref(r))),
             None => tx.scan_with(&s.table, range, s.reverse, |k, r| f(k, Lent::Ref(r))),
         }

@@ -26,6 +26,7 @@ use self::prepared::{exec_planned, explain, lend_planned, Planned, PlannedStmt};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
 use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
+use super::exec::lend_rows;
 use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
@@ -71,14 +72,6 @@ fn now_micros() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
         .unwrap_or(0)
-}
-
-/// 25P02: a statement other than ROLLBACK / COMMIT in a failed transaction block.
-fn aborted_block() -> Error {
-    Error::new(
-        SqlState::IN_FAILED_SQL_TRANSACTION,
-        "current transaction is aborted, commands ignored until end of transaction block",
-    )
 }
 
 /// Bytes a result takes, for `max_result_bytes`.
@@ -409,22 +402,9 @@ impl Session {
             _ => {
                 drop(request);
                 let r = self.execute_prepared(p, params)?;
-                let mut refs = Vec::new();
-                for row in r.rows() {
-                    refs.clear();
-                    refs.extend(row.iter().map(Value::as_value_ref));
-                    f(&refs).map_err(|e| self.fail(e))?;
-                }
-                return Ok(r.rows().len() as u64);
+                return lend_rows(r.rows(), &mut f).map_err(|e| self.fail(e));
             }
         };
-        if self.failed {
-            return Err(aborted_block());
-        }
-        if self.cancel.is_canceled() {
-            return Err(canceled_by_user());
-        }
-        let stop = self.interrupt();
         let limits = self.limits.clone();
         let count_bytes = limits.max_result_bytes.is_some();
         let (mut rows, mut bytes) = (0u64, 0u64);
@@ -436,7 +416,27 @@ impl Session {
             check_limits(&limits, rows, bytes)?;
             f(vals)
         };
-        let r = self.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent));
+        self.under_block_rules(|s| {
+            let stop = s.interrupt();
+            s.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent))
+        })
+    }
+
+    /// Runs a statement's work (a query, DML, a COPY's data) under the transaction block's
+    /// rules: 25P02 in a failed block, 57014 for a cancel that arrived between the statements
+    /// of one request, and an error fails an open block.
+    fn under_block_rules<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.failed {
+            return Err(Error::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let r = if self.cancel.is_canceled() {
+            Err(canceled_by_user())
+        } else {
+            work(self)
+        };
         if r.is_err() && self.tx.is_some() {
             self.failed = true;
         }
@@ -551,20 +551,10 @@ impl Session {
             } => return self.rollback_to_savepoint(&ident(name)),
             _ => {}
         }
-        if self.failed {
-            return Err(aborted_block());
-        }
-        // A cancel that arrived between the statements of one request stops the next one.
-        let r = if self.cancel.is_canceled() {
-            Err(canceled_by_user())
-        } else {
-            self.run_in_tx(st, params, planned)
-                .and_then(|r| self.check_result(&r).map(|_| r))
-        };
-        if r.is_err() && self.tx.is_some() {
-            self.failed = true;
-        }
-        r
+        self.under_block_rules(|s| {
+            s.run_in_tx(st, params, planned)
+                .and_then(|r| s.check_result(&r).map(|_| r))
+        })
     }
 
     fn run_in_tx(
