@@ -399,28 +399,23 @@ impl<'a> Reader<'a> {
         let rest = self.b.get(self.pos..).unwrap_or(&[]);
         // Eight bytes at once: the first byte without the continuation bit ends the varint
         // (a random 64-bit key is a 10-byte varint: one word test and two byte tests).
-        if let Some(w) = rest.first_chunk::<8>() {
-            let ends = !u64::from_le_bytes(*w) & 0x8080_8080_8080_8080;
-            if ends != 0 {
-                self.pos += (ends.trailing_zeros() / 8) as usize + 1;
-                return Ok(());
-            }
-            return match rest[8..].iter().take(2).position(|&b| b < 0x80) {
-                Some(i) => {
-                    self.pos += 9 + i;
-                    Ok(())
+        let checked = match rest.first_chunk::<8>() {
+            Some(w) => {
+                let ends = !u64::from_le_bytes(*w) & 0x8080_8080_8080_8080;
+                if ends != 0 {
+                    self.pos += (ends.trailing_zeros() / 8) as usize + 1;
+                    return Ok(());
                 }
-                None if rest.len() < 10 => Err(truncated()),
-                None => Err(Error::Corrupt("varint too long".into())),
-            };
-        }
-        match rest.iter().take(10).position(|&b| b < 0x80) {
+                8
+            }
+            None => 0,
+        };
+        match rest.iter().take(10).skip(checked).position(|&b| b < 0x80) {
             Some(i) => {
-                self.pos += i + 1;
+                self.pos += checked + i + 1;
                 Ok(())
             }
-            None if rest.len() < 10 => Err(truncated()),
-            None => Err(Error::Corrupt("varint too long".into())),
+            None => Err(unended_varint(rest)),
         }
     }
 
@@ -438,27 +433,26 @@ impl<'a> Reader<'a> {
     }
 
     fn varint_long(&mut self) -> Result<u64> {
-        // Ten bytes at hand (any varint fits): decoded without a bounds check per byte.
-        if let Some(w) = self.b.get(self.pos..).and_then(|r| r.first_chunk::<10>()) {
-            let mut v: u64 = 0;
-            for (i, &b) in w.iter().enumerate() {
-                v |= ((b & 0x7f) as u64) << (7 * i);
-                if b < 0x80 {
-                    self.pos += i + 1;
-                    return Ok(v);
-                }
-            }
-            return Err(Error::Corrupt("varint too long".into()));
-        }
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
         let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= ((b & 0x7f) as u64) << shift;
-            if b & 0x80 == 0 {
+        for (i, &b) in rest.iter().take(10).enumerate() {
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b < 0x80 {
+                self.pos += i + 1;
                 return Ok(v);
             }
         }
-        Err(Error::Corrupt("varint too long".into()))
+        Err(unended_varint(rest))
+    }
+}
+
+/// The error for a varint that does not end within the first 10 bytes of `rest`: cut short,
+/// or longer than any u64's.
+fn unended_varint(rest: &[u8]) -> Error {
+    if rest.len() < 10 {
+        truncated()
+    } else {
+        Error::Corrupt("varint too long".into())
     }
 }
 
