@@ -28,4 +28,4 @@ pub use engine::{
 };
 pub use error::{Error, Result, SqlState};
 pub use sql::{Session, StatementResult, TxStatus};
-pub use types::{DataType, Key, Row, RowRef, Value, ValueRef};
+pub use types::{DataType, Decimal, Interval, Json, Key, Row, RowRef, Uuid, Value, ValueRef};

@@ -12,6 +12,11 @@
 //! A further child thread calls `nextval` on a sequence and prints each value it got; across
 //! all cycles no value may be printed twice (a value handed out before a kill must never be
 //! handed out again after the reopen).
+//!
+//! Two more child threads write through SQL to a parent and a child table joined by a foreign
+//! key with ON DELETE CASCADE (inserting and deleting parents, inserting, re-pointing and
+//! deleting children, over few keys so that they meet); after each reopen no child row may
+//! lack its parent (`orphans`).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -19,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, SequenceDef, TableDef, Value};
+use augur::{ColumnDef, DataType, Database, Key, KeyRange, Options, SequenceDef, Session, TableDef, Value};
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -76,10 +81,73 @@ fn ensure_table(db: &Database) -> augur::Result<()> {
         &["k"],
     )?)?;
     db.create_sequence(SequenceDef::new(SEQUENCE), true)?;
+    let mut s = Session::new(db.clone());
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS fk_parent (id bigint PRIMARY KEY)",
+        &[],
+    )?;
+    s.execute(
+        "CREATE TABLE IF NOT EXISTS fk_child (id bigint PRIMARY KEY, p bigint NOT NULL REFERENCES fk_parent (id) ON DELETE CASCADE)",
+        &[],
+    )?;
     Ok(())
 }
 
 const SEQUENCE: &str = "crash_seq";
+
+/// Parent keys the foreign-key writers choose from (few, so that their writes meet); child keys
+/// are eight times as many.
+const FK_PARENTS: i64 = 64;
+
+/// One foreign-key writer of the child: random SQL statements on fk_parent and fk_child, each
+/// acknowledged by an `F` line once it committed. A statement the foreign key refuses (23503),
+/// or that loses a race (40001, 40P01), is expected.
+fn fk_writer(
+    db: Database,
+    seed: u64,
+    out: std::sync::Arc<std::sync::Mutex<std::io::Stdout>>,
+) -> anyhow::Result<()> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut s = Session::new(db);
+    loop {
+        let p = rng.random_range(0..FK_PARENTS);
+        let c = rng.random_range(0..FK_PARENTS * 8);
+        let sql = match rng.random_range(0..5) {
+            0 | 1 => format!("INSERT INTO fk_parent VALUES ({p}) ON CONFLICT DO NOTHING"),
+            2 => format!("DELETE FROM fk_parent WHERE id = {p}"),
+            3 => format!(
+                "INSERT INTO fk_child VALUES ({c}, {p}) ON CONFLICT (id) DO UPDATE SET p = EXCLUDED.p"
+            ),
+            _ => format!("DELETE FROM fk_child WHERE id = {c}"),
+        };
+        match s.execute(&sql, &[]) {
+            Ok(_) => {
+                let mut o = out.lock().unwrap();
+                writeln!(o, "F")?;
+                o.flush()?;
+            }
+            Err(e) if matches!(e.sqlstate().code(), "23503" | "40001" | "40P01") => {}
+            Err(e) => return Err(anyhow::anyhow!("{sql}: {e}")),
+        }
+    }
+}
+
+/// Child rows whose parent row is missing.
+fn orphans(db: &Database) -> anyhow::Result<i64> {
+    let mut s = Session::new(db.clone());
+    let r = s.execute(
+        "SELECT count(*) FROM fk_child c WHERE NOT EXISTS (SELECT 1 FROM fk_parent p WHERE p.id = c.p)",
+        &[],
+    )?;
+    match r
+        .last()
+        .and_then(|r| r.rows().first())
+        .and_then(|row| row.first())
+    {
+        Some(Value::Int(n)) => Ok(*n),
+        other => anyhow::bail!("orphan count: {other:?}"),
+    }
+}
 
 fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
     let db = Database::open(dir, options())?;
@@ -104,6 +172,12 @@ fn child(args: &Args, dir: &Path) -> anyhow::Result<()> {
                 std::thread::sleep(Duration::from_micros(200));
             }
         }));
+    }
+    for w in 0..2u64 {
+        let db = db.clone();
+        let out = out.clone();
+        let seed = args.seed ^ args.first_txid.wrapping_mul(97) ^ (1_000 + w);
+        handles.push(std::thread::spawn(move || fk_writer(db, seed, out)));
     }
     for th in 0..args.threads {
         let db = db.clone();
@@ -189,6 +263,8 @@ struct Totals {
     swept: u64,
     seq_values: u64,
     seq_duplicates: u64,
+    fk_statements: u64,
+    orphans: u64,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -299,6 +375,7 @@ fn main() -> anyhow::Result<()> {
                     let _th: u64 = p.next().unwrap_or("0").parse()?;
                     acked.insert(p.next().unwrap_or("0").parse()?);
                 }
+                Some("F") => t.fk_statements += 1,
                 _ => {}
             }
         }
@@ -325,6 +402,11 @@ fn main() -> anyhow::Result<()> {
             anyhow::bail!("cycle {cycle}: the post-crash sweep did not finish");
         }
         t.swept += db.stats().swept_versions;
+        let n = orphans(&db)?;
+        if n > 0 {
+            eprintln!("cycle {cycle}: {n} fk_child rows lack their fk_parent row");
+            t.orphans += n as u64;
+        }
         if let Err(e) = db.verify_integrity() {
             eprintln!("cycle {cycle}: index != rows: {e}");
             t.index_mismatch += 1;
@@ -422,19 +504,24 @@ fn main() -> anyhow::Result<()> {
         }
     }
     println!(
-        "acknowledged_commits={} inflight_applied={} inflight_absent={} swept_versions={} keys={} seconds={:.1}",
+        "acknowledged_commits={} inflight_applied={} inflight_absent={} swept_versions={} keys={} fk_statements={} seconds={:.1}",
         t.acked,
         t.inflight_applied,
         t.inflight_absent,
         t.swept,
         model.len(),
+        t.fk_statements,
         started.elapsed().as_secs_f64()
     );
     println!(
-        "cycles={} lost={} torn={} index_mismatch={} sequence_values={} sequence_duplicates={}",
-        args.cycles, t.lost, t.torn, t.index_mismatch, t.seq_values, t.seq_duplicates
+        "cycles={} lost={} torn={} index_mismatch={} orphans={} sequence_values={} sequence_duplicates={}",
+        args.cycles, t.lost, t.torn, t.index_mismatch, t.orphans, t.seq_values, t.seq_duplicates
     );
-    if t.lost + t.torn + t.index_mismatch + t.seq_duplicates > 0 || t.seq_values == 0 {
+    // A run whose foreign-key writers never committed checked nothing about them.
+    if t.lost + t.torn + t.index_mismatch + t.orphans + t.seq_duplicates > 0
+        || t.seq_values == 0
+        || t.fk_statements == 0
+    {
         std::process::exit(1);
     }
     Ok(())

@@ -521,6 +521,77 @@ fn range_scans_merge_own_writes_in_both_directions() {
         .unwrap();
 }
 
+/// `scan_first(limit)` visits exactly what `scan_with` visits before it is told to stop after
+/// `limit` rows: deleted rows in the window, the transaction's own writes, both directions,
+/// limits on and around the engine's read-ahead batches.
+#[test]
+fn scan_first_is_the_first_rows_of_scan_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    db.transaction(|tx| {
+        for k in 0..1500 {
+            tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    // Committed deletes: tombstones inside the first read-ahead windows.
+    db.transaction(|tx| {
+        for k in (3..700).step_by(5) {
+            tx.delete("t", &Key::Int(k))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut tx = db.begin();
+    tx.insert("t", vec![Value::Int(-5), Value::Int(-5)]).unwrap();
+    tx.delete("t", &Key::Int(40)).unwrap();
+    tx.update("t", &Key::Int(41), vec![Value::Int(41), Value::Int(-41)])
+        .unwrap();
+    let t = tx.table("t").unwrap();
+    let row = |k: &Key, r: augur::RowRef<'_>| -> (Key, Value) {
+        (k.clone(), r.get(1).unwrap().unwrap().to_value())
+    };
+    for (lo, reverse) in [
+        (Bound::Unbounded, false),
+        (Bound::Included(Key::Int(30)), false),
+        (Bound::Unbounded, true),
+    ] {
+        let range = KeyRange {
+            lo,
+            hi: Bound::Unbounded,
+        };
+        let mut all = Vec::new();
+        tx.scan_with(&t, &range, reverse, |k, r| {
+            all.push(row(k, r));
+            Ok(true)
+        })
+        .unwrap();
+        for limit in [0, 1, 2, 15, 16, 17, 100, 127, 128, 129, 255, 256, 257, 600, 5000] {
+            let mut got = Vec::new();
+            tx.scan_first(&t, &range, reverse, limit, |k, r| {
+                got.push(row(k, r));
+                Ok(true)
+            })
+            .unwrap();
+            assert_eq!(
+                got,
+                all[..limit.min(all.len())],
+                "limit {limit}, reverse {reverse}"
+            );
+            // The caller may still stop earlier.
+            let mut early = Vec::new();
+            tx.scan_first(&t, &range, reverse, limit, |k, r| {
+                early.push(row(k, r));
+                Ok(early.len() < 7)
+            })
+            .unwrap();
+            assert_eq!(early, all[..limit.min(7).min(all.len())]);
+        }
+    }
+}
+
 #[test]
 fn secondary_indexes_and_unique_constraints() {
     let dir = tempfile::tempdir().unwrap();
@@ -614,6 +685,120 @@ fn secondary_indexes_and_unique_constraints() {
     );
     assert!(db.drop_index("u_age").unwrap());
     assert!(!db.drop_index("u_age").unwrap());
+}
+
+/// What a transaction does to a table with a secondary index, between index reads.
+#[derive(Clone, Debug)]
+enum IxOp {
+    Put(i64, i64),
+    Del(i64),
+    /// `insert_batch_in` of n fresh keys with this value (the bulk path into the write set).
+    Batch(usize, i64),
+    Savepoint,
+    RollbackTo(usize),
+    Release(usize),
+    /// An index read of values in [lo, hi], each bound 0 unbounded, 1 included, 2 excluded.
+    Read(i64, u8, i64, u8),
+}
+
+/// A bound on an encoded index value: 0 unbounded, 1 included, 2 excluded.
+fn ix_bound(kind: u8, e: &[u8]) -> Bound<&[u8]> {
+    match kind {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(e),
+        _ => Bound::Excluded(e),
+    }
+}
+
+fn ix_op() -> impl Strategy<Value = IxOp> {
+    prop_oneof![
+        6 => (0..40i64, 0..8i64).prop_map(|(k, v)| IxOp::Put(k, v)),
+        2 => (0..40i64).prop_map(IxOp::Del),
+        1 => (1..4usize, 0..8i64).prop_map(|(n, v)| IxOp::Batch(n, v)),
+        1 => Just(IxOp::Savepoint),
+        1 => (0..4usize).prop_map(IxOp::RollbackTo),
+        1 => (0..4usize).prop_map(IxOp::Release),
+        4 => (0..8i64, 0..3u8, 0..8i64, 0..3u8).prop_map(|(a, x, b, y)| IxOp::Read(a, x, b, y)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// An index read inside a transaction finds the transaction's own rows by a range lookup in
+    /// its pending writes (kept in step by every put, delete, batch and savepoint rollback):
+    /// it returns exactly the rows the transaction sees with a value in range, committed or
+    /// its own, in (value, key) order.
+    #[test]
+    fn index_reads_see_the_transactions_own_writes(ops in proptest::collection::vec(ix_op(), 1..60)) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "s");
+        db.create_index("s", IndexDef { name: "s_v".into(), columns: vec![1], unique: false }, false).unwrap();
+        let mut view: BTreeMap<i64, i64> = (0..20).map(|k| (k, k % 6)).collect();
+        db.transaction(|tx| {
+            for (&k, &v) in &view {
+                tx.insert("s", vec![Value::Int(k), Value::Int(v)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let t = db.table("s").unwrap();
+        let mut tx = db.begin();
+        let mut marks: Vec<(augur::Savepoint, BTreeMap<i64, i64>)> = Vec::new();
+        let mut fresh = 1000i64;
+        let enc = |v: i64| augur::types::codec::encode_key_values(&[Value::Int(v)]);
+        for op in ops {
+            match op {
+                IxOp::Put(k, v) => {
+                    tx.upsert("s", vec![Value::Int(k), Value::Int(v)]).unwrap();
+                    view.insert(k, v);
+                }
+                IxOp::Del(k) => {
+                    let got = tx.delete("s", &Key::Int(k)).unwrap();
+                    prop_assert_eq!(got, view.remove(&k).is_some());
+                }
+                IxOp::Batch(n, v) => {
+                    let keys = fresh..fresh + n as i64;
+                    fresh += n as i64;
+                    let rows = keys.clone().map(|k| vec![Value::Int(k), Value::Int(v)]).collect();
+                    prop_assert_eq!(tx.insert_batch_in(&t, rows).unwrap(), n as u64);
+                    view.extend(keys.map(|k| (k, v)));
+                }
+                IxOp::Savepoint => marks.push((tx.savepoint().unwrap(), view.clone())),
+                IxOp::RollbackTo(i) if !marks.is_empty() => {
+                    let i = i % marks.len();
+                    tx.rollback_to(marks[i].0).unwrap();
+                    marks.truncate(i + 1);
+                    view = marks[i].1.clone();
+                }
+                IxOp::Release(i) if !marks.is_empty() => {
+                    let i = i % marks.len();
+                    tx.release(marks[i].0).unwrap();
+                    marks.truncate(i);
+                }
+                IxOp::Read(a, x, b, y) => {
+                    let (ea, eb) = (enc(a), enc(b));
+                    let got: Vec<(i64, i64)> = tx
+                        .index_scan_in(&t, 0, ix_bound(x, &ea), ix_bound(y, &eb))
+                        .unwrap()
+                        .into_iter()
+                        .map(|(k, r)| match (k, &r[1]) {
+                            (Key::Int(k), Value::Int(v)) => (*v, k),
+                            other => panic!("unexpected {other:?}"),
+                        })
+                        .collect();
+                    let above = |v: i64| match x { 0 => true, 1 => v >= a, _ => v > a };
+                    let below = |v: i64| match y { 0 => true, 1 => v <= b, _ => v < b };
+                    let mut want: Vec<(i64, i64)> =
+                        view.iter().filter(|&(_, &v)| above(v) && below(v)).map(|(&k, &v)| (v, k)).collect();
+                    want.sort();
+                    prop_assert_eq!(got, want, "values in {} {} .. {} {}", a, x, b, y);
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 #[test]

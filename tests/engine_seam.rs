@@ -211,6 +211,23 @@ fn scans_and_savepoints<E: Engine>(e: &E) {
     })
     .unwrap();
     assert_eq!(first, [Key::Int(1)], "a scan stops when told");
+    for (reverse, limit, want) in [
+        (false, 2, vec![Key::Int(1), Key::Int(2)]),
+        (true, 2, vec![Key::Int(3), Key::Int(2)]),
+        (false, 9, vec![Key::Int(1), Key::Int(2), Key::Int(3)]),
+        (false, 0, vec![]),
+    ] {
+        let mut got = Vec::new();
+        r.scan_first(&t, &KeyRange::all(), reverse, limit, |k, _| {
+            got.push(k.clone());
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(
+            got, want,
+            "scan_first(reverse {reverse}, limit {limit}) is scan_with's first rows"
+        );
+    }
     assert_eq!(r.get_with(&t, &Key::Int(2), |_| 7).unwrap(), Some(7));
     assert_eq!(r.get_with(&t, &Key::Int(9), |_| 7).unwrap(), None);
 }

@@ -328,8 +328,9 @@ fn psycopg_and_psycopg2() {
 }
 
 /// SQLAlchemy 2.1's ORM over psycopg 3 (create_all, add / query / rollback, begin_nested) and
-/// its inspector's table list, columns, foreign keys and CHECK constraints, which read Augur's
-/// pg_catalog relations. SQLAlchemy
+/// its inspector's table list, columns, primary keys, unique constraints, indexes, foreign keys
+/// and CHECK constraints, which read Augur's pg_catalog relations (and array_agg's arrays).
+/// SQLAlchemy
 /// comes from PyPI for Debian's interpreter (scripts/setup installs it; the test fails without
 /// it).
 #[test]
@@ -451,4 +452,302 @@ async fn declared_parameter_types_are_honoured() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::UNDEFINED_FUNCTION), "{e}");
+}
+
+/// The first text value of a simple query's rows, column by column.
+async fn simple_row(c: &Client, sql: &str) -> Vec<Option<String>> {
+    let msgs = c.simple_query(sql).await.unwrap();
+    let row = msgs
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{sql}: no row"));
+    (0..row.len()).map(|i| row.get(i).map(str::to_string)).collect()
+}
+
+/// uuid and numeric in both wire formats: tokio-postgres sends and reads them in binary (its
+/// uuid and rust_decimal's numeric codecs, written apart from Augur's), psql-style text through
+/// the simple protocol; the described types are OIDs 2950 and 1700 with numeric(p, s)'s
+/// modifier; bad values keep their SQLSTATEs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uuid_and_numeric_in_both_formats() {
+    use augur::{Decimal, Uuid};
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute(
+        "create table acct (id uuid primary key, balance numeric(12,2), rate numeric, \
+         made uuid default gen_random_uuid())",
+    )
+    .await
+    .unwrap();
+    let ins = c
+        .prepare("insert into acct (id, balance, rate) values ($1, $2, $3)")
+        .await
+        .unwrap();
+    assert_eq!(ins.params(), &[Type::UUID, Type::NUMERIC, Type::NUMERIC]);
+    let a: Uuid = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11".parse().unwrap();
+    let b: Uuid = "00000000-0000-0000-0000-0000000000ff".parse().unwrap();
+    let dec = |s: &str| s.parse::<Decimal>().unwrap();
+    // 12.345 rounds to the column's scale; the rate keeps every digit it was sent with.
+    c.execute(&ins, &[&a, &dec("12.345"), &dec("-0.000001230")])
+        .await
+        .unwrap();
+    c.execute(&ins, &[&b, &dec("-9999999999.99"), &dec("123456789012345678.9")])
+        .await
+        .unwrap();
+
+    // Binary results.
+    let rows = c
+        .query("select id, balance, rate, made from acct order by id", &[])
+        .await
+        .unwrap();
+    let types: Vec<Type> = rows[0].columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(types, [Type::UUID, Type::NUMERIC, Type::NUMERIC, Type::UUID]);
+    assert_eq!(rows[0].get::<_, Uuid>(0), b);
+    assert_eq!(rows[0].get::<_, Decimal>(1).to_string(), "-9999999999.99");
+    assert_eq!(rows[0].get::<_, Decimal>(2).to_string(), "123456789012345678.9");
+    assert_eq!(rows[1].get::<_, Uuid>(0), a);
+    assert_eq!(rows[1].get::<_, Decimal>(1).to_string(), "12.35");
+    assert_eq!(rows[1].get::<_, Decimal>(2).to_string(), "-0.000001230");
+    let made: Vec<Uuid> = rows.iter().map(|r| r.get(3)).collect();
+    assert_ne!(made[0], made[1]);
+    assert!(made.iter().all(|u| u.get_version_num() == 4), "{made:?}");
+
+    // Binary parameters in a point lookup and a range; numeric arithmetic in binary.
+    let r = c
+        .query_one("select balance + 0.005, rate * 2 from acct where id = $1", &[&a])
+        .await
+        .unwrap();
+    assert_eq!(r.get::<_, Decimal>(0).to_string(), "12.355");
+    assert_eq!(r.get::<_, Decimal>(1).to_string(), "-0.000002460");
+    let n = c
+        .query("select id from acct where balance > $1", &[&dec("0")])
+        .await
+        .unwrap();
+    assert_eq!(n.len(), 1);
+    let r = c
+        .query_one("select avg(balance), sum(balance), 1 / 3.0 from acct", &[])
+        .await
+        .unwrap();
+    assert_eq!(r.get::<_, Decimal>(0).to_string(), "-4999999993.82000000");
+    assert_eq!(r.get::<_, Decimal>(1).to_string(), "-9999999987.64");
+    assert_eq!(r.get::<_, Decimal>(2).to_string(), "0.33333333333333333333");
+
+    // Text results through the simple protocol.
+    let id_text = a.to_string();
+    let row = simple_row(
+        &c,
+        &format!("select id, balance, rate, 1.50, 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid from acct where id = '{{{id_text}}}'"),
+    )
+    .await;
+    assert_eq!(
+        row,
+        [
+            Some(id_text.clone()),
+            Some("12.35".into()),
+            Some("-0.000001230".into()),
+            Some("1.50".into()),
+            Some(id_text.clone()),
+        ]
+    );
+
+    // Text parameters (as psycopg and pgjdbc's string setters send them).
+    let st = c
+        .prepare_typed("select balance from acct where id = $1", &[Type::TEXT])
+        .await;
+    // uuid = text is 42883 in PostgreSQL too; an untyped parameter takes the column's type.
+    assert_eq!(st.unwrap_err().code(), Some(&SqlState::UNDEFINED_FUNCTION));
+    let st = c
+        .prepare_typed("select balance from acct where id = $1::uuid", &[Type::TEXT])
+        .await
+        .unwrap();
+    let r = c.query_one(&st, &[&id_text.to_uppercase()]).await.unwrap();
+    assert_eq!(r.get::<_, Decimal>(0).to_string(), "12.35");
+
+    // RowDescription carries numeric(12,2)'s type modifier, as psql's \d and drivers read it.
+    let st = c.prepare("select balance from acct").await.unwrap();
+    assert_eq!(st.columns()[0].type_(), &Type::NUMERIC);
+    let r = c
+        .query_one(
+            "select format_type(atttypid, atttypmod) from pg_attribute \
+             where attrelid = 'acct'::regclass and attname = 'balance'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.get::<_, &str>(0), "numeric(12,2)");
+    let r = c
+        .query_one("select typname, typlen from pg_type where oid = 2950", &[])
+        .await
+        .unwrap();
+    assert_eq!((r.get::<_, &str>(0), r.get::<_, i16>(1)), ("uuid", 16));
+
+    // Errors: 22003 past the column's precision, 22P02 for a bad uuid, 23505 for a key
+    // spelled differently; the connection stays usable.
+    let e = c
+        .execute(&ins, &[&Uuid::nil(), &dec("12345678901.5"), &dec("1")])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::NUMERIC_VALUE_OUT_OF_RANGE), "{e}");
+    let e = c
+        .batch_execute("insert into acct (id) values ('not-a-uuid')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+    let e = c
+        .batch_execute("insert into acct (id) values ('{A0EEBC999C0B4EF8BB6D6BB9BD380A11}')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION), "{e}");
+    let n: i64 = c
+        .query_one("select count(*) from acct", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+}
+
+/// A result field's bytes as they came (for types tokio-postgres has no Rust type for).
+struct Raw(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Raw {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Raw, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Raw(raw.to_vec()))
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// An interval parameter in PostgreSQL's binary format: microseconds, days, months.
+#[derive(Debug)]
+struct BinInterval(i64, i32, i32);
+
+impl tokio_postgres::types::ToSql for BinInterval {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        use bytes::BufMut;
+        out.put_i64(self.0);
+        out.put_i32(self.1);
+        out.put_i32(self.2);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::INTERVAL
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// interval in both wire formats (OID 1186; binary: microseconds, days, months) and in the
+/// timestamp arithmetic a driver's query uses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interval_in_both_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute(
+        "create table ev (id int primary key, at timestamp, span interval); \
+         insert into ev values (1, '2024-01-31 10:00:00', '1 mon 2 days 03:00:00')",
+    )
+    .await
+    .unwrap();
+    let st = c
+        .prepare("select span, at + span from ev where id = 1")
+        .await
+        .unwrap();
+    assert_eq!(st.columns()[0].type_(), &Type::INTERVAL);
+    let r = c.query_one(&st, &[]).await.unwrap();
+    let Raw(b) = r.get(0);
+    let mut want = (3 * 3_600_000_000i64).to_be_bytes().to_vec();
+    want.extend_from_slice(&2i32.to_be_bytes());
+    want.extend_from_slice(&1i32.to_be_bytes());
+    assert_eq!(b, want);
+    let at: SystemTime = r.get(1);
+    // 2024-01-31 10:00 + 1 month is 2024-02-29 10:00 (the day clamped), + 2 days 03:00:00.
+    assert_eq!(at, UNIX_EPOCH + Duration::from_secs(1_709_384_400)); // 2024-03-02 13:00:00 UTC
+                                                                     // A binary interval parameter, compared and added.
+    let ins = c.prepare("insert into ev values ($1, $2, $3)").await.unwrap();
+    assert_eq!(ins.params()[2], Type::INTERVAL);
+    c.execute(
+        &ins,
+        &[&2i32, &None::<SystemTime>, &BinInterval(-90 * 60_000_000, 0, 0)],
+    )
+    .await
+    .unwrap();
+    let row = simple_row(&c, "select span, span * 2, -span from ev where id = 2").await;
+    assert_eq!(
+        row,
+        [
+            Some("-01:30:00".to_string()),
+            Some("-03:00:00".to_string()),
+            Some("01:30:00".to_string())
+        ]
+    );
+    let n: i64 = c
+        .query_one(
+            "select count(*) from ev where span < $1",
+            &[&BinInterval(0, 1, 0)],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    let row = simple_row(&c, "select span from ev where id = 1").await;
+    assert_eq!(row, [Some("1 mon 2 days 03:00:00".to_string())]);
+    let e = c
+        .batch_execute("insert into ev values (3, NULL, '2 fortnights')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_DATETIME_FORMAT), "{e}");
+}
+
+/// jsonb in both wire formats (OID 3802; binary: a version byte 1 and the text), read and sent
+/// by tokio-postgres as serde_json values, with `->>` and `@>` over a parameter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonb_in_both_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute("create table docs (id int primary key, doc jsonb)")
+        .await
+        .unwrap();
+    let ins = c.prepare("insert into docs values ($1, $2)").await.unwrap();
+    assert_eq!(ins.params()[1], Type::JSONB);
+    let doc = serde_json::json!({"name": "ada", "tags": ["x", "y"], "n": 1.5});
+    c.execute(&ins, &[&1i32, &doc]).await.unwrap();
+    c.execute(&ins, &[&2i32, &serde_json::json!([1, 2])])
+        .await
+        .unwrap();
+    let st = c.prepare("select doc from docs where id = 1").await.unwrap();
+    assert_eq!(st.columns()[0].type_(), &Type::JSONB);
+    let back: serde_json::Value = c.query_one(&st, &[]).await.unwrap().get(0);
+    assert_eq!(back, doc);
+    let name: String = c
+        .query_one(
+            "select doc ->> 'name' from docs where doc @> $1",
+            &[&serde_json::json!({"tags": ["y"]})],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(name, "ada");
+    // Text results: PostgreSQL's jsonb text (keys shorter first, ", " and ": ").
+    let row = simple_row(&c, "select doc from docs where id = 1").await;
+    assert_eq!(
+        row,
+        [Some(
+            r#"{"n": 1.5, "name": "ada", "tags": ["x", "y"]}"#.to_string()
+        )]
+    );
+    let e = c
+        .batch_execute("insert into docs values (3, '{\"a\": }')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
 }

@@ -116,6 +116,29 @@ def check_psycopg3():
         assert conn.execute("select count(*) from py3_dt where at = %s", (at,)).fetchone()[0] == 2
         conn.execute("drop table py3_dt")
 
+    # array_agg's arrays (int4[], text[], timestamp[], bool[], float8[]) in text and binary:
+    # NULL elements, quoted elements, ORDER BY inside the call, NULL over no rows.
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("create table py3_arr (id int primary key, g int, name text, at timestamp, ok bool, f float8)")
+        conn.execute(
+            "insert into py3_arr values (1, 1, 'a b', %s, true, 1.5), (2, 1, NULL, NULL, false, NULL), "
+            "(3, 2, 'x\"y', %s, NULL, -2)",
+            (TS, TS),
+        )
+        q = (
+            "select g, array_agg(id order by id desc), array_agg(name order by id), array_agg(at order by id), "
+            "array_agg(ok order by id), array_agg(f order by id) from py3_arr group by g order by g"
+        )
+        for binary in (False, True):
+            cur = conn.cursor(binary=binary)
+            rows = cur.execute(q).fetchall()
+            assert rows == [
+                (1, [2, 1], ["a b", None], [TS, None], [True, False], [1.5, None]),
+                (2, [3], ['x"y'], [TS], [None], [-2.0]),
+            ], (binary, rows)
+            assert cur.execute("select array_agg(id) from py3_arr where id > 10").fetchone() == (None,)
+        conn.execute("drop table py3_arr")
+
 
 def check_psycopg2():
     import psycopg2

@@ -381,3 +381,115 @@ fn extended_replies_are_sent_at_sync_or_flush() {
     assert!(codes.is_empty());
     assert!(srv.sql("SELECT v FROM t WHERE k = 8").contains("eight"));
 }
+
+/// A portal's Describe and Execute (answered from the statement's columns and the session's
+/// result, without pgwire's portal machinery) reply as PostgreSQL does: RowDescription in the
+/// formats Bind asked for, NoData for a statement without rows, the rows, and the statement's
+/// own command tag (`SHOW` has no row count).
+#[test]
+fn portal_describe_and_execute_reply_as_postgresql() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = Server::start(dir.path(), &[]);
+    let mut s = connect(srv.port);
+    let (_, codes) = query(
+        &mut s,
+        "CREATE TABLE t (k int8 PRIMARY KEY, v text); INSERT INTO t VALUES (7, 'seven'), (8, 'eight')",
+    );
+    assert!(codes.is_empty(), "{codes:?}");
+
+    // Parse, Bind (text parameters; every result column binary if asked), Describe portal,
+    // Execute, Sync: the reply's messages up to ReadyForQuery.
+    let run = |s: &mut TcpStream, sql: &str, params: &[&str], binary: bool, max_rows: i32| {
+        let cstr = |x: &str| {
+            let mut v = x.as_bytes().to_vec();
+            v.push(0);
+            v
+        };
+        let mut parse = cstr("");
+        parse.extend(cstr(sql));
+        parse.extend(0i16.to_be_bytes());
+        let mut bind = cstr("");
+        bind.extend(cstr(""));
+        bind.extend(0i16.to_be_bytes());
+        bind.extend((params.len() as i16).to_be_bytes());
+        for p in params {
+            bind.extend((p.len() as i32).to_be_bytes());
+            bind.extend(p.as_bytes());
+        }
+        bind.extend(if binary {
+            [0u8, 1, 0, 1].as_slice()
+        } else {
+            [0u8, 0].as_slice()
+        });
+        let mut describe = vec![b'P'];
+        describe.extend(cstr(""));
+        let mut execute = cstr("");
+        execute.extend(max_rows.to_be_bytes());
+        let mut batch = msg(b'P', &parse);
+        batch.extend(msg(b'B', &bind));
+        batch.extend(msg(b'D', &describe));
+        batch.extend(msg(b'E', &execute));
+        batch.extend(msg(b'S', &[]));
+        s.write_all(&batch).unwrap();
+        let mut out: Vec<(u8, Vec<u8>)> = Vec::new();
+        while out.last().is_none_or(|m| m.0 != b'Z') {
+            out.push(read_msg(s).unwrap());
+        }
+        out
+    };
+    let types = |r: &[(u8, Vec<u8>)]| r.iter().map(|m| m.0).collect::<Vec<u8>>();
+    let tag = |r: &[(u8, Vec<u8>)]| {
+        let body = &r.iter().find(|m| m.0 == b'C').expect("CommandComplete").1;
+        String::from_utf8_lossy(body.strip_suffix(b"\0").unwrap()).into_owned()
+    };
+    // RowDescription: each field's (name, type oid, format code).
+    let fields = |body: &[u8]| {
+        let mut out = Vec::new();
+        let mut rest = &body[2..];
+        for _ in 0..i16::from_be_bytes([body[0], body[1]]) {
+            let end = rest.iter().position(|&b| b == 0).unwrap();
+            let name = String::from_utf8_lossy(&rest[..end]).into_owned();
+            let f = &rest[end + 1..end + 19];
+            let oid = u32::from_be_bytes([f[6], f[7], f[8], f[9]]);
+            let format = i16::from_be_bytes([f[16], f[17]]);
+            out.push((name, oid, format));
+            rest = &rest[end + 19..];
+        }
+        out
+    };
+
+    let r = run(&mut s, "SELECT k, v FROM t WHERE k = $1", &["7"], true, 0);
+    assert_eq!(types(&r), b"12TDCZ".to_vec());
+    assert_eq!(
+        fields(&r[2].1),
+        [("k".to_string(), 20, 1), ("v".to_string(), 25, 1)]
+    );
+    let mut row = 2i16.to_be_bytes().to_vec();
+    row.extend(8i32.to_be_bytes());
+    row.extend(7i64.to_be_bytes());
+    row.extend(5i32.to_be_bytes());
+    row.extend(b"seven");
+    assert_eq!(r[3].1, row);
+    assert_eq!(tag(&r), "SELECT 1");
+
+    let r = run(&mut s, "SELECT v FROM t ORDER BY k", &[], false, 0);
+    assert_eq!(types(&r), b"12TDDCZ".to_vec());
+    assert_eq!(fields(&r[2].1), [("v".to_string(), 25, 0)]);
+    assert_eq!(tag(&r), "SELECT 2");
+    // A row limit the rows reach suspends the portal, as in PostgreSQL (it cannot tell there
+    // are no more); one above them completes it.
+    let r = run(&mut s, "SELECT v FROM t ORDER BY k", &[], false, 2);
+    assert_eq!(types(&r), b"12TDDsZ".to_vec());
+    let r = run(&mut s, "SELECT v FROM t ORDER BY k", &[], false, 3);
+    assert_eq!(types(&r), b"12TDDCZ".to_vec());
+    assert_eq!(tag(&r), "SELECT 2");
+
+    let r = run(&mut s, "UPDATE t SET v = $1 WHERE k = 8", &["huit"], false, 0);
+    assert_eq!(types(&r), b"12nCZ".to_vec());
+    assert_eq!(tag(&r), "UPDATE 1");
+
+    let r = run(&mut s, "SHOW datestyle", &[], false, 0);
+    assert_eq!(types(&r), b"12TDCZ".to_vec());
+    assert_eq!(tag(&r), "SHOW");
+    assert!(srv.sql("SELECT v FROM t WHERE k = 8").contains("huit"));
+}

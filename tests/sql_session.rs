@@ -645,3 +645,167 @@ fn catalog_relations_are_current_and_read_only() {
         ]
     );
 }
+
+/// Every row `query_prepared_with` lends, owned again.
+fn lent(s: &mut Session, sql: &str, params: &[Value]) -> augur::Result<Vec<Vec<Value>>> {
+    let p = s.prepare(sql)?;
+    let mut out = Vec::new();
+    let n = s.query_prepared_with(&p, params, |vals| {
+        out.push(vals.iter().map(|v| v.to_value()).collect());
+        Ok(())
+    })?;
+    assert_eq!(n as usize, out.len());
+    Ok(out)
+}
+
+/// The same statement's rows through `execute_prepared`.
+fn owned(s: &mut Session, sql: &str, params: &[Value]) -> Vec<Vec<Value>> {
+    let p = s.prepare(sql).unwrap();
+    s.execute_prepared(&p, params).unwrap().rows().to_vec()
+}
+
+#[test]
+fn lent_rows_equal_the_owned_rows() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE t (k bigint PRIMARY KEY, v text, b bytea)", &[])
+        .unwrap();
+    s.execute(
+        "INSERT INTO t SELECT g, 'v' || g, NULL::bytea FROM generate_series(1, 300) AS g",
+        &[],
+    )
+    .unwrap();
+    // Rows stored before a column was added read its default without being rewritten.
+    s.execute("ALTER TABLE t ADD COLUMN d int DEFAULT 7", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1000, NULL, '\\x0102', 8)", &[])
+        .unwrap();
+    let cases: &[(&str, Vec<Value>)] = &[
+        ("SELECT v FROM t WHERE k = $1", vec![Value::Int(5)]),
+        ("SELECT v FROM t WHERE k = $1", vec![Value::Int(5000)]),
+        ("SELECT * FROM t WHERE k = $1", vec![Value::Int(1000)]),
+        ("SELECT d, k, d FROM t WHERE k = $1", vec![Value::Int(9)]),
+        (
+            "SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2",
+            vec![Value::Int(290), Value::Int(100)],
+        ),
+        (
+            "SELECT k FROM t WHERE k > $1 ORDER BY k LIMIT 5 OFFSET 3",
+            vec![Value::Int(10)],
+        ),
+        ("SELECT k FROM t ORDER BY k DESC LIMIT 4", vec![]),
+        (
+            "SELECT k FROM t WHERE k >= $1 ORDER BY k LIMIT 0",
+            vec![Value::Int(1)],
+        ),
+        ("SELECT k, b, d FROM t", vec![]),
+        // Plans that are not a plain scan are lent from the materialized rows.
+        ("SELECT k + 1 FROM t WHERE k < $1 ORDER BY 1", vec![Value::Int(4)]),
+        ("SELECT k FROM t WHERE v LIKE 'v2_' ORDER BY k DESC", vec![]),
+        ("SELECT count(*) FROM t", vec![]),
+        (
+            "SELECT a.k FROM t a JOIN t b ON a.k = b.k + 1 WHERE a.k < 5 ORDER BY 1",
+            vec![],
+        ),
+    ];
+    for (sql, params) in cases {
+        let want = owned(&mut s, sql, params);
+        assert_eq!(lent(&mut s, sql, params).unwrap(), want, "{sql}");
+    }
+    // Inside a block, the transaction's own writes (decoded rows, not stored ones) are lent.
+    s.execute("BEGIN", &[]).unwrap();
+    s.execute("UPDATE t SET v = 'mine' WHERE k = 3", &[]).unwrap();
+    s.execute("INSERT INTO t VALUES (301, 'new', NULL, 1)", &[])
+        .unwrap();
+    for (sql, params) in cases {
+        let want = owned(&mut s, sql, params);
+        assert_eq!(lent(&mut s, sql, params).unwrap(), want, "{sql} in a block");
+    }
+    assert_eq!(
+        lent(&mut s, "SELECT v FROM t WHERE k = $1", &[Value::Int(3)]).unwrap(),
+        vec![vec![Value::Text("mine".into())]]
+    );
+    s.execute("ROLLBACK", &[]).unwrap();
+    // DML's RETURNING rows are lent too, and the statement takes effect once.
+    let r = lent(
+        &mut s,
+        "DELETE FROM t WHERE k = $1 RETURNING k, v",
+        &[Value::Int(2)],
+    )
+    .unwrap();
+    assert_eq!(r, vec![vec![Value::Int(2), Value::Text("v2".into())]]);
+    assert!(owned(&mut s, "SELECT k FROM t WHERE k = 2", &[]).is_empty());
+}
+
+#[test]
+fn lent_rows_keep_the_session_rules() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    s.execute("CREATE TABLE t (k int PRIMARY KEY, v text)", &[])
+        .unwrap();
+    s.execute(
+        "INSERT INTO t SELECT g, 'x' FROM generate_series(1, 50) AS g",
+        &[],
+    )
+    .unwrap();
+    let scan = "SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2";
+    let code = |r: augur::Result<Vec<Vec<Value>>>| {
+        r.map(|_| "ok".to_string())
+            .unwrap_or_else(|e| e.sqlstate().code().into())
+    };
+
+    // max_result_rows / max_result_bytes: 54000, as for owned results.
+    let mut limits = s.limits().clone();
+    limits.max_result_rows = Some(10);
+    s.set_limits(limits.clone());
+    assert_eq!(code(lent(&mut s, scan, &[Value::Int(1), Value::Int(10)])), "ok");
+    assert_eq!(
+        code(lent(&mut s, scan, &[Value::Int(1), Value::Int(11)])),
+        "54000"
+    );
+    limits.max_result_rows = None;
+    limits.max_result_bytes = Some(100);
+    s.set_limits(limits.clone());
+    assert_eq!(
+        code(lent(&mut s, scan, &[Value::Int(1), Value::Int(20)])),
+        "54000"
+    );
+    limits.max_result_bytes = None;
+    s.set_limits(limits);
+
+    // A parameter of the wrong type is the same error either way.
+    let p = s.prepare(scan).unwrap();
+    let e = s
+        .query_prepared_with(&p, &[Value::Int(1)], |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(e.sqlstate().code(), "08P01");
+
+    // An error from the callback fails the open block; the block then answers 25P02.
+    s.execute("BEGIN", &[]).unwrap();
+    let e = s
+        .query_prepared_with(&p, &[Value::Int(1), Value::Int(5)], |_| {
+            Err(augur::Error::new(augur::SqlState::QUERY_CANCELED, "stop"))
+        })
+        .unwrap_err();
+    assert_eq!(e.sqlstate().code(), "57014");
+    assert_eq!(s.status(), TxStatus::Failed);
+    assert_eq!(code(lent(&mut s, scan, &[Value::Int(1), Value::Int(5)])), "25P02");
+    s.execute("ROLLBACK", &[]).unwrap();
+    assert_eq!(
+        lent(&mut s, scan, &[Value::Int(1), Value::Int(3)]).unwrap().len(),
+        3
+    );
+
+    // A table dropped and created again with other columns: the plan is made again.
+    s.execute("DROP TABLE t", &[]).unwrap();
+    s.execute("CREATE TABLE t (k int PRIMARY KEY, v int)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 10)", &[]).unwrap();
+    let mut got = Vec::new();
+    s.query_prepared_with(&p, &[Value::Int(1), Value::Int(3)], |vals| {
+        got.push(vals.iter().map(|v| v.to_value()).collect::<Vec<_>>());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got, vec![vec![Value::Int(1), Value::Int(10)]]);
+}

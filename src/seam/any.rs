@@ -279,6 +279,17 @@ impl EngineTxn for AnyTxn {
         txn_table!(self, t, (tx, t) => EngineTxn::scan_with(tx, t, range, reverse, f))
     }
     #[inline]
+    fn scan_first(
+        &self,
+        t: &AnyTable,
+        range: &KeyRange,
+        reverse: bool,
+        limit: usize,
+        f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        txn_table!(self, t, (tx, t) => EngineTxn::scan_first(tx, t, range, reverse, limit, f))
+    }
+    #[inline]
     fn count_in(&self, t: &AnyTable, range: &KeyRange, check: impl FnMut() -> Result<()>) -> Result<u64> {
         txn_table!(self, t, (tx, t) => EngineTxn::count_in(tx, t, range, check))
     }

@@ -209,6 +209,17 @@ impl EngineTxn for Transaction {
         Transaction::scan_with(self, t, range, reverse, f)
     }
     #[inline]
+    fn scan_first(
+        &self,
+        t: &Arc<Table>,
+        range: &KeyRange,
+        reverse: bool,
+        limit: usize,
+        f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        Transaction::scan_first(self, t, range, reverse, limit, f)
+    }
+    #[inline]
     fn count_in(&self, t: &Arc<Table>, range: &KeyRange, check: impl FnMut() -> Result<()>) -> Result<u64> {
         Transaction::count_in(self, t, range, check)
     }

@@ -208,6 +208,16 @@ pub trait EngineTxn: Send {
         reverse: bool,
         f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
     ) -> Result<()>;
+    /// `scan_with` for at most `limit` rows, the first ones of the scan: the engine may size
+    /// its read-ahead to them. Visits exactly the rows `scan_with` would visit first.
+    fn scan_first(
+        &self,
+        t: &Self::Table,
+        range: &KeyRange,
+        reverse: bool,
+        limit: usize,
+        f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()>;
     /// The number of rows `scan_with` would visit; `check` runs between batches (57014).
     fn count_in(&self, t: &Self::Table, range: &KeyRange, check: impl FnMut() -> Result<()>) -> Result<u64>;
     /// Rows whose secondary index `index` (position in `def().indexes`) has encoded values

@@ -3,11 +3,12 @@
 //! pgwire's Describe and Execute handlers `send` their last message (flush included), so a
 //! `pgbench -M prepared` transaction (Bind, Describe, Execute, Sync) cost three socket writes:
 //! BindComplete + RowDescription, DataRow + CommandComplete, ReadyForQuery, and woke the client
-//! three times. PostgreSQL writes once, at Sync. Wrapping the client in [`Buffered`] for those
-//! two handlers turns their flushes into no-ops; the messages stay in the connection's write
-//! buffer until Sync (or a Flush message, or an error reply) flushes it. Large results still
-//! stream: the framed writer itself writes out its buffer when it passes its high-water mark,
-//! which does not go through this flush.
+//! three times. PostgreSQL writes once, at Sync. Wrapping the client in [`Buffered`] where those
+//! handlers still run (a statement's Describe, a suspended portal's Execute; `extended.rs` writes
+//! the rest itself, without flushing) turns their flushes into no-ops; the messages stay in the
+//! connection's write buffer until Sync (or a Flush message, or an error reply) flushes it.
+//! Large results still stream: the framed writer itself writes out its buffer when it passes
+//! its high-water mark, which does not go through this flush.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,21 +1,18 @@
 //! Answers the few catalog queries of psql and pgbench the SQL layer cannot answer yet, from
-//! Augur's own catalog: psql 15's `\d NAME` relation flags (its text concatenates arrays:
-//! `c.reloptions || array[...]`), its queries on relations Augur does not have (policies,
-//! statistics objects, publications, inheritance, triggers, rules: no rows), and
-//! pgbench's partition probe (`pg_partitioned_table`). Every other query on catalog relations,
-//! psql's `\dt`, `\di`, `\l`, `\d NAME`'s lookup, columns and indexes among them, is the SQL
-//! layer's (`sql::catalog` builds pg_catalog and information_schema as relations; the OIDs
-//! here are its OIDs).
+//! Augur's own catalog: psql 15's queries on relations Augur does not have (policies,
+//! statistics objects, publications, inheritance, triggers, rules: no rows), and pgbench's
+//! partition probe (`pg_partitioned_table`). Every other query on catalog relations, psql's
+//! `\dt`, `\di`, `\l`, `\d NAME`'s lookup, relation flags, columns and indexes among them, is
+//! the SQL layer's (`sql::catalog` builds pg_catalog and information_schema as relations).
 //!
 //! Each query is recognized by the catalog relations it reads (its FROM list) and by psql's
-//! quoted OID literals (`WHERE c.oid = '16384'`); the select list is split into items, and every
-//! item is evaluated by what it names (`c.relkind`, `am.amname`, ...).
+//! quoted OID literals (`WHERE pol.polrelid = '16384'`); the select list is split into items,
+//! which name the answer's columns.
 
 use sqlparser::tokenizer::Token;
 
 use crate::error::Result;
 use crate::seam::prelude::*;
-use crate::sql::catalog::{sequence_oid, Snapshot};
 use crate::sql::lexer::lex;
 use crate::types::{DataType, Row, Value};
 
@@ -52,8 +49,6 @@ pub fn answer(sql: &str, db: &AnyEngine) -> Option<Result<CatalogResult>> {
     let from = q.from_lower.as_str();
     let r = if from.contains("pg_catalog.pg_partitioned_table") && q.lower.contains("c.relname = '") {
         pgbench_partitions(&q, db)
-    } else if from.starts_with("pg_catalog.pg_class c") && q.lower.contains("c.relchecks") {
-        class_info(&q, db)
     } else if [
         "pg_catalog.pg_policy",
         "pg_catalog.pg_statistic_ext",
@@ -130,20 +125,6 @@ impl Query {
             lower,
             items,
             from_lower,
-        })
-    }
-
-    /// The first quoted OID literal after `key` (e.g. `c.oid = '16384'`).
-    fn oid_after(&self, key: &str) -> Option<i64> {
-        self.lower.match_indices(key).find_map(|(i, _)| {
-            let rest = &self.lower[i + key.len()..];
-            let rest = rest
-                .trim_start()
-                .strip_prefix('=')?
-                .trim_start()
-                .strip_prefix('\'')?;
-            let end = rest.find('\'')?;
-            rest[..end].parse().ok()
         })
     }
 
@@ -229,99 +210,8 @@ fn normalize_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn text(s: impl Into<String>) -> Value {
-    Value::Text(s.into())
-}
-
 fn t_text(_: &str) -> DataType {
     DataType::Text(None)
-}
-
-/// A relation as `\d NAME` needs it: its kind ('r' table, 'i' index, 'S' sequence), whether it
-/// has indexes, and its access method.
-struct Rel {
-    kind: char,
-    has_index: bool,
-    am: Option<&'static str>,
-    /// CHECK constraints (psql then asks pg_constraint for them).
-    checks: usize,
-    /// Takes part in a foreign key (psql then asks for "Foreign-key constraints" and
-    /// "Referenced by").
-    has_triggers: bool,
-}
-
-fn rel_by_oid(db: &AnyEngine, oid: i64) -> Option<Rel> {
-    let snap = Snapshot::take(db, None).ok()?;
-    for t in &snap.tables {
-        if t.oid == oid {
-            return Some(Rel {
-                kind: 'r',
-                has_index: !t.indexes.is_empty(),
-                am: Some("augur"),
-                checks: t.def.checks.len(),
-                has_triggers: snap.has_triggers(t),
-            });
-        }
-        if let Some(ix) = t.indexes.iter().find(|i| i.oid == oid) {
-            return Some(Rel {
-                kind: 'i',
-                has_index: false,
-                am: Some(ix.method),
-                checks: 0,
-                has_triggers: false,
-            });
-        }
-    }
-    snap.sequences
-        .iter()
-        .any(|s| sequence_oid(&s.name) == oid)
-        .then_some(Rel {
-            kind: 'S',
-            has_index: false,
-            am: None,
-            checks: 0,
-            has_triggers: false,
-        })
-}
-
-/// `\d NAME` step 2: pg_class flags of one relation.
-fn class_info(q: &Query, db: &AnyEngine) -> Option<CatalogResult> {
-    let oid = q.oid_after("c.oid")?;
-    let rows = match rel_by_oid(db, oid) {
-        None => vec![],
-        Some(r) => vec![q
-            .items
-            .iter()
-            .map(|(_, l, _)| match l.as_str() {
-                "c.relchecks" => Value::Int(r.checks as i64),
-                "c.relhastriggers" => Value::Bool(r.has_triggers),
-                "c.relkind" => text(r.kind.to_string()),
-                "c.relhasindex" => Value::Bool(r.has_index),
-                "c.relpersistence" => text("p"),
-                "c.relreplident" => text(if r.kind == 'r' { "d" } else { "n" }),
-                "am.amname" => r.am.map_or(Value::Null, text),
-                "c.reltablespace" => Value::Int(0),
-                l if l.starts_with("case when c.reloftype") => text(""),
-                l if l.starts_with("c.relhas") || l.starts_with("c.rel") || l.starts_with("false") => {
-                    Value::Bool(false)
-                }
-                "''" => text(""),
-                l if l.contains("array_to_string") => text(""),
-                _ => Value::Null,
-            })
-            .collect()],
-    };
-    Some(CatalogResult {
-        columns: q.columns(|l| match l {
-            "c.relchecks" | "c.reltablespace" => DataType::Int8,
-            l if l.starts_with("c.relhas") || l.starts_with("c.relrow") || l.starts_with("c.relforce") => {
-                DataType::Bool
-            }
-            "false as relhasoids" | "c.relispartition" => DataType::Bool,
-            _ => DataType::Text(None),
-        }),
-        rows,
-    })
 }
 
 /// pgbench's probe for a partitioned pgbench_accounts: (search-path position, strategy, count).
@@ -367,7 +257,6 @@ mod tests {
         assert!(q.from_lower.starts_with("pg_catalog.pg_class c left join"));
         let q = Query::new("SELECT c.relchecks, c.relkind FROM pg_catalog.pg_class c WHERE c.oid = '16484';")
             .unwrap();
-        assert_eq!(q.oid_after("c.oid"), Some(16484));
         assert_eq!(q.items[1].2, "relkind");
     }
 

@@ -11,7 +11,7 @@ use pgwire::messages::response::TransactionStatus;
 use super::cancel::Registry;
 use super::metrics::Metrics;
 use crate::seam::{AnyEngine, CancelHandle};
-use crate::sql::{CopyState, Limits, Session, TxStatus};
+use crate::sql::{CopyState, Limits, Prepared, Session, TxStatus};
 
 /// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
 /// 15's) the catalog module answers, and Augur's own version.
@@ -90,7 +90,14 @@ pub struct Conn {
     pub(super) copy: Mutex<Option<PendingCopy>>,
     /// The session's cancel handle (reachable without its lock, which a running statement holds).
     pub(super) cancel: CancelHandle,
+    /// Transaction-control statements of the simple protocol (`BEGIN`, `END`, ...), prepared once
+    /// per text: they have no plan that could go stale, and pgbench's TPC-B sends two per
+    /// transaction. At most [`TX_CONTROL_TEXTS`] texts.
+    tx_control: Mutex<Vec<(String, Arc<Prepared>)>>,
 }
+
+/// How many transaction-control texts a connection keeps prepared.
+const TX_CONTROL_TEXTS: usize = 8;
 
 impl Conn {
     pub fn cancel_handle(&self) -> CancelHandle {
@@ -108,6 +115,21 @@ impl Conn {
 
     pub(super) fn tx_status(&self) -> TxStatus {
         self.session.lock().status()
+    }
+
+    /// `sql`, a transaction-control statement (`BEGIN`, `COMMIT`, `ROLLBACK TO s`, ...), prepared
+    /// by `session` the first time this connection sends its text; None if it does not prepare.
+    pub(super) fn prepare_tx_control(&self, session: &mut Session, sql: &str) -> Option<Arc<Prepared>> {
+        let mut texts = self.tx_control.lock();
+        if let Some((_, p)) = texts.iter().find(|(s, _)| s == sql) {
+            return Some(p.clone());
+        }
+        let p = session.prepare(sql).ok()?;
+        if texts.len() >= TX_CONTROL_TEXTS {
+            texts.clear();
+        }
+        texts.push((sql.to_string(), p.clone()));
+        Some(p)
     }
 }
 
@@ -140,6 +162,7 @@ pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<C
             cancel: session.cancel_handle(),
             session: Mutex::new(session),
             copy: Mutex::new(None),
+            tx_control: Mutex::new(Vec::new()),
         }
     })
 }

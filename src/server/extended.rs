@@ -9,7 +9,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use futures::sink::{Sink, SinkExt};
 use futures::stream;
-use pgwire::api::portal::{Format, Portal};
+use pgwire::api::copy::{send_copy_in_response, send_copy_out_response};
+use pgwire::api::portal::{Format, Portal, PortalExecutionState};
 use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{CopyResponse, QueryResponse, Response, Tag};
 use pgwire::api::stmt::StoredStatement;
@@ -17,9 +18,9 @@ use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, DEFAULT_NAME};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
-use pgwire::messages::data::DataRow;
-use pgwire::messages::extendedquery::{Execute, Sync as PgSync};
-use pgwire::messages::response::ReadyForQuery;
+use pgwire::messages::data::{DataRow, NoData};
+use pgwire::messages::extendedquery::{Execute, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL};
+use pgwire::messages::response::{CommandComplete, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::buffered::Buffered;
@@ -31,7 +32,8 @@ use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome}
 use super::statement::{AugurParser, Stmt, StmtKind};
 use super::values::{self, encode_row, is_binary};
 use crate::error::{Error, SqlState};
-use crate::types::Value;
+use crate::sql::CopyState;
+use crate::types::{DataType, Row, Value};
 
 impl Backend {
     /// Executes an extended-protocol statement.
@@ -236,6 +238,9 @@ impl ExtendedQueryHandler for Backend {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         message.max_rows = message.max_rows.clamp(0, MAX_ROWS_PER_EXECUTE);
+        if let Some(portal) = fresh_portal(&*client, &message) {
+            return self.execute_fresh(client, &portal, message).await;
+        }
         // The reply waits in the write buffer for Sync (src/server/buffered.rs), except a
         // CopyInResponse: the client sends its data only once it has seen that, before any Sync.
         self._on_execute(&mut Buffered(client), message).await?;
@@ -245,7 +250,11 @@ impl ExtendedQueryHandler for Backend {
         Ok(())
     }
 
-    /// pgwire's Describe, its reply buffered until Sync/Flush like Bind's and Execute's.
+    /// Describe, its reply buffered until Sync/Flush like Bind's and Execute's. A portal's
+    /// RowDescription (sent for every execution of a prepared statement by libpq, pgbench -M
+    /// prepared included) is built straight from the statement's columns; a statement's
+    /// (once per Parse) goes through pgwire, which merges the client's parameter types with
+    /// the inferred ones.
     async fn on_describe<C>(
         &self,
         client: &mut C,
@@ -257,6 +266,22 @@ impl ExtendedQueryHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            if let Some(Entry::Value(portal)) = client.portal_store().get_portal(name) {
+                let columns = &portal.statement.statement.columns;
+                let reply = if columns.is_empty() {
+                    PgWireBackendMessage::NoData(NoData::new())
+                } else {
+                    let fmt = &portal.result_column_format;
+                    PgWireBackendMessage::RowDescription(values::row_description(columns, |i| {
+                        is_binary(fmt, i)
+                    }))
+                };
+                client.feed(reply).await?;
+                return Ok(());
+            }
+        }
         self._on_describe(&mut Buffered(client), message).await
     }
 
@@ -289,11 +314,33 @@ impl ExtendedQueryHandler for Backend {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        // Reached only through pgwire's own execute path, which `on_execute` leaves to portals
+        // that already ran; kept whole so that the trait's contract holds.
+        let conn = conn(&*client, &self.shared);
+        let outcome = self.run_portal(client, &conn, portal).await?;
+        respond(outcome, portal, &conn)
+    }
+}
+
+impl Backend {
+    /// Runs a bound portal's statement: its parameters decoded in the statement's types, the
+    /// statement executed (on this thread when short), metrics recorded, and PostgreSQL's
+    /// warning for transaction control that does nothing sent as a notice.
+    async fn run_portal<C>(
+        &self,
+        client: &mut C,
+        conn: &Conn,
+        portal: &Portal<Arc<Stmt>>,
+    ) -> PgWireResult<Outcome>
+    where
+        C: Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
         if self.shared.shutting_down.load(Ordering::Acquire) {
             return Err(admin_shutdown());
         }
-        let conn = conn(&*client, &self.shared);
-        let stmt = portal.statement.statement.clone();
+        let stmt = &portal.statement.statement;
         let params = decode_params(portal).map_err(|e| {
             if let Some(m) = &self.shared.metrics {
                 m.error(e.sqlstate().code());
@@ -305,7 +352,7 @@ impl ExtendedQueryHandler for Backend {
         let t0 = self.shared.metrics.as_ref().map(|_| Instant::now());
         let outcome = {
             let _request = conn.cancel.begin();
-            self.run_extended(&conn, &stmt, &params)
+            self.run_extended(conn, stmt, &params)
         };
         if let (Some(m), Some(t0)) = (&self.shared.metrics, t0) {
             let code = match &outcome {
@@ -319,45 +366,168 @@ impl ExtendedQueryHandler for Backend {
         if let Some(w) = tx_warning(&stmt.keyword, before) {
             send_notice(client, w).await?;
         }
-        Ok(match outcome {
-            Outcome::Rows { tag, columns, rows } => {
+        Ok(outcome)
+    }
+
+    /// The first Execute of a portal: the statement runs and its reply goes straight into the
+    /// connection's write buffer (flushed at Sync). pgwire's execute path would build a
+    /// RowDescription schema nobody reads (Describe sent it), box the rows into a stream, move
+    /// them into the portal behind an async lock and out again into a 256-row vector, and copy
+    /// the command tag three times; for a point read that was most of the work between the
+    /// engine and the socket. A result that reaches the client's row limit is left in the portal
+    /// for pgwire's path (PortalSuspended, then the next Execute fetches on), and COPY goes
+    /// through pgwire's COPY helpers as before.
+    async fn execute_fresh<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Arc<Stmt>>,
+        message: Execute,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Arc<Stmt>>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let conn = conn(&*client, &self.shared);
+        let outcome = self.run_portal(client, &conn, portal).await?;
+        let limit = message.max_rows as usize;
+        match outcome {
+            // As PostgreSQL: a limit the rows reach suspends the portal (it cannot tell there are
+            // no more), so only fewer rows than the limit complete here.
+            Outcome::Rows { tag, columns, rows } if limit == 0 || rows.len() < limit => {
                 let fmt = &portal.result_column_format;
-                let schema = Arc::new(values::fields(&columns, |i| is_binary(fmt, i)));
-                let encoded: Vec<PgWireResult<DataRow>> = rows
+                // Every row encoded before any is sent: an encoding error sends none of them,
+                // as on pgwire's path.
+                let encoded = rows
                     .iter()
-                    .map(|r| encode_row(r, &columns, |i| is_binary(fmt, i)).map_err(|e| user_error(&e)))
-                    .collect();
-                let mut resp = QueryResponse::new(schema, stream::iter(encoded));
-                resp.set_command_tag(&split_tag(&tag));
-                Response::Query(resp)
+                    .map(|r| encode_row(r, &columns, |i| is_binary(fmt, i)))
+                    .collect::<Result<Vec<DataRow>, Error>>()
+                    .map_err(|e| user_error(&e))?;
+                for row in encoded {
+                    client.feed(PgWireBackendMessage::DataRow(row)).await?;
+                }
+                // The statement's own tag (`SELECT 1`, `INSERT 0 1`, `SHOW`), as the simple
+                // protocol and PostgreSQL send it: every row was sent.
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                    .await?;
             }
-            Outcome::Command(tag) => Response::Execution(Tag::new(&tag)),
+            Outcome::Command(tag) => {
+                client
+                    .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(tag)))
+                    .await?;
+            }
+            Outcome::Rows { tag, columns, rows } => {
+                // The limit reached: the portal holds the rows, and pgwire's execute path (which
+                // fetches from a started portal) sends the first batch and PortalSuspended.
+                portal.start(rows_response(&tag, &columns, &rows, portal)).await;
+                client.set_state(PgWireConnectionState::ReadyForQuery);
+                return self._on_execute(&mut Buffered(client), message).await;
+            }
             Outcome::CopyOut {
                 columns,
                 header,
-                mut data,
+                data,
                 ..
             } => {
-                // pgwire counts the CopyData messages for the `COPY n` tag: the header line
-                // goes with the first row (no message boundary means anything in COPY data).
-                if header && data.len() > 1 {
-                    let first = data.remove(1);
-                    data[0].extend_from_slice(&first);
-                }
-                let chunks: Vec<PgWireResult<CopyData>> =
-                    data.into_iter().map(|d| Ok(CopyData::new(d.into()))).collect();
-                Response::CopyOut(CopyResponse::new(0, columns, stream::iter(chunks)))
+                send_copy_out_response(&mut Buffered(client), copy_out_response(columns, header, data))
+                    .await?;
             }
             Outcome::CopyIn(st) => {
-                let n = st.columns.len();
-                *conn.copy.lock() = Some(PendingCopy {
-                    state: st,
-                    buf: Vec::new(),
-                });
-                Response::CopyIn(CopyResponse::new(0, n, stream::empty()))
+                // Sent at once: the client sends its data only once it has seen this, before
+                // any Sync.
+                client.set_state(PgWireConnectionState::CopyInProgress(true));
+                send_copy_in_response(client, copy_in_response(st, &conn)).await?;
+                client.flush().await?;
+                return Ok(());
             }
-        })
+        }
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        Ok(())
     }
+}
+
+/// The portal an Execute names if it has not run yet on a connection ready for it: its
+/// statement runs in [`Backend::execute_fresh`]. Anything else (no such portal, an empty one,
+/// one a row limit suspended, a connection not ready) takes pgwire's execute path, which
+/// answers those as before.
+fn fresh_portal<C>(client: &C, message: &Execute) -> Option<Arc<Portal<Arc<Stmt>>>>
+where
+    C: ClientInfo + ClientPortalStore,
+    C::PortalStore: PortalStore<Statement = Arc<Stmt>>,
+{
+    if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+        return None;
+    }
+    let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+    match client.portal_store().get_portal(name)? {
+        Entry::Value(p)
+            if p.state
+                .try_lock()
+                .is_ok_and(|s| matches!(*s, PortalExecutionState::Initial)) =>
+        {
+            Some(p)
+        }
+        _ => None,
+    }
+}
+
+/// An outcome as the Response pgwire's execute path takes.
+fn respond(outcome: Outcome, portal: &Portal<Arc<Stmt>>, conn: &Conn) -> PgWireResult<Response> {
+    Ok(match outcome {
+        Outcome::Rows { tag, columns, rows } => Response::Query(rows_response(&tag, &columns, &rows, portal)),
+        Outcome::Command(tag) => Response::Execution(Tag::new(&tag)),
+        Outcome::CopyOut {
+            columns,
+            header,
+            data,
+            ..
+        } => Response::CopyOut(copy_out_response(columns, header, data)),
+        Outcome::CopyIn(st) => Response::CopyIn(copy_in_response(st, conn)),
+    })
+}
+
+/// Rows as pgwire's portals hold them, each encoded in the portal's result formats (an
+/// encoding error is met when its row is fetched).
+fn rows_response(
+    tag: &str,
+    columns: &[(String, DataType)],
+    rows: &[Row],
+    portal: &Portal<Arc<Stmt>>,
+) -> QueryResponse {
+    let fmt = &portal.result_column_format;
+    let schema = Arc::new(values::fields(columns, |i| is_binary(fmt, i)));
+    let encoded: Vec<PgWireResult<DataRow>> = rows
+        .iter()
+        .map(|r| encode_row(r, columns, |i| is_binary(fmt, i)).map_err(|e| user_error(&e)))
+        .collect();
+    let mut resp = QueryResponse::new(schema, stream::iter(encoded));
+    resp.set_command_tag(&split_tag(tag));
+    resp
+}
+
+/// COPY TO STDOUT's lines as CopyData messages.
+fn copy_out_response(columns: usize, header: bool, mut data: Vec<Vec<u8>>) -> CopyResponse {
+    // pgwire counts the CopyData messages for the `COPY n` tag: the header line goes with the
+    // first row (no message boundary means anything in COPY data).
+    if header && data.len() > 1 {
+        let first = data.remove(1);
+        data[0].extend_from_slice(&first);
+    }
+    let chunks: Vec<PgWireResult<CopyData>> = data.into_iter().map(|d| Ok(CopyData::new(d.into()))).collect();
+    CopyResponse::new(0, columns, stream::iter(chunks))
+}
+
+/// COPY FROM STDIN: left pending on the connection until the client's CopyDone.
+fn copy_in_response(st: CopyState, conn: &Conn) -> CopyResponse {
+    let n = st.columns.len();
+    *conn.copy.lock() = Some(PendingCopy {
+        state: st,
+        buf: Vec::new(),
+    });
+    CopyResponse::new(0, n, stream::empty())
 }
 
 #[cfg(test)]

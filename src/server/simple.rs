@@ -60,7 +60,8 @@ impl Backend {
         //
         // SELECT / INSERT / UPDATE / DELETE reuse a plan made for the statement's shape (its
         // comparison literals lifted to parameters: `Session::prepare_cached`); anything else
-        // empties that cache, since SET or DDL may change what a statement means.
+        // empties that cache, since SET or DDL may change what a statement means. Transaction
+        // control is prepared once per text (`Conn::prepare_tx_control`).
         let cacheable = matches!(keyword, "SELECT" | "UPDATE" | "INSERT" | "DELETE");
         if sql.len() <= SIMPLE_PREPARE_MAX
             && (cacheable || matches!(keyword, "BEGIN" | "START" | "COMMIT" | "END" | "ROLLBACK"))
@@ -69,7 +70,8 @@ impl Backend {
             let prepared = if cacheable {
                 session.prepare_cached(sql)
             } else {
-                session.prepare(sql).ok().map(|p| (p, Vec::new()))
+                conn.prepare_tx_control(&mut session, sql)
+                    .map(|p| (p, Vec::new()))
             };
             if let Some((p, params)) = prepared {
                 let r = if p.is_short() {

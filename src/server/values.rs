@@ -8,7 +8,7 @@ use pgwire::api::Type;
 use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
 use crate::error::{Error, Result, SqlState};
-use crate::types::{DataType, Row, Value};
+use crate::types::{DataType, Decimal, Interval, Row, Uuid, Value};
 
 /// Microseconds between 1970-01-01 (Augur's timestamp epoch) and 2000-01-01 (PostgreSQL's).
 const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
@@ -35,6 +35,9 @@ pub mod oid {
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
     pub const NUMERIC: u32 = 1700;
+    pub const INTERVAL: u32 = 1186;
+    pub const JSONB: u32 = 3802;
+    pub const UUID: u32 = 2950;
 }
 
 /// `pg_type.typlen` of a type.
@@ -45,14 +48,19 @@ pub fn type_size(t: DataType) -> i16 {
         DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
         DataType::Date => 4,
         DataType::Bool => 1,
-        DataType::Text(_) | DataType::Bytea => -1,
+        DataType::Text(_) | DataType::Bytea | DataType::Numeric(_) | DataType::Jsonb | DataType::Array(_) => {
+            -1
+        }
+        DataType::Uuid | DataType::Interval => 16,
     }
 }
 
-/// `atttypmod` of a type: `varchar(n)` is n + 4, everything else -1.
+/// `atttypmod` of a type: `varchar(n)` is n + 4, `numeric(p, s)` is ((p << 16) | s) + 4, everything
+/// else -1.
 pub fn type_modifier(t: DataType) -> i32 {
     match t {
         DataType::Text(Some(n)) => n as i32 + 4,
+        DataType::Numeric(Some(m)) => crate::sql::expr::numeric_len(m) as i32 + 4,
         _ => -1,
     }
 }
@@ -192,7 +200,119 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             }
         },
         DataType::Text(_) => put_text(buf, v),
+        DataType::Numeric(_) => {
+            let d = match v {
+                Value::Numeric(d) => *d,
+                Value::Int(i) => Decimal::from(*i),
+                other => return Err(Error::internal(format!("cannot send {other:?} as numeric"))),
+            };
+            put_numeric(buf, d);
+        }
+        DataType::Uuid => match v {
+            Value::Uuid(u) => {
+                buf.put_i32(16);
+                buf.put_slice(u.as_bytes());
+            }
+            other => return Err(Error::internal(format!("cannot send {other:?} as uuid"))),
+        },
+        DataType::Interval => match v {
+            Value::Interval(i) => {
+                buf.put_i32(16);
+                buf.put_i64(i.micros);
+                buf.put_i32(i.days);
+                buf.put_i32(i.months);
+            }
+            other => return Err(Error::internal(format!("cannot send {other:?} as interval"))),
+        },
+        // jsonb: a version byte (1), then the text.
+        DataType::Jsonb => {
+            let t = v.to_text().unwrap_or_default();
+            buf.put_i32(t.len() as i32 + 1);
+            buf.put_u8(1);
+            buf.put_slice(t.as_bytes());
+        }
+        DataType::Array(elem) => match v {
+            Value::Text(s) => put_array(buf, s, *elem)?,
+            other => return Err(Error::internal(format!("cannot send {other:?} as an array"))),
+        },
     }
+    Ok(())
+}
+
+/// PostgreSQL's binary numeric (numeric.c's numeric_send), length-prefixed: the number of
+/// base-10000 digits, the weight of the first (its power of 10000), the sign (0x4000
+/// negative), the display scale, then the digits, without leading or trailing zero digits.
+fn put_numeric(buf: &mut BytesMut, d: Decimal) {
+    let scale = d.scale() as usize;
+    let digits = d.mantissa().unsigned_abs().to_string();
+    // Split at the point, then pad both sides to whole base-10000 digits.
+    let (int, frac) = if digits.len() > scale {
+        (
+            digits[..digits.len() - scale].to_string(),
+            digits[digits.len() - scale..].to_string(),
+        )
+    } else {
+        (
+            String::new(),
+            format!("{}{digits}", "0".repeat(scale - digits.len())),
+        )
+    };
+    let int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+    let frac = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+    let group = |s: &str| s.parse::<i16>().unwrap_or(0);
+    let mut groups: Vec<i16> = int
+        .as_bytes()
+        .chunks(4)
+        .chain(frac.as_bytes().chunks(4))
+        .map(|c| group(std::str::from_utf8(c).unwrap_or("0")))
+        .collect();
+    let mut weight = (int.len() / 4) as i16 - 1;
+    let lead = groups.iter().take_while(|g| **g == 0).count();
+    groups.drain(..lead);
+    weight -= lead as i16;
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    if groups.is_empty() {
+        weight = 0;
+    }
+    buf.put_i32(8 + 2 * groups.len() as i32);
+    buf.put_u16(groups.len() as u16);
+    buf.put_i16(weight);
+    buf.put_u16(if d.is_sign_negative() && !d.is_zero() {
+        0x4000
+    } else {
+        0
+    });
+    buf.put_u16(scale as u16);
+    for g in groups {
+        buf.put_i16(g);
+    }
+}
+
+/// An array (held in its text form) in PostgreSQL's binary format: the number of dimensions
+/// (0 for an empty array), a has-NULLs flag, the element type's OID, each dimension's length
+/// and lower bound, then each element length-prefixed (-1: NULL) in its type's binary format.
+fn put_array(buf: &mut BytesMut, text: &str, elem: DataType) -> Result<()> {
+    let (lower, items) = crate::types::array::parse(text)?;
+    let mut body = BytesMut::with_capacity(20 + 8 * items.len());
+    body.put_i32(i32::from(!items.is_empty()));
+    body.put_i32(i32::from(items.iter().any(Option::is_none)));
+    body.put_u32(elem.pg_oid());
+    if !items.is_empty() {
+        body.put_i32(items.len() as i32);
+        body.put_i32(
+            i32::try_from(lower).map_err(|_| Error::out_of_range("array lower bound out of range"))?,
+        );
+    }
+    for x in &items {
+        match x {
+            None => body.put_i32(-1),
+            Some(s) => put_binary(&mut body, &Value::parse_text(s, elem)?, elem)?,
+        }
+    }
+    buf.put_i32(body.len() as i32);
+    buf.put_slice(&body);
     Ok(())
 }
 
@@ -209,6 +329,10 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::TIMESTAMP => DataType::Timestamp,
         oid::TIMESTAMPTZ => DataType::TimestampTz,
         oid::DATE => DataType::Date,
+        oid::NUMERIC => DataType::Numeric(None),
+        oid::UUID => DataType::Uuid,
+        oid::INTERVAL => DataType::Interval,
+        oid::JSONB => DataType::Jsonb,
         _ => return None,
     })
 }
@@ -319,9 +443,30 @@ pub fn decode_param(
                 Some(t @ (DataType::Int2 | DataType::Int4 | DataType::Int8)) if !s.contains('.') => {
                     Value::parse_text(&s, t)?
                 }
-                _ => Value::Float(s.parse().map_err(|_| bad_binary("numeric", b.len()))?),
+                Some(DataType::Float8) => {
+                    Value::Float(s.parse().map_err(|_| bad_binary("numeric", b.len()))?)
+                }
+                _ => Value::parse_text(&s, DataType::Numeric(None))?,
             }
         }
+        oid::UUID => Value::Uuid(Uuid::from_bytes(fixed(b, "uuid")?)),
+        // interval: microseconds (int8), days (int4), months (int4).
+        oid::INTERVAL => {
+            let b: [u8; 16] = fixed(b, "interval")?;
+            let micros = i64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
+            let days = i32::from_be_bytes(b[8..12].try_into().expect("4 bytes"));
+            let months = i32::from_be_bytes(b[12..].try_into().expect("4 bytes"));
+            Value::Interval(Interval::new(months, days, micros))
+        }
+        oid::JSONB => match b.split_first() {
+            Some((&1, text)) => {
+                let s = std::str::from_utf8(text).map_err(|_| {
+                    Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\"")
+                })?;
+                Value::parse_text(s, DataType::Jsonb)?
+            }
+            _ => return Err(bad_binary("jsonb (unsupported jsonb version number)", b.len())),
+        },
         oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR | oid::UNKNOWN => {
             let s = std::str::from_utf8(b)
                 .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
@@ -460,6 +605,111 @@ mod tests {
         let mut b = vec![0, 1, 0, 1, 0, 0, 0, 0];
         b.extend_from_slice(&2u16.to_be_bytes());
         assert_eq!(numeric_to_string(&b).unwrap(), "20000");
+    }
+
+    #[test]
+    fn numeric_and_uuid_binary_round_trip() {
+        // PostgreSQL's bytes for 12345.678 (see numeric_binary) and for zero with scale 2.
+        let mut buf = BytesMut::new();
+        put_binary(
+            &mut buf,
+            &Value::Numeric("12345.678".parse().unwrap()),
+            DataType::Numeric(None),
+        )
+        .unwrap();
+        assert_eq!(
+            &buf[..],
+            &[0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 3, 0, 1, 0x09, 0x29, 0x1a, 0x7c]
+        );
+        let mut buf = BytesMut::new();
+        put_binary(
+            &mut buf,
+            &Value::Numeric("0.00".parse().unwrap()),
+            DataType::Numeric(None),
+        )
+        .unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 2]);
+        for s in [
+            "0",
+            "1.50",
+            "-0.05",
+            "20000",
+            "-1234567890.0123456789",
+            "0.0000000000000000000000000001",
+            "79228162514264337593543950335",
+            "100000000",
+            "0.1000",
+        ] {
+            let mut buf = BytesMut::new();
+            put_binary(
+                &mut buf,
+                &Value::Numeric(s.parse().unwrap()),
+                DataType::Numeric(Some((30, 4))),
+            )
+            .unwrap();
+            assert_eq!(numeric_to_string(&buf[4..]).unwrap(), s);
+            let v = decode_param(Some(&buf[4..]), true, oid::NUMERIC, None).unwrap();
+            assert_eq!(v.to_text().unwrap(), s);
+        }
+        let u: Uuid = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11".parse().unwrap();
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Uuid(u), DataType::Uuid).unwrap();
+        assert_eq!(&buf[..4], &[0, 0, 0, 16]);
+        assert_eq!(&buf[4..], u.as_bytes());
+        let v = decode_param(Some(&buf[4..]), true, oid::UUID, None).unwrap();
+        assert_eq!(v, Value::Uuid(u));
+        let v = decode_param(
+            Some(b"{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11}"),
+            false,
+            0,
+            Some(DataType::Uuid),
+        )
+        .unwrap();
+        assert_eq!(v, Value::Uuid(u));
+        let e = decode_param(Some(&buf[4..12]), true, oid::UUID, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::PROTOCOL_VIOLATION);
+    }
+
+    #[test]
+    fn interval_binary_round_trip() {
+        let iv = Value::Interval(Interval::new(1, 2, -3));
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &iv, DataType::Interval).unwrap();
+        let mut want = vec![0, 0, 0, 16];
+        want.extend_from_slice(&(-3i64).to_be_bytes());
+        want.extend_from_slice(&[0, 0, 0, 2, 0, 0, 0, 1]);
+        assert_eq!(&buf[..], &want[..]);
+        let v = decode_param(Some(&buf[4..]), true, oid::INTERVAL, None).unwrap();
+        assert!(matches!(v, Value::Interval(i) if i == Interval::new(1, 2, -3)));
+        let v = decode_param(Some(b"1 mon 2 days"), false, 0, Some(DataType::Interval)).unwrap();
+        assert_eq!(v.to_text().unwrap(), "1 mon 2 days");
+    }
+
+    #[test]
+    fn arrays_in_binary() {
+        let int4s = DataType::array_of(DataType::Int4).unwrap();
+        assert_eq!(int4s.pg_oid(), 1007);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text("{1,NULL,3}".into()), int4s).unwrap();
+        #[rustfmt::skip]
+        let want: &[u8] = &[
+            0, 0, 0, 40, // length
+            0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, // one dimension, has NULLs, int4
+            0, 0, 0, 3, 0, 0, 0, 1, // 3 elements from subscript 1
+            0, 0, 0, 4, 0, 0, 0, 1,
+            0xff, 0xff, 0xff, 0xff,
+            0, 0, 0, 4, 0, 0, 0, 3,
+        ];
+        assert_eq!(&buf[..], want);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text("{}".into()), int4s).unwrap();
+        assert_eq!(&buf[..], &[0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 23]);
+        let texts = DataType::array_of(DataType::Text(Some(5))).unwrap();
+        assert_eq!(texts.pg_oid(), 1009);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text(r#"{"a b",c}"#.into()), texts).unwrap();
+        assert_eq!(&buf[4..16], &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 25]);
+        assert_eq!(&buf[24..], b"\0\0\0\x03a b\0\0\0\x01c");
     }
 
     #[test]

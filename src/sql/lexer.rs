@@ -125,6 +125,14 @@ pub fn split_statements(sql: &str) -> Vec<&str> {
 
 /// [`split_statements`], each statement with its [`leading_keyword`] (from the same tokens).
 pub fn split_with_keywords(sql: &str) -> Vec<(&str, String)> {
+    match single_statement(sql) {
+        Some(one) => vec![one],
+        None => split_tokenized(sql),
+    }
+}
+
+/// [`split_with_keywords`] from the tokens.
+fn split_tokenized(sql: &str) -> Vec<(&str, String)> {
     match lex(sql) {
         Ok(l) => l
             .statements()
@@ -134,6 +142,41 @@ pub fn split_with_keywords(sql: &str) -> Vec<(&str, String)> {
         Err(_) if sql.trim().is_empty() => vec![],
         Err(_) => vec![(sql.trim(), leading_keyword(sql))],
     }
+}
+
+/// What [`split_with_keywords`] returns for the common text, read without tokenizing it: one
+/// statement (no `;`, or a `;` that ends the text where nothing before it can hide one: no
+/// quote, dollar quote or comment), and, when it starts with a plain word followed by
+/// whitespace or the end, that word as its leading keyword. Tokenizing costs microseconds per
+/// statement, and the simple protocol splits every query string (pgbench's TPC-B sends seven a
+/// transaction). Anything else is None: the tokenizer decides.
+fn single_statement(sql: &str) -> Option<(&str, String)> {
+    let b = sql.as_bytes();
+    let body = match b.iter().position(|&c| c == b';') {
+        None => sql,
+        Some(i) => {
+            let (head, tail) = (&b[..i], &b[i + 1..]);
+            let hides = head.iter().any(|&c| matches!(c, b'\'' | b'"' | b'$'))
+                || head.windows(2).any(|w| w == b"--" || w == b"/*");
+            if hides || !tail.iter().all(u8::is_ascii_whitespace) {
+                return None;
+            }
+            &sql[..i]
+        }
+    };
+    let b = body.as_bytes();
+    let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
+    if !b[start].is_ascii_alphabetic() {
+        return None;
+    }
+    let len = b[start..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'$')
+        .count();
+    if b.get(start + len).is_some_and(|c| !c.is_ascii_whitespace()) {
+        return None;
+    }
+    Some((body.trim(), body[start..start + len].to_ascii_uppercase()))
 }
 
 /// True if `sql` ends with a `;` outside strings and comments (the shell's end of input). A text
@@ -327,6 +370,55 @@ mod tests {
             split_statements("select 1; select 'x"),
             vec!["select 1; select 'x"]
         );
+    }
+
+    #[test]
+    fn one_statement_read_without_tokens_is_what_the_tokens_say() {
+        // Read without tokenizing: the answer must be the tokenizer's.
+        for sql in [
+            "SELECT abalance FROM pgbench_accounts WHERE aid = 5;",
+            "UPDATE pgbench_branches SET bbalance = bbalance + -42 WHERE bid = 1;",
+            "INSERT INTO h (tid, bid, aid, delta, mtime) VALUES (1, 1, 7, -42, CURRENT_TIMESTAMP);",
+            "BEGIN;",
+            "END;",
+            "  begin  ",
+            "\n\tselect\n1 ;\r\n ",
+            "vacuum 'unterminated",
+            "select $1",
+            "x$y z",
+            "COMMIT",
+        ] {
+            let one = single_statement(sql).unwrap_or_else(|| panic!("not read without tokens: {sql:?}"));
+            assert_eq!(vec![one], split_tokenized(sql), "{sql:?}");
+        }
+        // Left to the tokenizer: a `;` that may not end the statement, two statements, a
+        // comment or quote first, a word run into a quote or another character.
+        for sql in [
+            "select ';'",
+            "select 'a;'",
+            "select 'a;b' -- x",
+            "select 'a;",
+            "select $$;$$",
+            "select 1 -- ;",
+            "select 1 /* ; */",
+            "select \"a;\"",
+            "select 1; select 2",
+            "select 1;;",
+            ";",
+            "",
+            "   ",
+            "-- c\nselect 1",
+            "/* c */ select 1",
+            "(select 1)",
+            "E'x'",
+            "U&\"x\"",
+            "select(1)",
+            "selecté 1",
+            "select\u{a0}1",
+        ] {
+            assert_eq!(single_statement(sql), None, "{sql:?}");
+            assert_eq!(split_with_keywords(sql), split_tokenized(sql), "{sql:?}");
+        }
     }
 
     #[test]

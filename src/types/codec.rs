@@ -6,7 +6,7 @@
 //!
 //! *Row encoding* is compact, not ordered: a row version is `kind, prev rowid, key, values`.
 
-use super::{Key, Value, ValueRef};
+use super::{interval, jsonb, numeric, Decimal, Interval, Json, JsonbRef, Key, Uuid, Value, ValueRef};
 use crate::error::{Error, Result};
 
 const T_NULL: u8 = 0;
@@ -20,6 +20,13 @@ const T_TS: u8 = 7;
 // Added after the first release: tags are only ever added, so stored rows stay readable.
 const T_DATE: u8 = 8;
 const T_TSTZ: u8 = 9;
+// numeric: the scale (0..=28), then the zigzagged mantissa as a varint; uuid: its 16 bytes.
+const T_NUMERIC: u8 = 10;
+const T_UUID: u8 = 11;
+// interval: months, days and microseconds, each zigzagged as a varint.
+const T_INTERVAL: u8 = 12;
+// jsonb: the length, then the document's text as jsonb prints it (numbers keep their scale).
+const T_JSONB: u8 = 13;
 
 /// Order-preserving encoding of an i64.
 #[inline]
@@ -92,6 +99,24 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
                 out.push(0x62);
                 out.extend_from_slice(&encode_i64(*t));
             }
+            Value::Numeric(d) => {
+                out.push(0x38);
+                numeric::encode_key(*d, &mut out);
+            }
+            // PostgreSQL orders uuids as their bytes.
+            Value::Uuid(u) => {
+                out.push(0x70);
+                out.extend_from_slice(u.as_bytes());
+            }
+            // Intervals that compare equal (`1 mon` and `30 days`) are one key.
+            Value::Interval(i) => {
+                out.push(0x63);
+                interval::encode_key(i, &mut out);
+            }
+            Value::Jsonb(j) => {
+                out.push(0x80);
+                j.encode_key(&mut out);
+            }
         }
     }
     out
@@ -139,6 +164,33 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
                 Value::Date(i32::try_from(decode_i64(eight(&mut r)?)).map_err(|_| bad("date out of range"))?)
             }
             0x62 => Value::TimestampTz(decode_i64(eight(&mut r)?)),
+            0x38 => {
+                let (d, used) =
+                    numeric::decode_key(&r.b[r.pos..]).ok_or_else(|| bad("non-canonical numeric"))?;
+                r.pos += used;
+                Value::Numeric(d)
+            }
+            0x70 => {
+                let b: [u8; 16] = r
+                    .take(16)
+                    .map_err(|_| bad("truncated"))?
+                    .try_into()
+                    .expect("16 bytes");
+                Value::Uuid(Uuid::from_bytes(b))
+            }
+            0x63 => {
+                let b: [u8; 16] = r
+                    .take(16)
+                    .map_err(|_| bad("truncated"))?
+                    .try_into()
+                    .expect("16 bytes");
+                Value::Interval(interval::decode_key(b).ok_or_else(|| bad("interval out of range"))?)
+            }
+            0x80 => {
+                let (j, used) = Json::decode_key(&r.b[r.pos..]).ok_or_else(|| bad("non-canonical jsonb"))?;
+                r.pos += used;
+                Value::Jsonb(Box::new(j))
+            }
             t => return Err(bad(&format!("unknown tag {t:#04x}"))),
         };
         vals.push(v);
@@ -231,7 +283,46 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             out.push(T_TSTZ);
             put_varint(out, zigzag(*t));
         }
+        Value::Numeric(d) => {
+            out.push(T_NUMERIC);
+            out.push(d.scale() as u8);
+            put_varint128(out, zigzag128(d.mantissa()));
+        }
+        Value::Uuid(u) => {
+            out.push(T_UUID);
+            out.extend_from_slice(u.as_bytes());
+        }
+        Value::Interval(i) => {
+            out.push(T_INTERVAL);
+            put_varint(out, zigzag(i64::from(i.months)));
+            put_varint(out, zigzag(i64::from(i.days)));
+            put_varint(out, zigzag(i.micros));
+        }
+        Value::Jsonb(j) => {
+            out.push(T_JSONB);
+            let t = j.to_text();
+            put_varint(out, t.len() as u64);
+            out.extend_from_slice(t.as_bytes());
+        }
     }
+}
+
+/// A numeric value as `encode_value` wrote it (after the tag).
+fn read_numeric(r: &mut Reader<'_>) -> Result<Decimal> {
+    let scale = u32::from(r.byte()?);
+    let m = unzigzag128(r.varint128()?);
+    Decimal::try_from_i128_with_scale(m, scale)
+        .map(numeric::canon)
+        .map_err(|_| Error::Corrupt(format!("numeric mantissa {m} with scale {scale}")))
+}
+
+/// An interval as `encode_value` wrote it (after the tag).
+fn read_interval(r: &mut Reader<'_>) -> Result<Interval> {
+    let field =
+        |v: u64| i32::try_from(unzigzag(v)).map_err(|_| Error::Corrupt("interval field out of range".into()));
+    let months = field(r.varint()?)?;
+    let days = field(r.varint()?)?;
+    Ok(Interval::new(months, days, unzigzag(r.varint()?)))
 }
 
 /// A decoded row version.
@@ -306,27 +397,62 @@ impl<'a> Reader<'a> {
     #[inline]
     fn skip_varint(&mut self) -> Result<()> {
         let rest = self.b.get(self.pos..).unwrap_or(&[]);
-        match rest.iter().take(10).position(|&b| b < 0x80) {
+        // Eight bytes at once: the first byte without the continuation bit ends the varint
+        // (a random 64-bit key is a 10-byte varint: one word test and two byte tests).
+        let checked = match rest.first_chunk::<8>() {
+            Some(w) => {
+                let ends = !u64::from_le_bytes(*w) & 0x8080_8080_8080_8080;
+                if ends != 0 {
+                    self.pos += (ends.trailing_zeros() / 8) as usize + 1;
+                    return Ok(());
+                }
+                8
+            }
+            None => 0,
+        };
+        match rest.iter().take(10).skip(checked).position(|&b| b < 0x80) {
             Some(i) => {
-                self.pos += i + 1;
+                self.pos += checked + i + 1;
                 Ok(())
             }
-            None if rest.len() < 10 => Err(truncated()),
-            None => Err(Error::Corrupt("varint too long".into())),
+            None => Err(unended_varint(rest)),
         }
     }
 
-    #[cold]
-    fn varint_long(&mut self) -> Result<u64> {
-        let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
+    /// A varint of up to 128 bits (a numeric's mantissa: 19 bytes at most).
+    fn varint128(&mut self) -> Result<u128> {
+        let mut v: u128 = 0;
+        for shift in (0..128).step_by(7) {
             let b = self.byte()?;
-            v |= ((b & 0x7f) as u64) << shift;
+            v |= ((b & 0x7f) as u128) << shift;
             if b & 0x80 == 0 {
                 return Ok(v);
             }
         }
         Err(Error::Corrupt("varint too long".into()))
+    }
+
+    fn varint_long(&mut self) -> Result<u64> {
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
+        let mut v: u64 = 0;
+        for (i, &b) in rest.iter().take(10).enumerate() {
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b < 0x80 {
+                self.pos += i + 1;
+                return Ok(v);
+            }
+        }
+        Err(unended_varint(rest))
+    }
+}
+
+/// The error for a varint that does not end within the first 10 bytes of `rest`: cut short,
+/// or longer than any u64's.
+fn unended_varint(rest: &[u8]) -> Error {
+    if rest.len() < 10 {
+        truncated()
+    } else {
+        Error::Corrupt("varint too long".into())
     }
 }
 
@@ -398,6 +524,19 @@ fn skip_value(r: &mut Reader<'_>) -> Result<()> {
             let n = r.varint()? as usize;
             r.take(n)?;
         }
+        T_NUMERIC => {
+            read_numeric(r)?;
+        }
+        T_UUID => {
+            r.take(16)?;
+        }
+        T_INTERVAL => {
+            read_interval(r)?;
+        }
+        T_JSONB => {
+            let n = r.varint()? as usize;
+            r.take(n)?;
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     }
     Ok(())
@@ -426,6 +565,16 @@ fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
             i32::try_from(unzigzag(r.varint()?)).map_err(|_| Error::Corrupt("date out of range".into()))?,
         ),
         T_TSTZ => ValueRef::TimestampTz(unzigzag(r.varint()?)),
+        T_NUMERIC => ValueRef::Numeric(read_numeric(r)?),
+        T_UUID => ValueRef::Uuid(Uuid::from_bytes(r.take(16)?.try_into().expect("16 bytes"))),
+        T_INTERVAL => ValueRef::Interval(read_interval(r)?),
+        T_JSONB => {
+            let n = r.varint()? as usize;
+            let t =
+                std::str::from_utf8(r.take(n)?).map_err(|_| Error::Corrupt("jsonb is not UTF-8".into()))?;
+            jsonb::parse(t).map_err(|e| Error::Corrupt(format!("jsonb value: {e}")))?;
+            ValueRef::Jsonb(JsonbRef::Text(t))
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     })
 }
@@ -537,6 +686,21 @@ fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
+fn zigzag128(i: i128) -> u128 {
+    ((i << 1) ^ (i >> 127)) as u128
+}
+fn unzigzag128(u: u128) -> i128 {
+    ((u >> 1) as i128) ^ -((u & 1) as i128)
+}
+
+fn put_varint128(out: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -590,7 +754,20 @@ mod tests {
             any::<i64>().prop_map(Value::Timestamp),
             any::<i32>().prop_map(Value::Date),
             any::<i64>().prop_map(Value::TimestampTz),
+            arb_numeric().prop_map(Value::Numeric),
+            any::<[u8; 16]>().prop_map(|b| Value::Uuid(Uuid::from_bytes(b))),
+            (any::<i32>(), any::<i32>(), any::<i64>())
+                .prop_map(|(m, d, u)| Value::Interval(Interval::new(m, d, u))),
+            ("[a-z\"\\\\]{0,5}", any::<i32>()).prop_map(|(s, n)| Value::Jsonb(Box::new(Json::Array(vec![
+                Json::String(s),
+                Json::Number(Decimal::from(n)),
+                Json::Null
+            ])))),
         ]
+    }
+
+    fn arb_numeric() -> impl Strategy<Value = Decimal> {
+        (any::<i128>(), 0u32..=28).prop_map(|(m, s)| Decimal::from_i128_with_scale(m % (1i128 << 96), s))
     }
 
     #[test]
@@ -650,8 +827,23 @@ mod tests {
         }
 
         #[test]
+        fn numerics_and_uuids_encode_in_value_order(a in arb_numeric(), b in arb_numeric(), x in any::<[u8; 16]>(), y in any::<[u8; 16]>()) {
+            let (va, vb) = (Value::Numeric(a), Value::Numeric(b));
+            let (ea, eb) = (encode_key_values(std::slice::from_ref(&va)), encode_key_values(std::slice::from_ref(&vb)));
+            prop_assert_eq!(ea.cmp(&eb), va.cmp(&vb));
+            let (back, used) = decode_key_values(&ea, 1).unwrap();
+            prop_assert_eq!(used, ea.len());
+            prop_assert_eq!(&back[0], &va);
+            prop_assert_eq!(encode_key_values(&back), ea);
+            let (ux, uy) = (Value::Uuid(Uuid::from_bytes(x)), Value::Uuid(Uuid::from_bytes(y)));
+            prop_assert_eq!(encode_key_values(std::slice::from_ref(&ux)).cmp(&encode_key_values(std::slice::from_ref(&uy))), x.cmp(&y));
+            prop_assert_eq!(ux.cmp(&uy), x.cmp(&y));
+        }
+
+        #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let _ = decode_version(&bytes);
+            let _ = decode_key_values(&bytes, 2);
         }
     }
 }

@@ -5,10 +5,18 @@
 //!   (served by ALEX), `Bytes` (an order-preserving encoding) for every other key.
 //! - [`RowRef`] / [`ValueRef`]: a row and its values borrowed in place (no allocation).
 //! - [`codec`]: order-preserving key encoding and the compact row encoding stored in RocksDB.
+//! - [`numeric`]: exact decimals (`numeric`) with PostgreSQL's scales, on rust_decimal.
+//! - [`interval`]: `interval` values, their text forms, order and date/time arithmetic.
+//! - [`jsonb`]: `jsonb` documents, their text form, operators, order and key encoding.
+//! - [`mod@array`]: arrays in PostgreSQL's text form, the form query results hold them in.
 
+pub mod array;
 pub mod codec;
 mod datetime;
+pub mod interval;
+pub mod jsonb;
 pub mod keyspace;
+pub mod numeric;
 mod rowref;
 mod value;
 
@@ -16,5 +24,9 @@ pub use datetime::{
     add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,
     MICROS_PER_DAY, TIMESTAMP_RANGE,
 };
-pub use rowref::{RowRef, RowRefIter, ValueRef};
-pub use value::{format_float, DataType, Key, Row, Value};
+pub use interval::Interval;
+pub use jsonb::Json;
+pub use rowref::{JsonbRef, RowRef, RowRefIter, ValueRef};
+pub use rust_decimal::Decimal;
+pub use uuid::Uuid;
+pub use value::{format_float, numeric_typmod, DataType, Key, Row, Value};

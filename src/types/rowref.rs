@@ -4,7 +4,7 @@
 //! allocation, like rusqlite's `Row::get_ref`.
 
 use super::codec::{EncodedRow, EncodedValues};
-use super::{Row, Value};
+use super::{Decimal, Interval, Json, Row, Uuid, Value};
 use crate::error::Result;
 
 /// One value, borrowed from a row.
@@ -22,6 +22,29 @@ pub enum ValueRef<'a> {
     Date(i32),
     /// Microseconds since 1970-01-01 00:00:00 UTC.
     TimestampTz(i64),
+    Numeric(Decimal),
+    Uuid(Uuid),
+    Interval(Interval),
+    Jsonb(JsonbRef<'a>),
+}
+
+/// A jsonb value, borrowed: a stored row's text of it (parsed once when it was read, so it is
+/// known to be jsonb) or a document in memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JsonbRef<'a> {
+    Text(&'a str),
+    Tree(&'a Json),
+}
+
+impl JsonbRef<'_> {
+    /// The owned document.
+    pub fn to_json(&self) -> Json {
+        match *self {
+            JsonbRef::Tree(j) => j.clone(),
+            // codec::read_value checked the text.
+            JsonbRef::Text(t) => super::jsonb::parse(t).unwrap_or(Json::Null),
+        }
+    }
 }
 
 impl ValueRef<'_> {
@@ -37,6 +60,10 @@ impl ValueRef<'_> {
             ValueRef::Timestamp(t) => Value::Timestamp(t),
             ValueRef::Date(d) => Value::Date(d),
             ValueRef::TimestampTz(t) => Value::TimestampTz(t),
+            ValueRef::Numeric(d) => Value::Numeric(d),
+            ValueRef::Uuid(u) => Value::Uuid(u),
+            ValueRef::Interval(i) => Value::Interval(i),
+            ValueRef::Jsonb(j) => Value::Jsonb(Box::new(j.to_json())),
         }
     }
 }
@@ -54,6 +81,10 @@ impl Value {
             Value::Timestamp(t) => ValueRef::Timestamp(*t),
             Value::Date(d) => ValueRef::Date(*d),
             Value::TimestampTz(t) => ValueRef::TimestampTz(*t),
+            Value::Numeric(d) => ValueRef::Numeric(*d),
+            Value::Uuid(u) => ValueRef::Uuid(*u),
+            Value::Interval(i) => ValueRef::Interval(*i),
+            Value::Jsonb(j) => ValueRef::Jsonb(JsonbRef::Tree(j)),
         }
     }
 }

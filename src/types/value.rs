@@ -1,9 +1,14 @@
 use std::cmp::Ordering;
 use std::fmt;
 
+use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 use super::datetime::{format_date, format_timestamp, parse_datetime, MICROS_PER_DAY};
+use super::interval::{self, Interval};
+use super::jsonb::{self, Json};
+use super::numeric;
 use crate::error::{Error, Result, SqlState};
 
 /// A column type. Integer widths are kept so that range checks match PostgreSQL's.
@@ -23,6 +28,52 @@ pub enum DataType {
     Date,
     /// `timestamp with time zone`: an instant, microseconds since 1970-01-01 00:00:00 UTC.
     TimestampTz,
+    /// `numeric` (also `decimal`): an exact decimal; `numeric(precision, scale)` when `Some`.
+    Numeric(Option<(u16, u16)>),
+    /// `uuid`: 16 bytes, ordered as bytes.
+    Uuid,
+    /// `interval`: months, days and microseconds.
+    Interval,
+    /// `jsonb`: a JSON document.
+    Jsonb,
+    /// An array of `elem` values, of one dimension: the type of a query result (array_agg, the
+    /// catalog's array columns), not of a stored column. Its values are [`Value::Text`] in
+    /// PostgreSQL's text form ([`super::array`]); its elements are one of
+    /// [`DataType::array_of`]'s types.
+    Array(#[serde(with = "array_element")] &'static DataType),
+}
+
+/// The types an array's elements may have (`varchar(n)` elements are text).
+static ARRAY_ELEMENTS: [DataType; 10] = [
+    DataType::Int2,
+    DataType::Int4,
+    DataType::Int8,
+    DataType::Float8,
+    DataType::Bool,
+    DataType::Text(None),
+    DataType::Bytea,
+    DataType::Timestamp,
+    DataType::Date,
+    DataType::TimestampTz,
+];
+
+/// An array type's element in a stored definition (a view's columns): the element type itself.
+mod array_element {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::DataType;
+
+    pub fn serialize<S: Serializer>(e: &&'static DataType, s: S) -> Result<S::Ok, S::Error> {
+        (**e).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static DataType, D::Error> {
+        match DataType::array_of(DataType::deserialize(d)?) {
+            Some(DataType::Array(e)) => Ok(e),
+            _ => Err(D::Error::custom("not an array element type")),
+        }
+    }
 }
 
 impl DataType {
@@ -41,6 +92,10 @@ impl DataType {
             "timestamp" | "timestamp without time zone" => DataType::Timestamp,
             "date" => DataType::Date,
             "timestamptz" | "timestamp with time zone" => DataType::TimestampTz,
+            "numeric" | "decimal" => DataType::Numeric(None),
+            "uuid" => DataType::Uuid,
+            "interval" => DataType::Interval,
+            "jsonb" => DataType::Jsonb,
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_OBJECT,
@@ -64,6 +119,12 @@ impl DataType {
             DataType::Timestamp => "timestamp without time zone".into(),
             DataType::Date => "date".into(),
             DataType::TimestampTz => "timestamp with time zone".into(),
+            DataType::Numeric(None) => "numeric".into(),
+            DataType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
+            DataType::Uuid => "uuid".into(),
+            DataType::Interval => "interval".into(),
+            DataType::Jsonb => "jsonb".into(),
+            DataType::Array(e) => format!("{}[]", e.sql_name()),
         }
     }
 
@@ -81,6 +142,11 @@ impl DataType {
             DataType::Timestamp => 1114,
             DataType::Date => 1082,
             DataType::TimestampTz => 1184,
+            DataType::Numeric(_) => 1700,
+            DataType::Uuid => 2950,
+            DataType::Interval => 1186,
+            DataType::Jsonb => 3802,
+            DataType::Array(e) => array_oid(e),
         }
     }
 
@@ -98,7 +164,33 @@ impl DataType {
             DataType::Timestamp => "timestamp",
             DataType::Date => "date",
             DataType::TimestampTz => "timestamptz",
+            DataType::Numeric(_) => "numeric",
+            DataType::Uuid => "uuid",
+            DataType::Interval => "interval",
+            DataType::Jsonb => "jsonb",
+            DataType::Array(e) => match e {
+                DataType::Int2 => "_int2",
+                DataType::Int4 => "_int4",
+                DataType::Int8 => "_int8",
+                DataType::Float8 => "_float8",
+                DataType::Bool => "_bool",
+                DataType::Bytea => "_bytea",
+                DataType::Timestamp => "_timestamp",
+                DataType::Date => "_date",
+                DataType::TimestampTz => "_timestamptz",
+                _ => "_text",
+            },
         }
+    }
+
+    /// The array type whose elements are `elem` (`varchar(n)` elements are text); None for an
+    /// element type arrays do not have (arrays of arrays).
+    pub fn array_of(elem: DataType) -> Option<DataType> {
+        let elem = match elem {
+            DataType::Text(_) => DataType::Text(None),
+            e => e,
+        };
+        ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
     }
 
     /// Integer-like types whose keys ALEX indexes directly.
@@ -119,7 +211,7 @@ impl DataType {
     }
 
     pub fn is_numeric(&self) -> bool {
-        self.is_integer() || matches!(self, DataType::Float8)
+        self.is_integer() || matches!(self, DataType::Float8 | DataType::Numeric(_))
     }
 
     /// Converts `v` to a value this column can store: range checks, text parsing, length checks.
@@ -155,6 +247,18 @@ impl DataType {
             (T::Timestamp, V::Timestamp(t)) => V::Timestamp(t),
             (T::Date, V::Date(d)) => V::Date(d),
             (T::TimestampTz, V::TimestampTz(t)) => V::TimestampTz(t),
+            (T::Numeric(m), V::Numeric(d)) => V::Numeric(numeric_typmod(d, *m)?),
+            (T::Numeric(m), V::Int(i)) => V::Numeric(numeric_typmod(Decimal::from(i), *m)?),
+            (T::Numeric(m), V::Float(f)) => V::Numeric(numeric_typmod(numeric::from_f64(f)?, *m)?),
+            (T::Int2 | T::Int4 | T::Int8, V::Numeric(d)) => {
+                let i = numeric::to_i64(d)
+                    .ok_or_else(|| Error::out_of_range(format!("{} out of range", self.sql_name())))?;
+                self.coerce(V::Int(i))?
+            }
+            (T::Float8, V::Numeric(d)) => V::Float(numeric::to_f64(d)),
+            (T::Uuid, V::Uuid(u)) => V::Uuid(u),
+            (T::Interval, V::Interval(i)) => V::Interval(i),
+            (T::Jsonb, V::Jsonb(j)) => V::Jsonb(j),
             (t, V::Text(s)) => Value::parse_text(&s, *t)?,
             (t, v) => {
                 return Err(Error::mismatch(format!(
@@ -167,11 +271,36 @@ impl DataType {
     }
 }
 
+/// A numeric value as a column of `numeric(precision, scale)` (`Some`) or `numeric` stores it.
+pub fn numeric_typmod(d: Decimal, typmod: Option<(u16, u16)>) -> Result<Decimal> {
+    match typmod {
+        Some((p, s)) => numeric::apply_typmod(d, u32::from(p), u32::from(s)),
+        None => Ok(numeric::canon(d)),
+    }
+}
+
 fn check_range(i: i64, lo: i64, hi: i64, name: &str) -> Result<i64> {
     if i < lo || i > hi {
         Err(Error::out_of_range(format!("{name} out of range")))
     } else {
         Ok(i)
+    }
+}
+
+/// The OID of the array type of `elem` (`_int4` 1007, `_text` 1009, ...).
+fn array_oid(elem: &DataType) -> u32 {
+    match elem {
+        DataType::Bool => 1000,
+        DataType::Bytea => 1001,
+        DataType::Int2 => 1005,
+        DataType::Int4 => 1007,
+        DataType::Int8 => 1016,
+        DataType::Float8 => 1022,
+        DataType::Timestamp => 1115,
+        DataType::Date => 1182,
+        DataType::TimestampTz => 1185,
+        // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
+        _ => 1009,
     }
 }
 
@@ -196,6 +325,11 @@ pub enum Value {
     Date(i32),
     /// An instant: microseconds since 1970-01-01 00:00:00 UTC.
     TimestampTz(i64),
+    /// An exact decimal with its display scale (`1.50` keeps two digits after the point).
+    Numeric(Decimal),
+    Uuid(Uuid),
+    Interval(Interval),
+    Jsonb(Box<Json>),
 }
 
 pub type Row = Vec<Value>;
@@ -216,6 +350,10 @@ impl Value {
             Value::Timestamp(_) => "timestamp without time zone",
             Value::Date(_) => "date",
             Value::TimestampTz(_) => "timestamp with time zone",
+            Value::Numeric(_) => "numeric",
+            Value::Uuid(_) => "uuid",
+            Value::Interval(_) => "interval",
+            Value::Jsonb(_) => "jsonb",
         }
     }
 
@@ -301,6 +439,31 @@ impl Value {
                         .ok_or_else(|| Error::out_of_range("timestamp out of range"))?,
                 )
             }
+            DataType::Numeric(m) => {
+                let d = numeric::parse(s)?.ok_or_else(|| bad("numeric"))?;
+                Value::Numeric(numeric_typmod(d, m)?)
+            }
+            // PostgreSQL's uuid input reads no blanks around the value.
+            DataType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(|| bad("uuid"))?),
+            DataType::Interval => Value::Interval(interval::parse(s)?),
+            DataType::Jsonb => Value::Jsonb(Box::new(jsonb::parse(s)?)),
+            // An array's canonical text form: each element read as its type and printed back.
+            DataType::Array(elem) => {
+                let (lower, items) = super::array::parse(s)?;
+                let mut out = Vec::with_capacity(items.len());
+                for x in &items {
+                    out.push(match x {
+                        None => None,
+                        Some(x) => Value::parse_text(x, *elem)?.to_text(),
+                    });
+                }
+                let body = super::array::format(out.iter().map(Option::as_deref));
+                Value::Text(if lower == 1 || out.is_empty() {
+                    body
+                } else {
+                    format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
+                })
+            }
         })
     }
 
@@ -323,6 +486,10 @@ impl Value {
             Value::Timestamp(t) => format_timestamp(*t),
             Value::Date(d) => format_date(*d),
             Value::TimestampTz(t) => format_timestamp(*t) + "+00",
+            Value::Numeric(d) => numeric::canon(*d).to_string(),
+            Value::Uuid(u) => u.hyphenated().to_string(),
+            Value::Interval(i) => interval::format(i),
+            Value::Jsonb(j) => j.to_text(),
         })
     }
 
@@ -341,6 +508,17 @@ impl Value {
             (Timestamp(a), Timestamp(b)) => Some(a.cmp(b)),
             (Date(a), Date(b)) => Some(a.cmp(b)),
             (TimestampTz(a), TimestampTz(b)) => Some(a.cmp(b)),
+            // numeric against numeric and integers exactly (1.50 = 1.5 = 1.5000); against
+            // float8 as doubles, as PostgreSQL casts numeric to float8 for that comparison.
+            (Numeric(a), Numeric(b)) => Some(a.cmp(b)),
+            (Int(a), Numeric(b)) => Some(Decimal::from(*a).cmp(b)),
+            (Numeric(a), Int(b)) => Some(a.cmp(&Decimal::from(*b))),
+            (Float(a), Numeric(b)) => Some(float_total_cmp(*a, numeric::to_f64(*b))),
+            (Numeric(a), Float(b)) => Some(float_total_cmp(numeric::to_f64(*a), *b)),
+            (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
+            // A month counts as 30 days and a day as 24 hours, as PostgreSQL compares them.
+            (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(b)),
+            (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp_pg(b)),
             // Mixed date/time comparisons as PostgreSQL's implicit casts do them (a date is its
             // midnight; timestamp and timestamptz agree in the session zone, UTC).
             (Date(_) | Timestamp(_) | TimestampTz(_), Date(_) | Timestamp(_) | TimestampTz(_)) => {
@@ -362,11 +540,14 @@ impl Value {
     fn rank(&self) -> u8 {
         match self {
             Value::Bool(_) => 0,
-            Value::Int(_) | Value::Float(_) => 1,
+            Value::Int(_) | Value::Float(_) | Value::Numeric(_) => 1,
             Value::Text(_) => 2,
             Value::Bytes(_) => 3,
             Value::Timestamp(_) | Value::Date(_) | Value::TimestampTz(_) => 4,
-            Value::Null => 5,
+            Value::Uuid(_) => 5,
+            Value::Interval(_) => 6,
+            Value::Jsonb(_) => 7,
+            Value::Null => 8,
         }
     }
 
@@ -430,6 +611,21 @@ impl std::hash::Hash for Value {
             Value::Timestamp(_) | Value::Date(_) | Value::TimestampTz(_) => {
                 self.datetime_micros().hash(state)
             }
+            // Equal to an Int or a Float exactly when its nearest double is (the double of
+            // 1.50 and of 1.5 is one).
+            Value::Numeric(d) => {
+                let f = numeric::to_f64(*d);
+                let f = if f == 0.0 { 0.0 } else { f };
+                f.to_bits().hash(state)
+            }
+            Value::Uuid(u) => u.hash(state),
+            Value::Interval(i) => i.span().hash(state),
+            // Values that compare equal have one key encoding.
+            Value::Jsonb(j) => {
+                let mut b = Vec::new();
+                j.encode_key(&mut b);
+                b.hash(state)
+            }
         }
     }
 }
@@ -478,6 +674,26 @@ impl From<Vec<u8>> for Value {
         Value::Bytes(v)
     }
 }
+impl From<Decimal> for Value {
+    fn from(v: Decimal) -> Self {
+        Value::Numeric(v)
+    }
+}
+impl From<Json> for Value {
+    fn from(v: Json) -> Self {
+        Value::Jsonb(Box::new(v))
+    }
+}
+impl From<Interval> for Value {
+    fn from(v: Interval) -> Self {
+        Value::Interval(v)
+    }
+}
+impl From<Uuid> for Value {
+    fn from(v: Uuid) -> Self {
+        Value::Uuid(v)
+    }
+}
 impl<T: Into<Value>> From<Option<T>> for Value {
     fn from(v: Option<T>) -> Self {
         v.map_or(Value::Null, Into::into)
@@ -524,6 +740,31 @@ pub fn format_float(f: f64) -> String {
         return format!("{mant}e{sign}{:02}", exp.abs());
     }
     format!("{f}")
+}
+
+/// PostgreSQL's uuid input (uuid.c's string_to_uuid): 32 hex digits of either case, an
+/// optional hyphen after any group of four (never at the end), the whole optionally in braces.
+fn parse_uuid(s: &str) -> Option<Uuid> {
+    let b = s.as_bytes();
+    let braces = b.first() == Some(&b'{');
+    let mut i = usize::from(braces);
+    let mut out = [0u8; 16];
+    for (k, byte) in out.iter_mut().enumerate() {
+        let hi = (*b.get(i)? as char).to_digit(16)?;
+        let lo = (*b.get(i + 1)? as char).to_digit(16)?;
+        *byte = (hi * 16 + lo) as u8;
+        i += 2;
+        if b.get(i) == Some(&b'-') && k % 2 == 1 && k < 15 {
+            i += 1;
+        }
+    }
+    if braces {
+        if b.get(i) != Some(&b'}') {
+            return None;
+        }
+        i += 1;
+    }
+    (i == b.len()).then_some(Uuid::from_bytes(out))
 }
 
 fn parse_bytea(s: &str) -> Option<Vec<u8>> {
@@ -646,6 +887,85 @@ mod tests {
         assert_eq!(format_float(1e15), "1e+15");
         assert_eq!(format_float(1e14), "100000000000000");
         assert_eq!(format_float(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn uuids_read_postgres_spellings() {
+        let canonical = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+        for s in [
+            canonical,
+            "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+            "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+            "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+            "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}",
+        ] {
+            let v = Value::parse_text(s, DataType::Uuid).unwrap();
+            assert_eq!(v.to_text().unwrap(), canonical, "{s}");
+        }
+        for s in [
+            "",
+            " a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11-",
+            "a0eebc999-c0b-4ef8-bb6d-6bb9bd380a11",
+            "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1g",
+            "urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
+        ] {
+            let e = Value::parse_text(s, DataType::Uuid).unwrap_err();
+            assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn numerics_compare_by_value_and_hash_with_equal_numbers() {
+        use std::hash::{BuildHasher, RandomState};
+        let n = |s: &str| Value::parse_text(s, DataType::Numeric(None)).unwrap();
+        assert_eq!(n("1.50").to_text().unwrap(), "1.50");
+        assert_eq!(n("1.50"), n("1.5"));
+        assert_eq!(n("2.0"), Value::Int(2));
+        assert_eq!(n("0.5"), Value::Float(0.5));
+        assert!(n("1.5") < Value::Int(2) && n("-1.5") < n("-1.25"));
+        let h = RandomState::new();
+        assert_eq!(h.hash_one(n("2.0")), h.hash_one(Value::Int(2)));
+        assert_eq!(h.hash_one(n("1.50")), h.hash_one(n("1.5")));
+        assert_eq!(h.hash_one(n("0.5")), h.hash_one(Value::Float(0.5)));
+        let e = Value::parse_text("12.345", DataType::Numeric(Some((3, 2)))).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        assert_eq!(
+            DataType::Numeric(Some((5, 1)))
+                .coerce(Value::Int(7))
+                .unwrap()
+                .to_text()
+                .unwrap(),
+            "7.0"
+        );
+        assert_eq!(DataType::Int4.coerce(n("2.5")).unwrap(), Value::Int(3));
+        let e = Value::parse_text("1.2.3", DataType::Numeric(None)).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+    }
+
+    #[test]
+    fn array_types() {
+        let a = DataType::array_of(DataType::Int4).unwrap();
+        assert_eq!(
+            (a.pg_oid(), a.short_name(), a.sql_name().as_str()),
+            (1007, "_int4", "integer[]")
+        );
+        assert_eq!(
+            DataType::array_of(DataType::Text(Some(3))).unwrap().pg_oid(),
+            1009
+        );
+        assert_eq!(DataType::array_of(a), None);
+        // A view's columns keep an array type through the catalog's JSON.
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<DataType>(&json).unwrap(), a);
+        // Canonical text: elements read as their type and printed back.
+        let v = Value::parse_text("{ 1, NULL ,\"3\"}", a).unwrap();
+        assert_eq!(v, Value::Text("{1,NULL,3}".into()));
+        let e = Value::parse_text("{1,x}", a).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
     }
 
     #[test]

@@ -227,18 +227,21 @@ impl Transaction {
         // 5. Into the write set: built in bulk when it is empty, merged when the batch is a fair
         //    share of it, else inserted key by key.
         let entries = keyed.into_iter().map(|(k, _, r)| (k, Pending::Put(Arc::new(r))));
-        let w = self.writes.entry(t.id).or_insert_with(|| TableWrites {
-            table: t.clone(),
-            ops: BTreeMap::new(),
-        });
+        let w = self
+            .writes
+            .entry(t.id)
+            .or_insert_with(|| TableWrites::new(t.clone()));
         if w.ops.is_empty() {
             w.ops = entries.collect();
+            // Computed again from the new writes by the next index read that needs it.
+            *w.own.get_mut() = None;
         } else if w.ops.len() / 16 <= n {
             let mut more: BTreeMap<Key, Pending> = entries.collect();
             w.ops.append(&mut more);
+            *w.own.get_mut() = None;
         } else {
             for (k, p) in entries {
-                w.ops.insert(k, p);
+                w.set(k, p);
             }
         }
         Ok(n as u64)

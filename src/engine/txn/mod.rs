@@ -20,16 +20,17 @@ mod savepoint;
 mod write;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rocksdb::WriteBatch;
 
 pub use batch::BatchError;
 
+use super::catalog::TableDef;
 use super::gc::GcItem;
 use super::interrupt::{statement_timeout, Interrupt};
 use super::{Inner, Table};
@@ -48,6 +49,115 @@ enum Pending {
 struct TableWrites {
     table: Arc<Table>,
     ops: BTreeMap<Key, Pending>,
+    /// `ops`' rows by their secondary-index values, for index reads ([`OwnIndexes`]): built
+    /// by the first index read that needs it, then kept in step by every write through
+    /// [`TableWrites::set`] and [`TableWrites::unset`]; writes made in bulk drop it.
+    own: RefCell<Option<OwnIndexes>>,
+}
+
+impl TableWrites {
+    fn new(table: Arc<Table>) -> TableWrites {
+        TableWrites {
+            table,
+            ops: BTreeMap::new(),
+            own: RefCell::new(None),
+        }
+    }
+
+    /// Makes `p` the pending write of `key`; returns the one it replaced.
+    fn set(&mut self, key: Key, p: Pending) -> Option<Pending> {
+        if let Some(own) = self.own.get_mut() {
+            if let Some(old) = self.ops.get(&key) {
+                own.remove(&key, old);
+            }
+            own.add(&key, &p);
+        }
+        self.ops.insert(key, p)
+    }
+
+    /// Forgets the pending write of `key`; returns it.
+    fn unset(&mut self, key: &Key) -> Option<Pending> {
+        let before = self.ops.remove(key);
+        if let (Some(own), Some(old)) = (self.own.get_mut(), &before) {
+            own.remove(key, old);
+        }
+        before
+    }
+
+    /// Primary keys of the pending rows whose value in index `index` of `def` lies within the
+    /// bounds (pending deletes have none), in (value, key) order.
+    fn own_keys_in(&self, def: &Arc<TableDef>, index: usize, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<Key> {
+        let mut own = self.own.borrow_mut();
+        // Built now if not yet, or if DDL has replaced the definition it was built with.
+        if !own.as_ref().is_some_and(|o| Arc::ptr_eq(&o.def, def)) {
+            *own = Some(OwnIndexes::build(def.clone(), &self.ops));
+        }
+        own.as_ref().map_or_else(Vec::new, |o| o.keys_in(index, lo, hi))
+    }
+}
+
+/// A transaction's pending rows as the table's secondary indexes would hold them: (encoded
+/// value, primary key) per index, so that an index read finds the transaction's own rows in
+/// its range by a range lookup instead of visiting every pending write (an INSERT checking a
+/// unique index did that once per row: quadratic in a transaction's inserts).
+struct OwnIndexes {
+    /// The definition the values were computed with.
+    def: Arc<TableDef>,
+    entries: Vec<BTreeSet<(Vec<u8>, Key)>>,
+}
+
+impl OwnIndexes {
+    fn build(def: Arc<TableDef>, ops: &BTreeMap<Key, Pending>) -> OwnIndexes {
+        let mut o = OwnIndexes {
+            entries: vec![BTreeSet::new(); def.indexes.len()],
+            def,
+        };
+        for (k, p) in ops {
+            o.add(k, p);
+        }
+        o
+    }
+
+    fn add(&mut self, key: &Key, p: &Pending) {
+        if let Pending::Put(row) = p {
+            for (idx, set) in self.def.indexes.iter().zip(&mut self.entries) {
+                if let Some(v) = self.def.index_value(idx, row) {
+                    set.insert((v, key.clone()));
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &Key, p: &Pending) {
+        if let Pending::Put(row) = p {
+            for (idx, set) in self.def.indexes.iter().zip(&mut self.entries) {
+                if let Some(v) = self.def.index_value(idx, row) {
+                    set.remove(&(v, key.clone()));
+                }
+            }
+        }
+    }
+
+    fn keys_in(&self, index: usize, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Vec<Key> {
+        let Some(set) = self.entries.get(index) else {
+            return Vec::new();
+        };
+        // (v, the smallest key) is the first entry with value v; the bounds on the value are
+        // checked on each entry.
+        let start = match lo {
+            Bound::Unbounded => Bound::Unbounded,
+            Bound::Included(v) | Bound::Excluded(v) => Bound::Included((v.to_vec(), Key::Int(i64::MIN))),
+        };
+        set.range((start, Bound::Unbounded))
+            .skip_while(|(v, _)| matches!(lo, Bound::Excluded(l) if v.as_slice() == l))
+            .take_while(|(v, _)| match hi {
+                Bound::Unbounded => true,
+                Bound::Included(h) => v.as_slice() <= h,
+                Bound::Excluded(h) => v.as_slice() < h,
+            })
+            .map(|(_, k)| k.clone())
+            .collect()
+    }
 }
 
 /// Bounds on the primary key for [`Transaction::scan`].
@@ -127,8 +237,9 @@ pub struct Transaction {
     /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
     lock_log: RefCell<Vec<(u32, Key)>>,
     /// The last value `nextval` returned per sequence in this session (`currval`), shared with
-    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
-    seq_last: SequenceMemory,
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]); made on first
+    /// use otherwise, so that a transaction that calls no sequence function allocates none.
+    seq_last: OnceLock<SequenceMemory>,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -190,7 +301,7 @@ impl Transaction {
             savepoints: Vec::new(),
             undo: Vec::new(),
             lock_log: RefCell::new(Vec::new()),
-            seq_last: SequenceMemory::default(),
+            seq_last: OnceLock::new(),
         }
     }
 
@@ -396,18 +507,14 @@ impl Transaction {
     }
 
     fn put_pending(&mut self, t: &Arc<Table>, key: Key, p: Pending) {
-        let ops = &mut self
+        let w = self
             .writes
             .entry(t.id)
-            .or_insert_with(|| TableWrites {
-                table: t.clone(),
-                ops: BTreeMap::new(),
-            })
-            .ops;
+            .or_insert_with(|| TableWrites::new(t.clone()));
         if self.savepoints.is_empty() {
-            ops.insert(key, p);
+            w.set(key, p);
         } else {
-            let before = ops.insert(key.clone(), p);
+            let before = w.set(key.clone(), p);
             self.undo.push(Undo {
                 table: t.clone(),
                 key,
@@ -419,14 +526,18 @@ impl Transaction {
     /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
     /// each of its transactions, as PostgreSQL keeps currval per session).
     pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
-        self.seq_last = m;
+        self.seq_last = OnceLock::from(m);
+    }
+
+    fn sequence_memory(&self) -> &SequenceMemory {
+        self.seq_last.get_or_init(SequenceMemory::default)
     }
 
     /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).
     pub fn nextval(&self, name: &str) -> Result<i64> {
         self.check_active()?;
         let v = self.db.nextval(name)?;
-        self.seq_last.lock().insert(name.to_string(), v);
+        self.sequence_memory().lock().insert(name.to_string(), v);
         Ok(v)
     }
 
@@ -435,7 +546,7 @@ impl Transaction {
         self.check_active()?;
         let r = self.db.setval(name, v, is_called)?;
         if is_called {
-            self.seq_last.lock().insert(name.to_string(), v);
+            self.sequence_memory().lock().insert(name.to_string(), v);
         }
         Ok(r)
     }
@@ -443,7 +554,7 @@ impl Transaction {
     /// `currval`: the value `nextval` last returned for the sequence in this session (55000
     /// before the first).
     pub fn currval(&self, name: &str) -> Result<i64> {
-        self.seq_last.lock().get(name).copied().ok_or_else(|| {
+        self.sequence_memory().lock().get(name).copied().ok_or_else(|| {
             Error::new(
                 SqlState("55000"),
                 format!("currval of sequence \"{name}\" is not yet defined in this session"),

@@ -78,7 +78,7 @@ impl Transaction {
         reverse: bool,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_core(t, range, reverse, |k, found| match found {
+        self.scan_core(t, range, reverse, usize::MAX, |k, found| match found {
             Found::Own(r) if t.is_short(r.len()) => f(k, &t.complete(r.clone())),
             Found::Own(r) => f(k, r),
             Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
@@ -119,10 +119,43 @@ impl Transaction {
         t: &Table,
         range: &KeyRange,
         reverse: bool,
+        f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_lent(t, range, reverse, usize::MAX, f)
+    }
+
+    /// [`Transaction::scan_with`] for at most `limit` rows (the first ones in the scan's
+    /// order): the scan reads ahead, index entries and rows, only as far as `limit` rows need,
+    /// where `scan_with` reads ahead in batches a short scan may leave unused.
+    pub fn scan_first(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        limit: usize,
+        mut f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
+    ) -> Result<()> {
+        if limit == 0 {
+            return Ok(());
+        }
+        let mut n = 0;
+        self.scan_lent(t, range, reverse, limit, |k, r| {
+            n += 1;
+            Ok(f(k, r)? && n < limit)
+        })
+    }
+
+    /// The scan behind `scan_with` and `scan_first`, reading ahead for `expect` rows.
+    fn scan_lent(
+        &self,
+        t: &Table,
+        range: &KeyRange,
+        reverse: bool,
+        expect: usize,
         mut f: impl FnMut(&Key, RowRef<'_>) -> Result<bool>,
     ) -> Result<()> {
         let missing = t.missing_values();
-        self.scan_core(t, range, reverse, |k, found| match found {
+        self.scan_core(t, range, reverse, expect, |k, found| match found {
             Found::Own(r) if t.is_short(r.len()) => f(k, RowRef::values(&t.complete(r.clone()))),
             Found::Own(r) => f(k, RowRef::values(r)),
             Found::Stored(b) => match crate::types::codec::row_view(b)? {
@@ -141,13 +174,20 @@ impl Transaction {
         t: &Table,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_core_at(u64::MAX, t, &KeyRange::all(), false, |k, found| match found {
-            Found::Own(r) => f(k, &t.complete(r.clone())),
-            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
-                Some(row) => f(k, &t.complete(Arc::new(row))),
-                None => Ok(true),
+        self.scan_core_at(
+            u64::MAX,
+            t,
+            &KeyRange::all(),
+            false,
+            usize::MAX,
+            |k, found| match found {
+                Found::Own(r) => f(k, &t.complete(r.clone())),
+                Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                    Some(row) => f(k, &t.complete(Arc::new(row))),
+                    None => Ok(true),
+                },
             },
-        })
+        )
     }
 
     /// The row with primary key `key` as the newest committed version and this transaction's
@@ -176,15 +216,17 @@ impl Transaction {
 
     /// The scan behind [`Transaction::scan_in`] and [`Transaction::scan_with`]: hands `f` each
     /// key with this transaction's own row or the bytes of the version its snapshot sees
-    /// (which may be a tombstone: the caller skips those).
+    /// (which may be a tombstone: the caller skips those). It reads ahead for `expect` rows
+    /// (`usize::MAX`: as many as batches bring), and goes on past them while `f` asks.
     pub(super) fn scan_core(
         &self,
         t: &Table,
         range: &KeyRange,
         reverse: bool,
+        expect: usize,
         f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_core_at(self.snapshot, t, range, reverse, f)
+        self.scan_core_at(self.snapshot, t, range, reverse, expect, f)
     }
 
     /// [`Transaction::scan_core`] at `snapshot` (`u64::MAX`: the newest versions).
@@ -194,6 +236,7 @@ impl Transaction {
         t: &Table,
         range: &KeyRange,
         reverse: bool,
+        expect: usize,
         mut f: impl FnMut(&Key, Found<'_>) -> Result<bool>,
     ) -> Result<()> {
         self.check_active()?;
@@ -216,8 +259,11 @@ impl Transaction {
 
         let mut lo = range.lo.clone();
         let mut hi = range.hi.clone();
-        // The first batch is half size: many scans stop early (LIMIT, a merge join's probe).
-        let mut limit = SCAN_BATCH / 2;
+        // The first batch is half size: many scans stop early (LIMIT, a merge join's probe);
+        // no larger than the rows expected.
+        let mut limit = (SCAN_BATCH / 2).min(expect.max(1));
+        // Index entries handed out by the batches before this one.
+        let mut handed = 0usize;
         let mut batch: Vec<(Key, u64)> = Vec::with_capacity(limit);
         let mut chunk = 16;
         let files = self.db.files();
@@ -238,7 +284,9 @@ impl Transaction {
                 if i == next_fetch {
                     // Read the next rows together (one iterator pass or one multi-get) rather
                     // than one point read each; chunks grow so that a short scan reads little.
-                    let end = (i + chunk).min(batch.len());
+                    let left = expect.saturating_sub(handed + i);
+                    let n = if left == 0 { chunk } else { chunk.min(left) };
+                    let end = (i + n).min(batch.len());
                     want.clear();
                     want.extend(
                         batch[i..end]
@@ -305,6 +353,7 @@ impl Transaction {
             if !more {
                 break;
             }
+            handed += batch.len();
             let last = batch.last().expect("a full batch").0.clone();
             if reverse {
                 hi = Bound::Excluded(last);
@@ -407,8 +456,11 @@ impl Transaction {
             .get(index)
             .map(|s| s.candidates(lo, hi))
             .unwrap_or_default();
+        // This transaction's own rows in range (its pending deletes are none): a range lookup in
+        // its pending writes by index value. Every key is then read as this transaction sees it
+        // and checked again, which drops committed entries its own writes changed or deleted.
         if let Some(w) = self.writes.get(&t.id) {
-            keys.extend(w.ops.keys().cloned());
+            keys.extend(w.own_keys_in(&def, index, lo, hi));
         }
         keys.sort();
         keys.dedup();

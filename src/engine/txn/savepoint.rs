@@ -61,10 +61,10 @@ impl Transaction {
             };
             match u.before {
                 Some(p) => {
-                    w.ops.insert(u.key, p);
+                    w.set(u.key, p);
                 }
                 None => {
-                    w.ops.remove(&u.key);
+                    w.unset(&u.key);
                 }
             }
         }

@@ -14,6 +14,7 @@ use super::{ident, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::catalog::{self, types, Snapshot};
 use crate::sql::expr::{ArOp, CmpOp, Expr, Func, Ty};
+use crate::sql::plan::srf::{SrfKind, SrfSpec};
 use crate::sql::plan::{Column, Plan};
 use crate::types::{DataType, Value};
 
@@ -218,6 +219,31 @@ impl Binder<'_> {
                                 whens: vec![(
                                     Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(4))),
                                     with_len,
+                                )],
+                                els: Some(Box::new(lit_text(t.display))),
+                            }
+                        } else if t.oid == 1700 {
+                            // numeric(p,s) when a modifier ((p << 16) | s) + 4 is given.
+                            let cat = |a: Expr, b: Expr| Expr::Concat(Box::new(a), Box::new(b));
+                            let arith = |op: ArOp, a: Expr, b: i64| {
+                                Expr::Arith(op, Box::new(a), Box::new(lit_int(b)), Ty::Int8)
+                            };
+                            let packed = arith(ArOp::Sub, m.clone(), 4);
+                            let with_mod = cat(
+                                cat(
+                                    lit_text("numeric("),
+                                    as_text(arith(ArOp::Div, packed.clone(), 65536)),
+                                ),
+                                cat(
+                                    lit_text(","),
+                                    cat(as_text(arith(ArOp::Mod, packed, 65536)), lit_text(")")),
+                                ),
+                            );
+                            Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(4))),
+                                    with_mod,
                                 )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
@@ -434,19 +460,19 @@ impl Binder<'_> {
                 (e, Ty::Text)
             }
             ("array_to_string", 2 | 3) => {
-                // Augur's array-valued catalog columns hold PostgreSQL's text form `{a,b}`.
-                let (x, xt) = args[0].clone();
-                let (sep, st) = args[1].clone();
-                if !matches!(xt, Ty::Text | Ty::Unknown) || !matches!(st, Ty::Text | Ty::Unknown) {
+                // Arrays are held in their text form `{a,b}` (typed, or text in the catalog's
+                // array columns).
+                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                if !(texty(args[0].1) || matches!(args[0].1, Ty::Array(_)))
+                    || !args[1..].iter().all(|a| texty(a.1))
+                {
                     return Ok(None);
                 }
-                let x = self.coerce(x, xt, Ty::Text)?;
-                let sep = self.coerce(sep, st, Ty::Text)?;
-                let inner = Expr::Func(Func::Trim, vec![x, lit_text("{}")], Ty::Text);
-                (
-                    Expr::Func(Func::Replace, vec![inner, lit_text(","), sep], Ty::Text),
-                    Ty::Text,
-                )
+                let mut exprs = Vec::with_capacity(args.len());
+                for (e, t) in args.iter().cloned() {
+                    exprs.push(self.coerce(e, t, Ty::Text)?);
+                }
+                (Expr::Func(Func::ArrayToString, exprs, Ty::Text), Ty::Text)
             }
             ("to_regclass", 1) => {
                 let Expr::Lit(Value::Text(s)) = &args[0].0 else {
@@ -500,7 +526,7 @@ impl Binder<'_> {
             )));
         };
         let (a, at) = self.bind_expr(root, scope)?;
-        if at != Ty::Text {
+        if !matches!(at, Ty::Text | Ty::Array(_)) {
             return Err(Error::new(
                 SqlState::DATATYPE_MISMATCH,
                 format!(
@@ -517,7 +543,12 @@ impl Binder<'_> {
             ));
         }
         let i = self.coerce(i, it, Ty::Int8)?;
-        Ok((Expr::Func(Func::ArrayElem, vec![a, i], Ty::Unknown), Ty::Unknown))
+        let elem = Expr::Func(Func::ArrayElem, vec![a, i], Ty::Unknown);
+        // A typed array's element has the element type.
+        Ok(match at {
+            Ty::Array(t) => (Expr::Cast(Box::new(elem), *t, None), *t),
+            _ => (elem, Ty::Unknown),
+        })
     }
 
     /// A function in FROM: `generate_series(start, stop [, step])` of integer constants (as
@@ -536,8 +567,15 @@ impl Binder<'_> {
                 _ => None,
             })
             .collect();
+        let path: Vec<&str> = parts.iter().map(String::as_str).collect();
+        if matches!(path.as_slice(), ["unnest"] | ["pg_catalog", "unnest"]) && args.settings.is_none() {
+            let [A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e))] = args.args.as_slice() else {
+                return Err(unsupported("unnest in FROM of other than one array"));
+            };
+            return self.unnest_in_from(e, alias);
+        }
         let known = matches!(
-            parts.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+            path.as_slice(),
             ["generate_series"] | ["pg_catalog", "generate_series"]
         );
         if !known || args.settings.is_some() {
@@ -617,6 +655,37 @@ impl Binder<'_> {
             ty,
         }];
         let a = alias.map_or("generate_series".to_string(), |a| ident(&a.name));
+        Ok((plan, derived_scope(&a, &cols, alias)))
+    }
+
+    /// `unnest(array)` in FROM: a row per element (untyped, as from a select list's unnest),
+    /// computed when the statement runs, so the array may be a column of an enclosing query's
+    /// row (psql's `unnest(tc.reloptions)` inside `ARRAY(...)`).
+    pub(super) fn unnest_in_from(
+        &mut self,
+        e: &A::Expr,
+        alias: Option<&A::TableAlias>,
+    ) -> Result<(Plan, Scope)> {
+        let (x, t) = self.bind_expr(e, &Scope::default())?;
+        if !matches!(t, Ty::Text | Ty::Unknown | Ty::Array(_)) {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function unnest({}) does not exist", t.name()),
+            ));
+        }
+        let x = self.coerce(x, t, Ty::Text)?;
+        let plan = Plan::ProjectSet {
+            input: Box::new(Plan::Values(vec![vec![]])),
+            srfs: vec![SrfSpec {
+                kind: SrfKind::Unnest,
+                args: vec![x],
+            }],
+        };
+        let a = alias.map_or("unnest".to_string(), |a| ident(&a.name));
+        let cols = [Column {
+            name: a.clone(),
+            ty: Ty::Unknown,
+        }];
         Ok((plan, derived_scope(&a, &cols, alias)))
     }
 

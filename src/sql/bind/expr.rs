@@ -6,10 +6,12 @@ use sqlparser::ast as A;
 use super::{ident, parse_type, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Func, Ty};
-use crate::types::Value;
+use crate::types::{numeric, Value};
 
-/// A numeric literal: int4, int8, or float8 (Augur has no numeric type: a literal beyond
-/// float8's range is 22003 rather than infinity).
+/// A numeric literal as PostgreSQL types it: int4, int8, else numeric (`1.50`, `1e3`, an
+/// integer beyond int8). A literal Augur's numeric cannot hold (more than about 28
+/// significant digits, or more than 28 after the point: `1e308`) is read as float8, and is
+/// 22003 beyond float8's range.
 fn number(s: &str) -> Result<(Value, Ty)> {
     if !s.contains(['.', 'e', 'E']) {
         if let Ok(i) = s.parse::<i64>() {
@@ -19,6 +21,11 @@ fn number(s: &str) -> Result<(Value, Ty)> {
                 (Value::Int(i), Ty::Int8)
             });
         }
+    }
+    match numeric::parse(s) {
+        Ok(Some(d)) => return Ok((Value::Numeric(d), Ty::Numeric)),
+        Ok(None) => return Err(Error::syntax(format!("invalid numeric literal {s}"))),
+        Err(_) => {}
     }
     let mut f = s.parse::<f64>().unwrap_or(f64::NAN);
     if !s.contains(['.', 'e', 'E']) && f == i64::MIN as f64 {
@@ -129,7 +136,49 @@ impl Binder<'_> {
         Ok((self.coerce(l, lt, target)?, self.coerce(r, rt, target)?))
     }
 
+    /// The operand and result types of a date/time operator (PostgreSQL's: timestamp +/-
+    /// interval, date +/- interval is a timestamp, timestamp - timestamp an interval, date -
+    /// date an integer, date +/- integer a date, interval * / number); an untyped literal
+    /// beside a timestamp or an interval is an interval.
+    fn datetime_operands(op: ArOp, lt: Ty, rt: Ty) -> Option<(Ty, Ty, Ty)> {
+        use ArOp::*;
+        use Ty::*;
+        let ts = |t: Ty| matches!(t, Timestamp | TimestampTz);
+        let iv = |t: Ty| matches!(t, Interval | Unknown);
+        Some(match (op, lt, rt) {
+            (Add | Sub, a, b) if ts(a) && iv(b) => (a, Interval, a),
+            (Add, a, b) if iv(a) && ts(b) => (Interval, b, b),
+            (Sub, a, b) if ts(a) && ts(b) => {
+                let t = Ty::unify(a, b)?;
+                (t, t, Interval)
+            }
+            (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
+            (Add, Interval, Date) => (Interval, Date, Timestamp),
+            (Add | Sub, Interval, b) if iv(b) => (Interval, Interval, Interval),
+            (Add, Unknown, Interval) => (Interval, Interval, Interval),
+            (Sub, Date, Date) => (Date, Date, Int4),
+            (Add | Sub, Date, b) if b == Int2 || b == Int4 => (Date, b, Date),
+            (Add, a, Date) if a == Int2 || a == Int4 => (a, Date, Date),
+            (Mul | Div, Interval, b) if b.is_num() || b == Unknown => (Interval, Float8, Interval),
+            (Mul, a, Interval) if a.is_num() || a == Unknown => (Float8, Interval, Interval),
+            _ => return None,
+        })
+    }
+
     pub(super) fn arith(&mut self, op: ArOp, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
+        if let Some((lto, rto, ty)) = Self::datetime_operands(op, lt, rt) {
+            // Numbers keep their type (the operator reads any of them as a double).
+            let lto = if lt.is_num() { lt } else { lto };
+            let rto = if rt.is_num() { rt } else { rto };
+            let l = self.coerce(l, lt, lto)?;
+            let r = self.coerce(r, rt, rto)?;
+            if let (Expr::Lit(a), Expr::Lit(b)) = (&l, &r) {
+                if let Ok(v) = crate::sql::expr::arith(op, a, b, ty) {
+                    return Ok((Expr::Lit(v), ty));
+                }
+            }
+            return Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty));
+        }
         let (lt2, rt2) = match (lt, rt) {
             (Ty::Unknown, t) if t.is_num() => (t, t),
             (t, Ty::Unknown) if t.is_num() => (t, t),
@@ -157,6 +206,26 @@ impl Binder<'_> {
             }
         }
         Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty))
+    }
+
+    /// `a || b` of two arrays of one type (an untyped literal is read as the other side's
+    /// array type): their elements in turn; a NULL side counts as empty, as PostgreSQL's
+    /// array_cat takes it.
+    fn array_cat(&mut self, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
+        let ty = match (lt, rt) {
+            (Ty::Array(_), Ty::Unknown) => lt,
+            (Ty::Unknown, Ty::Array(_)) => rt,
+            (a, b) if a == b => a,
+            _ => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("operator does not exist: {} || {}", lt.name(), rt.name()),
+                ))
+            }
+        };
+        let l = self.coerce(l, lt, ty)?;
+        let r = self.coerce(r, rt, ty)?;
+        Ok((Expr::Func(Func::ArrayCat, vec![l, r], ty), ty))
     }
 
     pub(super) fn unify_all(&mut self, items: Vec<(Expr, Ty)>, what: &str) -> Result<(Vec<Expr>, Ty)> {
@@ -207,6 +276,12 @@ impl Binder<'_> {
                         return Ok((Expr::Lit(v), t));
                     }
                     let (x, t) = self.bind_expr(expr, scope)?;
+                    if t == Ty::Interval {
+                        return Ok(match x {
+                            Expr::Lit(Value::Interval(i)) => (Expr::Lit(Value::Interval(i.neg()?)), t),
+                            x => (Expr::Neg(Box::new(x), t), t),
+                        });
+                    }
                     let t2 = if t == Ty::Unknown { Ty::Float8 } else { t };
                     if !t2.is_num() {
                         return Err(Error::new(
@@ -269,6 +344,9 @@ impl Binder<'_> {
                     B::Multiply => self.arith(ArOp::Mul, l, r)?,
                     B::Divide => self.arith(ArOp::Div, l, r)?,
                     B::Modulo => self.arith(ArOp::Mod, l, r)?,
+                    B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
+                        self.array_cat(l, r)?
+                    }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
                         if !texty(l.1) && !texty(r.1) {
@@ -284,6 +362,7 @@ impl Binder<'_> {
                         let not = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
                         self.regex_op(l, r, ci, not, &op.to_string())?
                     }
+                    B::Arrow | B::LongArrow | B::AtArrow => self.json_op(op, l, r)?,
                     // psql's spelling of `~`.
                     B::PGCustomBinaryOperator(p) if p.len() == 2 && p[0] == "pg_catalog" && p[1] == "~" => {
                         self.regex_op(l, r, false, false, "~")?
@@ -591,7 +670,64 @@ impl Binder<'_> {
                 Some(f) if !matches!(**root, E::Identifier(_)) => self.bind_field_select(root, f, scope)?,
                 _ => self.bind_subscript(root, access_chain, scope)?,
             },
+            // `interval '1 day'`, and `interval '2' hour` (a number in the one field named).
+            E::Interval(iv) => {
+                let text = match iv.value.as_ref() {
+                    E::Value(A::ValueWithSpan {
+                        value: A::Value::SingleQuotedString(s),
+                        ..
+                    }) => s.trim().to_string(),
+                    _ => return Err(unsupported(format!("interval form {iv}"))),
+                };
+                let text = match (&iv.leading_field, &iv.last_field) {
+                    (None, None) => text,
+                    (Some(f), None) if text.parse::<f64>().is_ok() => {
+                        format!("{text} {}", f.to_string().to_lowercase())
+                    }
+                    _ => return Err(unsupported(format!("interval form {iv}"))),
+                };
+                let v = Value::parse_text(&text, crate::types::DataType::Interval)?;
+                (Expr::Lit(v), Ty::Interval)
+            }
             other => return Err(unsupported(format!("expression {other}"))),
+        })
+    }
+
+    /// jsonb's `->` (a field by text key or an element by integer index, as jsonb), `->>`
+    /// (the same as text) and `@>` (containment); an untyped literal is jsonb on the left and
+    /// beside `@>`, a key on the right of `->`.
+    fn json_op(
+        &mut self,
+        op: &A::BinaryOperator,
+        (l, lt): (Expr, Ty),
+        (r, rt): (Expr, Ty),
+    ) -> Result<(Expr, Ty)> {
+        let undefined = || {
+            Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+            )
+        };
+        if !matches!(lt, Ty::Jsonb | Ty::Unknown) {
+            return Err(undefined());
+        }
+        let l = self.coerce(l, lt, Ty::Jsonb)?;
+        if *op == A::BinaryOperator::AtArrow {
+            if !matches!(rt, Ty::Jsonb | Ty::Unknown) {
+                return Err(undefined());
+            }
+            let r = self.coerce(r, rt, Ty::Jsonb)?;
+            return Ok((Expr::Func(Func::JsonContains, vec![l, r], Ty::Bool), Ty::Bool));
+        }
+        let r = match rt {
+            Ty::Text | Ty::Unknown => self.coerce(r, rt, Ty::Text)?,
+            t if t.is_int() => r,
+            _ => return Err(undefined()),
+        };
+        Ok(if *op == A::BinaryOperator::LongArrow {
+            (Expr::Func(Func::JsonGetText, vec![l, r], Ty::Text), Ty::Text)
+        } else {
+            (Expr::Func(Func::JsonGet, vec![l, r], Ty::Jsonb), Ty::Jsonb)
         })
     }
 

@@ -176,6 +176,13 @@ impl Binder<'_> {
                 };
                 Ok((Plan::Scan(scan), scope))
             }
+            A::TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: false,
+                with_ordinality: false,
+                ..
+            } if array_exprs.len() == 1 => self.unnest_in_from(&array_exprs[0], alias.as_ref()),
             A::TableFactor::Derived {
                 lateral,
                 subquery,

@@ -18,12 +18,22 @@ impl Binder<'_> {
         if f.filter.is_some() || !f.within_group.is_empty() {
             return Err(unsupported("aggregate FILTER / WITHIN GROUP"));
         }
-        let (args, distinct, star) = match &f.args {
-            A::FunctionArguments::None => (vec![], false, false),
+        if let (A::FunctionArguments::Subquery(q), "array", None) = (&f.args, name.as_str(), &f.over) {
+            return self.bind_array_subquery(q, scope);
+        }
+        let (args, distinct, star, order_by) = match &f.args {
+            A::FunctionArguments::None => (vec![], false, false, &[] as &[A::OrderByExpr]),
             A::FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument")),
             A::FunctionArguments::List(l) => {
-                if !l.clauses.is_empty() {
-                    return Err(unsupported(format!("clauses in {name}()")));
+                // An aggregate's own ORDER BY (`array_agg(x ORDER BY y)`) is the only clause.
+                let mut order_by: &[A::OrderByExpr] = &[];
+                for c in &l.clauses {
+                    match c {
+                        A::FunctionArgumentClause::OrderBy(o) if order_by.is_empty() => {
+                            order_by = o.as_slice()
+                        }
+                        _ => return Err(unsupported(format!("clauses in {name}()"))),
+                    }
                 }
                 let distinct = matches!(l.duplicate_treatment, Some(A::DuplicateTreatment::Distinct));
                 let mut args = Vec::new();
@@ -35,9 +45,24 @@ impl Binder<'_> {
                         _ => return Err(unsupported(format!("argument {a} of {name}()"))),
                     }
                 }
-                (args, distinct, star)
+                (args, distinct, star, order_by)
             }
         };
+        if !order_by.is_empty() {
+            if f.over.is_some() {
+                return Err(unsupported("aggregate ORDER BY in a window function"));
+            }
+            let aggregate = matches!(
+                name.as_str(),
+                "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "every" | "bool_or" | "array_agg"
+            );
+            if !aggregate {
+                return Err(Error::new(
+                    SqlState("42809"),
+                    format!("ORDER BY specified, but {name} is not an aggregate function"),
+                ));
+            }
+        }
         if let (Some(kind), None) = (super::srf::srf_kind(&f.name), &f.over) {
             if distinct || star {
                 return Err(unsupported(format!("DISTINCT or * in {name}()")));
@@ -56,6 +81,7 @@ impl Binder<'_> {
             "max" => Some(AggFunc::Max),
             "bool_and" | "every" => Some(AggFunc::BoolAnd),
             "bool_or" => Some(AggFunc::BoolOr),
+            "array_agg" => Some(AggFunc::ArrayAgg),
             _ => None,
         };
         if let Some(func) = agg {
@@ -86,6 +112,28 @@ impl Binder<'_> {
                 let (a, t) = r?;
                 (Some(a), t)
             };
+            // The aggregate's ORDER BY, over the input rows like its argument.
+            let mut order = Vec::with_capacity(order_by.len());
+            for o in order_by {
+                self.in_agg = true;
+                let r = self.bind_expr(&o.expr, scope);
+                self.in_agg = false;
+                let (e, _) = r?;
+                if distinct && arg.as_ref() != Some(&e) {
+                    return Err(Error::new(
+                        SqlState("42P10"),
+                        "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                    ));
+                }
+                order.push(super::select::sort_key(e, &o.options));
+            }
+            // array_agg of an untyped literal is text[], as in PostgreSQL.
+            let (arg, arg_ty) = match (func, arg) {
+                (AggFunc::ArrayAgg, Some(a)) if arg_ty == Ty::Unknown => {
+                    (Some(self.coerce(a, Ty::Unknown, Ty::Text)?), Ty::Text)
+                }
+                (_, a) => (a, arg_ty),
+            };
             let bad = || {
                 Error::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -95,12 +143,21 @@ impl Binder<'_> {
             let ty = match func {
                 AggFunc::CountStar | AggFunc::Count => Ty::Int8,
                 AggFunc::Sum if arg_ty.is_int() => Ty::Int8,
+                // PostgreSQL: sum(numeric), avg(numeric) and avg of integers are numeric.
+                AggFunc::Sum if arg_ty == Ty::Numeric => Ty::Numeric,
+                AggFunc::Avg if arg_ty.is_int() || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum | AggFunc::Avg if arg_ty.is_num() => Ty::Float8,
                 AggFunc::Sum | AggFunc::Avg => return Err(bad()),
                 AggFunc::Min | AggFunc::Max if arg_ty == Ty::Unknown => Ty::Text,
                 AggFunc::Min | AggFunc::Max => arg_ty,
                 AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
+                AggFunc::ArrayAgg => arg_ty.array().ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "array_agg of {} values (an array of more than one dimension) is not supported by Augur",
+                        arg_ty.name()
+                    ))
+                })?,
             };
             let sink = self.agg_sink.as_mut().expect("checked");
             let spec = AggSpec {
@@ -108,6 +165,7 @@ impl Binder<'_> {
                 arg,
                 distinct,
                 arg_ty,
+                order,
             };
             let k = match sink.iter().position(|s| *s == spec) {
                 Some(k) => k,
@@ -129,6 +187,31 @@ impl Binder<'_> {
             bound.push(self.bind_expr(a, scope)?);
         }
         self.scalar_func(&name, bound)
+    }
+
+    /// `ARRAY(subquery)`: the subquery's one column as an array, in the subquery's row order,
+    /// empty (not NULL) without rows; bound as the scalar subquery
+    /// `(SELECT coalesce(array_agg(x), '{}') FROM (subquery) AS a(x))`, which may read the
+    /// enclosing query's row as any subquery may.
+    fn bind_array_subquery(&mut self, q: &A::Query, scope: &Scope) -> Result<(Expr, Ty)> {
+        if let A::SetExpr::Select(sel) = q.body.as_ref() {
+            let plain = sel.projection.iter().all(|p| {
+                matches!(
+                    p,
+                    A::SelectItem::UnnamedExpr(_) | A::SelectItem::ExprWithAlias { .. }
+                )
+            });
+            if plain && sel.projection.len() != 1 {
+                return Err(Error::syntax("subquery must return only one column"));
+            }
+        }
+        let sql = format!("(SELECT coalesce(array_agg(augur_array.x), '{{}}') FROM ({q}) AS augur_array(x))");
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| Error::syntax(format!("ARRAY({q}): {e}")))?;
+        self.bind_expr(&e, scope)
     }
 
     pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
@@ -263,6 +346,17 @@ impl Binder<'_> {
                 let (x, y) = self.comparable(a, b, "=")?;
                 return Ok((Expr::Func(Func::Nullif, vec![x, y], ty), ty));
             }
+            // round(numeric[, int]), floor / ceil (numeric): numeric, as PostgreSQL.
+            ("round", 1 | 2) if args[0].1 == Ty::Numeric => {
+                if n == 2 {
+                    int_args!(1);
+                }
+                (Func::Round, Ty::Numeric)
+            }
+            ("floor" | "ceil" | "ceiling", 1) if args[0].1 == Ty::Numeric => (
+                if name == "floor" { Func::Floor } else { Func::Ceil },
+                Ty::Numeric,
+            ),
             ("round", 1 | 2)
             | ("floor", 1)
             | ("ceil" | "ceiling", 1)
@@ -296,6 +390,7 @@ impl Binder<'_> {
                 }
             }
             ("random", 0) => (Func::Random, Ty::Float8),
+            ("gen_random_uuid", 0) => (Func::GenRandomUuid, Ty::Uuid),
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
                 let want = [Ty::Text, Ty::Int8, Ty::Bool];
                 for (a, to) in args.iter_mut().zip(want) {

@@ -25,7 +25,7 @@ use super::plan::{AggSpec, Plan};
 use crate::engine::{TableDef, ViewDef};
 use crate::error::{Error, Result};
 use crate::seam::prelude::*;
-use crate::types::DataType;
+use crate::types::{numeric, DataType};
 
 #[derive(Clone, Debug)]
 pub struct ScopeCol {
@@ -161,7 +161,8 @@ pub(super) fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::unsupported(format!("{what} is not supported by Augur"))
 }
 
-/// A SQL type name to a column type (and varchar length).
+/// A SQL type name to a column type, with the `len` a cast to it carries: a varchar's length,
+/// or `numeric(p, s)`'s modifier ([`crate::sql::expr::numeric_len`]).
 pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
     let s = dt.to_string().to_lowercase();
     let (base, args) = match s.find('(') {
@@ -177,7 +178,24 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
         .and_then(|a| a.trim().parse::<u32>().ok());
     let base = base.trim_end_matches("[]").to_string();
     let t = match base.as_str() {
-        "real" | "float4" | "numeric" | "decimal" | "float" => DataType::Float8,
+        "real" | "float4" | "float" => DataType::Float8,
+        "numeric" | "decimal" | "dec" => {
+            let mods: Vec<&str> = args
+                .as_deref()
+                .map_or(vec![], |a| a.split(',').map(str::trim).collect());
+            let num = |s: &str| {
+                s.parse::<i64>()
+                    .map_err(|_| Error::syntax(format!("invalid NUMERIC type modifier {s}")))
+            };
+            let typmod = match *mods.as_slice() {
+                [] => None,
+                [p] => Some(numeric::check_typmod(num(p)?, 0)?),
+                [p, s] => Some(numeric::check_typmod(num(p)?, num(s)?)?),
+                _ => return Err(Error::syntax("invalid NUMERIC type modifier")),
+            };
+            let t = DataType::Numeric(typmod);
+            return Ok((t, typmod.map(crate::sql::expr::numeric_len)));
+        }
         "timestamp without time zone" | "timestamp" => DataType::Timestamp,
         "timestamp with time zone" | "timestamptz" => DataType::TimestampTz,
         "serial" | "serial4" => DataType::Int4,

@@ -518,7 +518,10 @@ impl Binder<'_> {
         t: Ty,
         set_op_leaf: bool,
     ) -> Result<Ty> {
-        let keep = set_op_leaf && matches!(x, Expr::Lit(_) | Expr::Param(_, Ty::Unknown));
+        // A set-returning function's untyped elements (unnest of a catalog array) stay untyped,
+        // so that an enclosing query compares them with what they number (pg_attribute.attnum).
+        let keep = (set_op_leaf && matches!(x, Expr::Lit(_) | Expr::Param(_, Ty::Unknown)))
+            || matches!(x, Expr::Srf(_));
         if t == Ty::Unknown && !keep {
             proj.push(self.coerce(x, t, Ty::Text)?);
             Ok(Ty::Text)

@@ -76,8 +76,8 @@ impl Binder<'_> {
             args: Vec::new(),
         };
         let name = spec.name();
-        // Arrays are PostgreSQL's text form (the catalog's array columns).
-        let arrayish = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        // Arrays are held in their text form: typed (array_agg), or text (the catalog's arrays).
+        let arrayish = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Array(_));
         let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
         let out = match kind {
             SrfKind::Unnest if tys.len() == 1 && arrayish(tys[0]) => vec![Ty::Unknown],

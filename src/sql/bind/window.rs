@@ -85,6 +85,7 @@ impl Binder<'_> {
             arg: None,
             distinct: false,
             arg_ty: Ty::Int8,
+            order: vec![],
         };
         let (func, ty) = match name {
             "row_number" | "rank" | "dense_rank" => {
@@ -141,7 +142,9 @@ impl Binder<'_> {
                 let (func, ty) = match name {
                     "count" => (AggFunc::Count, Ty::Int8),
                     "sum" if at.is_int() => (AggFunc::Sum, Ty::Int8),
+                    "sum" if at == Ty::Numeric => (AggFunc::Sum, Ty::Numeric),
                     "sum" if at.is_num() => (AggFunc::Sum, Ty::Float8),
+                    "avg" if at.is_int() || at == Ty::Numeric => (AggFunc::Avg, Ty::Numeric),
                     "avg" if at.is_num() => (AggFunc::Avg, Ty::Float8),
                     "min" | "max" => {
                         let f = if name == "min" { AggFunc::Min } else { AggFunc::Max };
@@ -313,7 +316,20 @@ impl Binder<'_> {
         if matches!(e, A::Expr::Interval(_)) {
             return Err(not_for("interval"));
         }
+        if kt == Ty::Numeric {
+            return Err(unsupported(
+                "RANGE with offset PRECEDING/FOLLOWING over a numeric column",
+            ));
+        }
         let (x, t) = self.bind_noagg(e, &Scope::default(), "window frame")?;
+        // A decimal literal (numeric) is a float8 offset for a float8 key, as PostgreSQL's
+        // implicit cast makes it.
+        let x = match x {
+            Expr::Lit(Value::Numeric(d)) if kt == Ty::Float8 => {
+                Expr::Lit(Value::Float(crate::types::numeric::to_f64(d)))
+            }
+            x => x,
+        };
         match x {
             Expr::Lit(Value::Int(i)) if i < 0 => Err(bad_size()),
             Expr::Lit(Value::Int(i)) if kt == Ty::Float8 => Ok(Offset::Float(i as f64)),

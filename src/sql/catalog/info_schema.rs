@@ -95,6 +95,8 @@ fn numeric(t: DataType) -> (Value, Value, Value) {
         DataType::Int4 => 32,
         DataType::Int8 => 64,
         DataType::Float8 => return (int(53), int(2), N),
+        DataType::Numeric(Some((p, s))) => return (int(i64::from(p)), int(10), int(i64::from(s))),
+        DataType::Numeric(None) => return (N, int(10), N),
         _ => return (N, N, N),
     };
     (int(bits), int(2), int(0))
@@ -162,7 +164,7 @@ fn columns(s: &Snapshot) -> Result<Relation> {
             let (prec, radix, scale) = numeric(c.ty);
             let dt_prec = match c.ty {
                 DataType::Date => int(0),
-                DataType::Timestamp | DataType::TimestampTz => int(6),
+                DataType::Timestamp | DataType::TimestampTz | DataType::Interval => int(6),
                 _ => N,
             };
             let pos = i as i64 + 1;

@@ -32,6 +32,7 @@ pub const NAMES: &[&str] = &[
     "pg_sequence",
     "pg_am",
     "pg_collation",
+    "pg_opclass",
 ];
 
 /// The OIDs PostgreSQL gives its catalog tables (`'pg_class'::regclass`, pg_description's
@@ -51,6 +52,7 @@ pub const TABLE_OIDS: &[(&str, i64)] = &[
     ("pg_namespace", 2615),
     ("pg_sequence", 2224),
     ("pg_collation", 3456),
+    ("pg_opclass", 2616),
 ];
 
 /// The ones that are views in PostgreSQL.
@@ -69,6 +71,10 @@ const I4: Ty = Ty::Int4;
 const I8: Ty = Ty::Int8;
 const F8: Ty = Ty::Float8;
 const T: Ty = Ty::Text;
+/// `int2[]` columns (conkey, confkey), held in their text form `{1,2}`.
+const I2_ARRAY: Ty = Ty::Array(&Ty::Int2);
+/// `text[]` columns (reloptions).
+const T_ARRAY: Ty = Ty::Array(&Ty::Text);
 /// `oid` and `reg*` columns.
 const OID: Ty = Ty::Int8;
 const N: Value = Value::Null;
@@ -128,6 +134,22 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
         ),
         "pg_sequence" => sequences(s),
         "pg_collation" => collations(),
+        // No rows: Augur's indexes name no operator class (pg_index.indclass is 0 for each
+        // column), as SQLAlchemy's index reflection reads them.
+        "pg_opclass" => relation(
+            &[
+                ("oid", OID),
+                ("opcmethod", OID),
+                ("opcname", T),
+                ("opcnamespace", OID),
+                ("opcowner", OID),
+                ("opcfamily", OID),
+                ("opcintype", OID),
+                ("opcdefault", B),
+                ("opckeytype", OID),
+            ],
+            vec![],
+        ),
         _ => access_methods(),
     }
 }
@@ -172,7 +194,7 @@ const CLASS_COLS: &[(&str, Ty)] = &[
     ("relispartition", B),
     ("relrewrite", OID),
     ("relacl", T),
-    ("reloptions", T),
+    ("reloptions", T_ARRAY),
     ("relpartbound", T),
 ];
 
@@ -531,8 +553,8 @@ fn constraints(s: &Snapshot) -> Result<Relation> {
         ("conislocal", B),
         ("coninhcount", I4),
         ("connoinherit", B),
-        ("conkey", T),
-        ("confkey", T),
+        ("conkey", I2_ARRAY),
+        ("confkey", I2_ARRAY),
         ("conpfeqop", T),
         ("conppeqop", T),
         ("conffeqop", T),

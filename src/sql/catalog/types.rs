@@ -89,6 +89,11 @@ const fn collatable(mut t: PgType) -> PgType {
     t
 }
 
+const fn storage(mut t: PgType, storage: &'static str) -> PgType {
+    t.storage = storage;
+    t
+}
+
 /// pg_type's rows, by OID.
 pub const TYPES: &[PgType] = &[
     preferred(base(16, "bool", "boolean", 1, true, "B", 1000, "bool", "c")),
@@ -173,6 +178,27 @@ pub const TYPES: &[PgType] = &[
         "d",
     )),
     array(1185, "_timestamptz", "timestamp with time zone[]", 1184, "d"),
+    preferred(base(
+        1186,
+        "interval",
+        "interval",
+        16,
+        false,
+        "T",
+        1187,
+        "interval_",
+        "d",
+    )),
+    array(1187, "_interval", "interval[]", 1186, "d"),
+    array(1231, "_numeric", "numeric[]", 1700, "i"),
+    storage(
+        base(1700, "numeric", "numeric", -1, false, "N", 1231, "numeric_", "i"),
+        "m",
+    ),
+    base(2950, "uuid", "uuid", 16, false, "U", 2951, "uuid_", "c"),
+    array(2951, "_uuid", "uuid[]", 2950, "i"),
+    base(3802, "jsonb", "jsonb", -1, false, "U", 3807, "jsonb_", "i"),
+    array(3807, "_jsonb", "jsonb[]", 3802, "i"),
 ];
 
 pub fn by_oid(oid: i64) -> Option<&'static PgType> {
@@ -198,10 +224,12 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
     by_oid(oid)
 }
 
-/// The OID and type modifier of a column of type `t` (`varchar(n)`: n + 4, as PostgreSQL).
+/// The OID and type modifier of a column of type `t` (`varchar(n)`: n + 4, `numeric(p, s)`:
+/// ((p << 16) | s) + 4, as PostgreSQL).
 pub fn column_type(t: DataType) -> (i64, i64) {
     let typmod = match t {
         DataType::Text(Some(n)) => n as i64 + 4,
+        DataType::Numeric(Some(m)) => i64::from(crate::sql::expr::numeric_len(m)) + 4,
         _ => -1,
     };
     (t.pg_oid() as i64, typmod)
@@ -214,6 +242,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     };
     match (oid, typmod) {
         (1042 | 1043, Some(m)) if m >= 4 => format!("{}({})", t.display, m - 4),
+        (1700, Some(m)) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
         _ => t.display.into(),
     }
 }
@@ -244,5 +273,13 @@ mod tests {
         assert_eq!(by_name("integer").map(|t| t.oid), Some(23));
         assert_eq!(by_name("character varying").map(|t| t.oid), Some(1043));
         assert_eq!(by_name("timestamptz").map(|t| t.oid), Some(1184));
+        assert_eq!(format_type(1700, Some(((10 << 16) | 2) + 4)), "numeric(10,2)");
+        assert_eq!(format_type(1700, Some(-1)), "numeric");
+        assert_eq!(
+            column_type(DataType::Numeric(Some((10, 2)))),
+            (1700, ((10 << 16) | 2) + 4)
+        );
+        assert_eq!(by_name("decimal").map(|t| t.oid), Some(1700));
+        assert_eq!(by_name("uuid").map(|t| t.oid), Some(2950));
     }
 }

@@ -14,13 +14,16 @@ use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
 use crate::types::codec::encode_key_values;
-use crate::types::{DataType, Key, Row, RowRef, Value};
+use crate::types::{numeric, DataType, Decimal, Key, Row, RowRef, Value};
 
 mod hash_join;
+mod lend;
 mod recursive;
 mod set_op;
 mod subquery;
 mod window;
+
+pub use lend::{lend, lend_rows};
 
 /// A subquery's number and argument values.
 type SubKey = (usize, Vec<Value>);
@@ -94,6 +97,19 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
             }
             None
         }
+        (Value::Numeric(d), t) if t.is_integer() => match numeric::to_i64(d) {
+            Some(i) if d.is_integer() => return key_value(Value::Int(i), t),
+            _ => None,
+        },
+        // A `numeric(p, s)` column stores values rounded to its scale: a value that rounds
+        // differently (or overflows the precision) equals none of them.
+        (v, DataType::Numeric(Some((p, s)))) => match cast(v, Ty::Numeric, None)? {
+            Value::Numeric(d) => match numeric::apply_typmod(d, u32::from(p), u32::from(s)) {
+                Ok(r) if r == d => Some(Value::Numeric(r)),
+                _ => None,
+            },
+            _ => None,
+        },
         (v, t) => match cast(v, Ty::from_dt(t), None) {
             Ok(v) => Some(v),
             Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
@@ -104,16 +120,14 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
 
 /// The primary key for key column values, or None when no row can have it.
 pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
-    // Fast path: one integer key column (ALEX).
-    if let ([c], [Value::Int(_)]) = (def.primary_key.as_slice(), vals.as_slice()) {
-        let ty = def.columns[*c].ty;
-        if ty.is_integer() {
-            let Some(Value::Int(i)) = key_value(vals.into_iter().next().unwrap_or(Value::Null), ty)? else {
-                return Ok(None);
-            };
-            return Ok(Some(Key::Int(i)));
-        }
+    match <[Value; 1]>::try_from(vals) {
+        Ok([v]) => make_key_of_one(def, v),
+        Err(vals) => key_of_values(def, vals),
     }
+}
+
+/// [`make_key`] by the general path: each value converted to its key column's type.
+fn key_of_values(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
     let mut out = Vec::with_capacity(vals.len());
     for (v, &c) in vals.into_iter().zip(&def.primary_key) {
         match key_value(v, def.columns[c].ty)? {
@@ -122,6 +136,20 @@ pub fn make_key(def: &TableDef, vals: Vec<Value>) -> Result<Option<Key>> {
         }
     }
     Ok(Some(def.key_from_values(&out)?))
+}
+
+/// [`make_key`] for a one-column key, without a vector when it is an integer (ALEX's keys).
+fn make_key_of_one(def: &TableDef, v: Value) -> Result<Option<Key>> {
+    if let ([c], Value::Int(_)) = (def.primary_key.as_slice(), &v) {
+        let ty = def.columns[*c].ty;
+        if ty.is_integer() {
+            let Some(Value::Int(i)) = key_value(v, ty)? else {
+                return Ok(None);
+            };
+            return Ok(Some(Key::Int(i)));
+        }
+    }
+    key_of_values(def, vec![v])
 }
 
 /// A conservative bound value for a range over a column of type `dt` (the predicate is
@@ -138,6 +166,11 @@ fn bound_value(v: Value, dt: DataType, lo: bool, inclusive: bool) -> Result<Opti
             Some((Value::Int(r as i64), true))
         }
         (Value::Int(i), t) if t.is_integer() => Some((Value::Int(i), inclusive)),
+        (Value::Numeric(d), t) if t.is_integer() => {
+            let r = if lo { numeric::floor(d) } else { numeric::ceil(d) };
+            let i = numeric::to_i64(r).unwrap_or(if r.is_sign_negative() { i64::MIN } else { i64::MAX });
+            Some((Value::Int(i), true))
+        }
         (v, t) => match cast(v, Ty::from_dt(t), None) {
             Ok(v) => Some((v, inclusive)),
             Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,
@@ -250,7 +283,7 @@ pub fn scan_rows(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, &Arc<Row>) -> Resul
         return Ok(());
     }
     let mut n = 0u64;
-    read_access(s, cx, &mut |k, lent| {
+    read_access(s, cx, stop, &mut |k, lent| {
         cx.check()?;
         let owned;
         let r: &Arc<Row> = match lent {
@@ -310,7 +343,7 @@ fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
     let read = uses.iter().rposition(|&u| u != 0).map_or(0, |i| i + 1);
     let mut scratch: Row = vec![Value::Null; width];
     let mut n = 0u64;
-    read_access(s, cx, &mut |_, lent| {
+    read_access(s, cx, stop, &mut |_, lent| {
         cx.check()?;
         let row = match lent {
             Lent::Ref(r) => r,
@@ -348,17 +381,33 @@ fn project_scan(s: &Scan, exprs: &[Expr], cx: &Ctx) -> Result<Vec<Row>> {
 
 /// Reads the rows a scan's access path selects, before its filter (in key order for key
 /// accesses), lending each to `f` until it returns false.
-fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>) -> Result<()> {
+fn read_access(
+    s: &Scan,
+    cx: &Ctx,
+    stop: Option<u64>,
+    f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>,
+) -> Result<()> {
     let tx = cx.tx;
     let def = &s.def;
+    // Without a filter, the scan's stop count (`stop_count`, which the caller passes) is the
+    // rows it reads: the engine reads ahead no further (`scan_first`).
+    let scan = |range: &KeyRange, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<bool>| -> Result<()> {
+        match stop.filter(|_| s.filter.is_none()) {
+            Some(n) => tx.scan_first(&s.table, range, s.reverse, n as usize, |k, r| f(k, Lent::Ref(r))),
+            None => tx.scan_with(&s.table, range, s.reverse, |k, r| f(k, Lent::Ref(r))),
+        }
+    };
     match &s.access {
-        Access::Full => tx.scan_with(&s.table, &KeyRange::all(), s.reverse, |k, r| f(k, Lent::Ref(r))),
+        Access::Full => scan(&KeyRange::all(), f),
         Access::Point(vals) => {
-            let vals = vals
-                .iter()
-                .map(|e| eval_const(e, cx))
-                .collect::<Result<Vec<_>>>()?;
-            if let Some(k) = make_key(def, vals)? {
+            let key = match vals.as_slice() {
+                [e] => make_key_of_one(def, eval_const(e, cx)?)?,
+                _ => make_key(
+                    def,
+                    vals.iter().map(|e| eval_const(e, cx)).collect::<Result<_>>()?,
+                )?,
+            };
+            if let Some(k) = key {
                 tx.get_with(&s.table, &k, |r| f(&k, Lent::Ref(r)))?.transpose()?;
             }
             Ok(())
@@ -384,7 +433,7 @@ fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<b
             Ok(())
         }
         Access::Range { lo, hi } => match key_range(s, lo, hi, cx)? {
-            Some(range) => tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r))),
+            Some(range) => scan(&range, f),
             None => Ok(()),
         },
         Access::Prefix(vals) => {
@@ -402,7 +451,7 @@ fn read_access(s: &Scan, cx: &Ctx, f: &mut dyn FnMut(&Key, Lent<'_>) -> Result<b
                 lo: Bound::Included(Key::Bytes(p)),
                 hi: Bound::Excluded(Key::Bytes(end)),
             };
-            tx.scan_with(&s.table, &range, s.reverse, |k, r| f(k, Lent::Ref(r)))
+            scan(&range, f)
         }
         Access::Index { index, eq, lo, hi } => {
             let idx = &def.indexes[*index];
@@ -446,14 +495,28 @@ fn bytes_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
+/// An integer or numeric value as a decimal (the operand of a numeric sum).
+fn numeric_of(v: &Value) -> Decimal {
+    match v {
+        Value::Int(i) => Decimal::from(*i),
+        Value::Numeric(d) => *d,
+        _ => Decimal::ZERO,
+    }
+}
+
 #[derive(Default, Clone)]
 struct Acc {
     count: i64,
     sum_i: i128,
     sum_f: f64,
+    /// The sum of numeric values, and whether it left the representation (22003 at the end).
+    sum_d: Decimal,
+    sum_d_overflow: bool,
     best: Option<Value>,
     all: Option<bool>,
     seen: Option<HashSet<Value>>,
+    /// array_agg's values, each with its ORDER BY keys, in input order.
+    items: Vec<(Vec<Value>, Value)>,
 }
 
 impl Acc {
@@ -464,9 +527,25 @@ impl Acc {
         }
     }
 
+    /// Adds one value of array_agg with its ORDER BY keys (NULL values too, as PostgreSQL's
+    /// array_agg keeps them).
+    fn add_keyed(&mut self, v: Value, keys: Vec<Value>) {
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(v.clone()) {
+                return;
+            }
+        }
+        self.count += 1;
+        self.items.push((keys, v));
+    }
+
     fn add(&mut self, spec: &AggSpec, v: Value) {
         if spec.func == AggFunc::CountStar {
             self.count += 1;
+            return;
+        }
+        if spec.func == AggFunc::ArrayAgg {
+            self.add_keyed(v, Vec::new());
             return;
         }
         if v.is_null() {
@@ -480,8 +559,12 @@ impl Acc {
         self.count += 1;
         match spec.func {
             AggFunc::Sum | AggFunc::Avg => match v {
-                Value::Int(i) => self.sum_i += i as i128,
+                Value::Int(i) if spec.arg_ty != Ty::Numeric => self.sum_i += i as i128,
                 Value::Float(f) => self.sum_f += f,
+                v @ (Value::Int(_) | Value::Numeric(_)) => match numeric::add(self.sum_d, numeric_of(&v)) {
+                    Ok(s) => self.sum_d = s,
+                    Err(_) => self.sum_d_overflow = true,
+                },
                 _ => {}
             },
             AggFunc::Min | AggFunc::Max => {
@@ -519,11 +602,44 @@ impl Acc {
             AggFunc::Sum if spec.arg_ty.is_int() => {
                 Value::Int(i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?)
             }
+            AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Numeric && self.sum_d_overflow => {
+                return Err(numeric::overflow())
+            }
+            AggFunc::Sum if spec.arg_ty == Ty::Numeric => Value::Numeric(self.sum_d),
             AggFunc::Sum => Value::Float(self.sum_f),
-            AggFunc::Avg if spec.arg_ty.is_int() => Value::Float(self.sum_i as f64 / self.count as f64),
+            // PostgreSQL's avg of integers and of numeric: numeric division of the sum by the
+            // count, at its division scale.
+            AggFunc::Avg if spec.arg_ty.is_int() => {
+                let sum =
+                    Decimal::try_from_i128_with_scale(self.sum_i, 0).map_err(|_| numeric::overflow())?;
+                Value::Numeric(numeric::div(sum, Decimal::from(self.count))?)
+            }
+            AggFunc::Avg if spec.arg_ty == Ty::Numeric => {
+                Value::Numeric(numeric::div(self.sum_d, Decimal::from(self.count))?)
+            }
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
+            AggFunc::ArrayAgg => {
+                let mut items = self.items;
+                if !spec.order.is_empty() {
+                    // Stable: values with equal keys stay in input order.
+                    let flags: Vec<(bool, bool)> =
+                        spec.order.iter().map(|k| (k.desc, k.nulls_first)).collect();
+                    items.sort_by(|a, b| compare_rows(&a.0, &b.0, &flags));
+                } else if spec.distinct {
+                    // PostgreSQL finds the distinct values by sorting them: ascending, NULL last.
+                    items.sort_by(|a, b| {
+                        compare_rows(
+                            std::slice::from_ref(&a.1),
+                            std::slice::from_ref(&b.1),
+                            &[(false, false)],
+                        )
+                    });
+                }
+                let texts: Vec<Option<String>> = items.iter().map(|(_, v)| v.to_text()).collect();
+                Value::Text(crate::types::array::format(texts.iter().map(Option::as_deref)))
+            }
         })
     }
 }
@@ -744,7 +860,16 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,
                     };
-                    a.add(spec, v);
+                    if spec.func == AggFunc::ArrayAgg && !spec.order.is_empty() {
+                        let keys = spec
+                            .order
+                            .iter()
+                            .map(|k| k.expr.eval(r, cx))
+                            .collect::<Result<Vec<_>>>()?;
+                        a.add_keyed(v, keys);
+                    } else {
+                        a.add(spec, v);
+                    }
                 }
             }
             let mut out = Vec::with_capacity(states.len());

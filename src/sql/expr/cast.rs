@@ -4,7 +4,17 @@
 use super::ops::int_range;
 use super::Ty;
 use crate::error::{Error, Result, SqlState};
-use crate::types::{DataType, Value};
+use crate::types::{numeric, numeric_typmod, DataType, Decimal, Value};
+
+/// The `len` a cast to `numeric(precision, scale)` carries (as PostgreSQL packs the type
+/// modifier, without its offset of 4).
+pub fn numeric_len((precision, scale): (u16, u16)) -> u32 {
+    (u32::from(precision) << 16) | u32::from(scale)
+}
+
+fn numeric_mod(len: Option<u32>) -> Option<(u16, u16)> {
+    len.map(|m| ((m >> 16) as u16, (m & 0xffff) as u16))
+}
 
 fn timestamp_error(s: &str, ty: Ty) -> Error {
     // A string shaped like a date whose fields are out of range is 22008; anything else 22007.
@@ -63,6 +73,7 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
                 }
             })?,
         (V::Text(s), Ty::Bool) => Value::parse_text(&s, DataType::Bool)?,
+        (V::Text(s), Ty::Numeric) => Value::parse_text(&s, DataType::Numeric(numeric_mod(len)))?,
         (V::Text(s), t) => {
             let v = Value::parse_text(&s, t.to_dt())?;
             if t == Ty::Float8 {
@@ -86,6 +97,20 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             int_range(t, r as i64)?
         }
         (V::Float(f), Ty::Float8) => V::Float(f),
+        // numeric: exact from integers, from float8 at 15 significant digits, to integers
+        // rounded half away from zero, with a cast's `numeric(p, s)` rounding and range check.
+        (V::Int(i), Ty::Numeric) => V::Numeric(numeric_typmod(Decimal::from(i), numeric_mod(len))?),
+        (V::Float(f), Ty::Numeric) => V::Numeric(numeric_typmod(numeric::from_f64(f)?, numeric_mod(len))?),
+        (V::Numeric(d), Ty::Numeric) => V::Numeric(numeric_typmod(d, numeric_mod(len))?),
+        (V::Numeric(d), t) if t.is_int() => {
+            let i = numeric::to_i64(d)
+                .ok_or_else(|| Error::out_of_range(format!("{} out of range", t.name())))?;
+            int_range(t, i)?
+        }
+        (V::Numeric(d), Ty::Float8) => V::Float(numeric::to_f64(d)),
+        (V::Uuid(u), Ty::Uuid) => V::Uuid(u),
+        (V::Interval(i), Ty::Interval) => V::Interval(i),
+        (V::Jsonb(j), Ty::Jsonb) => V::Jsonb(j),
         (V::Bool(b), Ty::Bool) => V::Bool(b),
         (V::Bool(b), t) if t.is_int() => V::Int(b as i64),
         (V::Int(i), Ty::Bool) => V::Bool(i != 0),
@@ -125,7 +150,10 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
 /// Converts a value for storage in a column (assignment semantics: varchar(n) overflow fails).
 pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
     let ty = Ty::from_dt(dt);
-    let v = cast(v, ty, None)?;
+    let v = match dt {
+        DataType::Numeric(Some(m)) => cast(v, ty, Some(numeric_len(m)))?,
+        _ => cast(v, ty, None)?,
+    };
     if let (DataType::Text(Some(n)), Value::Text(s)) = (dt, &v) {
         if s.chars().count() > n as usize {
             return Err(Error::new(
@@ -187,5 +215,33 @@ mod tests {
         let e = cast("1e400".into(), Ty::Float8, None).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
         assert!(!cast_allowed(Ty::Bool, Ty::Timestamp));
+    }
+
+    #[test]
+    fn numeric_and_uuid_casts_follow_postgres() {
+        let text = |v: Value| v.to_text().unwrap();
+        let n52 = Some(numeric_len((5, 2)));
+        assert_eq!(text(cast("1.005".into(), Ty::Numeric, n52).unwrap()), "1.01");
+        assert_eq!(text(cast(Value::Int(7), Ty::Numeric, n52).unwrap()), "7.00");
+        assert_eq!(text(cast(Value::Float(0.1), Ty::Numeric, None).unwrap()), "0.1");
+        let e = cast(Value::Int(1000), Ty::Numeric, n52).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        let half = cast("2.5".into(), Ty::Numeric, None).unwrap();
+        assert_eq!(cast(half.clone(), Ty::Int4, None).unwrap(), Value::Int(3));
+        assert_eq!(cast(half.clone(), Ty::Float8, None).unwrap(), Value::Float(2.5));
+        assert_eq!(cast(half, Ty::Text, None).unwrap(), Value::from("2.5"));
+        let e = cast("1e400".into(), Ty::Numeric, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+        let e = cast(Value::Float(f64::INFINITY), Ty::Numeric, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::FEATURE_NOT_SUPPORTED);
+        let u = cast("A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11".into(), Ty::Uuid, None).unwrap();
+        assert_eq!(
+            text(cast(u, Ty::Text, None).unwrap()),
+            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+        );
+        let e = cast("nope".into(), Ty::Uuid, None).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+        assert!(cast_allowed(Ty::Uuid, Ty::Text) && !cast_allowed(Ty::Uuid, Ty::Int4));
+        assert!(cast_allowed(Ty::Numeric, Ty::Int2) && cast_allowed(Ty::Float8, Ty::Numeric));
     }
 }

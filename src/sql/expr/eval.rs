@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::cast::{cast, text_arg};
 use super::func::eval_func;
 use super::ops::{arith, int_range, like};
-use super::{Ctx, Expr, SubRef, SubResult};
+use super::{Ctx, Expr, SubRef, SubResult, Ty};
 use crate::error::{Error, Result, SqlState};
 use crate::types::Value;
 
@@ -27,15 +27,17 @@ impl Expr {
                 .get(*i)
                 .cloned()
                 .ok_or_else(|| Error::internal("column out of range"))?,
-            Expr::Param(i, ty) => {
-                let v = cx.params.get(*i).cloned().ok_or_else(|| {
-                    Error::new(
+            Expr::Param(i, ty) => match (cx.params.get(*i), ty) {
+                // A bigint parameter bound as one (a key lookup's usual case): nothing to convert.
+                (Some(Value::Int(x)), Ty::Int8) => Value::Int(*x),
+                (Some(v), _) => cast(v.clone(), *ty, None)?,
+                (None, _) => {
+                    return Err(Error::new(
                         SqlState::PROTOCOL_VIOLATION,
                         format!("no value for parameter ${}", i + 1),
-                    )
-                })?;
-                cast(v, *ty, None)?
-            }
+                    ))
+                }
+            },
             Expr::Neg(a, ty) => match a.eval(row, cx)? {
                 Value::Null => Value::Null,
                 Value::Int(i) => int_range(
@@ -44,6 +46,8 @@ impl Expr {
                         .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
                 )?,
                 Value::Float(f) => Value::Float(-f),
+                Value::Numeric(d) => Value::Numeric(crate::types::numeric::canon(-d)),
+                Value::Interval(i) => Value::Interval(i.neg()?),
                 v => return Err(Error::internal(format!("cannot negate {v:?}"))),
             },
             Expr::Arith(op, a, b, ty) => {

@@ -8,7 +8,7 @@ use super::ops::{arith, as_f64, int_range};
 use super::{ArOp, Ctx, Expr, Func, Ty};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::EngineTxn;
-use crate::types::Value;
+use crate::types::{numeric, Value};
 
 fn int_arg(v: &Value) -> Option<i64> {
     match v {
@@ -51,6 +51,11 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             })
         }
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
+        Func::GenRandomUuid => {
+            return Ok(Value::Uuid(
+                uuid::Builder::from_random_bytes(rand::random::<[u8; 16]>()).into_uuid(),
+            ))
+        }
         Func::NextVal | Func::CurrVal | Func::SetVal => {
             let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
             let Some(Value::Text(name)) = vals.first() else {
@@ -109,6 +114,32 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 Ok(vals[0].clone())
             }
         }
+        // Elements joined by the separator; NULL elements skipped, or written as the third
+        // argument when it is given and not NULL.
+        Func::ArrayToString => {
+            let (Some(a), Some(sep)) = (text_arg(&vals[0]), text_arg(&vals[1])) else {
+                return null;
+            };
+            let null_text = vals.get(2).and_then(text_arg);
+            let (_, items) = array_items(&a)?;
+            let parts: Vec<String> = items
+                .into_iter()
+                .filter_map(|x| x.or_else(|| null_text.clone()))
+                .collect();
+            Ok(Value::Text(parts.join(&sep)))
+        }
+        Func::ArrayCat => {
+            if vals.iter().all(Value::is_null) {
+                return null;
+            }
+            let mut items = Vec::new();
+            for a in vals.iter().filter_map(text_arg) {
+                items.extend(array_items(&a)?.1);
+            }
+            Ok(Value::Text(crate::types::array::format(
+                items.iter().map(Option::as_deref),
+            )))
+        }
         _ if vals.iter().any(Value::is_null) => null,
         Func::Abs => match &vals[0] {
             Value::Int(i) => int_range(
@@ -117,6 +148,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                     .ok_or_else(|| Error::out_of_range(format!("{} out of range", ty.name())))?,
             ),
             Value::Float(x) => Ok(Value::Float(x.abs())),
+            Value::Numeric(d) => Ok(Value::Numeric(d.abs())),
             _ => null,
         },
         Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
@@ -155,6 +187,10 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             ))
         }
         Func::Round => {
+            if let Value::Numeric(d) = &vals[0] {
+                let n = vals.get(1).and_then(int_arg).unwrap_or(0);
+                return Ok(Value::Numeric(numeric::round(*d, n)?));
+            }
             let x = as_f64(&vals[0]);
             match vals.get(1) {
                 None => Ok(Value::Float(x.round_ties_even())),
@@ -167,10 +203,12 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         Func::Floor => Ok(match &vals[0] {
             Value::Int(i) => Value::Int(*i),
+            Value::Numeric(d) => Value::Numeric(numeric::floor(*d)),
             v => Value::Float(as_f64(v).floor()),
         }),
         Func::Ceil => Ok(match &vals[0] {
             Value::Int(i) => Value::Int(*i),
+            Value::Numeric(d) => Value::Numeric(numeric::ceil(*d)),
             v => Value::Float(as_f64(v).ceil()),
         }),
         Func::Sqrt => {
@@ -237,6 +275,25 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 s[s.len() - k..].iter().collect()
             }))
         }
+        Func::JsonGet | Func::JsonGetText => {
+            let Value::Jsonb(doc) = &vals[0] else {
+                return null;
+            };
+            let found = match &vals[1] {
+                Value::Text(k) => doc.get_key(k),
+                Value::Int(i) => doc.get_index(*i),
+                _ => None,
+            };
+            Ok(match (f, found) {
+                (_, None) => Value::Null,
+                (Func::JsonGet, Some(j)) => Value::Jsonb(Box::new(j.clone())),
+                (_, Some(j)) => j.as_text().map_or(Value::Null, Value::Text),
+            })
+        }
+        Func::JsonContains => match (&vals[0], &vals[1]) {
+            (Value::Jsonb(a), Value::Jsonb(b)) => Ok(Value::Bool(a.contains(b))),
+            _ => null,
+        },
         Func::RegexMatch | Func::RegexIMatch => {
             let (Some(s), Some(p)) = (text_arg(&vals[0]), text_arg(&vals[1])) else {
                 return null;
@@ -247,7 +304,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             let (Some(a), Some(i)) = (text_arg(&vals[0]), int_arg(&vals[1])) else {
                 return null;
             };
-            Ok(array_elem(&a, i).map_or(Value::Null, Value::Text))
+            Ok(array_elem(&a, i)?.map_or(Value::Null, Value::Text))
         }
         Func::RecordField => {
             let (Some(r), Some(i)) = (text_arg(&vals[0]), int_arg(&vals[1])) else {
@@ -265,7 +322,13 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 Some(f) => Value::Text(f.to_string()),
             })
         }
-        Func::Coalesce | Func::Now | Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal => {
+        Func::Coalesce
+        | Func::Now
+        | Func::Random
+        | Func::GenRandomUuid
+        | Func::NextVal
+        | Func::CurrVal
+        | Func::SetVal => {
             unreachable!("handled above")
         }
     }
@@ -273,35 +336,22 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
 
 /// Element `i` of an array in PostgreSQL's text form (see [`Func::ArrayElem`]); None for a NULL
 /// element or a subscript outside the array.
-pub fn array_elem(a: &str, i: i64) -> Option<String> {
-    let (first, items) = array_items(a);
-    let k = usize::try_from(i.checked_sub(first)?).ok()?;
-    items.into_iter().nth(k).flatten()
+pub fn array_elem(a: &str, i: i64) -> Result<Option<String>> {
+    let (first, items) = array_items(a)?;
+    let Some(k) = i.checked_sub(first).and_then(|k| usize::try_from(k).ok()) else {
+        return Ok(None);
+    };
+    Ok(items.into_iter().nth(k).flatten())
 }
 
 /// The first subscript and the elements (None for NULL) of an array in PostgreSQL's text form:
-/// `{x,y}` (subscripts from 1) or an `int2vector` / `oidvector` such as pg_index.indkey, `1 2`
-/// (subscripts from 0).
-pub fn array_items(a: &str) -> (i64, Vec<Option<String>>) {
-    let (items, first): (Vec<&str>, i64) = match a.strip_prefix('{').and_then(|x| x.strip_suffix('}')) {
-        Some("") => (vec![], 1),
-        Some(inner) => (inner.split(',').collect(), 1),
-        None => (a.split_whitespace().collect(), 0),
-    };
-    let items = items
-        .into_iter()
-        .map(|item| {
-            let item = item.trim();
-            if item == "NULL" {
-                return None;
-            }
-            Some(match item.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
-                Some(q) => q.replace("\\\"", "\"").replace("\\\\", "\\"),
-                None => item.to_string(),
-            })
-        })
-        .collect();
-    (first, items)
+/// `{x,y}` (subscripts from 1, [`crate::types::array::parse`]) or an `int2vector` /
+/// `oidvector` such as pg_index.indkey, `1 2` (subscripts from 0).
+pub fn array_items(a: &str) -> Result<(i64, Vec<Option<String>>)> {
+    if a.trim_start().starts_with(['{', '[']) {
+        return crate::types::array::parse(a);
+    }
+    Ok((0, a.split_whitespace().map(|x| Some(x.to_string())).collect()))
 }
 
 /// `s ~ p` (`~*` when `ci`): PostgreSQL's regular expressions as the regex crate reads them
@@ -340,17 +390,17 @@ mod tests {
 
     #[test]
     fn array_subscripts() {
-        assert_eq!(array_elem("{3,1,2}", 1).as_deref(), Some("3"));
-        assert_eq!(array_elem("{3,1,2}", 3).as_deref(), Some("2"));
-        assert_eq!(array_elem("{3,1,2}", 0), None);
-        assert_eq!(array_elem("{3,1,2}", 4), None);
-        assert_eq!(array_elem("{}", 1), None);
-        assert_eq!(array_elem("{1,NULL}", 2), None);
-        assert_eq!(array_elem("{\"a b\",c}", 1).as_deref(), Some("a b"));
+        assert_eq!(array_elem("{3,1,2}", 1).unwrap().as_deref(), Some("3"));
+        assert_eq!(array_elem("{3,1,2}", 3).unwrap().as_deref(), Some("2"));
+        assert_eq!(array_elem("{3,1,2}", 0).unwrap(), None);
+        assert_eq!(array_elem("{3,1,2}", 4).unwrap(), None);
+        assert_eq!(array_elem("{}", 1).unwrap(), None);
+        assert_eq!(array_elem("{1,NULL}", 2).unwrap(), None);
+        assert_eq!(array_elem("{\"a b\",c}", 1).unwrap().as_deref(), Some("a b"));
         // int2vector: from 0.
-        assert_eq!(array_elem("2 1", 0).as_deref(), Some("2"));
-        assert_eq!(array_elem("2 1", 1).as_deref(), Some("1"));
-        assert_eq!(array_elem("2 1", 2), None);
-        assert_eq!(array_elem("2 1", i64::MIN), None);
+        assert_eq!(array_elem("2 1", 0).unwrap().as_deref(), Some("2"));
+        assert_eq!(array_elem("2 1", 1).unwrap().as_deref(), Some("1"));
+        assert_eq!(array_elem("2 1", 2).unwrap(), None);
+        assert_eq!(array_elem("2 1", i64::MIN).unwrap(), None);
     }
 }

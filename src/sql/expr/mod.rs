@@ -11,7 +11,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-pub use self::cast::{assign, cast, cast_allowed, text_of};
+pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
 pub use self::func::array_items;
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::Interrupt;
@@ -34,10 +34,38 @@ pub enum Ty {
     Timestamp,
     Date,
     TimestampTz,
+    Numeric,
+    Uuid,
+    Interval,
+    Jsonb,
+    /// An array of one dimension (see [`DataType::Array`]): its values are text in
+    /// PostgreSQL's array form; its elements are one of [`Ty::array`]'s types.
+    Array(&'static Ty),
     Unknown,
 }
 
+/// The types an array's elements may have.
+static ARRAY_ELEMENTS: [Ty; 10] = [
+    Ty::Int2,
+    Ty::Int4,
+    Ty::Int8,
+    Ty::Float8,
+    Ty::Bool,
+    Ty::Text,
+    Ty::Bytea,
+    Ty::Timestamp,
+    Ty::Date,
+    Ty::TimestampTz,
+];
+
 impl Ty {
+    /// The type of an array of `self` values (an untyped literal's: text[]); None for an array
+    /// (Augur's arrays have one dimension).
+    pub fn array(self) -> Option<Ty> {
+        let e = if self == Ty::Unknown { Ty::Text } else { self };
+        ARRAY_ELEMENTS.iter().find(|t| **t == e).map(Ty::Array)
+    }
+
     pub fn from_dt(dt: DataType) -> Ty {
         match dt {
             DataType::Int2 => Ty::Int2,
@@ -50,6 +78,11 @@ impl Ty {
             DataType::Timestamp => Ty::Timestamp,
             DataType::Date => Ty::Date,
             DataType::TimestampTz => Ty::TimestampTz,
+            DataType::Numeric(_) => Ty::Numeric,
+            DataType::Uuid => Ty::Uuid,
+            DataType::Interval => Ty::Interval,
+            DataType::Jsonb => Ty::Jsonb,
+            DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
         }
     }
 
@@ -65,6 +98,11 @@ impl Ty {
             Ty::Timestamp => DataType::Timestamp,
             Ty::Date => DataType::Date,
             Ty::TimestampTz => DataType::TimestampTz,
+            Ty::Numeric => DataType::Numeric(None),
+            Ty::Uuid => DataType::Uuid,
+            Ty::Interval => DataType::Interval,
+            Ty::Jsonb => DataType::Jsonb,
+            Ty::Array(e) => DataType::array_of(e.to_dt()).unwrap_or(DataType::Text(None)),
         }
     }
 
@@ -80,6 +118,22 @@ impl Ty {
             Ty::Timestamp => "timestamp without time zone",
             Ty::Date => "date",
             Ty::TimestampTz => "timestamp with time zone",
+            Ty::Numeric => "numeric",
+            Ty::Uuid => "uuid",
+            Ty::Interval => "interval",
+            Ty::Jsonb => "jsonb",
+            Ty::Array(e) => match e {
+                Ty::Int2 => "smallint[]",
+                Ty::Int4 => "integer[]",
+                Ty::Int8 => "bigint[]",
+                Ty::Float8 => "double precision[]",
+                Ty::Bool => "boolean[]",
+                Ty::Bytea => "bytea[]",
+                Ty::Timestamp => "timestamp without time zone[]",
+                Ty::Date => "date[]",
+                Ty::TimestampTz => "timestamp with time zone[]",
+                _ => "text[]",
+            },
             Ty::Unknown => "unknown",
         }
     }
@@ -88,8 +142,9 @@ impl Ty {
         matches!(self, Ty::Int2 | Ty::Int4 | Ty::Int8)
     }
 
+    /// The numeric category: integers, numeric, float8.
     pub fn is_num(self) -> bool {
-        self.is_int() || self == Ty::Float8
+        self.is_int() || matches!(self, Ty::Float8 | Ty::Numeric)
     }
 
     /// date, timestamp, timestamptz: comparable with each other through PostgreSQL's
@@ -106,12 +161,15 @@ impl Ty {
         }
     }
 
+    /// PostgreSQL's implicit casts in the numeric category: int2 to int4 to int8 to numeric to
+    /// float8 (`1 + 1.5` is numeric, `1.5 + 1.5::float8` float8).
     fn num_rank(self) -> u8 {
         match self {
             Ty::Int2 => 1,
             Ty::Int4 => 2,
             Ty::Int8 => 3,
-            _ => 4,
+            Ty::Numeric => 4,
+            _ => 5,
         }
     }
 
@@ -229,6 +287,13 @@ pub enum Func {
     Sqrt,
     Power,
     Random,
+    /// `gen_random_uuid()`: a version 4 (random) uuid.
+    GenRandomUuid,
+    /// jsonb `->` (a field by text key, an element by integer index), `->>` (the same as
+    /// text), `@>` (containment).
+    JsonGet,
+    JsonGetText,
+    JsonContains,
     /// nextval / currval / setval(name, value[, is_called]) of a sequence.
     NextVal,
     CurrVal,
@@ -238,9 +303,12 @@ pub enum Func {
     RegexIMatch,
     /// `a[i]` of an array in PostgreSQL's text form: `{x,y}` (subscripts from 1) or an
     /// `int2vector` such as pg_index.indkey, `1 2` (subscripts from 0); the element as text,
-    /// NULL outside the array. Elements are split at every comma: the catalog's arrays hold
-    /// numbers.
+    /// NULL outside the array.
     ArrayElem,
+    /// `array_to_string(array, sep [, null_text])` of an array in its text form.
+    ArrayToString,
+    /// `a || b` of two arrays (a NULL side is empty; both NULL: NULL).
+    ArrayCat,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
 }

@@ -3,7 +3,7 @@
 
 use super::{ArOp, Ty};
 use crate::error::{Error, Result, SqlState};
-use crate::types::Value;
+use crate::types::{date_to_micros, numeric, Decimal, Interval, Value};
 
 pub fn div_zero() -> Error {
     Error::new(SqlState::DIVISION_BY_ZERO, "division by zero")
@@ -26,13 +26,89 @@ pub(super) fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
+        Value::Numeric(d) => numeric::to_f64(*d),
         _ => f64::NAN,
     }
+}
+
+/// An integer or numeric operand of a numeric operation (integers convert exactly).
+pub(super) fn as_decimal(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Int(i) => Some(Decimal::from(*i)),
+        Value::Numeric(d) => Some(*d),
+        _ => None,
+    }
+}
+
+/// Date/time arithmetic (PostgreSQL's operators on timestamp, timestamptz, date, interval);
+/// None when neither operand is a date/time value.
+fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
+    use Value as V;
+    let dated = |v: &Value| {
+        matches!(
+            v,
+            V::Date(_) | V::Timestamp(_) | V::TimestampTz(_) | V::Interval(_)
+        )
+    };
+    if !dated(a) && !dated(b) {
+        return Ok(None);
+    }
+    let midnight = |d: i32| {
+        date_to_micros(d)
+            .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
+    };
+    let num = |v: &Value| matches!(v, V::Int(_) | V::Float(_) | V::Numeric(_));
+    Ok(Some(match (op, a, b) {
+        (ArOp::Add, V::Timestamp(t), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::Timestamp(t)) => {
+            V::Timestamp(i.add_to(*t)?)
+        }
+        (ArOp::Sub, V::Timestamp(t), V::Interval(i)) => V::Timestamp(i.neg()?.add_to(*t)?),
+        (ArOp::Add, V::TimestampTz(t), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::TimestampTz(t)) => {
+            V::TimestampTz(i.add_to(*t)?)
+        }
+        (ArOp::Sub, V::TimestampTz(t), V::Interval(i)) => V::TimestampTz(i.neg()?.add_to(*t)?),
+        // date +/- interval is a timestamp from the date's midnight.
+        (ArOp::Add, V::Date(d), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::Date(d)) => {
+            V::Timestamp(i.add_to(midnight(*d)?)?)
+        }
+        (ArOp::Sub, V::Date(d), V::Interval(i)) => V::Timestamp(i.neg()?.add_to(midnight(*d)?)?),
+        (ArOp::Add, V::Interval(x), V::Interval(y)) => V::Interval(x.add(y)?),
+        (ArOp::Sub, V::Interval(x), V::Interval(y)) => V::Interval(x.sub(y)?),
+        (ArOp::Mul, V::Interval(i), n) | (ArOp::Mul, n, V::Interval(i)) if num(n) => {
+            V::Interval(i.mul(as_f64(n))?)
+        }
+        (ArOp::Div, V::Interval(i), n) if num(n) => V::Interval(i.div(as_f64(n))?),
+        (ArOp::Sub, V::Timestamp(x), V::Timestamp(y)) | (ArOp::Sub, V::TimestampTz(x), V::TimestampTz(y)) => {
+            V::Interval(Interval::between(*x, *y)?)
+        }
+        // date - date is the days between them; date +/- integer moves by days.
+        (ArOp::Sub, V::Date(x), V::Date(y)) => int_range(Ty::Int4, i64::from(*x) - i64::from(*y))?,
+        (ArOp::Add, V::Date(d), V::Int(n)) | (ArOp::Add, V::Int(n), V::Date(d)) => V::Date(add_days(*d, *n)?),
+        (ArOp::Sub, V::Date(d), V::Int(n)) => V::Date(add_days(*d, n.checked_neg().unwrap_or(i64::MAX))?),
+        _ => {
+            return Err(Error::internal(format!(
+                "no date/time operator {a:?} {} {b:?}",
+                op.sym()
+            )))
+        }
+    }))
+}
+
+/// A date moved by `n` days; 22008 past PostgreSQL's date range.
+fn add_days(d: i32, n: i64) -> Result<i32> {
+    i64::from(d)
+        .checked_add(n)
+        .and_then(|x| i32::try_from(x).ok())
+        .filter(|x| date_to_micros(*x).is_some())
+        .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))
 }
 
 pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
+    }
+    if let Some(v) = datetime_arith(op, a, b)? {
+        return Ok(v);
     }
     if ty.is_int() {
         let (Value::Int(x), Value::Int(y)) = (a, b) else {
@@ -59,6 +135,20 @@ pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
             }
         };
         return int_range(ty, r);
+    }
+    if ty == Ty::Numeric {
+        let (Some(x), Some(y)) = (as_decimal(a), as_decimal(b)) else {
+            return Err(Error::internal(format!(
+                "numeric operands expected, got {a:?} and {b:?}"
+            )));
+        };
+        return Ok(Value::Numeric(match op {
+            ArOp::Add => numeric::add(x, y)?,
+            ArOp::Sub => numeric::sub(x, y)?,
+            ArOp::Mul => numeric::mul(x, y)?,
+            ArOp::Div => numeric::div(x, y)?,
+            ArOp::Mod => numeric::rem(x, y)?,
+        }));
     }
     let (x, y) = (as_f64(a), as_f64(b));
     let r = match op {
@@ -182,6 +272,34 @@ mod tests {
         assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
         let e = arith(ArOp::Mul, &Value::Float(1e308), &v(10), Ty::Float8).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::NUMERIC_OUT_OF_RANGE);
+    }
+
+    #[test]
+    fn numeric_arithmetic_is_exact_and_mixes_with_integers_and_floats() {
+        let n = |s: &str| Value::Numeric(s.parse().unwrap());
+        let text = |v: Value| v.to_text().unwrap();
+        assert_eq!(
+            text(arith(ArOp::Add, &n("0.1"), &n("0.2"), Ty::Numeric).unwrap()),
+            "0.3"
+        );
+        assert_eq!(
+            text(arith(ArOp::Add, &Value::Int(1), &n("1.50"), Ty::Numeric).unwrap()),
+            "2.50"
+        );
+        assert_eq!(
+            text(arith(ArOp::Div, &Value::Int(1), &n("3"), Ty::Numeric).unwrap()),
+            "0.33333333333333333333"
+        );
+        assert_eq!(
+            arith(ArOp::Mul, &n("1.5"), &Value::Float(2.0), Ty::Float8).unwrap(),
+            Value::Float(3.0)
+        );
+        let e = arith(ArOp::Div, &n("1.5"), &Value::Int(0), Ty::Numeric).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::DIVISION_BY_ZERO);
+        assert_eq!(
+            arith(ArOp::Sub, &Value::Null, &n("1"), Ty::Numeric).unwrap(),
+            Value::Null
+        );
     }
 
     #[test]

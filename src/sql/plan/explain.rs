@@ -405,11 +405,19 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         AggFunc::Max => "max",
         AggFunc::BoolAnd => "bool_and",
         AggFunc::BoolOr => "bool_or",
+        AggFunc::ArrayAgg => "array_agg",
     };
+    let order: Vec<String> = a
+        .order
+        .iter()
+        .map(|k| format!("{}{}", show_n(&k.expr, n), if k.desc { " DESC" } else { "" }))
+        .collect();
     format!(
-        "{name}({}{})",
+        "{name}({}{}{}{})",
         if a.distinct { "DISTINCT " } else { "" },
-        a.arg.as_ref().map(|x| show_n(x, n)).unwrap_or_default()
+        a.arg.as_ref().map(|x| show_n(x, n)).unwrap_or_default(),
+        if order.is_empty() { "" } else { " ORDER BY " },
+        order.join(", ")
     )
 }
 

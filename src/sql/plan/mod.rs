@@ -105,6 +105,9 @@ pub enum AggFunc {
     Max,
     BoolAnd,
     BoolOr,
+    /// `array_agg(x)`: the values (NULLs too) as an array, in the aggregate's ORDER BY order
+    /// (else in input order); NULL over no rows.
+    ArrayAgg,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -114,6 +117,8 @@ pub struct AggSpec {
     pub distinct: bool,
     /// Type of the argument.
     pub arg_ty: Ty,
+    /// The aggregate's own ORDER BY (`array_agg(x ORDER BY y)`), over the input row.
+    pub order: Vec<SortKey>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

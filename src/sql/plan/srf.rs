@@ -78,14 +78,14 @@ impl SrfSpec {
         };
         Ok(match self.kind {
             SrfKind::Unnest => {
-                let (_, items) = array_items(&text(&vals[0]));
+                let (_, items) = array_items(&text(&vals[0]))?;
                 items
                     .into_iter()
                     .map(|x| vec![x.map_or(Value::Null, Value::Text)])
                     .collect()
             }
             SrfKind::ExpandArray => {
-                let (_, items) = array_items(&text(&vals[0]));
+                let (_, items) = array_items(&text(&vals[0]))?;
                 items
                     .into_iter()
                     .zip(1..)
@@ -93,7 +93,7 @@ impl SrfSpec {
                     .collect()
             }
             SrfKind::GenerateSubscripts => {
-                let (first, items) = array_items(&text(&vals[0]));
+                let (first, items) = array_items(&text(&vals[0]))?;
                 let dim = int(&vals[1])?;
                 let reverse = matches!(vals.get(2), Some(Value::Bool(true)));
                 // Augur's arrays have one dimension; an empty array has none.

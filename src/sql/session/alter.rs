@@ -32,7 +32,12 @@ fn no_column(col: &str, table: &str) -> Error {
 fn is_volatile(e: &Expr) -> bool {
     let mut v = has_subquery(e);
     e.walk(&mut |x| {
-        if let Expr::Func(Func::Random | Func::NextVal | Func::CurrVal | Func::SetVal, _, _) = x {
+        if let Expr::Func(
+            Func::Random | Func::GenRandomUuid | Func::NextVal | Func::CurrVal | Func::SetVal,
+            _,
+            _,
+        ) = x
+        {
             v = true;
         }
     });

@@ -120,26 +120,16 @@ impl Session {
     /// Returns the number of rows inserted.
     pub fn copy_in(&mut self, st: &CopyState, data: &[u8]) -> Result<u64> {
         let _request = self.cancel.begin();
-        if self.failed {
-            return Err(Error::new(
-                SqlState::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
-        }
-        let r = std::str::from_utf8(data)
-            .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))
-            .and_then(|text| {
-                let records = if st.csv {
-                    Records::Parsed(parse_csv(text, st)?)
-                } else {
-                    Records::Text(text)
-                };
-                self.copy_records(st, records)
-            });
-        if r.is_err() && self.tx.is_some() {
-            self.failed = true;
-        }
-        r
+        self.under_block_rules(|s| {
+            let text = std::str::from_utf8(data)
+                .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+            let records = if st.csv {
+                Records::Parsed(parse_csv(text, st)?)
+            } else {
+                Records::Text(text)
+            };
+            s.copy_records(st, records)
+        })
     }
 
     /// Turns the records into rows (defaults, types, CHECK constraints) a batch at a time and

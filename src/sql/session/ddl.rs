@@ -1,6 +1,7 @@
 //! DDL: CREATE / DROP TABLE, CREATE / DROP INDEX, CREATE / DROP SEQUENCE (and the sequences of
-//! serial and identity columns), TRUNCATE (ALTER TABLE: alter.rs; views: view.rs). Not
-//! transactional: each applies at once, durably, through the engine's catalog calls.
+//! serial and identity columns), TRUNCATE (ALTER TABLE: alter.rs; views: view.rs). Each applies
+//! at once, durably, through the engine's catalog calls; inside a transaction block,
+//! block_ddl.rs records it so that the block's rollback undoes it.
 
 use sqlparser::ast as A;
 
@@ -466,6 +467,17 @@ impl Session {
 
     /// `TRUNCATE t, ...`: every table must exist before any is emptied.
     pub(super) fn truncate(&mut self, t: &A::Truncate) -> Result<StatementResult> {
+        for n in &self.truncate_targets(t)? {
+            self.db.truncate(n)?;
+        }
+        Ok(StatementResult::Command {
+            tag: "TRUNCATE TABLE".into(),
+        })
+    }
+
+    /// The tables a TRUNCATE empties, once it is checked that each exists and that no other
+    /// table references one of them.
+    pub(super) fn truncate_targets(&self, t: &A::Truncate) -> Result<Vec<String>> {
         let names: Vec<String> = t
             .table_names
             .iter()
@@ -486,12 +498,7 @@ impl Session {
                 )));
             }
         }
-        for n in &names {
-            self.db.truncate(n)?;
-        }
-        Ok(StatementResult::Command {
-            tag: "TRUNCATE TABLE".into(),
-        })
+        Ok(names)
     }
 }
 

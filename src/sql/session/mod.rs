@@ -2,6 +2,7 @@
 //! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
 
 mod alter;
+mod block_ddl;
 mod copy;
 mod copy_to;
 mod ddl;
@@ -21,10 +22,11 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 use sqlparser::tokenizer::TokenWithSpan;
 
-use self::prepared::{exec_planned, explain, Planned, PlannedStmt};
+use self::prepared::{exec_planned, explain, lend_planned, Planned, PlannedStmt};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
 use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
+use super::exec::lend_rows;
 use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
@@ -32,14 +34,17 @@ use super::result::{StatementResult, TxStatus};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
-use crate::types::{DataType, Row, Value};
+use crate::types::{DataType, Row, Value, ValueRef};
 
 /// One client's session.
 pub struct Session {
     db: AnyEngine,
     tx: Option<AnyTxn>,
-    /// The open savepoints of the transaction block, by name, innermost last.
-    savepoints: Vec<(String, Savepoint)>,
+    /// The open savepoints of the transaction block, by name, innermost last, with where the
+    /// block's schema changes stood when each was opened.
+    savepoints: Vec<(String, Savepoint, (usize, usize))>,
+    /// The schema changes of the open transaction block (`block_ddl.rs`).
+    block: block_ddl::BlockDdl,
     /// What `currval` reads, shared by this session's transactions.
     seq_mem: SequenceMemory,
     failed: bool,
@@ -70,17 +75,37 @@ fn now_micros() -> i64 {
 
 /// Bytes a result takes, for `max_result_bytes`.
 fn result_bytes(rows: &[Row]) -> u64 {
-    let mut n = 0u64;
-    for r in rows {
-        for v in r {
-            n += 8 + match v {
-                Value::Text(s) => s.len() as u64,
-                Value::Bytes(b) => b.len() as u64,
-                _ => 8,
-            };
+    rows.iter().flatten().map(|v| value_bytes(v.as_value_ref())).sum()
+}
+
+/// Bytes one returned value counts for `max_result_bytes`: its payload plus 8.
+fn value_bytes(v: ValueRef<'_>) -> u64 {
+    8 + match v {
+        ValueRef::Text(s) => s.len() as u64,
+        ValueRef::Bytes(b) => b.len() as u64,
+        _ => 8,
+    }
+}
+
+/// 54000 when `rows` rows of `bytes` bytes (see [`value_bytes`]) exceed `limits`.
+fn check_limits(limits: &Limits, rows: u64, bytes: u64) -> Result<()> {
+    if let Some(max) = limits.max_result_rows {
+        if rows > max {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("result of {rows} rows exceeds the limit of {max} rows (max_result_rows)"),
+            ));
         }
     }
-    n
+    if let Some(max) = limits.max_result_bytes {
+        if bytes > max {
+            return Err(Error::new(
+                SqlState::PROGRAM_LIMIT_EXCEEDED,
+                format!("result of {bytes} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Session {
@@ -92,6 +117,7 @@ impl Session {
             db,
             tx: None,
             savepoints: Vec::new(),
+            block: block_ddl::BlockDdl::default(),
             seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
@@ -140,27 +166,11 @@ impl Session {
     /// 54000 if a result is larger than `max_result_rows` / `max_result_bytes`.
     fn check_result(&self, r: &StatementResult) -> Result<()> {
         let rows = r.rows();
-        if let Some(max) = self.limits.max_result_rows {
-            if rows.len() as u64 > max {
-                return Err(Error::new(
-                    SqlState::PROGRAM_LIMIT_EXCEEDED,
-                    format!(
-                        "result of {} rows exceeds the limit of {max} rows (max_result_rows)",
-                        rows.len()
-                    ),
-                ));
-            }
-        }
-        if let Some(max) = self.limits.max_result_bytes {
-            let n = result_bytes(rows);
-            if n > max {
-                return Err(Error::new(
-                    SqlState::PROGRAM_LIMIT_EXCEEDED,
-                    format!("result of {n} bytes exceeds the limit of {max} bytes (max_result_bytes)"),
-                ));
-            }
-        }
-        Ok(())
+        let bytes = match self.limits.max_result_bytes {
+            Some(_) => result_bytes(rows),
+            None => 0,
+        };
+        check_limits(&self.limits, rows.len() as u64, bytes)
     }
 
     /// What stops a statement starting now: `statement_timeout`, a cancel request.
@@ -350,8 +360,15 @@ impl Session {
         if p.sql.trim().is_empty() {
             return Ok(StatementResult::Command { tag: "EMPTY".into() });
         }
+        let planned = self.current_plan(p)?;
+        self.run_statement(&p.stmt, params, planned)
+    }
+
+    /// The plan of a prepared query or DML statement, planned again if a table or view it
+    /// uses changed since; None for other statements.
+    fn current_plan(&mut self, p: &Prepared) -> Result<Option<Arc<PlannedStmt>>> {
         let cached = p.planned.lock().clone();
-        let planned = match cached {
+        Ok(match cached {
             Some(pl) if pl.valid() => Some(pl),
             Some(_) => {
                 let pl = self
@@ -362,8 +379,69 @@ impl Session {
                 pl
             }
             None => None,
+        })
+    }
+
+    /// Runs a prepared statement and lends each result row's values to `f`, as rusqlite's
+    /// `get_ref` lends SQLite's: a query that reads one table by its primary key (a point
+    /// read, a key range with LIMIT) and selects plain columns lends them from the stored row,
+    /// with no allocation per row; any other statement runs as [`Session::execute_prepared`]
+    /// and its rows (a query's, or DML's RETURNING) are lent from its result. The same rules
+    /// hold as for `execute_prepared` (autocommit or the open block, a failed block, cancel,
+    /// `statement_timeout`, `max_result_rows` / `max_result_bytes`, checked as rows are lent).
+    /// An error from `f` is returned and, in a transaction block, fails the block as a failed
+    /// statement does. Returns the number of rows lent.
+    pub fn query_prepared_with(
+        &mut self,
+        p: &Prepared,
+        params: &[Value],
+        mut f: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<u64> {
+        let request = self.cancel.begin();
+        let planned = match self.current_plan(p)? {
+            Some(pl) if p.nesting <= 16 && matches!(pl.planned, Planned::Query { .. }) => pl,
+            _ => {
+                drop(request);
+                let r = self.execute_prepared(p, params)?;
+                return lend_rows(r.rows(), &mut f).map_err(|e| self.fail(e));
+            }
         };
-        self.run_statement(&p.stmt, params, planned)
+        let limits = self.limits.clone();
+        let count_bytes = limits.max_result_bytes.is_some();
+        let (mut rows, mut bytes) = (0u64, 0u64);
+        let mut lent = |vals: &[ValueRef<'_>]| {
+            rows += 1;
+            if count_bytes {
+                bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
+            }
+            check_limits(&limits, rows, bytes)?;
+            f(vals)
+        };
+        self.under_block_rules(|s| {
+            let stop = s.interrupt();
+            s.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent))
+        })
+    }
+
+    /// Runs a statement's work (a query, DML, a COPY's data) under the transaction block's
+    /// rules: 25P02 in a failed block, 57014 for a cancel that arrived between the statements
+    /// of one request, and an error fails an open block.
+    fn under_block_rules<T>(&mut self, work: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.failed {
+            return Err(Error::new(
+                SqlState::IN_FAILED_SQL_TRANSACTION,
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let r = if self.cancel.is_canceled() {
+            Err(canceled_by_user())
+        } else {
+            work(self)
+        };
+        if r.is_err() && self.tx.is_some() {
+            self.failed = true;
+        }
+        r
     }
 
     fn fail(&mut self, e: Error) -> Error {
@@ -440,10 +518,17 @@ impl Session {
                 return match self.tx.take() {
                     Some(tx) if failed => {
                         tx.rollback();
+                        self.undo_block_ddl((0, 0))?;
                         cmd("ROLLBACK")
                     }
                     Some(tx) => {
-                        tx.commit()?;
+                        if let Err(e) = tx.commit() {
+                            // The block is over and its rows are not committed: its schema
+                            // changes go too (an error undoing them is the lesser news).
+                            let _ = self.undo_block_ddl((0, 0));
+                            return Err(e);
+                        }
+                        self.finish_block_ddl()?;
                         cmd("COMMIT")
                     }
                     None => cmd("COMMIT"),
@@ -458,6 +543,7 @@ impl Session {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.undo_block_ddl((0, 0))?;
                 return cmd("ROLLBACK");
             }
             A::Statement::Rollback {
@@ -466,26 +552,31 @@ impl Session {
             } => return self.rollback_to_savepoint(&ident(name)),
             _ => {}
         }
-        if self.failed {
-            return Err(Error::new(
-                SqlState::IN_FAILED_SQL_TRANSACTION,
-                "current transaction is aborted, commands ignored until end of transaction block",
-            ));
-        }
-        // A cancel that arrived between the statements of one request stops the next one.
-        let r = if self.cancel.is_canceled() {
-            Err(canceled_by_user())
-        } else {
-            self.run_in_tx(st, params, planned)
-                .and_then(|r| self.check_result(&r).map(|_| r))
-        };
-        if r.is_err() && self.tx.is_some() {
-            self.failed = true;
-        }
-        r
+        self.under_block_rules(|s| {
+            s.run_in_tx(st, params, planned)
+                .and_then(|r| s.check_result(&r).map(|_| r))
+        })
     }
 
     fn run_in_tx(
+        &mut self,
+        st: &A::Statement,
+        params: &[Value],
+        planned: Option<Arc<PlannedStmt>>,
+    ) -> Result<StatementResult> {
+        // DDL inside a transaction block is recorded so that a rollback can undo it.
+        if let Some(r) = self.ddl_in_block(st) {
+            return r;
+        }
+        self.run_statement_kind(st, params, planned)
+    }
+
+    /// Runs a DDL statement as it runs outside a transaction block.
+    fn run_ddl(&mut self, st: &A::Statement) -> Result<StatementResult> {
+        self.run_statement_kind(st, &[], None)
+    }
+
+    fn run_statement_kind(
         &mut self,
         st: &A::Statement,
         params: &[Value],
@@ -594,7 +685,8 @@ impl Session {
             ));
         };
         let sp = tx.savepoint()?;
-        self.savepoints.push((name.to_string(), sp));
+        let mark = self.block.mark();
+        self.savepoints.push((name.to_string(), sp, mark));
         Ok(StatementResult::Command {
             tag: "SAVEPOINT".into(),
         })
@@ -604,7 +696,7 @@ impl Session {
     fn find_savepoint(&self, name: &str) -> Result<usize> {
         self.savepoints
             .iter()
-            .rposition(|(n, _)| n == name)
+            .rposition(|(n, _, _)| n == name)
             .ok_or_else(|| Error::new(SqlState("3B001"), format!("savepoint \"{name}\" does not exist")))
     }
 
@@ -618,7 +710,7 @@ impl Session {
             ));
         }
         let i = self.find_savepoint(name)?;
-        let (_, sp) = self.savepoints[i];
+        let (_, sp, _) = self.savepoints[i];
         self.savepoints.truncate(i);
         if let Some(tx) = &mut self.tx {
             tx.release(sp)?;
@@ -642,12 +734,16 @@ impl Session {
             Ok(i) => i,
             Err(e) => return Err(self.fail(e)),
         };
-        let (_, sp) = self.savepoints[i];
+        let (_, sp, mark) = self.savepoints[i];
         self.savepoints.truncate(i + 1);
         if let Some(tx) = &mut self.tx {
             if let Err(e) = tx.rollback_to(sp) {
                 return Err(self.fail(e));
             }
+        }
+        // The schema changes made since the savepoint go too.
+        if let Err(e) = self.undo_block_ddl(mark) {
+            return Err(self.fail(e));
         }
         self.failed = false;
         Ok(StatementResult::Command {
@@ -666,6 +762,19 @@ impl Session {
         tx.set_lock_timeout(self.lock_timeout);
         tx.set_sequence_memory(self.seq_mem.clone());
         tx
+    }
+}
+
+impl Drop for Session {
+    /// A session that ends inside a transaction block (a client that disconnects) rolls the
+    /// block back, its schema changes included.
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            tx.rollback();
+        }
+        if self.block.mark() != (0, 0) {
+            let _ = self.undo_block_ddl((0, 0));
+        }
     }
 }
 

@@ -11,11 +11,11 @@ use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{Interrupt, TableDef, ViewDef};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
-use crate::sql::exec::{run, Exec};
+use crate::sql::exec::{lend, run, Exec};
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Access, Column, Plan, Scan};
 use crate::sql::result::StatementResult;
-use crate::types::{DataType, Row, Value};
+use crate::types::{DataType, Row, Value, ValueRef};
 
 pub(super) enum Planned {
     Query { plan: Plan, cols: Vec<Column> },
@@ -113,6 +113,28 @@ pub(super) fn exec_planned(
     // insert of the same key) are interrupted like the executor's own.
     tx.set_interrupt(stop.clone());
     let r = exec_statement(p, tx, params, stop);
+    tx.set_interrupt(Interrupt::default());
+    r
+}
+
+/// Runs a planned query, lending its rows to `f` (see `Session::query_prepared_with`).
+pub(super) fn lend_planned(
+    p: &PlannedStmt,
+    tx: &mut AnyTxn,
+    params: &[Value],
+    stop: &Interrupt,
+    f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+) -> Result<u64> {
+    let Planned::Query { plan, .. } = &p.planned else {
+        return Err(Error::internal("only a query's rows are lent"));
+    };
+    check_params(&p.params, params)?;
+    tx.set_interrupt(stop.clone());
+    let r = {
+        let ex = Exec::new(tx, params, &p.subplans, now_micros(), stop);
+        let cx = ex.ctx();
+        lend(plan, &cx, f)
+    };
     tx.set_interrupt(Interrupt::default());
     r
 }

@@ -1,5 +1,6 @@
 //! Augur as a system under test: the embedded API (`Database`, `Transaction::get_with` /
-//! `scan_with`) and the SQL layer (`Session` with prepared statements, COPY for the load).
+//! `scan_first`) and the SQL layer (`Session` with prepared statements, rows lent by
+//! `query_prepared_with`, COPY for the load).
 
 use std::fmt::Write as _;
 use std::ops::Bound;
@@ -154,7 +155,7 @@ impl System for AugurApi {
             hi: Bound::Unbounded,
         };
         let mut err = None;
-        tx.scan_with(self.t(), &r, false, |key, row| {
+        tx.scan_first(self.t(), &r, false, n, |key, row| {
             match key {
                 Key::Int(i) => keys.push(uk(*i)),
                 _ => err = Some(anyhow!("non-integer key")),
@@ -318,32 +319,38 @@ impl System for AugurSql {
         bail!("reopen is measured on the API layer only")
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
+        // Rows lent (`query_prepared_with`), as rusqlite's `get_ref` lends SQLite's: one copy,
+        // into `out`, as on the other sides.
         let p = self.p_get.clone();
-        let r = self.s.execute_prepared(&p, &[Value::Int(ik(k))])?;
-        match r.rows().first() {
-            Some(row) => match row.first() {
-                Some(Value::Bytes(b)) => {
-                    out.extend_from_slice(b);
-                    Ok(true)
-                }
-                other => bail!("unexpected column {other:?}"),
-            },
-            None => Ok(false),
+        let mut bad = None;
+        let n = self.s.query_prepared_with(&p, &[Value::Int(ik(k))], |vals| {
+            match vals.first() {
+                Some(ValueRef::Bytes(b)) => out.extend_from_slice(b),
+                other => bad = Some(format!("{other:?}")),
+            }
+            Ok(())
+        })?;
+        if let Some(b) = bad {
+            bail!("unexpected column {b}");
         }
+        Ok(n > 0)
     }
     fn range(&mut self, k: u64, n: usize, keys: &mut Vec<u64>, vals: &mut Vec<u8>) -> Result<()> {
         let p = self.p_range.clone();
-        let r = self
-            .s
-            .execute_prepared(&p, &[Value::Int(ik(k)), Value::Int(n as i64)])?;
-        for row in r.rows() {
-            match (&row[0], &row[1]) {
-                (Value::Int(i), Value::Bytes(b)) => {
-                    keys.push(uk(*i));
-                    vals.extend_from_slice(b);
+        let mut bad = None;
+        self.s
+            .query_prepared_with(&p, &[Value::Int(ik(k)), Value::Int(n as i64)], |row| {
+                match row {
+                    [ValueRef::Int(i), ValueRef::Bytes(b)] => {
+                        keys.push(uk(*i));
+                        vals.extend_from_slice(b);
+                    }
+                    other => bad = Some(format!("{other:?}")),
                 }
-                other => bail!("unexpected row {other:?}"),
-            }
+                Ok(())
+            })?;
+        if let Some(b) = bad {
+            bail!("unexpected row {b}");
         }
         Ok(())
     }

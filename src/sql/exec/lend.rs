@@ -1,0 +1,114 @@
+//! Lent results: a query that reads one table through its access path and selects plain
+//! columns (a point read, a key range with LIMIT) hands each row's values to the caller
+//! borrowed from the stored row, without building owned rows; any other plan runs as usual and
+//! its rows are lent from the materialized result.
+
+use super::{limit_of, read_access, run, stop_count, Lent};
+use crate::error::{Error, Result};
+use crate::sql::expr::{Ctx, Expr};
+use crate::sql::plan::{Plan, Scan};
+use crate::types::{Row, RowRef, Value, ValueRef};
+
+/// Columns a lent row carries on the stack; wider select lists use a vector per row.
+const STACK_COLS: usize = 8;
+
+/// Runs `plan`, lending each result row to `f` (in the plan's order); returns how many rows.
+pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
+    if let Some(shape) = Shape::of(plan) {
+        return shape.lend(cx, f);
+    }
+    lend_rows(&run(plan, cx)?, f)
+}
+
+/// Lends materialized rows to `f`, each as its values borrowed; returns how many rows.
+pub fn lend_rows(rows: &[Row], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
+    let mut refs = Vec::new();
+    for r in rows {
+        refs.clear();
+        refs.extend(r.iter().map(Value::as_value_ref));
+        f(&refs)?;
+    }
+    Ok(rows.len() as u64)
+}
+
+/// A plan that can lend stored rows: `[Limit] [Project(columns)] Scan`, the scan without a
+/// residual filter.
+struct Shape<'p> {
+    scan: &'p Scan,
+    /// The select list, every expression a column (`Expr::Col`); None: every column.
+    cols: Option<&'p [Expr]>,
+    limit: Option<(&'p Option<Expr>, &'p Option<Expr>)>,
+}
+
+impl<'p> Shape<'p> {
+    fn of(plan: &'p Plan) -> Option<Shape<'p>> {
+        let (plan, limit) = match plan {
+            Plan::Limit { input, limit, offset } => (input.as_ref(), Some((limit, offset))),
+            p => (p, None),
+        };
+        let (plan, cols) = match plan {
+            Plan::Project(input, exprs) if exprs.iter().all(|e| matches!(e, Expr::Col(_))) => {
+                (input.as_ref(), Some(exprs.as_slice()))
+            }
+            Plan::Project(..) => return None,
+            p => (p, None),
+        };
+        match plan {
+            Plan::Scan(scan) if scan.filter.is_none() => Some(Shape { scan, cols, limit }),
+            _ => None,
+        }
+    }
+
+    fn lend(&self, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
+        let (limit, offset) = match self.limit {
+            Some((l, o)) => (limit_of(l, cx, "LIMIT")?, limit_of(o, cx, "OFFSET")?.unwrap_or(0)),
+            None => (None, 0),
+        };
+        let stop = stop_count(self.scan, cx)?;
+        if stop == Some(0) || limit == Some(0) {
+            return Ok(0);
+        }
+        let all: Vec<Expr>;
+        let cols = match self.cols {
+            Some(c) => c,
+            None => {
+                all = (0..self.scan.def.columns.len()).map(Expr::Col).collect();
+                &all
+            }
+        };
+        let (mut seen, mut sent) = (0u64, 0u64);
+        read_access(self.scan, cx, stop, &mut |_, lent| {
+            cx.check()?;
+            seen += 1;
+            if seen > offset {
+                let row = match lent {
+                    Lent::Ref(r) => r,
+                    Lent::Shared(r) => RowRef::values(r),
+                };
+                lend_row(row, cols, f)?;
+                sent += 1;
+            }
+            Ok(stop.is_none_or(|m| seen < m) && limit.is_none_or(|l| sent < l))
+        })?;
+        Ok(sent)
+    }
+}
+
+/// Lends columns `cols` (each an `Expr::Col`) of `row` (a stored row shorter than its table
+/// reads NULL past its end).
+fn lend_row(row: RowRef<'_>, cols: &[Expr], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<()> {
+    let value = |e: &Expr| match e {
+        Expr::Col(c) => Ok(row.get(*c)?.unwrap_or(ValueRef::Null)),
+        _ => Err(Error::internal("a lent row selects columns only")),
+    };
+    if cols.len() <= STACK_COLS {
+        let mut vals = [ValueRef::Null; STACK_COLS];
+        for (slot, e) in vals.iter_mut().zip(cols) {
+            *slot = value(e)?;
+        }
+        f(&vals[..cols.len()])
+    } else {
+        let vals = cols.iter().map(value).collect::<Result<Vec<_>>>()?;
+        f(&vals)
+    }
+}

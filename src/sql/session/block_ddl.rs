@@ -1,0 +1,399 @@
+//! DDL inside a transaction block, so that the block's ROLLBACK leaves the catalog as it was.
+//! What the block creates (tables, indexes, sequences, views) exists at once and is dropped
+//! again if the block rolls back; what it drops that it did not create is checked at once and
+//! dropped when the block commits; TRUNCATE deletes the rows through the block's transaction;
+//! ALTER TABLE of a table the block did not create, and CREATE OR REPLACE of such a view, are
+//! refused with 25001 before anything changes (the engine cannot take such a change back).
+
+use sqlparser::ast as A;
+
+use super::Session;
+use crate::error::{Error, Result, SqlState};
+use crate::seam::prelude::*;
+use crate::sql::bind::object_name;
+use crate::sql::lexer::lex;
+use crate::sql::parse::parse_tokens;
+use crate::sql::result::StatementResult;
+
+/// An object a transaction block created (in the order undoing drops them last to first:
+/// a table's sequences before it, its indexes after it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Created {
+    Sequence(String),
+    Table(String),
+    Index(String),
+    View(String),
+}
+
+impl Created {
+    fn name(&self) -> &str {
+        match self {
+            Created::Sequence(n) | Created::Table(n) | Created::Index(n) | Created::View(n) => n,
+        }
+    }
+}
+
+/// The schema changes of the open transaction block.
+#[derive(Default)]
+pub(super) struct BlockDdl {
+    /// What the block created, oldest first.
+    created: Vec<Created>,
+    /// DROP statements of objects the block did not create, to run once it commits, with the
+    /// names each drops.
+    drops: Vec<(A::Statement, Vec<String>)>,
+}
+
+impl BlockDdl {
+    /// Where the block's schema changes stand (what a savepoint rolls back to).
+    pub(super) fn mark(&self) -> (usize, usize) {
+        (self.created.len(), self.drops.len())
+    }
+
+    fn created(&self, name: &str) -> bool {
+        self.created.iter().any(|c| c.name() == name)
+    }
+
+    fn dropping(&self, name: &str) -> bool {
+        self.drops.iter().any(|(_, n)| n.iter().any(|x| x == name))
+    }
+}
+
+fn refused(what: &str) -> Error {
+    Error::new(
+        SqlState::ACTIVE_SQL_TRANSACTION,
+        format!(
+            "{what} cannot run inside a transaction block in Augur unless the block created the object (a ROLLBACK could not undo it); run it outside a transaction block"
+        ),
+    )
+}
+
+fn command(tag: &str) -> Result<StatementResult> {
+    Ok(StatementResult::Command { tag: tag.into() })
+}
+
+impl Session {
+    /// Runs `st` if it is DDL and a transaction block is open; None otherwise (the statement
+    /// runs as it would outside a block).
+    pub(super) fn ddl_in_block(&mut self, st: &A::Statement) -> Option<Result<StatementResult>> {
+        self.tx.as_ref()?;
+        Some(match st {
+            A::Statement::CreateTable(ct) => match object_name(&ct.name) {
+                Ok(t) => self.recording(&t, |s| s.create_table(ct)),
+                Err(e) => Err(e),
+            },
+            A::Statement::CreateIndex(ci) => match object_name(&ci.table_name) {
+                Ok(t) => self.recording(&t, |s| s.create_index(ci)),
+                Err(e) => Err(e),
+            },
+            A::Statement::CreateSequence { name, .. } => self.create_sequence_in_block(st, name),
+            A::Statement::CreateView(cv) => self.create_view_in_block(cv),
+            A::Statement::AlterTable(at) => self.alter_in_block(at),
+            A::Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => self.drop_in_block(st, *object_type, *if_exists, names, *cascade),
+            A::Statement::Truncate(t) => self.truncate_in_block(t),
+            _ => return None,
+        })
+    }
+
+    /// A table, its indexes and the sequences it owns (serial and identity columns).
+    fn objects_of(&self, table: &str) -> Result<Vec<Created>> {
+        let Ok(t) = self.db.table(table) else {
+            return Ok(Vec::new());
+        };
+        let mut v: Vec<Created> = self
+            .db
+            .sequences()?
+            .into_iter()
+            .filter(|s| s.owned_by.as_ref().is_some_and(|(o, _)| o == table))
+            .map(|s| Created::Sequence(s.name))
+            .collect();
+        v.push(Created::Table(table.to_string()));
+        v.extend(t.def().indexes.iter().map(|i| Created::Index(i.name.clone())));
+        Ok(v)
+    }
+
+    /// Runs a statement that creates `table` or objects of it, and records each object that
+    /// is new afterwards, also when the statement fails part way (so that the block's rollback
+    /// removes what it left behind).
+    fn recording(
+        &mut self,
+        table: &str,
+        f: impl FnOnce(&mut Session) -> Result<StatementResult>,
+    ) -> Result<StatementResult> {
+        let before = self.objects_of(table)?;
+        let r = f(self);
+        let mut new: Vec<Created> = self
+            .objects_of(table)?
+            .into_iter()
+            .filter(|c| !before.contains(c))
+            .collect();
+        new.sort();
+        self.block.created.extend(new);
+        r
+    }
+
+    fn create_sequence_in_block(
+        &mut self,
+        st: &A::Statement,
+        name: &A::ObjectName,
+    ) -> Result<StatementResult> {
+        let n = object_name(name)?;
+        let existed = self.db.has_sequence(&n)?;
+        let r = self.run_ddl(st);
+        if !existed && self.db.has_sequence(&n)? {
+            self.block.created.push(Created::Sequence(n));
+        }
+        r
+    }
+
+    fn create_view_in_block(&mut self, cv: &A::CreateView) -> Result<StatementResult> {
+        let n = object_name(&cv.name)?;
+        let existed = self.db.view(&n)?.is_some();
+        if existed && cv.or_replace && !self.block.created(&n) {
+            return Err(refused("CREATE OR REPLACE VIEW of an existing view"));
+        }
+        let r = self.create_view(cv);
+        if !existed && self.db.view(&n)?.is_some() {
+            self.block.created.push(Created::View(n));
+        }
+        r
+    }
+
+    /// ALTER TABLE of a table the block created (the block's rollback drops the table, whatever
+    /// was altered; a rename moves the record to the new name).
+    fn alter_in_block(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
+        let name = object_name(&at.name)?;
+        if !self.block.created.contains(&Created::Table(name.clone())) {
+            if self.db.table(&name).is_ok() {
+                return Err(refused("ALTER TABLE"));
+            }
+            // No such table: the statement's own error (or nothing, with IF EXISTS).
+            return self.alter_table(at);
+        }
+        let before = self.objects_of(&name)?;
+        let r = self.alter_table(at);
+        let now = if self.db.table(&name).is_ok() {
+            name.clone()
+        } else {
+            at.operations
+                .iter()
+                .find_map(|op| match op {
+                    A::AlterTableOperation::RenameTable {
+                        table_name: A::RenameTableNameKind::To(n) | A::RenameTableNameKind::As(n),
+                    } => object_name(n).ok(),
+                    _ => None,
+                })
+                .unwrap_or_else(|| name.clone())
+        };
+        if now != name {
+            for c in &mut self.block.created {
+                if *c == Created::Table(name.clone()) {
+                    *c = Created::Table(now.clone());
+                }
+            }
+        }
+        let mut new: Vec<Created> = self
+            .objects_of(&now)?
+            .into_iter()
+            .filter(|c| !before.contains(c) && *c != Created::Table(now.clone()))
+            .collect();
+        new.sort();
+        self.block.created.extend(new);
+        r
+    }
+
+    /// Whether object `name` of kind `ty` exists, counting the block's pending drops as done.
+    fn exists_for_drop(&self, ty: A::ObjectType, name: &str) -> Result<bool> {
+        if self.block.dropping(name) {
+            return Ok(false);
+        }
+        Ok(match ty {
+            A::ObjectType::Table => self.db.table(name).is_ok(),
+            A::ObjectType::View => self.db.view(name)?.is_some(),
+            A::ObjectType::Sequence => self.db.has_sequence(name)?,
+            _ => self
+                .db
+                .tables()
+                .iter()
+                .any(|t| t.def().indexes.iter().any(|i| i.name == name)),
+        })
+    }
+
+    /// DROP inside a block: of objects the block created, at once; otherwise checked now and
+    /// run when the block commits.
+    fn drop_in_block(
+        &mut self,
+        st: &A::Statement,
+        ty: A::ObjectType,
+        if_exists: bool,
+        names: &[A::ObjectName],
+        cascade: bool,
+    ) -> Result<StatementResult> {
+        let tag = match ty {
+            A::ObjectType::Table => "DROP TABLE",
+            A::ObjectType::View => "DROP VIEW",
+            A::ObjectType::Sequence => "DROP SEQUENCE",
+            A::ObjectType::Index => "DROP INDEX",
+            _ => return self.run_ddl(st),
+        };
+        let names: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
+        if names.iter().all(|n| self.block.created(n)) {
+            let r = self.run_ddl(st);
+            // Forget what is gone (a table's indexes and sequences go with it).
+            let mut gone = Vec::new();
+            for c in &self.block.created {
+                let exists = match c {
+                    Created::Table(n) => self.db.table(n).is_ok(),
+                    Created::View(n) => self.db.view(n)?.is_some(),
+                    Created::Sequence(n) => self.db.has_sequence(n)?,
+                    Created::Index(n) => self
+                        .db
+                        .tables()
+                        .iter()
+                        .any(|t| t.def().indexes.iter().any(|i| &i.name == n)),
+                };
+                if !exists {
+                    gone.push(c.clone());
+                }
+            }
+            self.block.created.retain(|c| !gone.contains(c));
+            return r;
+        }
+        for n in &names {
+            if self.exists_for_drop(ty, n)? {
+                continue;
+            }
+            if ty == A::ObjectType::Table && self.db.view(n)?.is_some() {
+                return Err(Error::new(
+                    SqlState("42809"),
+                    format!("\"{n}\" is not a table (use DROP VIEW to remove a view)"),
+                ));
+            }
+            if !if_exists {
+                return Err(match ty {
+                    A::ObjectType::Index => Error::new(
+                        SqlState::UNDEFINED_OBJECT,
+                        format!("index \"{n}\" does not exist"),
+                    ),
+                    A::ObjectType::View => {
+                        Error::new(SqlState::UNDEFINED_TABLE, format!("view \"{n}\" does not exist"))
+                    }
+                    _ => Error::undefined_table(n),
+                });
+            }
+        }
+        if ty == A::ObjectType::Table && !cascade {
+            // What depends on the tables must be gone too (dropped by this statement or
+            // earlier in the block), as the DROP itself will check.
+            let gone = |x: &str| names.iter().any(|n| n == x) || self.block.dropping(x);
+            for t in self.db.tables() {
+                let d = t.def();
+                if gone(&d.name) {
+                    continue;
+                }
+                if let Some(f) = d.foreign_keys.iter().find(|f| names.contains(&f.parent)) {
+                    return Err(Error::new(
+                        SqlState("2BP01"),
+                        format!(
+                            "cannot drop table {} because other objects depend on it (constraint {} on table {} depends on table {}); use DROP ... CASCADE to drop the dependent objects too",
+                            f.parent, f.name, d.name, f.parent
+                        ),
+                    ));
+                }
+            }
+        }
+        self.block.drops.push((st.clone(), names));
+        command(tag)
+    }
+
+    /// TRUNCATE inside a block: the rows are deleted through the block's transaction, so that
+    /// a rollback brings them back.
+    fn truncate_in_block(&mut self, t: &A::Truncate) -> Result<StatementResult> {
+        let mut rest = self.truncate_targets(t)?;
+        // Referencing tables first, so that no delete meets a foreign key to rows still there.
+        let mut names = Vec::with_capacity(rest.len());
+        while !rest.is_empty() {
+            let referenced = |n: &String| {
+                rest.iter().any(|o| {
+                    o != n
+                        && self
+                            .db
+                            .table(o)
+                            .is_ok_and(|t| t.def().foreign_keys.iter().any(|f| &f.parent == n))
+                })
+            };
+            let i = rest.iter().position(|n| !referenced(n)).unwrap_or(0);
+            names.push(rest.remove(i));
+        }
+        for n in &names {
+            let sql = format!("DELETE FROM \"{}\"", n.replace('"', "\"\""));
+            let stmt = parse_tokens(lex(&sql)?.tokens)?
+                .pop()
+                .ok_or_else(|| Error::internal("DELETE did not parse"))?;
+            self.run_in_tx(&stmt, &[], None)?;
+        }
+        command("TRUNCATE TABLE")
+    }
+
+    /// Undoes the block's schema changes back to `mark` ([`BlockDdl::mark`]): drops what it
+    /// created since, newest first, and forgets the drops it asked for since. Every object is
+    /// tried; the first error is returned.
+    pub(super) fn undo_block_ddl(&mut self, mark: (usize, usize)) -> Result<()> {
+        self.block.drops.truncate(mark.1);
+        if self.block.created.len() <= mark.0 {
+            return Ok(());
+        }
+        let mut first = Ok(());
+        while self.block.created.len() > mark.0 {
+            let c = self.block.created.pop().expect("longer than the mark");
+            if let Err(e) = self.drop_created(&c) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        self.clear_plan_cache();
+        first
+    }
+
+    fn drop_created(&mut self, c: &Created) -> Result<()> {
+        match c {
+            Created::Table(n) => {
+                if self.db.table(n).is_ok() {
+                    self.drop_dependent_views("table", n, true)?;
+                    self.drop_referencing_fks(n, std::slice::from_ref(n))?;
+                    if self.db.drop_table(n, true)? {
+                        self.db.drop_owned_sequences(n)?;
+                    }
+                }
+            }
+            Created::Index(n) => {
+                self.db.drop_index(n)?;
+            }
+            Created::Sequence(n) => {
+                self.db.drop_sequence(n, true)?;
+            }
+            Created::View(n) => {
+                if self.db.view(n)?.is_some() {
+                    self.drop_dependent_views("view", n, true)?;
+                    self.db.drop_view(n)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// After the block committed: forgets what it created and runs the drops it asked for.
+    pub(super) fn finish_block_ddl(&mut self) -> Result<()> {
+        self.block.created.clear();
+        for (st, _) in std::mem::take(&mut self.block.drops) {
+            self.run_ddl(&st)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,236 @@
+//! Arrays in PostgreSQL's text form (`{1,2,NULL}`, `{"a b",c}`), the form in which the SQL
+//! layer holds an array value (array_agg's result, the catalog's array columns): read and
+//! written as PostgreSQL's array_in and array_out do, for arrays of one dimension.
+
+use crate::error::{Error, Result};
+
+/// PostgreSQL's `array_isspace`: the white space around (not inside) an unquoted element.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0B' | '\x0C')
+}
+
+/// Whether array_out quotes an element: empty, `NULL` in any case, or holding a quote, a
+/// backslash, a brace, the delimiter or white space.
+fn needs_quotes(s: &str) -> bool {
+    s.is_empty()
+        || s.eq_ignore_ascii_case("NULL")
+        || s.chars()
+            .any(|c| matches!(c, '"' | '\\' | '{' | '}' | ',') || is_space(c))
+}
+
+/// Appends one element (None: NULL) as array_out writes it.
+pub fn push_element(out: &mut String, e: Option<&str>) {
+    match e {
+        None => out.push_str("NULL"),
+        Some(s) if needs_quotes(s) => {
+            out.push('"');
+            for c in s.chars() {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+        Some(s) => out.push_str(s),
+    }
+}
+
+/// The text form of the array of `items` (each element's own text form; None: NULL).
+pub fn format<'a>(items: impl IntoIterator<Item = Option<&'a str>>) -> String {
+    let mut out = String::from("{");
+    for (i, e) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_element(&mut out, e);
+    }
+    out.push('}');
+    out
+}
+
+fn malformed(s: &str, detail: &str) -> Error {
+    Error::invalid_text(format!("malformed array literal: \"{s}\" ({detail})"))
+}
+
+/// Reads an array's text form: its lower bound (1, unless the text gives its dimensions as in
+/// `[0:1]={a,b}`) and its elements' text (None: NULL). Elements may be quoted (`"a b"`, with
+/// `\"` and `\\` inside) or not (surrounding white space dropped; unquoted `NULL` is NULL).
+/// Arrays of more than one dimension are 0A000.
+pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
+    let mut t = s.trim_start_matches(is_space);
+    let mut dims: Option<(i64, i64)> = None;
+    if let Some(rest) = t.strip_prefix('[') {
+        let bad = || malformed(s, "bad array dimensions");
+        let (d, rest) = rest.split_once(']').ok_or_else(bad)?;
+        let (lo, hi) = d.split_once(':').ok_or_else(bad)?;
+        let lo: i64 = lo.trim().parse().map_err(|_| bad())?;
+        let hi: i64 = hi.trim().parse().map_err(|_| bad())?;
+        if rest.trim_start_matches(is_space).starts_with('[') {
+            return Err(Error::unsupported(
+                "arrays of more than one dimension are not supported by Augur",
+            ));
+        }
+        dims = Some((lo, hi));
+        t = rest
+            .trim_start_matches(is_space)
+            .strip_prefix('=')
+            .ok_or_else(|| malformed(s, "missing \"=\" after array dimensions"))?
+            .trim_start_matches(is_space);
+    }
+    let body = t
+        .strip_prefix('{')
+        .ok_or_else(|| malformed(s, "array value must start with \"{\" or dimension information"))?;
+    let mut items = Vec::new();
+    let mut it = body.chars();
+    let rest: &str;
+    if let Some(after) = body.trim_start_matches(is_space).strip_prefix('}') {
+        rest = after;
+    } else {
+        loop {
+            let mut cur = String::new();
+            let mut quoted = false;
+            let mut started = false;
+            // Unquoted white space after the element's text so far: kept only if more follows.
+            let mut pending = String::new();
+            let end = loop {
+                let c = it.next().ok_or_else(|| malformed(s, "unexpected end of input"))?;
+                match c {
+                    '"' | '\\' => {
+                        cur.push_str(&pending);
+                        pending.clear();
+                        started = true;
+                        if c == '\\' {
+                            cur.push(it.next().ok_or_else(|| malformed(s, "unexpected end of input"))?);
+                            continue;
+                        }
+                        quoted = true;
+                        loop {
+                            match it.next().ok_or_else(|| malformed(s, "unexpected end of input"))? {
+                                '"' => break,
+                                '\\' => cur
+                                    .push(it.next().ok_or_else(|| malformed(s, "unexpected end of input"))?),
+                                c => cur.push(c),
+                            }
+                        }
+                    }
+                    '{' if !started => {
+                        return Err(Error::unsupported(
+                            "arrays of more than one dimension are not supported by Augur",
+                        ))
+                    }
+                    '{' => return Err(malformed(s, "unexpected \"{\" character")),
+                    ',' | '}' => break c,
+                    c if is_space(c) => {
+                        if started {
+                            pending.push(c);
+                        }
+                    }
+                    c => {
+                        cur.push_str(&pending);
+                        pending.clear();
+                        cur.push(c);
+                        started = true;
+                    }
+                }
+            };
+            if !started {
+                return Err(malformed(s, "unexpected \",\" or \"}\" character"));
+            }
+            items.push(if !quoted && cur.eq_ignore_ascii_case("NULL") {
+                None
+            } else {
+                Some(cur)
+            });
+            if end == '}' {
+                break;
+            }
+        }
+        rest = it.as_str();
+    }
+    if !rest.chars().all(is_space) {
+        return Err(malformed(s, "junk after closing right brace"));
+    }
+    match dims {
+        None => Ok((1, items)),
+        Some((lo, hi)) if hi.checked_sub(lo).and_then(|n| n.checked_add(1)) == Some(items.len() as i64) => {
+            Ok((lo, items))
+        }
+        Some(_) => Err(malformed(
+            s,
+            "specified array dimensions do not match array contents",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::SqlState;
+
+    fn items(text: &str) -> Vec<Option<String>> {
+        parse(text).unwrap().1
+    }
+
+    fn s(x: &str) -> Option<String> {
+        Some(x.to_string())
+    }
+
+    #[test]
+    fn prints_as_array_out() {
+        assert_eq!(format([Some("1"), None, Some("3")]), "{1,NULL,3}");
+        assert_eq!(format(std::iter::empty()), "{}");
+        assert_eq!(
+            format([
+                Some("a b"),
+                Some(""),
+                Some("null"),
+                Some("x\"y\\z"),
+                Some("{}"),
+                Some("a,b")
+            ]),
+            r#"{"a b","","null","x\"y\\z","{}","a,b"}"#
+        );
+        assert_eq!(format([Some("\\x01")]), r#"{"\\x01"}"#);
+    }
+
+    #[test]
+    fn reads_as_array_in() {
+        assert_eq!(items("{}"), Vec::<Option<String>>::new());
+        assert_eq!(items(" { } "), Vec::<Option<String>>::new());
+        assert_eq!(items("{1,NULL,3}"), [s("1"), None, s("3")]);
+        assert_eq!(items("{ a b , \"NULL\" ,null}"), [s("a b"), s("NULL"), None]);
+        assert_eq!(items(r#"{"x\"y\\z",\,}"#), [s("x\"y\\z"), s(",")]);
+        assert_eq!(items(r#"{"",a"b c"d}"#), [s(""), s("ab cd")]);
+        assert_eq!(parse("[0:1]={7,8}").unwrap(), (0, vec![s("7"), s("8")]));
+        for text in [
+            "{a,b}",
+            r#"{"a b","","null","x\"y\\z"}"#,
+            "{NULL}",
+            "{\"\\\\x01\"}",
+        ] {
+            let (_, v) = parse(text).unwrap();
+            assert_eq!(format(v.iter().map(|x| x.as_deref())), text, "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_array_in_refuses() {
+        for s in [
+            "",
+            "1,2",
+            "{1,2",
+            "{1,,2}",
+            "{,}",
+            "{1}x",
+            "[1:3]={1,2}",
+            "{a{b}",
+            "[1:2]{1,2}",
+        ] {
+            let e = parse(s).unwrap_err();
+            assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION, "{s:?}");
+        }
+        let e = parse("{{1,2},{3,4}}").unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::FEATURE_NOT_SUPPORTED);
+    }
+}

@@ -1,0 +1,191 @@
+//! DDL inside a transaction block where Augur's answer is its own (the cases PostgreSQL shares
+//! are in tests/slt/ddl_transactions.slt): ALTER TABLE and CREATE OR REPLACE VIEW of objects
+//! the block did not create are refused with 25001 before anything changes; a failed block,
+//! a session that ends inside a block, and a failed COMMIT drop what the block created; a DROP
+//! of an existing table is checked at once and carried out at COMMIT.
+
+use augur::{Database, Options, Session, StatementResult, TxStatus, Value};
+
+fn open() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(
+        dir.path(),
+        Options {
+            sync_commits: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (dir, db)
+}
+
+fn code(r: augur::Result<Vec<StatementResult>>) -> String {
+    r.map(|_| "ok".to_string())
+        .unwrap_or_else(|e| e.sqlstate().code().to_string())
+}
+
+fn ok(s: &mut Session, sql: &str) {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
+    s.execute(sql, &[]).unwrap().pop().unwrap().rows().to_vec()
+}
+
+/// The user relations pg_class lists, by name.
+fn relations(s: &mut Session) -> Vec<String> {
+    rows(s, "SELECT relname FROM pg_class ORDER BY 1")
+        .into_iter()
+        .map(|r| r[0].to_string())
+        .collect()
+}
+
+fn columns(s: &mut Session, table: &str) -> Vec<String> {
+    rows(
+        s,
+        &format!("SELECT attname FROM pg_attribute WHERE attrelid = '{table}'::regclass ORDER BY attnum"),
+    )
+    .into_iter()
+    .map(|r| r[0].to_string())
+    .collect()
+}
+
+#[test]
+fn alter_of_an_existing_table_is_refused_before_it_changes_anything() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    ok(&mut s, "INSERT INTO t VALUES (1, 'a')");
+    let before = columns(&mut s, "t");
+    for alter in [
+        "ALTER TABLE t ADD COLUMN w int",
+        "ALTER TABLE t DROP COLUMN v",
+        "ALTER TABLE t RENAME COLUMN v TO w",
+        "ALTER TABLE t RENAME TO u",
+        "ALTER TABLE t ALTER COLUMN v SET NOT NULL",
+        "ALTER TABLE t ADD CONSTRAINT c CHECK (id > 0)",
+    ] {
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "INSERT INTO t VALUES (2, 'b')");
+        assert_eq!(code(s.execute(alter, &[])), "25001", "{alter}");
+        assert_eq!(s.status(), TxStatus::Failed);
+        ok(&mut s, "ROLLBACK");
+        assert_eq!(columns(&mut s, "t"), before, "{alter}");
+        assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(1)]]);
+    }
+    // Outside a block the same statements apply.
+    ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "w"]);
+}
+
+#[test]
+fn replacing_an_existing_view_in_a_block_is_refused() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    ok(&mut s, "CREATE VIEW w AS SELECT id FROM t");
+    ok(&mut s, "BEGIN");
+    assert_eq!(
+        code(s.execute("CREATE OR REPLACE VIEW w AS SELECT id, v FROM t", &[])),
+        "25001"
+    );
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(columns(&mut s, "w"), ["id"]);
+    // A view the block made may be replaced in it, and goes with its rollback.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE VIEW w2 AS SELECT id FROM t");
+    ok(&mut s, "CREATE OR REPLACE VIEW w2 AS SELECT id, v FROM t");
+    ok(&mut s, "ROLLBACK");
+    assert!(!relations(&mut s).contains(&"w2".to_string()));
+}
+
+#[test]
+fn a_failed_block_and_an_ended_session_drop_what_the_block_created() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY)");
+    let before = relations(&mut s);
+    // An error later in the block: its COMMIT rolls back, DDL included.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE n1 (id serial PRIMARY KEY, u text UNIQUE)");
+    ok(&mut s, "CREATE INDEX t_id ON t (id)");
+    ok(&mut s, "CREATE SEQUENCE q1");
+    assert_eq!(code(s.execute("SELECT * FROM nosuch", &[])), "42P01");
+    let r = s.execute("COMMIT", &[]).unwrap();
+    assert_eq!(r[0].tag(), "ROLLBACK");
+    assert_eq!(relations(&mut s), before);
+    // A CREATE TABLE that fails changes nothing.
+    ok(&mut s, "BEGIN");
+    assert_eq!(
+        code(s.execute("CREATE TABLE t (id int PRIMARY KEY)", &[])),
+        "42P07"
+    );
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(relations(&mut s), before);
+    // A session that ends inside a block (a client that disconnects).
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE n2 (id int PRIMARY KEY)");
+    ok(&mut s, "INSERT INTO n2 VALUES (1)");
+    drop(s);
+    let mut s = Session::new(db);
+    assert_eq!(relations(&mut s), before);
+    // A DDL statement outside a block is not undone by a later ROLLBACK.
+    ok(&mut s, "CREATE TABLE n3 (id int PRIMARY KEY)");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ROLLBACK");
+    assert!(relations(&mut s).contains(&"n3".to_string()));
+}
+
+#[test]
+fn drop_of_an_existing_table_is_checked_at_once_and_done_at_commit() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    ok(&mut s, "CREATE TABLE p (id int PRIMARY KEY)");
+    ok(
+        &mut s,
+        "CREATE TABLE c (id int PRIMARY KEY, p int REFERENCES p (id))",
+    );
+    ok(&mut s, "INSERT INTO p VALUES (1)");
+    ok(&mut s, "BEGIN");
+    // The dependent table is still there: 2BP01 at the statement, not at COMMIT.
+    assert_eq!(code(s.execute("DROP TABLE p", &[])), "2BP01");
+    ok(&mut s, "ROLLBACK");
+    ok(&mut s, "BEGIN");
+    assert_eq!(code(s.execute("DROP TABLE nosuch", &[])), "42P01");
+    ok(&mut s, "ROLLBACK");
+    // Dropped in dependency order, as SQLAlchemy's drop_all does.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "DROP TABLE c");
+    ok(&mut s, "DROP TABLE p");
+    // Dropping it twice in the block is 42P01, as in PostgreSQL.
+    assert_eq!(code(s.execute("DROP TABLE p", &[])), "42P01");
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(relations(&mut s), ["c", "c_pkey", "p", "p_pkey"]);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "DROP TABLE c");
+    ok(&mut s, "DROP TABLE p");
+    // Until COMMIT another session still sees both.
+    let mut other = Session::new(db);
+    assert_eq!(relations(&mut other).len(), 4);
+    ok(&mut s, "COMMIT");
+    assert!(relations(&mut s).is_empty());
+    assert!(relations(&mut other).is_empty());
+}
+
+#[test]
+fn truncate_in_a_block_commits_or_rolls_back_with_it() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY)");
+    ok(&mut s, "INSERT INTO t VALUES (1), (2), (3)");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "TRUNCATE t");
+    ok(&mut s, "INSERT INTO t VALUES (7)");
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(3)]]);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "TRUNCATE t");
+    ok(&mut s, "INSERT INTO t VALUES (7)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(rows(&mut s, "SELECT id FROM t"), vec![vec![Value::Int(7)]]);
+}
