@@ -237,9 +237,11 @@ pub struct Transaction {
     /// Row locks taken while a savepoint is open, in order (a RefCell as `locks` is).
     lock_log: RefCell<Vec<(u32, Key)>>,
     /// The last value `nextval` returned per sequence in this session (`currval`), shared with
-    /// the session's other transactions ([`Transaction::set_sequence_memory`]); made on first
-    /// use otherwise, so that a transaction that calls no sequence function allocates none.
-    seq_last: OnceLock<SequenceMemory>,
+    /// the session's other transactions ([`Transaction::set_sequence_memory`]).
+    seq_shared: Option<SequenceMemory>,
+    /// This transaction's own memory when none is shared: made on first use, so that a
+    /// transaction that calls no sequence function allocates none.
+    seq_own: OnceLock<SequenceMemory>,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -301,7 +303,8 @@ impl Transaction {
             savepoints: Vec::new(),
             undo: Vec::new(),
             lock_log: RefCell::new(Vec::new()),
-            seq_last: OnceLock::new(),
+            seq_shared: None,
+            seq_own: OnceLock::new(),
         }
     }
 
@@ -526,11 +529,16 @@ impl Transaction {
     /// Shares `m` as this transaction's `currval` memory (a session passes the same one to
     /// each of its transactions, as PostgreSQL keeps currval per session).
     pub fn set_sequence_memory(&mut self, m: SequenceMemory) {
-        self.seq_last = OnceLock::from(m);
+        // A plain field, not `OnceLock::from`: setting a OnceLock runs its `Once` (dozens of
+        // instructions on every autocommit statement of a session).
+        self.seq_shared = Some(m);
     }
 
     fn sequence_memory(&self) -> &SequenceMemory {
-        self.seq_last.get_or_init(SequenceMemory::default)
+        match &self.seq_shared {
+            Some(m) => m,
+            None => self.seq_own.get_or_init(SequenceMemory::default),
+        }
     }
 
     /// `nextval`: the sequence's next value (not undone by a rollback, as in PostgreSQL).

@@ -20,6 +20,12 @@ pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<
     lend_rows(&run(plan, cx)?, f)
 }
 
+/// Whether `lend` reads `plan`'s rows in place from its one table's access path (a plan that
+/// takes no row locks and writes nothing).
+pub fn lends_in_place(plan: &Plan) -> bool {
+    Shape::of(plan).is_some()
+}
+
 /// Lends materialized rows to `f`, each as its values borrowed; returns how many rows.
 pub fn lend_rows(rows: &[Row], f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
     let mut refs = Vec::new();

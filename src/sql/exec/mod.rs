@@ -23,7 +23,7 @@ mod set_op;
 mod subquery;
 mod window;
 
-pub use lend::{lend, lend_rows};
+pub use lend::{lend, lend_rows, lends_in_place};
 
 /// A subquery's number and argument values.
 type SubKey = (usize, Vec<Value>);

@@ -11,7 +11,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{Interrupt, TableDef, ViewDef};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
-use crate::sql::exec::{lend, run, Exec};
+use crate::sql::exec::{lend, lends_in_place, run, Exec};
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Access, Column, Plan, Scan};
 use crate::sql::result::StatementResult;
@@ -129,13 +129,20 @@ pub(super) fn lend_planned(
         return Err(Error::internal("only a query's rows are lent"));
     };
     check_params(&p.params, params)?;
-    tx.set_interrupt(stop.clone());
+    // The engine's row-lock waits end at the transaction's interrupt; a plan that reads stored
+    // rows in place waits for none, so it skips setting one (two reference counts a read).
+    let waits = !lends_in_place(plan);
+    if waits {
+        tx.set_interrupt(stop.clone());
+    }
     let r = {
         let ex = Exec::new(tx, params, &p.subplans, now_micros(), stop);
         let cx = ex.ctx();
         lend(plan, &cx, f)
     };
-    tx.set_interrupt(Interrupt::default());
+    if waits {
+        tx.set_interrupt(Interrupt::default());
+    }
     r
 }
 
