@@ -1,8 +1,8 @@
-//! Shared helpers for the server tests: start the built `augur` binary on a free loopback port
-//! and a data directory, drive psql, kill it.
+//! Shared helpers for the server tests: start the built `augur` binary on a loopback port it
+//! binds itself and a data directory, drive psql, kill it.
 #![allow(dead_code)]
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -111,42 +111,57 @@ pub fn augur_bin() -> String {
 }
 
 impl Server {
-    /// Starts `augur serve` on `dir` with extra arguments; waits until it accepts connections.
+    /// Starts `augur serve` on `dir` with extra arguments, on a loopback port the server itself
+    /// binds (`--listen 127.0.0.1:0`) and reports on its first line of output, so no other
+    /// process can take the port between choosing it and binding it; returns once it listens.
     pub fn start(dir: &Path, extra: &[&str]) -> Server {
-        let port = free_port();
-        let log = dir.with_extension(format!("{port}.log"));
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let log = dir.with_extension(format!("{}-{n}.log", std::process::id()));
         let logf = std::fs::File::create(&log).unwrap();
-        let child = Command::new(augur_bin())
+        let mut child = Command::new(augur_bin())
             .args(["serve", "--data-dir"])
             .arg(dir)
-            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--listen", "127.0.0.1:0"])
             .args(extra)
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(logf)
             .spawn()
             .expect("start augur");
+        // "augur X listening on 127.0.0.1:PORT; connect with: ..." (src/bin/augur.rs).
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(out);
+            let mut line = String::new();
+            let _ = r.read_line(&mut line);
+            let _ = tx.send(line);
+            // Keep reading so the server never writes into a closed pipe.
+            let _ = std::io::copy(&mut r, &mut std::io::sink());
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let port = line
+            .split_once(" listening on ")
+            .and_then(|(_, rest)| rest.split(';').next())
+            .and_then(|addr| addr.rsplit_once(':'))
+            .and_then(|(_, p)| p.trim().parse::<u16>().ok());
+        let Some(port) = port else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "server did not start (first output line {line:?}); log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        };
         let done = Arc::new(AtomicBool::new(false));
         watchdog(child.id(), port, log.clone(), done.clone());
-        let s = Server {
+        Server {
             child,
             port,
             dir: dir.to_path_buf(),
             log,
             done,
-        };
-        s.wait_ready();
-        s
-    }
-
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("server did not start; log:\n{}", self.log_text());
     }
 
     pub fn log_text(&self) -> String {
