@@ -28,6 +28,9 @@ fn opts() -> Options {
 /// (v, w) of each key: `v` indexed by `t_v` (NULL: no entry), `w` by the unique `t_w`.
 type Model = BTreeMap<i64, (Option<i64>, String)>;
 
+/// A write of a key: `Some((v, w))` upserts, `None` deletes.
+type Write = (i64, Option<(Option<i64>, String)>);
+
 fn create(db: &Database) {
     db.create_table(
         TableDef::new(
@@ -63,7 +66,7 @@ fn row(k: i64, v: Option<i64>, w: &str) -> Vec<Value> {
 }
 
 /// Upserts (`Some`) and deletes (`None`) in one transaction, and in the model.
-fn apply(db: &Database, model: &mut Model, writes: &[(i64, Option<(Option<i64>, String)>)]) {
+fn apply(db: &Database, model: &mut Model, writes: &[Write]) {
     db.transaction(|tx| {
         for (k, w) in writes {
             match w {
@@ -92,7 +95,7 @@ fn apply(db: &Database, model: &mut Model, writes: &[(i64, Option<(Option<i64>, 
 
 /// A write of key `k` in round `round`: its indexed value changes (NULL for some keys), and so
 /// does its unique value.
-fn put(k: i64, round: i64) -> (i64, Option<(Option<i64>, String)>) {
+fn put(k: i64, round: i64) -> Write {
     let v = if (k + round) % 13 == 0 {
         None
     } else {

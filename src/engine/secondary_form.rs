@@ -1,8 +1,8 @@
-//! The persisted form of a table's secondary indexes: written with each checkpoint of its
-//! primary index (same watermark, generation and random id), loaded at open instead of a rebuild
-//! that reads the row of every key.
+//! The persisted form of a table's secondary indexes, written with each checkpoint of its
+//! primary index and loaded at open instead of a rebuild that reads the row of every key.
 //!
-//! `index/<table>-<generation>.sec`, beside the primary index's image:
+//! `index/<table>-<generation>.sec`, beside the primary index's image, tagged like it (table,
+//! generation, watermark, the checkpoint's random id):
 //!
 //! ```text
 //! "AUGSEC1\n"  tag: table, generation, watermark, checkpoint id (4 x u64 LE)  indexes (u32 LE)
@@ -239,7 +239,7 @@ fn decode_entries(
         };
         let rowid = r.u64()?;
         seen += 1;
-        if !stale.contains(&rowid) {
+        if stale.is_empty() || !stale.contains(&rowid) {
             v.push((value, key, rowid));
         }
     }
