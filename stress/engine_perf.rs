@@ -4,11 +4,13 @@
 //! quick, single-run check for engine work; the comparison with SQLite is `honest_comparison`.
 //!
 //! engine_perf --rows 10000000 --dist random
+//! engine_perf --rows 10000000 --secondary   (with a secondary index: its share of each open,
+//!                                            and an open that rebuilds it from the rows)
 //! engine_perf --index-keys 100000000   (the primary index's image alone: write, map, verify)
 
 use std::time::{Duration, Instant};
 
-use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
+use augur::{ColumnDef, DataType, Database, IndexDef, Key, Options, TableDef, Value};
 use clap::Parser;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -51,11 +53,38 @@ struct Args {
     /// writer: latency per commit, and the WAL fsyncs they took.
     #[arg(long, default_value_t = 0)]
     sync_ops: usize,
+    /// Give the table a third column, `s` (bigint: a mix of the key, about one value per key),
+    /// with a secondary index on it, created after the load. Each reopen then shows the
+    /// index's share (`secondary`), and a last reopen, with the index's persisted form
+    /// removed, rebuilds it from the rows (a row read per key: how every open built it before
+    /// the form existed).
+    #[arg(long)]
+    secondary: bool,
+}
+
+/// The secondary column's value for key `k` (`--secondary`), moved by `salt` on updates.
+fn s_value(k: i64, salt: u64) -> i64 {
+    (augur_bench::keys::mix(k as u64 ^ salt) >> 8) as i64
+}
+
+/// A row of the table: key, text, and with `--secondary` the indexed column.
+fn row_of(k: i64, text: String, secondary: bool, salt: u64) -> Vec<Value> {
+    let mut r = vec![Value::Int(k), Value::Text(text)];
+    if secondary {
+        r.push(Value::Int(s_value(k, salt)));
+    }
+    r
 }
 
 /// `--sync-ops`: durable single-row update, delete and insert commits, one at a time, on keys
 /// drawn from the loaded ones (updates, deletes) or absent ones (inserts); each checked.
-fn sync_commits(db: &Database, keys: &[i64], n: usize, rng: &mut StdRng) -> anyhow::Result<()> {
+fn sync_commits(
+    db: &Database,
+    keys: &[i64],
+    n: usize,
+    rng: &mut StdRng,
+    secondary: bool,
+) -> anyhow::Result<()> {
     let t = db.table("t")?;
     let mut deleted = std::collections::HashSet::new();
     for op in ["update", "delete", "insert"] {
@@ -75,18 +104,12 @@ fn sync_commits(db: &Database, keys: &[i64], n: usize, rng: &mut StdRng) -> anyh
             tx.set_sync(true);
             let s = Instant::now();
             let ok = match op {
-                "update" => tx.update_in(
-                    &t,
-                    &Key::Int(k),
-                    vec![Value::Int(k), Value::Text(format!("s{i}"))],
-                )?,
+                "update" => tx.update_in(&t, &Key::Int(k), row_of(k, format!("s{i}"), secondary, 2))?,
                 "delete" => {
                     deleted.insert(k);
                     tx.delete_in(&t, &Key::Int(k))?
                 }
-                _ => tx
-                    .insert_in(&t, vec![Value::Int(k), Value::Text(format!("i{i}"))])
-                    .is_ok(),
+                _ => tx.insert_in(&t, row_of(k, format!("i{i}"), secondary, 0)).is_ok(),
             };
             tx.commit()?;
             h.record(s.elapsed().as_nanos() as u64)?;
@@ -145,8 +168,19 @@ fn since(f0: (u64, u64)) -> String {
 /// How a reopen went: total time, the engine's phases, and the page faults it took.
 fn print_open(label: &str, db: &Database, took: Duration, f0: (u64, u64)) {
     let s = db.stats();
+    let secondary = if s.secondary_loaded + s.secondary_rebuilt > 0 {
+        format!(
+            ", secondary {:.1} ms ({} loaded from their form, {} rebuilt from the rows, {} forms refused)",
+            s.open_secondary_us as f64 / 1e3,
+            s.secondary_loaded,
+            s.secondary_rebuilt,
+            s.secondary_forms_refused
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions; {} index images refused); {}",
+        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions{secondary}; {} index images refused); {}",
         took.as_secs_f64() * 1e3,
         s.open_store_us as f64 / 1e3,
         s.open_map_us as f64 / 1e3,
@@ -374,14 +408,14 @@ fn main() -> anyhow::Result<()> {
     };
 
     let db = Database::open(&dir, opts.clone())?;
-    db.create_table(TableDef::new(
-        "t",
-        vec![
-            ColumnDef::new("k", DataType::Int8),
-            ColumnDef::new("v", DataType::Text(None)),
-        ],
-        &["k"],
-    )?)?;
+    let mut columns = vec![
+        ColumnDef::new("k", DataType::Int8),
+        ColumnDef::new("v", DataType::Text(None)),
+    ];
+    if a.secondary {
+        columns.push(ColumnDef::new("s", DataType::Int8));
+    }
+    db.create_table(TableDef::new("t", columns, &["k"])?)?;
     let t0 = Instant::now();
     let t = db.table("t")?;
     let buffered;
@@ -389,7 +423,7 @@ fn main() -> anyhow::Result<()> {
         "txn" => {
             let mut tx = db.begin();
             for &k in &keys {
-                tx.insert_in(&t, vec![Value::Int(k), Value::Text(value(k))])?;
+                tx.insert_in(&t, row_of(k, value(k), a.secondary, 0))?;
             }
             buffered = t0.elapsed();
             tx.commit()?;
@@ -397,7 +431,7 @@ fn main() -> anyhow::Result<()> {
         "bulk" => {
             let rows: Vec<_> = keys
                 .iter()
-                .map(|&k| vec![Value::Int(k), Value::Text(value(k))])
+                .map(|&k| row_of(k, value(k), a.secondary, 0))
                 .collect();
             buffered = t0.elapsed();
             db.bulk_insert("t", rows)?;
@@ -446,6 +480,24 @@ fn main() -> anyhow::Result<()> {
         populated.as_secs_f64(),
         db.stats().direct.mapped_bytes >> 20
     );
+    if a.secondary {
+        // After the load: a table with a secondary index is loaded row by row, not in bulk.
+        let t0 = Instant::now();
+        db.create_index(
+            "t",
+            IndexDef {
+                name: "t_s".into(),
+                columns: vec![2],
+                unique: false,
+            },
+            false,
+        )?;
+        println!(
+            "secondary index on s: created in {:.2}s, {} MiB counted",
+            t0.elapsed().as_secs_f64(),
+            t.secondary_heap_bytes() >> 20
+        );
+    }
     db.close()?;
     drop(db);
     drop(t);
@@ -460,14 +512,14 @@ fn main() -> anyhow::Result<()> {
     let n_upd = (a.rows / 100).max(1);
     let mut tx = db.begin();
     for &k in keys.iter().take(n_upd as usize) {
-        tx.update_in(&t, &Key::Int(k), vec![Value::Int(k), Value::Text("u".into())])?;
+        tx.update_in(&t, &Key::Int(k), row_of(k, "u".into(), a.secondary, 1))?;
     }
     tx.commit()?;
     drop(t);
     db.abandon();
     let f0 = faults();
     let t0 = Instant::now();
-    let db = Database::open(&dir, opts)?;
+    let db = Database::open(&dir, opts.clone())?;
     print_open("after unclean stop", &db, t0.elapsed(), f0);
     first_second(&db, &keys, &mut open_rng)?;
     let t0 = Instant::now();
@@ -631,9 +683,43 @@ fn main() -> anyhow::Result<()> {
     );
     drop(tx);
     if a.sync_ops > 0 {
-        sync_commits(&db, &keys, a.sync_ops, &mut open_rng)?;
+        sync_commits(&db, &keys, a.sync_ops, &mut open_rng, a.secondary)?;
     }
     db.close()?;
+    drop(t);
+    drop(db);
+    if a.secondary {
+        // The same open without the secondary index's form: rebuilt from the rows.
+        for e in std::fs::read_dir(dir.join("index"))?.flatten() {
+            if e.path().extension().is_some_and(|x| x == "sec") {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+        let f0 = faults();
+        let t0 = Instant::now();
+        let db = Database::open(
+            &dir,
+            Options {
+                // Nothing written after the refused form while this runs.
+                checkpoint_every: u64::MAX,
+                ..opts.clone()
+            },
+        )?;
+        print_open(
+            "with the secondary index's form removed (rebuilt from the rows)",
+            &db,
+            t0.elapsed(),
+            f0,
+        );
+        let t = db.table("t")?;
+        anyhow::ensure!(
+            db.stats().secondary_rebuilt == 1,
+            "the secondary index was not rebuilt"
+        );
+        println!("secondary index: {} MiB counted", t.secondary_heap_bytes() >> 20);
+        drop(t);
+        db.close()?;
+    }
     std::thread::sleep(Duration::from_millis(10));
     if hits != a.lookups || wrong != 0 {
         anyhow::bail!(

@@ -78,6 +78,12 @@ impl GcQueue {
         self.items.len() + self.tomb_rows.len()
     }
 
+    /// Versions queued for collection (superseded versions and tombstones), not counting the
+    /// tombstone rows waiting for a checkpoint.
+    pub fn queued(&self) -> usize {
+        self.items.len()
+    }
+
     pub fn forget_table(&mut self, id: u32) {
         self.items.retain(|i| i.table != id);
         self.tomb_rows.retain(|(t, _)| *t != id);
@@ -281,11 +287,17 @@ fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> 
     let Some(p) = t.pk.read().get(key) else {
         return Ok(None);
     };
-    let mut rowid = p & !TOMBSTONE;
+    version_at(inner, t.id, p & !TOMBSTONE, open_watermark)
+}
+
+/// The version of a key at position `w`, walking back from its version at `rowid` (the
+/// newest, or any later than `w`) along the chain: the first at or below `w`, None if the key
+/// had none. A version missing from the chain (collected) ends it: None.
+pub(crate) fn version_at(inner: &Inner, table: u32, mut rowid: u64, w: u64) -> Result<Option<u64>> {
     let files = inner.files();
-    while rowid > open_watermark {
+    while rowid > w {
         match inner
-            .fetch_bytes(&files, t.id, rowid)
+            .fetch_bytes(&files, table, rowid)
             .and_then(|b| decode_version_header(&b))
         {
             Ok((_, prev, _)) => rowid = prev,

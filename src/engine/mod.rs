@@ -36,6 +36,7 @@ mod maintenance;
 mod memory;
 mod options;
 mod recovery;
+mod secondary_form;
 pub mod sequence;
 pub mod table;
 mod txn;

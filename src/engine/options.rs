@@ -94,7 +94,7 @@ pub struct Stats {
     /// summed over tables, reading the index checkpoints
     /// (mapping images and reading their node directories; or reading sorted chunks and
     /// bulk-loading them), checksumming images, and replaying the versions written after the
-    /// checkpoints (with secondary indexes). The rest of `recovery_ms` is RocksDB and catalog.
+    /// checkpoints (`open_secondary_us` apart). The rest of `recovery_ms` is RocksDB and catalog.
     pub open_store_us: u64,
     pub open_map_us: u64,
     pub open_verify_us: u64,
@@ -104,6 +104,18 @@ pub struct Stats {
     /// Index images refused at open (checksum, format, or not the checkpoint's own), their
     /// indexes rebuilt from the rows.
     pub index_images_refused: u64,
+    /// Open's time for the secondary indexes (microseconds, summed over tables): loading each
+    /// table's persisted form and applying the replayed versions, or rebuilding from the rows.
+    pub open_secondary_us: u64,
+    /// Tables whose secondary indexes open loaded from their checkpoint's form.
+    pub secondary_loaded: u64,
+    /// Tables whose secondary indexes open built from the rows: no checkpoint yet, its image
+    /// refused (then from the versions replay read), or its form refused.
+    pub secondary_rebuilt: u64,
+    /// Secondary index forms refused at open (missing from the checkpoint, length, checksum,
+    /// format, not the checkpoint's own, or an index it does not hold), their tables' indexes
+    /// rebuilt from the rows (a row read per key).
+    pub secondary_forms_refused: u64,
     /// Versions the post-crash sweep found orphaned and collected.
     pub swept_versions: u64,
     /// WAL fsyncs done by group commit; `commits / wal_syncs` is how many commits share one.

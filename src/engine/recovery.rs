@@ -7,7 +7,13 @@
 //! sorted (key, rowid) chunks in the `idxsnap` column family and bulk-loaded. An image that
 //! fails a check (checksum, format, or it is not the one the checkpoint header names) is never
 //! used: the index is rebuilt from the rows instead.
+//!
+//! A table's secondary indexes are checkpointed with it, at the same watermark, in one file
+//! beside the image (`secondary_form`); open loads them and applies the versions replay reads.
+//! A form that is missing or fails a check is never used: the indexes are rebuilt from the
+//! rows.
 
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -16,12 +22,13 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 use super::catalog::TableDef;
+use super::secondary_form::{self, form_path, Entry};
 use super::{Inner, Table};
 use crate::error::{Error, Result};
 use crate::index::keyed::{IndexKind, KeyIndex, TOMBSTONE};
 use crate::index::mapped::Mapping;
 use crate::store::{idxsnap_key, CF_CATALOG, CF_IDXSNAP, CF_META};
-use crate::types::codec::{decode_version_header, put_varint};
+use crate::types::codec::{decode_version, decode_version_header, put_varint};
 use crate::types::Key;
 
 const CHUNK_BYTES: usize = 1 << 20;
@@ -32,6 +39,16 @@ struct CkptHeader {
     generation: u64,
     watermark: u64,
     form: CkptForm,
+    /// The form of the table's secondary indexes (none: the table had none, or the checkpoint
+    /// was written before they were persisted).
+    secondary: Option<SecForm>,
+}
+
+/// The secondary indexes' file of this generation, `len` bytes, tagged with the checkpoint's
+/// random id `nonce`. Appended to either form's header: tag b'S', then 16 bytes.
+struct SecForm {
+    nonce: u64,
+    len: u64,
 }
 
 enum CkptForm {
@@ -60,12 +77,29 @@ impl CkptHeader {
                 v.extend_from_slice(&len.to_be_bytes());
             }
         }
+        if let Some(s) = &self.secondary {
+            v.push(b'S');
+            v.extend_from_slice(&s.nonce.to_be_bytes());
+            v.extend_from_slice(&s.len.to_be_bytes());
+        }
         v
     }
     fn decode(b: &[u8]) -> Result<CkptHeader> {
+        let (b, secondary) = match b.len() {
+            45 | 50 if b[b.len() - 17] == b'S' => {
+                let t = &b[b.len() - 16..];
+                let sec = SecForm {
+                    nonce: u64::from_be_bytes(t[..8].try_into().expect("8 bytes")),
+                    len: u64::from_be_bytes(t[8..].try_into().expect("8 bytes")),
+                };
+                (&b[..b.len() - 17], Some(sec))
+            }
+            _ => (b, None),
+        };
         let u = |r: std::ops::Range<usize>| u64::from_be_bytes(b[r].try_into().expect("8 bytes"));
         match b.len() {
             28 => Ok(CkptHeader {
+                secondary,
                 generation: u(0..8),
                 watermark: u(8..16),
                 form: CkptForm::Chunks {
@@ -74,6 +108,7 @@ impl CkptHeader {
                 },
             }),
             33 if b[0] == 2 => Ok(CkptHeader {
+                secondary,
                 generation: u(1..9),
                 watermark: u(9..17),
                 form: CkptForm::Image {
@@ -104,10 +139,18 @@ struct OpenTimes {
     /// Checksumming images.
     verify: Duration,
     /// Reading the versions written after the checkpoints and applying them; rebuilding
-    /// indexes whose image was refused; secondary indexes.
+    /// indexes whose image was refused.
     replay: Duration,
+    /// Secondary indexes: loading their forms and applying the replayed versions, or
+    /// rebuilding them from the rows.
+    secondary: Duration,
     replayed: u64,
     images_refused: u64,
+    /// Tables whose secondary indexes were loaded from their form, rebuilt from the rows, and
+    /// (of those rebuilt) whose checkpoint's form was missing or refused.
+    secondary_loaded: u64,
+    secondary_rebuilt: u64,
+    secondary_refused: u64,
     /// The verify time of the table being opened (taken out of its map time).
     verify_last: Duration,
 }
@@ -146,9 +189,9 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         }
     }
     remove_unused_images(inner);
-    if times.images_refused > 0 {
-        // The refused images' tables were rebuilt from their rows: checkpoint them again soon
-        // (the maintenance thread), so that the next open maps a good image.
+    if times.images_refused + times.secondary_refused > 0 {
+        // The refused images' (or forms') tables were rebuilt from their rows: checkpoint them
+        // again soon (the maintenance thread), so that the next open maps a good image.
         inner
             .versions_since_ckpt
             .store(inner.opts.checkpoint_every, Ordering::Relaxed);
@@ -168,6 +211,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         s.open_replay_us = times.replay.as_micros() as u64;
         s.open_replayed_versions = times.replayed;
         s.index_images_refused = times.images_refused;
+        s.open_secondary_us = times.secondary.as_micros() as u64;
+        s.secondary_loaded = times.secondary_loaded;
+        s.secondary_rebuilt = times.secondary_rebuilt;
+        s.secondary_forms_refused = times.secondary_refused;
     }
     tracing::info!(
         ms = t0.elapsed().as_millis() as u64,
@@ -222,24 +269,66 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
         .elapsed()
         .saturating_sub(std::mem::take(&mut times.verify_last));
 
-    // Replay: every version written after the checkpoint, in position order.
+    // Replay: every version written after the checkpoint, in position order; with secondary
+    // indexes, each version's index values too (its row is read here anyway).
     let t_replay = Instant::now();
-    let mut tail: Vec<(Key, u64)> = Vec::new();
+    let indexed = !def.indexes.is_empty();
+    let mut tail: Vec<(Key, u64, IndexValues)> = Vec::new();
     store.for_each_row(def.id, watermark + 1, u64::MAX, |rowid, bytes| {
-        let (tomb, _, key) = decode_version_header(bytes)?;
-        tail.push((key, rowid | if tomb { TOMBSTONE } else { 0 }));
+        if indexed {
+            let v = decode_version(bytes)?;
+            let (tomb, values) = match &v.row {
+                Some(row) => (
+                    false,
+                    def.indexes.iter().map(|i| def.index_value(i, row)).collect(),
+                ),
+                None => (true, Vec::new()),
+            };
+            tail.push((v.key, rowid | if tomb { TOMBSTONE } else { 0 }, values));
+        } else {
+            let (tomb, _, key) = decode_version_header(bytes)?;
+            tail.push((key, rowid | if tomb { TOMBSTONE } else { 0 }, Vec::new()));
+        }
         Ok(true)
     })?;
     times.replayed += tail.len() as u64;
     // Newest version per key wins: a stable sort keeps position order among equal keys.
     tail.sort_by(|a, b| a.0.cmp(&b.0));
     let mut newest: Vec<(Key, u64)> = Vec::with_capacity(tail.len());
-    for (k, p) in tail {
+    let mut newest_values: Vec<IndexValues> = Vec::new();
+    for (k, p, values) in tail {
         match newest.last_mut() {
-            Some(last) if last.0 == k => last.1 = p,
-            _ => newest.push((k, p)),
+            Some(last) if last.0 == k => {
+                last.1 = p;
+                if indexed {
+                    *newest_values.last_mut().expect("one per key") = values;
+                }
+            }
+            _ => {
+                newest.push((k, p));
+                if indexed {
+                    newest_values.push(values);
+                }
+            }
         }
     }
+    // For the secondary indexes: the checkpointed versions of the keys written since (their
+    // entries in the form are stale), and the entries of those keys' newest versions.
+    let stale: HashSet<u64> = if indexed && watermark > 0 {
+        newest
+            .iter()
+            .filter_map(|(k, _)| base.get(k))
+            .filter(|p| p & TOMBSTONE == 0)
+            .collect()
+    } else {
+        HashSet::new()
+    };
+    let delta: Vec<(Key, u64, IndexValues)> = newest
+        .iter()
+        .zip(newest_values)
+        .filter(|((_, p), _)| p & TOMBSTONE == 0)
+        .map(|((k, p), values)| (k.clone(), *p, values))
+        .collect();
     let pk = match base {
         // A mapped image takes the (usually few) changes in place, in key order; a delta
         // larger than the image itself is merged and bulk-loaded instead (a better-shaped tree
@@ -261,18 +350,89 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
     let t = Table::new(def, pk);
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
+    times.replay += t_replay.elapsed();
+    if indexed {
+        let t_sec = Instant::now();
+        open_secondary(inner, &t, header.as_ref(), watermark, &stale, delta, times)?;
+        times.secondary += t_sec.elapsed();
+    }
+    Ok(t)
+}
 
-    // Secondary indexes are rebuilt from the newest versions.
-    if !t.def().indexes.is_empty() {
-        for (k, p) in t.pk.read().entries() {
-            let v = inner.fetch(t.id, p)?;
-            if let Some(row) = &v.row {
-                t.add_secondary_entries(row, &k, p);
+/// The encoded values a row version puts into each secondary index (None: a NULL column, no
+/// entry), in the order of the table's index definitions.
+type IndexValues = Vec<Option<Vec<u8>>>;
+
+/// Fills `t`'s secondary indexes at open: the checkpoint's form (less the entries of `stale`
+/// versions) plus `delta`, the entries of the versions replay found newest. With no checkpoint
+/// to start from (none yet, or its image refused) the replay read every version, and the delta
+/// alone is the index. A form that is missing or refused is not used: every index is rebuilt
+/// from the newest version of each key, a row read per key.
+fn open_secondary(
+    inner: &Inner,
+    t: &Table,
+    header: Option<&CkptHeader>,
+    watermark: u64,
+    stale: &HashSet<u64>,
+    delta: Vec<(Key, u64, IndexValues)>,
+    times: &mut OpenTimes,
+) -> Result<()> {
+    let def = t.def();
+    let sets: Option<Vec<BTreeSet<Entry>>> = match header {
+        Some(h) if watermark > 0 => {
+            let loaded = match &h.secondary {
+                None => Err("the checkpoint has no form of them".to_string()),
+                Some(f) => secondary_form::load(
+                    &form_path(inner.store.path(), t.id, h.generation),
+                    f.len,
+                    image_tag(t.id, h.generation, h.watermark, f.nonce),
+                    &def.indexes,
+                    stale,
+                ),
+            };
+            match loaded {
+                Ok(sets) => {
+                    times.secondary_loaded += 1;
+                    *t.ckpt_secondary.lock() = def.indexes.clone();
+                    Some(sets)
+                }
+                Err(why) => {
+                    tracing::warn!(table = %def.name, %why, "secondary index form refused; rebuilding the indexes from the rows");
+                    times.secondary_refused += 1;
+                    times.secondary_rebuilt += 1;
+                    None
+                }
+            }
+        }
+        _ => {
+            times.secondary_rebuilt += 1;
+            Some(vec![BTreeSet::new(); def.indexes.len()])
+        }
+    };
+    match sets {
+        Some(sets) => {
+            let mut sec = t.secondary.write();
+            for (s, set) in sec.iter_mut().zip(sets) {
+                s.entries = set;
+            }
+            for (k, p, values) in delta {
+                for (s, v) in sec.iter_mut().zip(values) {
+                    if let Some(v) = v {
+                        s.entries.insert((v, k.clone(), p));
+                    }
+                }
+            }
+        }
+        None => {
+            for (k, p) in t.pk.read().entries() {
+                let v = inner.fetch(t.id, p)?;
+                if let Some(row) = &v.row {
+                    t.add_secondary_entries(row, &k, p);
+                }
             }
         }
     }
-    times.replay += t_replay.elapsed();
-    Ok(t)
+    Ok(())
 }
 
 /// A table's index as its checkpoint gives it: sorted live entries to bulk-load, or an index
@@ -280,6 +440,16 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
 enum Base {
     Sorted(Vec<(Key, u64)>),
     Index(KeyIndex),
+}
+
+impl Base {
+    /// The checkpoint's entry for `k`.
+    fn get(&self, k: &Key) -> Option<u64> {
+        match self {
+            Base::Sorted(e) => e.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| e[i].1),
+            Base::Index(pk) => pk.get(k),
+        }
+    }
 }
 
 /// Bulk-loads entries, leaving out tombstoned ones.
@@ -359,19 +529,19 @@ fn open_image(
     Ok(pk)
 }
 
-/// Deletes image files no table's checkpoint names (left by dropped tables, by checkpoints a
+/// Deletes image and secondary index files no table's checkpoint names (left by dropped tables, by checkpoints a
 /// crash interrupted, or superseded). At open, and after each round of checkpoints.
 pub(crate) fn remove_unused_images(inner: &Inner) {
-    let wanted: std::collections::HashSet<PathBuf> = inner
+    let wanted: HashSet<PathBuf> = inner
         .tables
         .read()
         .values()
-        .map(|t| {
-            image_path(
-                inner.store.path(),
-                t.id,
-                t.ckpt_generation.load(Ordering::Acquire),
-            )
+        .flat_map(|t| {
+            let g = t.ckpt_generation.load(Ordering::Acquire);
+            [
+                image_path(inner.store.path(), t.id, g),
+                form_path(inner.store.path(), t.id, g),
+            ]
         })
         .collect();
     if let Ok(dir) = std::fs::read_dir(image_dir(inner.store.path())) {
@@ -454,7 +624,8 @@ fn decode_chunk(c: &[u8], out: &mut Vec<(Key, u64)>) -> Result<()> {
 /// Writes a new checkpoint of `t`'s primary index at the current position, then its header
 /// (fsynced), then drops the previous generation. An ALEX index is written as an image file
 /// (serialized under the commit lock, written and fsynced outside it, renamed into place before
-/// the header names it); a B-tree as every live (key, rowid) in sorted chunks.
+/// the header names it); a B-tree as every live (key, rowid) in sorted chunks. The secondary
+/// indexes' form at the same position goes into a file written the same way as an image.
 pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     // Not on a store that failed a write: its header write may have failed with an unknown
     // outcome, so the header on disk may name the next generation already, and writing that
@@ -463,10 +634,15 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     let old_gen = t.ckpt_generation.load(Ordering::Acquire);
     let generation = old_gen + 1;
     let nonce = rand::random::<u64>();
-    let (watermark, snapshot) = {
+    // Collection is what removes secondary index entries: held off from before the watermark
+    // is taken until the entries at it are copied (`secondary_form::snapshot`).
+    let mut gc_hold = Some(inner.gc_run.lock());
+    let (watermark, snapshot, indexes) = {
         let c = inner.commit.lock();
         let w = c.next_rowid - 1;
-        if w == t.ckpt_watermark.load(Ordering::Acquire) {
+        // Under the commit lock, as index definitions change.
+        let indexes = t.def().indexes.clone();
+        if w == t.ckpt_watermark.load(Ordering::Acquire) && *t.ckpt_secondary.lock() == indexes {
             return Ok(());
         }
         let pk = t.pk.read();
@@ -479,8 +655,18 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
                     .collect(),
             ),
         };
-        (w, snapshot)
+        (w, snapshot, indexes)
     };
+    if indexes.is_empty() {
+        gc_hold = None;
+    }
+    let secondary = if indexes.is_empty() {
+        None
+    } else {
+        let tag = image_tag(t.id, generation, watermark, nonce);
+        Some(secondary_form::snapshot(inner, t, watermark, tag, &indexes)?)
+    };
+    drop(gc_hold);
     if t.is_dropped() {
         return Ok(());
     }
@@ -503,10 +689,22 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         }
         Snapshot::Sorted(entries) => write_chunks(inner, t, generation, &entries, &mut batch)?,
     };
+    let (secondary, in_form) = match secondary {
+        Some((bytes, in_form)) => {
+            write_file_durably(&form_path(inner.store.path(), t.id, generation), &bytes)?;
+            let f = SecForm {
+                nonce,
+                len: bytes.len() as u64,
+            };
+            (Some(f), in_form)
+        }
+        None => (None, Vec::new()),
+    };
     let header = CkptHeader {
         generation,
         watermark,
         form,
+        secondary,
     };
     batch.put_cf(rocks.cf(CF_META), format!("ckpt/{}", t.id), header.encode());
     inner.store.write_sync(batch)?;
@@ -519,8 +717,10 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     inner.store.write_nosync(del)?;
     // The previous image (if any); a process that mapped it keeps reading it until it unmaps.
     let _ = std::fs::remove_file(image_path(inner.store.path(), t.id, old_gen));
+    let _ = std::fs::remove_file(form_path(inner.store.path(), t.id, old_gen));
     t.ckpt_generation.store(generation, Ordering::Release);
     t.ckpt_watermark.store(watermark, Ordering::Release);
+    *t.ckpt_secondary.lock() = in_form;
     Ok(())
 }
 
@@ -536,7 +736,11 @@ fn write_file_durably(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let dir = path.parent().expect("an image path has a directory");
     std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("tmp");
+    // The temporary name keeps the final one's extension: an image and a form of one
+    // generation differ only by it.
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;

@@ -6,7 +6,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use super::catalog::{IndexDef, TableDef};
 use crate::index::keyed::{IndexBytes, IndexKind, KeyIndex};
@@ -65,6 +65,9 @@ pub struct Table {
     /// Rowid up to which the persisted index checkpoint covers this table.
     pub(crate) ckpt_watermark: AtomicU64,
     pub(crate) ckpt_generation: AtomicU64,
+    /// The secondary indexes the current checkpoint's form holds (a checkpoint at an unchanged
+    /// watermark is still written when they differ from the table's).
+    pub(crate) ckpt_secondary: Mutex<Vec<IndexDef>>,
     pub(crate) dropped: AtomicBool,
 }
 
@@ -94,6 +97,7 @@ impl Table {
             hidden_next: AtomicI64::new(hidden_next),
             ckpt_watermark: AtomicU64::new(0),
             ckpt_generation: AtomicU64::new(0),
+            ckpt_secondary: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
         }
     }
