@@ -596,6 +596,12 @@ impl Binder<'_> {
                     return Ok(r);
                 }
                 let (dt, len) = parse_type(data_type)?;
+                // `ARRAY[]::int[]`: the cast gives the empty array its type.
+                if let (E::Array(a), crate::types::DataType::Array(_)) = (expr.as_ref(), dt) {
+                    if a.elem.is_empty() {
+                        return Ok((Expr::Lit(Value::Text("{}".into())), Ty::from_dt(dt)));
+                    }
+                }
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 self.cast_expr(x, xt, Ty::from_dt(dt), len)?
             }
@@ -688,6 +694,34 @@ impl Binder<'_> {
                 };
                 let v = Value::parse_text(&text, crate::types::DataType::Interval)?;
                 (Expr::Lit(v), Ty::Interval)
+            }
+            E::Array(a) => {
+                // `ARRAY[a, b]`: the elements' common type (text for untyped literals).
+                if a.elem.is_empty() {
+                    return Err(Error::new(
+                        SqlState("42P18"),
+                        "cannot determine type of empty array",
+                    ));
+                }
+                let mut items = Vec::with_capacity(a.elem.len());
+                for el in &a.elem {
+                    items.push(self.bind_expr(el, scope)?);
+                }
+                let (mut items, mut ty) = self.unify_all(items, "ARRAY")?;
+                if ty == Ty::Unknown {
+                    ty = Ty::Text;
+                    items = items
+                        .into_iter()
+                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
+                }
+                let at = ty.array().ok_or_else(|| {
+                    unsupported(format!(
+                        "ARRAY of {} values (an array of more than one dimension)",
+                        ty.name()
+                    ))
+                })?;
+                (Expr::Func(Func::ArrayConstruct, items, at), at)
             }
             other => return Err(unsupported(format!("expression {other}"))),
         })

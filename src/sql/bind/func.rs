@@ -54,7 +54,16 @@ impl Binder<'_> {
             }
             let aggregate = matches!(
                 name.as_str(),
-                "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "every" | "bool_or" | "array_agg"
+                "count"
+                    | "sum"
+                    | "avg"
+                    | "min"
+                    | "max"
+                    | "bool_and"
+                    | "every"
+                    | "bool_or"
+                    | "array_agg"
+                    | "string_agg"
             );
             if !aggregate {
                 return Err(Error::new(
@@ -62,6 +71,9 @@ impl Binder<'_> {
                     format!("ORDER BY specified, but {name} is not an aggregate function"),
                 ));
             }
+        }
+        if let ("string_agg", None) = (name.as_str(), &f.over) {
+            return self.bind_string_agg(&args, distinct, order_by, scope);
         }
         if let (Some(kind), None) = (super::srf::srf_kind(&f.name), &f.over) {
             if distinct || star {
@@ -189,6 +201,37 @@ impl Binder<'_> {
         self.scalar_func(&name, bound)
     }
 
+    /// `string_agg(x, sep [ORDER BY ...])`: bound as `array_to_string(array_agg(x [ORDER BY
+    /// ...]), sep)`, which skips NULL values and is NULL over no rows, as string_agg is.
+    fn bind_string_agg(
+        &mut self,
+        args: &[&A::Expr],
+        distinct: bool,
+        order_by: &[A::OrderByExpr],
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        let [x, sep] = args else {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function string_agg with {} arguments does not exist", args.len()),
+            ));
+        };
+        let order = if order_by.is_empty() {
+            String::new()
+        } else {
+            let keys: Vec<String> = order_by.iter().map(ToString::to_string).collect();
+            format!(" ORDER BY {}", keys.join(", "))
+        };
+        let d = if distinct { "DISTINCT " } else { "" };
+        let sql = format!("array_to_string(array_agg({d}{x}{order}), {sep})");
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| Error::syntax(format!("string_agg: {e}")))?;
+        self.bind_expr(&e, scope)
+    }
+
     /// `ARRAY(subquery)`: the subquery's one column as an array, in the subquery's row order,
     /// empty (not NULL) without rows; bound as the scalar subquery
     /// `(SELECT coalesce(array_agg(x), '{}') FROM (subquery) AS a(x))`, which may read the
@@ -212,6 +255,21 @@ impl Binder<'_> {
             .and_then(|mut p| p.parse_expr())
             .map_err(|e| Error::syntax(format!("ARRAY({q}): {e}")))?;
         self.bind_expr(&e, scope)
+    }
+
+    /// The element type of an array argument of function `name` (42804 for an untyped literal,
+    /// as PostgreSQL cannot tell its type either; 42883 for a value that is no array).
+    fn array_arg(&self, (_, t): &(Expr, Ty), name: &str) -> Result<Ty> {
+        match t {
+            Ty::Array(e) => Ok(**e),
+            Ty::Unknown => Err(Error::mismatch(format!(
+                "could not determine polymorphic type because input has type unknown (in {name})"
+            ))),
+            t => Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}, ...) does not exist", t.name()),
+            )),
+        }
     }
 
     pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
@@ -446,6 +504,31 @@ impl Binder<'_> {
                         )
                     })?;
                 return lit(Value::Text(v), Ty::Text);
+            }
+            ("array_lower" | "array_upper" | "array_length", 2) | ("cardinality", 1) => {
+                self.array_arg(&args[0], name)?;
+                if n == 2 {
+                    int_args!(1);
+                }
+                let f = match name {
+                    "array_lower" => Func::ArrayLower,
+                    "array_upper" => Func::ArrayUpper,
+                    "array_length" => Func::ArrayLength,
+                    _ => Func::Cardinality,
+                };
+                (f, Ty::Int4)
+            }
+            ("quote_ident", 1) => {
+                text_args!(0);
+                (Func::QuoteIdent, Ty::Text)
+            }
+            ("array_position", 2) => {
+                let elem = self.array_arg(&args[0], name)?;
+                let (e, t) = args[1].clone();
+                let (e, _) = self.comparable((e, t), (Expr::Lit(Value::Null), elem), "=")?;
+                // The element's text form is compared, so the value must be of the element type.
+                args[1] = (self.coerce(e, t, elem)?, elem);
+                (Func::ArrayPosition, Ty::Int4)
             }
             _ => return Err(undefined()),
         };

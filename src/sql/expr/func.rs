@@ -139,7 +139,43 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 items.iter().map(Option::as_deref),
             )))
         }
+        // NULL elements are kept (array_out writes them as NULL).
+        Func::ArrayConstruct => {
+            let texts: Vec<Option<String>> = vals.iter().map(Value::to_text).collect();
+            Ok(Value::Text(crate::types::array::format(
+                texts.iter().map(Option::as_deref),
+            )))
+        }
+        // NULL finds the first NULL element (IS NOT DISTINCT FROM); the elements are in their
+        // type's text form, so equal values have equal texts.
+        Func::ArrayPosition => {
+            let Some(a) = text_arg(&vals[0]) else {
+                return null;
+            };
+            let (lower, items) = array_items(&a)?;
+            let want = vals[1].to_text();
+            Ok(items
+                .iter()
+                .position(|x| *x == want)
+                .map_or(Value::Null, |i| Value::Int(lower + i as i64)))
+        }
         _ if vals.iter().any(Value::is_null) => null,
+        Func::ArrayLower | Func::ArrayUpper | Func::ArrayLength | Func::Cardinality => {
+            let (lower, items) = array_items(&text_arg(&vals[0]).unwrap_or_default())?;
+            let n = items.len() as i64;
+            if f == Func::Cardinality {
+                return Ok(Value::Int(n));
+            }
+            // Augur's arrays have one dimension; an empty array has none.
+            if vals.get(1).and_then(int_arg) != Some(1) || n == 0 {
+                return null;
+            }
+            Ok(Value::Int(match f {
+                Func::ArrayLower => lower,
+                Func::ArrayUpper => lower + n - 1,
+                _ => n,
+            }))
+        }
         Func::Abs => match &vals[0] {
             Value::Int(i) => int_range(
                 ty,
@@ -150,6 +186,9 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             Value::Numeric(d) => Ok(Value::Numeric(d.abs())),
             _ => null,
         },
+        Func::QuoteIdent => Ok(Value::Text(crate::sql::catalog::deparse::quote_ident(
+            &text_arg(&vals[0]).unwrap_or_default(),
+        ))),
         Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
         Func::Upper => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_uppercase())),
         Func::Length => Ok(Value::Int(match &vals[0] {

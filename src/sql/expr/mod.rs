@@ -308,6 +308,18 @@ pub enum Func {
     ArrayToString,
     /// `a || b` of two arrays (a NULL side is empty; both NULL: NULL).
     ArrayCat,
+    /// `ARRAY[a, b, ...]`: the elements (already of the element type) as an array.
+    ArrayConstruct,
+    /// `array_lower(a, dim)`, `array_upper(a, dim)`, `array_length(a, dim)`: of the one
+    /// dimension (NULL for another or for an empty array); `cardinality(a)`: the element count.
+    ArrayLower,
+    ArrayUpper,
+    ArrayLength,
+    Cardinality,
+    /// `array_position(a, x)`: the subscript of the first element not distinct from `x`.
+    ArrayPosition,
+    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one.
+    QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
 }
