@@ -154,9 +154,11 @@ impl Binder<'_> {
             };
             let ty = match func {
                 AggFunc::CountStar | AggFunc::Count => Ty::Int8,
+                // PostgreSQL: sum of int2/int4 is bigint; sum(bigint), sum(numeric),
+                // avg(numeric) and avg of integers are numeric.
+                AggFunc::Sum if arg_ty == Ty::Int8 || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum if arg_ty.is_int() => Ty::Int8,
-                // PostgreSQL: sum(numeric), avg(numeric) and avg of integers are numeric.
-                AggFunc::Sum if arg_ty == Ty::Numeric => Ty::Numeric,
+                AggFunc::Sum | AggFunc::Avg if arg_ty == Ty::Interval => Ty::Interval,
                 AggFunc::Avg if arg_ty.is_int() || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum | AggFunc::Avg if arg_ty.is_num() => Ty::Float8,
                 AggFunc::Sum | AggFunc::Avg => return Err(bad()),
