@@ -259,6 +259,24 @@ impl Binder<'_> {
         self.bind_expr(&e, scope)
     }
 
+    /// `to_jsonb(e)` of a bound argument: jsonb as it is, an untyped literal as text, an array
+    /// with its element type for the conversion of its elements.
+    fn to_jsonb_expr(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+        Ok(match t {
+            Ty::Jsonb => e,
+            Ty::Unknown => {
+                let e = self.coerce(e, t, Ty::Text)?;
+                Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb)
+            }
+            Ty::Array(el) => Expr::Func(
+                Func::ToJsonb,
+                vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))],
+                Ty::Jsonb,
+            ),
+            _ => Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb),
+        })
+    }
+
     /// The element type of an array argument of function `name` (42804 for an untyped literal,
     /// as PostgreSQL cannot tell its type either; 42883 for a value that is no array).
     fn array_arg(&self, (_, t): &(Expr, Ty), name: &str) -> Result<Ty> {
@@ -519,6 +537,58 @@ impl Binder<'_> {
                     _ => Func::Cardinality,
                 };
                 (f, Ty::Int4)
+            }
+            ("to_jsonb", 1) => {
+                if args[0].1 == Ty::Unknown {
+                    return Err(Error::mismatch(
+                        "could not determine polymorphic type because input has type unknown",
+                    ));
+                }
+                let e = self.to_jsonb_expr(args[0].clone())?;
+                return Ok((e, Ty::Jsonb));
+            }
+            ("jsonb_build_array", _) => {
+                let mut items = Vec::with_capacity(n);
+                for a in args {
+                    items.push(self.to_jsonb_expr(a)?);
+                }
+                return Ok((Expr::Func(Func::JsonBuildArray, items, Ty::Jsonb), Ty::Jsonb));
+            }
+            ("jsonb_build_object", _) => {
+                if !n.is_multiple_of(2) {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "argument list must have even number of elements",
+                    ));
+                }
+                let mut items = Vec::with_capacity(n);
+                for (i, (e, t)) in args.into_iter().enumerate() {
+                    items.push(if i % 2 == 0 {
+                        // Keys are text (any scalar by its text output).
+                        if matches!(t, Ty::Jsonb | Ty::Array(_)) {
+                            return Err(Error::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "key value must be scalar, not array, composite, or json",
+                            ));
+                        }
+                        self.cast_expr(e, t, Ty::Text, None)?.0
+                    } else {
+                        self.to_jsonb_expr((e, t))?
+                    });
+                }
+                return Ok((Expr::Func(Func::JsonBuildObject, items, Ty::Jsonb), Ty::Jsonb));
+            }
+            ("jsonb_typeof" | "jsonb_array_length", 1) => {
+                let (e, t) = args[0].clone();
+                if !matches!(t, Ty::Jsonb | Ty::Unknown) {
+                    return Err(undefined());
+                }
+                args[0] = (self.coerce(e, t, Ty::Jsonb)?, Ty::Jsonb);
+                if name == "jsonb_typeof" {
+                    (Func::JsonTypeof, Ty::Text)
+                } else {
+                    (Func::JsonArrayLength, Ty::Int4)
+                }
             }
             ("quote_ident", 1) => {
                 text_args!(0);

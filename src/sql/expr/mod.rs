@@ -293,6 +293,25 @@ pub enum Func {
     JsonGet,
     JsonGetText,
     JsonContains,
+    /// jsonb `#>` / `#>>` (by a path, `text[]`), `?` (a key), `?|` / `?&` (any / all of a
+    /// `text[]` of keys), `||`, `-` (a text key, a `text[]` of keys, an integer index).
+    JsonPath,
+    JsonPathText,
+    JsonHasKey,
+    JsonHasAnyKey,
+    JsonHasAllKeys,
+    JsonConcat,
+    JsonDeleteKey,
+    JsonDeleteKeys,
+    JsonDeleteIndex,
+    /// `jsonb_typeof`, `jsonb_array_length`.
+    JsonTypeof,
+    JsonArrayLength,
+    /// `to_jsonb(x)` (an array's element type name as a second argument).
+    ToJsonb,
+    /// `jsonb_build_array(...)` / `jsonb_build_object(k, v, ...)` of `to_jsonb`'d values.
+    JsonBuildArray,
+    JsonBuildObject,
     /// nextval / currval / setval(name, value[, is_called]) of a sequence.
     NextVal,
     CurrVal,
