@@ -172,7 +172,7 @@ impl Binder<'_> {
         op: CmpOp,
         scope: &Scope,
     ) -> Result<Box<A::Query>> {
-        let (_, at) = self.bind_expr(right, scope)?;
+        let (a, at) = self.bind_expr(right, scope)?;
         let elem = match at {
             Ty::Array(e) => *e,
             Ty::Unknown if xt == Ty::Unknown => Ty::Text,
@@ -184,6 +184,11 @@ impl Binder<'_> {
                 ))
             }
         };
+        // A parameter (`id = ANY ($1)`) is an array of the left side's type, as PostgreSQL
+        // infers it, so a driver sends it as one.
+        if let (Expr::Param(..), Ty::Unknown, Some(arr)) = (&a, at, elem.array()) {
+            self.coerce(a, at, arr)?;
+        }
         let sql = format!(
             "SELECT CAST(augur_elements.e AS {}) FROM unnest({right}) AS augur_elements(e)",
             elem.name()
