@@ -261,7 +261,7 @@ impl Binder<'_> {
 
     /// `to_jsonb(e)` of a bound argument: jsonb as it is, an untyped literal as text, an array
     /// with its element type for the conversion of its elements.
-    fn to_jsonb_expr(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+    fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
         Ok(match t {
             Ty::Jsonb => e,
             Ty::Unknown => {
@@ -544,13 +544,13 @@ impl Binder<'_> {
                         "could not determine polymorphic type because input has type unknown",
                     ));
                 }
-                let e = self.to_jsonb_expr(args[0].clone())?;
+                let e = self.jsonb_of(args[0].clone())?;
                 return Ok((e, Ty::Jsonb));
             }
             ("jsonb_build_array", _) => {
                 let mut items = Vec::with_capacity(n);
                 for a in args {
-                    items.push(self.to_jsonb_expr(a)?);
+                    items.push(self.jsonb_of(a)?);
                 }
                 return Ok((Expr::Func(Func::JsonBuildArray, items, Ty::Jsonb), Ty::Jsonb));
             }
@@ -573,7 +573,7 @@ impl Binder<'_> {
                         }
                         self.cast_expr(e, t, Ty::Text, None)?.0
                     } else {
-                        self.to_jsonb_expr((e, t))?
+                        self.jsonb_of((e, t))?
                     });
                 }
                 return Ok((Expr::Func(Func::JsonBuildObject, items, Ty::Jsonb), Ty::Jsonb));
