@@ -707,6 +707,104 @@ async fn interval_in_both_formats() {
     assert_eq!(e.code(), Some(&SqlState::INVALID_DATETIME_FORMAT), "{e}");
 }
 
+/// Array columns in both wire formats (`_int4` 1007, `_text` 1009, `_timestamp` 1115): binary
+/// array parameters (with NULL elements and empty arrays) and results, as tokio-postgres sends
+/// and reads `Vec`s, an array parameter to `= ANY`, and PostgreSQL's array text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_in_both_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute("create table arr (id int primary key, nums int[], tags text[], at timestamp[])")
+        .await
+        .unwrap();
+    // Binary parameters of array types (tokio-postgres sends arrays in binary), NULL elements
+    // and empty arrays included.
+    let ins = c
+        .prepare("insert into arr values ($1, $2, $3, $4)")
+        .await
+        .unwrap();
+    assert_eq!(ins.params()[1], Type::INT4_ARRAY);
+    assert_eq!(ins.params()[2], Type::TEXT_ARRAY);
+    assert_eq!(ins.params()[3], Type::TIMESTAMP_ARRAY);
+    let at = chrono_free_timestamp();
+    c.execute(
+        &ins,
+        &[
+            &1i32,
+            &vec![3i32, 1, 2],
+            &vec![Some("a b".to_string()), None],
+            &vec![at],
+        ],
+    )
+    .await
+    .unwrap();
+    c.execute(
+        &ins,
+        &[
+            &2i32,
+            &Vec::<i32>::new(),
+            &Vec::<String>::new(),
+            &None::<Vec<std::time::SystemTime>>,
+        ],
+    )
+    .await
+    .unwrap();
+    // Binary results.
+    let r = c
+        .query_one("select nums, tags, at from arr where id = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(r.get::<_, Vec<i32>>(0), vec![3, 1, 2]);
+    assert_eq!(
+        r.get::<_, Vec<Option<String>>>(1),
+        vec![Some("a b".to_string()), None]
+    );
+    assert_eq!(r.get::<_, Vec<std::time::SystemTime>>(2), vec![at]);
+    let r = c
+        .query_one("select nums, tags from arr where id = 2", &[])
+        .await
+        .unwrap();
+    assert!(r.get::<_, Vec<i32>>(0).is_empty());
+    // An array parameter to = ANY, as applications filter by a list of keys.
+    let ids: Vec<i64> = c
+        .query(
+            "select id::int8 from arr where id = any($1) order by id",
+            &[&vec![2i32, 5]],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, [2]);
+    // Text results: PostgreSQL's array text.
+    let row = simple_row(
+        &c,
+        "select nums, tags, at, '{1,2}'::bigint[] from arr where id = 1",
+    )
+    .await;
+    assert_eq!(
+        row,
+        [
+            Some("{3,1,2}".to_string()),
+            Some("{\"a b\",NULL}".to_string()),
+            Some("{\"2024-01-02 03:04:05\"}".to_string()),
+            Some("{1,2}".to_string()),
+        ]
+    );
+    let e = c
+        .batch_execute("insert into arr values (3, '{1,x}', null, null)")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+}
+
+/// 2024-01-02 03:04:05 UTC as a SystemTime (tokio-postgres's timestamp without chrono).
+fn chrono_free_timestamp() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_704_164_645)
+}
+
 /// jsonb in both wire formats (OID 3802; binary: a version byte 1 and the text), read and sent
 /// by tokio-postgres as serde_json values, with `->>` and `@>` over a parameter.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

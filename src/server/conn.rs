@@ -14,7 +14,7 @@ use crate::seam::{AnyEngine, CancelHandle};
 use crate::sql::{CopyState, Limits, Prepared, Session, TxStatus};
 
 /// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
-/// 15's) the catalog module answers, and Augur's own version.
+/// 15's) the SQL layer's pg_catalog answers, and Augur's own version.
 pub fn server_version() -> String {
     format!("15.0 (Augur {})", env!("CARGO_PKG_VERSION"))
 }

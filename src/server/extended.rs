@@ -24,7 +24,6 @@ use pgwire::messages::response::{CommandComplete, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::buffered::Buffered;
-use super::catalog;
 use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
@@ -39,14 +38,6 @@ impl Backend {
     /// Executes an extended-protocol statement.
     pub(super) fn run_extended(&self, conn: &Conn, stmt: &Stmt, params: &[Value]) -> PgWireResult<Outcome> {
         Ok(match &stmt.kind {
-            StmtKind::Catalog(sql) => match catalog::answer(sql, &self.shared.db) {
-                Some(r) => r.map_err(|e| user_error(&e))?.into(),
-                None => Outcome::Rows {
-                    tag: "SELECT 0".into(),
-                    columns: stmt.columns.clone(),
-                    rows: vec![],
-                },
-            },
             StmtKind::Sql(p) => {
                 let _busy = BusyGuard::new(&self.shared.busy);
                 // A short statement (point read or write, BEGIN, COMMIT) runs on this network

@@ -6,8 +6,6 @@
 //!   outcomes, errors and notices as the client sees them.
 //! - [`conn`]: one connection's state, one [`crate::Session`] per connection, and what all
 //!   connections share.
-//! - [`catalog`]: the pg_catalog queries psql, pgbench and drivers send, answered from Augur's
-//!   own catalog.
 //! - [`values`]: text and binary encodings of values and parameters.
 //! - [`cancel`]: process ids, secret keys and cancel requests (BackendKeyData, CancelRequest).
 //! - [`metrics`]: the `--metrics` endpoint (Prometheus text format).
@@ -17,7 +15,6 @@
 
 mod buffered;
 pub mod cancel;
-pub mod catalog;
 pub mod conn;
 mod copy;
 mod extended;

@@ -8,7 +8,6 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult, SEVERITY_ERROR, SEVERI
 use pgwire::messages::response::NoticeResponse;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::catalog::CatalogResult;
 use crate::error::Error;
 use crate::sql::{CopyState, StatementResult, TxStatus};
 use crate::types::{DataType, Row};
@@ -98,16 +97,6 @@ impl From<StatementResult> for Outcome {
                 header,
                 data,
             },
-        }
-    }
-}
-
-impl From<CatalogResult> for Outcome {
-    fn from(r: CatalogResult) -> Outcome {
-        Outcome::Rows {
-            tag: r.tag(),
-            columns: r.columns,
-            rows: r.rows,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The simple query protocol: a query string split into statements, each answered by the
-//! catalog or the session, with one result (or error) per statement as PostgreSQL sends them.
+//! session, with one result (or error) per statement as PostgreSQL sends them.
 
 use std::fmt::Debug;
 use std::sync::atomic::Ordering;
@@ -16,7 +16,6 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
-use super::catalog;
 use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
@@ -31,23 +30,17 @@ const SIMPLE_PREPARE_MAX: usize = 4096;
 
 impl Backend {
     /// error in a later statement means no statement runs (`Session::execute` does the same).
-    /// Catalog queries, which this module answers rather than the SQL layer, are not checked.
     pub(super) fn check_syntax(&self, conn: &Conn, stmts: &[&str]) -> Result<(), Error> {
         let session = conn.session.lock();
         for sql in stmts {
-            if !catalog::mentions_catalog(sql) {
-                session.check_syntax(&rewrite(sql))?;
-            }
+            session.check_syntax(&rewrite(sql))?;
         }
         Ok(())
     }
 
-    /// Runs one statement of a simple query (catalog first, then the SQL layer).
+    /// Runs one statement of a simple query through the SQL layer.
     /// `keyword` is the statement's leading keyword (`sql::lexer::leading_keyword`).
     pub(super) fn run_simple(&self, conn: &Conn, sql: &str, keyword: &str) -> Result<Vec<Outcome>, Error> {
-        if let Some(r) = catalog::answer(sql, &self.shared.db) {
-            return Ok(vec![r?.into()]);
-        }
         let sql = &*rewrite(sql);
         let _busy = BusyGuard::new(&self.shared.busy);
         // A short statement (a primary-key point read or write, BEGIN, COMMIT: pgbench's
@@ -113,7 +106,7 @@ impl SimpleQueryHandler for Backend {
         // One request for the whole query string: a cancel stops the statement running and,
         // like any error, the statements after it.
         let _request = conn.cancel.begin();
-        // The size limit applies to the whole query string, before splitting or catalog
+        // The size limit applies to the whole query string, before splitting or
         // matching; an oversized one fails like any statement (and fails an open block).
         let size = conn.session.lock().check_statement_size(&query.query);
         let (mut stmts, oversized) = match size {

@@ -1,5 +1,5 @@
 //! Parse for the extended protocol: a statement prepared by the connection's session (with the
-//! parameter types the client declared) or answered by the catalog, and what Describe reports.
+//! parameter types the client declared), and what Describe reports.
 
 use std::sync::Arc;
 
@@ -10,7 +10,6 @@ use pgwire::api::stmt::QueryParser;
 use pgwire::api::{ClientInfo, Type};
 use pgwire::error::PgWireResult;
 
-use super::catalog;
 use super::conn::{blocking, conn, Shared};
 use super::reply::user_error;
 use super::values::{self, is_binary};
@@ -46,7 +45,6 @@ pub struct Stmt {
 #[derive(Debug)]
 pub(super) enum StmtKind {
     Sql(Arc<Prepared>),
-    Catalog(String),
 }
 
 /// Parses extended-protocol statements with the connection's session, so Parse reports errors
@@ -74,15 +72,6 @@ impl QueryParser for AugurParser {
             conn.fail_block();
             user_error(&e)
         })?;
-        if let Some(r) = catalog::answer(sql, &self.shared.db) {
-            let r = r.map_err(|e| user_error(&e))?;
-            return Ok(Some(Arc::new(Stmt {
-                kind: StmtKind::Catalog(sql.to_string()),
-                params: vec![],
-                columns: r.columns,
-                keyword: "SELECT".into(),
-            })));
-        }
         let sql = &*rewrite(sql);
         // Parameter types the client declared are honoured, as in PostgreSQL (an OID Augur has
         // no type for is left to inference).

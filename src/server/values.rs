@@ -333,8 +333,81 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::UUID => DataType::Uuid,
         oid::INTERVAL => DataType::Interval,
         oid::JSONB => DataType::Jsonb,
-        _ => return None,
+        // Arrays of the element types Augur has (`_int4`, `_text`, ...).
+        o => {
+            return ARRAY_ELEMENT_TYPES
+                .iter()
+                .filter_map(|e| DataType::array_of(*e))
+                .find(|a| a.pg_oid() == o)
+        }
     })
+}
+
+/// The element types of Augur's arrays (`DataType::array_of`).
+const ARRAY_ELEMENT_TYPES: [DataType; 10] = [
+    DataType::Int2,
+    DataType::Int4,
+    DataType::Int8,
+    DataType::Float8,
+    DataType::Bool,
+    DataType::Text(None),
+    DataType::Bytea,
+    DataType::Timestamp,
+    DataType::Date,
+    DataType::TimestampTz,
+];
+
+/// A binary array parameter (array_recv's format: dimensions, a has-NULL flag, the element
+/// type's OID, each dimension's length and lower bound, then each element as a length and its
+/// binary value, -1 for NULL) as Augur holds arrays: PostgreSQL's text form.
+fn decode_array(b: &[u8], elem: Option<DataType>) -> Result<Value> {
+    let bad = || bad_binary("array", b.len());
+    let mut r = b;
+    let int = |r: &mut &[u8]| -> Result<i32> {
+        let (head, rest) = r.split_first_chunk::<4>().ok_or_else(bad)?;
+        *r = rest;
+        Ok(i32::from_be_bytes(*head))
+    };
+    let ndim = int(&mut r)?;
+    let _has_null = int(&mut r)?;
+    let elem_oid = int(&mut r)? as u32;
+    if ndim > 1 {
+        return Err(Error::unsupported(
+            "arrays of more than one dimension are not supported by Augur",
+        ));
+    }
+    let (len, lower) = if ndim == 1 {
+        (int(&mut r)?, int(&mut r)?)
+    } else {
+        (0, 1)
+    };
+    if len < 0 {
+        return Err(bad());
+    }
+    let mut texts: Vec<Option<String>> = Vec::with_capacity(len.min(1024) as usize);
+    for _ in 0..len {
+        let n = int(&mut r)?;
+        if n < 0 {
+            texts.push(None);
+            continue;
+        }
+        let n = n as usize;
+        if r.len() < n {
+            return Err(bad());
+        }
+        let (item, rest) = r.split_at(n);
+        r = rest;
+        texts.push(decode_param(Some(item), true, elem_oid, elem)?.to_text());
+    }
+    if !r.is_empty() {
+        return Err(bad());
+    }
+    let body = crate::types::array::format(texts.iter().map(Option::as_deref));
+    Ok(Value::Text(if lower == 1 || texts.is_empty() {
+        body
+    } else {
+        format!("[{lower}:{}]={body}", i64::from(lower) + i64::from(len) - 1)
+    }))
 }
 
 fn bad_binary(what: &str, len: usize) -> Error {
@@ -471,6 +544,16 @@ pub fn decode_param(
             let s = std::str::from_utf8(b)
                 .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
             Value::Text(s.to_string())
+        }
+        o if matches!(type_of_oid(o), Some(DataType::Array(_))) => {
+            let elem = match server {
+                Some(DataType::Array(e)) => Some(*e),
+                _ => match type_of_oid(o) {
+                    Some(DataType::Array(e)) => Some(*e),
+                    _ => None,
+                },
+            };
+            decode_array(b, elem)?
         }
         other => {
             return Err(Error::new(

@@ -277,7 +277,120 @@ fn canonical_object(pairs: Vec<(String, Json)>) -> Vec<(String, Json)> {
     out
 }
 
+fn not_allowed(msg: &str) -> Error {
+    Error::new(SqlState::INVALID_PARAMETER_VALUE, msg)
+}
+
 impl Json {
+    /// An object of `pairs` as jsonb keeps it (one pair per key, the last given; key order).
+    pub fn object(pairs: Vec<(String, Json)>) -> Json {
+        Json::Object(canonical_object(pairs))
+    }
+
+    /// `#>` / `#>>`: the value at a path of keys (an array's step is an integer, negative
+    /// counting from the end); None where there is none or a step is NULL or, in an array, not
+    /// an integer.
+    pub fn get_path(&self, path: &[Option<String>]) -> Option<&Json> {
+        let mut cur = self;
+        for step in path {
+            let step = step.as_deref()?;
+            cur = match cur {
+                Json::Object(_) => cur.get_key(step)?,
+                Json::Array(_) => cur.get_index(step.trim().parse().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// `?`: an object's key, or a string element of an array, or the string itself.
+    pub fn has_key(&self, key: &str) -> bool {
+        match self {
+            Json::Object(_) => self.get_key(key).is_some(),
+            Json::Array(items) => items.iter().any(|e| matches!(e, Json::String(s) if s == key)),
+            Json::String(s) => s == key,
+            _ => false,
+        }
+    }
+
+    /// `a || b`: two objects merged (the right's value for a key both have), two arrays
+    /// joined; anything else is taken as a one-element array and joined.
+    pub fn concat(self, other: Json) -> Json {
+        match (self, other) {
+            (Json::Object(mut a), Json::Object(b)) => {
+                a.extend(b);
+                Json::object(a)
+            }
+            (a, b) => {
+                let items = |j: Json| match j {
+                    Json::Array(v) => v,
+                    j => vec![j],
+                };
+                let mut v = items(a);
+                v.extend(items(b));
+                Json::Array(v)
+            }
+        }
+    }
+
+    /// `- key` / `- keys`: an object without those keys, an array without the string elements
+    /// equal to one of them; 22023 for a scalar.
+    pub fn delete_keys(self, keys: &[&str]) -> Result<Json> {
+        match self {
+            Json::Object(pairs) => Ok(Json::Object(
+                pairs
+                    .into_iter()
+                    .filter(|(k, _)| !keys.contains(&k.as_str()))
+                    .collect(),
+            )),
+            Json::Array(items) => Ok(Json::Array(
+                items
+                    .into_iter()
+                    .filter(|e| !matches!(e, Json::String(s) if keys.contains(&s.as_str())))
+                    .collect(),
+            )),
+            _ => Err(not_allowed("cannot delete from scalar")),
+        }
+    }
+
+    /// `- index`: an array without the element at `index` (negative: from the end); 22023
+    /// for an object or a scalar.
+    pub fn delete_index(self, index: i64) -> Result<Json> {
+        match self {
+            Json::Array(mut items) => {
+                let n = items.len() as i64;
+                let i = if index < 0 { n + index } else { index };
+                if (0..n).contains(&i) {
+                    items.remove(i as usize);
+                }
+                Ok(Json::Array(items))
+            }
+            Json::Object(_) => Err(not_allowed("cannot delete from object using integer index")),
+            _ => Err(not_allowed("cannot delete from scalar")),
+        }
+    }
+
+    /// `jsonb_typeof`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool(_) => "boolean",
+            Json::Number(_) => "number",
+            Json::String(_) => "string",
+            Json::Array(_) => "array",
+            Json::Object(_) => "object",
+        }
+    }
+
+    /// `jsonb_array_length`; 22023 for what is not an array.
+    pub fn array_length(&self) -> Result<i64> {
+        match self {
+            Json::Array(items) => Ok(items.len() as i64),
+            Json::Object(_) => Err(not_allowed("cannot get array length of a non-array")),
+            _ => Err(not_allowed("cannot get array length of a scalar")),
+        }
+    }
+
     /// The text PostgreSQL prints for a jsonb value: `{"a": 1, "b": [true, null]}`.
     pub fn to_text(&self) -> String {
         let mut out = String::new();

@@ -16,7 +16,7 @@ use crate::sql::catalog::{self, types, Snapshot};
 use crate::sql::expr::{ArOp, CmpOp, Expr, Func, Ty};
 use crate::sql::plan::srf::{SrfKind, SrfSpec};
 use crate::sql::plan::{Column, Plan};
-use crate::types::{DataType, Value};
+use crate::types::Value;
 
 /// A catalog relation as a FROM item: its rows as a plan, its columns, the name it goes by.
 type CatalogFrom = (Plan, Vec<Column>, String);
@@ -327,6 +327,35 @@ impl Binder<'_> {
                 }
                 (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Text)
             }
+            (
+                "pg_get_triggerdef"
+                | "pg_get_ruledef"
+                | "pg_get_statisticsobjdef"
+                | "pg_get_statisticsobjdef_columns"
+                | "pg_get_partkeydef",
+                1 | 2,
+            ) => {
+                // Augur has no triggers, rules, statistics objects or partitioned tables: the
+                // definition of an OID that names none is NULL, as in PostgreSQL.
+                self.oid_arg(args[0].clone(), name)?;
+                if let Some(p) = args.get(1) {
+                    self.require_bool(p.0.clone(), p.1, name)?;
+                }
+                (Expr::Lit(Value::Null), Ty::Text)
+            }
+            ("pg_relation_is_publishable", 1) => {
+                // A table is; a catalog relation is not; an OID that names no relation: NULL.
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let snap = self.snapshot()?;
+                let whens = snap
+                    .tables
+                    .iter()
+                    .map(|t| (t.oid, true))
+                    .chain(snap.relations().into_iter().map(|(o, _)| (o, false)))
+                    .map(|(o, b)| (lit_int(o), Expr::Lit(Value::Bool(b))))
+                    .collect();
+                (case_of(oid, whens, Expr::Lit(Value::Null)), Ty::Bool)
+            }
             ("pg_partition_ancestors", 1) => {
                 // Augur has no partitions: a relation's only "ancestor" is itself.
                 (self.oid_arg(args[0].clone(), name)?, Ty::Int8)
@@ -409,7 +438,7 @@ impl Binder<'_> {
                     whens: vec![(b, lit_text("{pg_catalog,public}"))],
                     els: Some(Box::new(lit_text("{public}"))),
                 };
-                (e, Ty::Text)
+                (e, Ty::Array(&Ty::Text))
             }
             (
                 "has_table_privilege"
@@ -558,6 +587,7 @@ impl Binder<'_> {
         name: &A::ObjectName,
         args: &A::TableFunctionArgs,
         alias: Option<&A::TableAlias>,
+        ordinality: bool,
     ) -> Result<(Plan, Scope)> {
         let parts: Vec<String> = name
             .0
@@ -568,25 +598,44 @@ impl Binder<'_> {
             })
             .collect();
         let path: Vec<&str> = parts.iter().map(String::as_str).collect();
-        if matches!(path.as_slice(), ["unnest"] | ["pg_catalog", "unnest"]) && args.settings.is_none() {
-            let [A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e))] = args.args.as_slice() else {
-                return Err(unsupported("unnest in FROM of other than one array"));
-            };
-            return self.unnest_in_from(e, alias);
-        }
-        let known = matches!(
-            path.as_slice(),
-            ["generate_series"] | ["pg_catalog", "generate_series"]
-        );
-        if !known || args.settings.is_some() {
-            return Err(unsupported(format!("table function {name}")));
-        }
-        let mut vals = Vec::new();
-        let mut ty = Ty::Int4;
+        let fname = match path.as_slice() {
+            [f] | ["pg_catalog", f] if args.settings.is_none() => *f,
+            _ => return Err(unsupported(format!("table function {name}"))),
+        };
+        let mut exprs = Vec::new();
         for a in &args.args {
-            let A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) = a else {
-                return Err(unsupported(format!("argument {a} of generate_series")));
-            };
+            match a {
+                A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) => exprs.push(e),
+                _ => return Err(unsupported(format!("argument {a} of {fname}"))),
+            }
+        }
+        match (fname, exprs.as_slice()) {
+            ("unnest", [e]) => return self.unnest_in_from(e, alias, ordinality),
+            ("unnest", _) => return Err(unsupported("unnest in FROM of other than one array")),
+            ("pg_partition_ancestors", [e]) => {
+                // Augur has no partitions: a relation's only "ancestor" is itself, at depth 1.
+                let x = self.bind_expr(e, &Scope::default())?;
+                let x = self.oid_arg(x, fname)?;
+                let set = Plan::ProjectSet {
+                    input: Box::new(Plan::Values(vec![vec![]])),
+                    srfs: vec![SrfSpec {
+                        kind: SrfKind::GenerateSeries,
+                        args: vec![x.clone(), x],
+                    }],
+                };
+                let mut out = vec![Expr::Col(0)];
+                if ordinality {
+                    out.push(lit_int(1));
+                }
+                let plan = Plan::Project(Box::new(set), out);
+                return Ok(self.function_scope(plan, fname, Ty::Int8, alias, ordinality));
+            }
+            ("generate_series", _) => {}
+            _ => return Err(unsupported(format!("table function {name}"))),
+        }
+        let mut bound = Vec::new();
+        let mut ty = Ty::Int4;
+        for e in exprs {
             let (e, t) = self.bind_expr(e, &Scope::default())?;
             if !(t.is_int() || t == Ty::Unknown) {
                 return Err(unsupported(format!("generate_series of type {}", t.name())));
@@ -594,20 +643,42 @@ impl Binder<'_> {
             if t == Ty::Int8 {
                 ty = Ty::Int8;
             }
-            match self.coerce(e, t, Ty::Int8)? {
-                Expr::Lit(v) => vals.push(v),
-                _ => return Err(unsupported("generate_series of values known only when run")),
-            }
+            bound.push(self.coerce(e, t, Ty::Int8)?);
         }
-        if !(2..=3).contains(&vals.len()) {
+        if !(2..=3).contains(&bound.len()) {
             return Err(Error::new(
                 SqlState::UNDEFINED_FUNCTION,
                 format!(
                     "function generate_series with {} arguments does not exist",
-                    vals.len()
+                    bound.len()
                 ),
             ));
         }
+        let vals: Option<Vec<Value>> = bound
+            .iter()
+            .map(|e| match e {
+                Expr::Lit(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        let Some(vals) = vals else {
+            // Arguments known only when the statement runs (a column of an enclosing query's
+            // row, as psql's `generate_series(0, array_upper(pr.prattrs, 1))`): the select-list
+            // function's step over one empty row.
+            if ordinality {
+                return Err(unsupported(
+                    "WITH ORDINALITY of generate_series over values known only when run",
+                ));
+            }
+            let plan = Plan::ProjectSet {
+                input: Box::new(Plan::Values(vec![vec![]])),
+                srfs: vec![SrfSpec {
+                    kind: SrfKind::GenerateSeries,
+                    args: bound,
+                }],
+            };
+            return Ok(self.function_scope(plan, fname, ty, alias, false));
+        };
         let ints: Option<Vec<i64>> = vals
             .iter()
             .map(|v| match v {
@@ -635,58 +706,94 @@ impl Binder<'_> {
                     return Err(unsupported("generate_series of more than 10000000 rows"));
                 }
                 (0..count as i64)
-                    .map(|k| vec![lit_int(start + k * step)])
+                    .map(|k| {
+                        let mut r = vec![lit_int(start + k * step)];
+                        if ordinality {
+                            r.push(lit_int(k + 1));
+                        }
+                        r
+                    })
                     .collect()
             }
             _ => vec![],
         };
+        let width = 1 + usize::from(ordinality);
         let plan = if rows.is_empty() {
             Plan::Filter(
-                Box::new(Plan::Values(vec![vec![Expr::Lit(Value::Null)]])),
+                Box::new(Plan::Values(vec![vec![Expr::Lit(Value::Null); width]])),
                 Expr::Lit(Value::Bool(false)),
             )
         } else {
             Plan::Values(rows)
         };
-        // A function returning one column names it after its alias, as PostgreSQL does.
-        let col = alias.map_or("generate_series".to_string(), |a| ident(&a.name));
-        let cols = [Column {
-            name: col.clone(),
-            ty,
-        }];
-        let a = alias.map_or("generate_series".to_string(), |a| ident(&a.name));
-        Ok((plan, derived_scope(&a, &cols, alias)))
+        Ok(self.function_scope(plan, fname, ty, alias, ordinality))
     }
 
-    /// `unnest(array)` in FROM: a row per element (untyped, as from a select list's unnest),
-    /// computed when the statement runs, so the array may be a column of an enclosing query's
-    /// row (psql's `unnest(tc.reloptions)` inside `ARRAY(...)`).
+    /// The scope of a function in FROM returning one column of type `ty` (and, `WITH
+    /// ORDINALITY`, a bigint `ordinality` after it): the column is named after the alias, as
+    /// PostgreSQL names it, or after the function.
+    fn function_scope(
+        &self,
+        plan: Plan,
+        fname: &str,
+        ty: Ty,
+        alias: Option<&A::TableAlias>,
+        ordinality: bool,
+    ) -> (Plan, Scope) {
+        let a = alias.map_or(fname.to_string(), |a| ident(&a.name));
+        let mut cols = vec![Column { name: a.clone(), ty }];
+        if ordinality {
+            cols.push(Column {
+                name: "ordinality".into(),
+                ty: Ty::Int8,
+            });
+        }
+        (plan, derived_scope(&a, &cols, alias))
+    }
+
+    /// `unnest(array)` in FROM: a row per element (of the array's element type; untyped for an
+    /// array in text form), computed when the statement runs, so the array may be a column of
+    /// an enclosing query's row (psql's `unnest(tc.reloptions)` inside `ARRAY(...)`). `WITH
+    /// ORDINALITY` adds each element's position, counted from 1.
     pub(super) fn unnest_in_from(
         &mut self,
         e: &A::Expr,
         alias: Option<&A::TableAlias>,
+        ordinality: bool,
     ) -> Result<(Plan, Scope)> {
         let (x, t) = self.bind_expr(e, &Scope::default())?;
-        if !matches!(t, Ty::Text | Ty::Unknown | Ty::Array(_)) {
-            return Err(Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("function unnest({}) does not exist", t.name()),
-            ));
-        }
+        let elem = match t {
+            Ty::Array(e) => *e,
+            Ty::Text | Ty::Unknown => Ty::Unknown,
+            _ => {
+                return Err(Error::new(
+                    SqlState::UNDEFINED_FUNCTION,
+                    format!("function unnest({}) does not exist", t.name()),
+                ))
+            }
+        };
         let x = self.coerce(x, t, Ty::Text)?;
-        let plan = Plan::ProjectSet {
+        let set = Plan::ProjectSet {
             input: Box::new(Plan::Values(vec![vec![]])),
             srfs: vec![SrfSpec {
-                kind: SrfKind::Unnest,
+                kind: if ordinality {
+                    SrfKind::ExpandArray
+                } else {
+                    SrfKind::Unnest
+                },
                 args: vec![x],
             }],
         };
-        let a = alias.map_or("unnest".to_string(), |a| ident(&a.name));
-        let cols = [Column {
-            name: a.clone(),
-            ty: Ty::Unknown,
-        }];
-        Ok((plan, derived_scope(&a, &cols, alias)))
+        let plan = if elem == Ty::Unknown {
+            set
+        } else {
+            let mut out = vec![Expr::Cast(Box::new(Expr::Col(0)), elem, None)];
+            if ordinality {
+                out.push(Expr::Col(1));
+            }
+            Plan::Project(Box::new(set), out)
+        };
+        Ok(self.function_scope(plan, "unnest", elem, alias, ordinality))
     }
 
     /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its
@@ -743,9 +850,9 @@ impl Binder<'_> {
                 return Ok(None);
             }
             // `x::pg_catalog.text`, as psql writes casts.
-            let to = Ty::from_dt(DataType::from_sql_name(&ty, None)?);
+            let (to, len) = super::type_of_name(&ty)?;
             let (x, xt) = self.bind_expr(e, scope)?;
-            return Ok(Some(self.cast_expr(x, xt, to, None)?));
+            return Ok(Some(self.cast_expr(x, xt, Ty::from_dt(to), len)?));
         }
         let (x, xt) = self.bind_expr(e, scope)?;
         let r = match ty.as_str() {

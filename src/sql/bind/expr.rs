@@ -340,10 +340,14 @@ impl Binder<'_> {
                     B::Gt => self.compare(CmpOp::Gt, l, r)?,
                     B::GtEq => self.compare(CmpOp::Ge, l, r)?,
                     B::Plus => self.arith(ArOp::Add, l, r)?,
+                    B::Minus if l.1 == Ty::Jsonb => self.json_op(op, l, r)?,
                     B::Minus => self.arith(ArOp::Sub, l, r)?,
                     B::Multiply => self.arith(ArOp::Mul, l, r)?,
                     B::Divide => self.arith(ArOp::Div, l, r)?,
                     B::Modulo => self.arith(ArOp::Mod, l, r)?,
+                    B::StringConcat if l.1 == Ty::Jsonb || (r.1 == Ty::Jsonb && l.1 == Ty::Unknown) => {
+                        self.json_op(op, l, r)?
+                    }
                     B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
                         self.array_cat(l, r)?
                     }
@@ -362,7 +366,15 @@ impl Binder<'_> {
                         let not = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
                         self.regex_op(l, r, ci, not, &op.to_string())?
                     }
-                    B::Arrow | B::LongArrow | B::AtArrow => self.json_op(op, l, r)?,
+                    B::Arrow
+                    | B::LongArrow
+                    | B::AtArrow
+                    | B::ArrowAt
+                    | B::HashArrow
+                    | B::HashLongArrow
+                    | B::Question
+                    | B::QuestionPipe
+                    | B::QuestionAnd => self.json_op(op, l, r)?,
                     // psql's spelling of `~`.
                     B::PGCustomBinaryOperator(p) if p.len() == 2 && p[0] == "pg_catalog" && p[1] == "~" => {
                         self.regex_op(l, r, false, false, "~")?
@@ -596,6 +608,12 @@ impl Binder<'_> {
                     return Ok(r);
                 }
                 let (dt, len) = parse_type(data_type)?;
+                // `ARRAY[]::int[]`: the cast gives the empty array its type.
+                if let (E::Array(a), crate::types::DataType::Array(_)) = (expr.as_ref(), dt) {
+                    if a.elem.is_empty() {
+                        return Ok((Expr::Lit(Value::Text("{}".into())), Ty::from_dt(dt)));
+                    }
+                }
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 self.cast_expr(x, xt, Ty::from_dt(dt), len)?
             }
@@ -689,42 +707,111 @@ impl Binder<'_> {
                 let v = Value::parse_text(&text, crate::types::DataType::Interval)?;
                 (Expr::Lit(v), Ty::Interval)
             }
+            E::Array(a) => {
+                // `ARRAY[a, b]`: the elements' common type (text for untyped literals).
+                if a.elem.is_empty() {
+                    return Err(Error::new(
+                        SqlState("42P18"),
+                        "cannot determine type of empty array",
+                    ));
+                }
+                let mut items = Vec::with_capacity(a.elem.len());
+                for el in &a.elem {
+                    items.push(self.bind_expr(el, scope)?);
+                }
+                let (mut items, mut ty) = self.unify_all(items, "ARRAY")?;
+                if ty == Ty::Unknown {
+                    ty = Ty::Text;
+                    items = items
+                        .into_iter()
+                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
+                        .collect::<Result<_>>()?;
+                }
+                let at = ty.array().ok_or_else(|| {
+                    unsupported(format!(
+                        "ARRAY of {} values (an array of more than one dimension)",
+                        ty.name()
+                    ))
+                })?;
+                (Expr::Func(Func::ArrayConstruct, items, at), at)
+            }
             other => return Err(unsupported(format!("expression {other}"))),
         })
     }
 
-    /// jsonb's `->` (a field by text key or an element by integer index, as jsonb), `->>`
-    /// (the same as text) and `@>` (containment); an untyped literal is jsonb on the left and
-    /// beside `@>`, a key on the right of `->`.
+    /// jsonb's operators: `->` (a field by text key or an element by integer index, as jsonb),
+    /// `->>` (the same as text), `#>` / `#>>` (by a path, `text[]`), `@>` / `<@` (containment),
+    /// `?` (a key or string element), `?|` / `?&` (any / all of a `text[]` of keys), `||`
+    /// (concatenation) and `-` (a key, an index or a `text[]` of keys removed). An untyped
+    /// literal is jsonb where the operator takes jsonb, else the key, path or index type.
     fn json_op(
         &mut self,
         op: &A::BinaryOperator,
         (l, lt): (Expr, Ty),
         (r, rt): (Expr, Ty),
     ) -> Result<(Expr, Ty)> {
+        use A::BinaryOperator as B;
         let undefined = || {
             Error::new(
                 SqlState::UNDEFINED_FUNCTION,
                 format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
             )
         };
-        if !matches!(lt, Ty::Jsonb | Ty::Unknown) {
+        let jsonb_side = |t: Ty| matches!(t, Ty::Jsonb | Ty::Unknown);
+        if !jsonb_side(lt) {
             return Err(undefined());
         }
         let l = self.coerce(l, lt, Ty::Jsonb)?;
-        if *op == A::BinaryOperator::AtArrow {
-            if !matches!(rt, Ty::Jsonb | Ty::Unknown) {
-                return Err(undefined());
+        let text_array = Ty::Array(&Ty::Text);
+        let bool_fn = |f: Func, a: Expr, b: Expr| Ok((Expr::Func(f, vec![a, b], Ty::Bool), Ty::Bool));
+        match op {
+            B::AtArrow | B::ArrowAt | B::StringConcat => {
+                if !jsonb_side(rt) {
+                    return Err(undefined());
+                }
+                let r = self.coerce(r, rt, Ty::Jsonb)?;
+                return match op {
+                    B::AtArrow => bool_fn(Func::JsonContains, l, r),
+                    B::ArrowAt => bool_fn(Func::JsonContains, r, l),
+                    _ => Ok((Expr::Func(Func::JsonConcat, vec![l, r], Ty::Jsonb), Ty::Jsonb)),
+                };
             }
-            let r = self.coerce(r, rt, Ty::Jsonb)?;
-            return Ok((Expr::Func(Func::JsonContains, vec![l, r], Ty::Bool), Ty::Bool));
+            B::Question => {
+                if !matches!(rt, Ty::Text | Ty::Unknown) {
+                    return Err(undefined());
+                }
+                let r = self.coerce(r, rt, Ty::Text)?;
+                return bool_fn(Func::JsonHasKey, l, r);
+            }
+            B::QuestionPipe | B::QuestionAnd | B::HashArrow | B::HashLongArrow => {
+                if !(rt == text_array || rt == Ty::Unknown) {
+                    return Err(undefined());
+                }
+                let r = self.coerce(r, rt, text_array)?;
+                return match op {
+                    B::QuestionPipe => bool_fn(Func::JsonHasAnyKey, l, r),
+                    B::QuestionAnd => bool_fn(Func::JsonHasAllKeys, l, r),
+                    B::HashArrow => Ok((Expr::Func(Func::JsonPath, vec![l, r], Ty::Jsonb), Ty::Jsonb)),
+                    _ => Ok((Expr::Func(Func::JsonPathText, vec![l, r], Ty::Text), Ty::Text)),
+                };
+            }
+            B::Minus => {
+                let (f, r) = match rt {
+                    Ty::Text | Ty::Unknown => (Func::JsonDeleteKey, self.coerce(r, rt, Ty::Text)?),
+                    t if t.is_int() => (Func::JsonDeleteIndex, r),
+                    t if t == text_array => (Func::JsonDeleteKeys, r),
+                    _ => return Err(undefined()),
+                };
+                return Ok((Expr::Func(f, vec![l, r], Ty::Jsonb), Ty::Jsonb));
+            }
+            _ => {}
         }
         let r = match rt {
             Ty::Text | Ty::Unknown => self.coerce(r, rt, Ty::Text)?,
             t if t.is_int() => r,
             _ => return Err(undefined()),
         };
-        Ok(if *op == A::BinaryOperator::LongArrow {
+        Ok(if *op == B::LongArrow {
             (Expr::Func(Func::JsonGetText, vec![l, r], Ty::Text), Ty::Text)
         } else {
             (Expr::Func(Func::JsonGet, vec![l, r], Ty::Jsonb), Ty::Jsonb)

@@ -5,7 +5,7 @@ use sqlparser::ast as A;
 use super::{check_name, ident, object_name, unsupported, Binder, Scope, ScopeCol};
 use crate::error::{Error, Result};
 use crate::seam::prelude::*;
-use crate::sql::expr::{CmpOp, Expr};
+use crate::sql::expr::{CmpOp, Expr, Ty};
 use crate::sql::plan::access::{conjoin, make_join};
 use crate::sql::plan::{Access, Column, Plan, Scan};
 
@@ -34,6 +34,10 @@ impl Binder<'_> {
     pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
         let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
         for j in &twj.joins {
+            if let Some(items) = lateral_values(&j.relation) {
+                (plan, scope) = self.lateral_join(plan, scope, j, items)?;
+                continue;
+            }
             let (rp, rs) = self.bind_factor(&j.relation)?;
             let (mut right_join, mut full_join) = (false, false);
             let (left_join, c) = match &j.join_operator {
@@ -88,6 +92,55 @@ impl Binder<'_> {
         Ok((plan, scope))
     }
 
+    /// `left [CROSS | INNER] JOIN LATERAL (SELECT e1, e2, ...) AS a(...)`, a lateral subquery
+    /// without FROM (as pgbench's partition probe writes it): one row of the expressions over
+    /// each left row, so the left rows with those expressions appended, then the ON condition.
+    /// Other LATERAL forms are 0A000.
+    fn lateral_join(
+        &mut self,
+        plan: Plan,
+        scope: Scope,
+        j: &A::Join,
+        items: &[A::SelectItem],
+    ) -> Result<(Plan, Scope)> {
+        let c = match &j.join_operator {
+            A::JoinOperator::CrossJoin(_) => None,
+            A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => Some(c),
+            _ => return Err(unsupported("LATERAL other than in a CROSS or INNER JOIN")),
+        };
+        let A::TableFactor::Derived {
+            alias: Some(alias), ..
+        } = &j.relation
+        else {
+            return Err(Error::syntax("subquery in FROM must have an alias"));
+        };
+        let lw = scope.cols.len();
+        let mut exprs: Vec<Expr> = (0..lw).map(Expr::Col).collect();
+        let mut cols = Vec::new();
+        for it in items {
+            let (e, name) = match it {
+                A::SelectItem::UnnamedExpr(e) => (e, super::select::derive_name(e)),
+                A::SelectItem::ExprWithAlias { expr, alias } => (expr, ident(alias)),
+                _ => return Err(unsupported("LATERAL subquery with *")),
+            };
+            let (x, t) = self.bind_noagg(e, &scope, "FROM clause")?;
+            let (x, t) = if t == Ty::Unknown {
+                (self.coerce(x, t, Ty::Text)?, Ty::Text)
+            } else {
+                (x, t)
+            };
+            exprs.push(x);
+            cols.push(Column { name, ty: t });
+        }
+        let scope = scope.concat(derived_scope(&ident(&alias.name), &cols, Some(alias)));
+        let on = self.join_condition(c, &scope, lw)?;
+        let plan = Plan::Project(Box::new(plan), exprs);
+        Ok(match on {
+            Some(on) => (Plan::Filter(Box::new(plan), on), scope),
+            None => (plan, scope),
+        })
+    }
+
     /// A join's ON / USING condition over `scope` (the left side's `lw` columns, then the
     /// right side's); None for CROSS JOIN.
     pub(super) fn join_condition(
@@ -130,10 +183,14 @@ impl Binder<'_> {
     pub(super) fn bind_factor(&mut self, f: &A::TableFactor) -> Result<(Plan, Scope)> {
         match f {
             A::TableFactor::Table {
-                name, alias, args, ..
+                name,
+                alias,
+                args,
+                with_ordinality,
+                ..
             } => {
                 if let Some(args) = args {
-                    return self.table_function(name, args, alias.as_ref());
+                    return self.table_function(name, args, alias.as_ref(), *with_ordinality);
                 }
                 if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
                     check_name(i)?;
@@ -180,9 +237,11 @@ impl Binder<'_> {
                 alias,
                 array_exprs,
                 with_offset: false,
-                with_ordinality: false,
+                with_ordinality,
                 ..
-            } if array_exprs.len() == 1 => self.unnest_in_from(&array_exprs[0], alias.as_ref()),
+            } if array_exprs.len() == 1 => {
+                self.unnest_in_from(&array_exprs[0], alias.as_ref(), *with_ordinality)
+            }
             A::TableFactor::Derived {
                 lateral,
                 subquery,
@@ -213,6 +272,32 @@ impl Binder<'_> {
             other => Err(unsupported(format!("FROM item {other}"))),
         }
     }
+}
+
+/// The select list of `LATERAL (SELECT ...)` when the subquery is only that: no FROM, WHERE,
+/// grouping, DISTINCT, ORDER BY, LIMIT or WITH.
+fn lateral_values(f: &A::TableFactor) -> Option<&[A::SelectItem]> {
+    let A::TableFactor::Derived {
+        lateral: true,
+        subquery,
+        ..
+    } = f
+    else {
+        return None;
+    };
+    let q = subquery.as_ref();
+    if q.with.is_some() || q.order_by.is_some() || q.limit_clause.is_some() || q.fetch.is_some() {
+        return None;
+    }
+    let A::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let plain = s.from.is_empty()
+        && s.selection.is_none()
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && matches!(&s.group_by, A::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
+    plain.then_some(s.projection.as_slice())
 }
 
 /// The scope of a derived table or CTE reference named `a` (column aliases applied).

@@ -54,7 +54,16 @@ impl Binder<'_> {
             }
             let aggregate = matches!(
                 name.as_str(),
-                "count" | "sum" | "avg" | "min" | "max" | "bool_and" | "every" | "bool_or" | "array_agg"
+                "count"
+                    | "sum"
+                    | "avg"
+                    | "min"
+                    | "max"
+                    | "bool_and"
+                    | "every"
+                    | "bool_or"
+                    | "array_agg"
+                    | "string_agg"
             );
             if !aggregate {
                 return Err(Error::new(
@@ -62,6 +71,9 @@ impl Binder<'_> {
                     format!("ORDER BY specified, but {name} is not an aggregate function"),
                 ));
             }
+        }
+        if let ("string_agg", None) = (name.as_str(), &f.over) {
+            return self.bind_string_agg(&args, distinct, order_by, scope);
         }
         if let (Some(kind), None) = (super::srf::srf_kind(&f.name), &f.over) {
             if distinct || star {
@@ -142,9 +154,11 @@ impl Binder<'_> {
             };
             let ty = match func {
                 AggFunc::CountStar | AggFunc::Count => Ty::Int8,
+                // PostgreSQL: sum of int2/int4 is bigint; sum(bigint), sum(numeric),
+                // avg(numeric) and avg of integers are numeric.
+                AggFunc::Sum if arg_ty == Ty::Int8 || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum if arg_ty.is_int() => Ty::Int8,
-                // PostgreSQL: sum(numeric), avg(numeric) and avg of integers are numeric.
-                AggFunc::Sum if arg_ty == Ty::Numeric => Ty::Numeric,
+                AggFunc::Sum | AggFunc::Avg if arg_ty == Ty::Interval => Ty::Interval,
                 AggFunc::Avg if arg_ty.is_int() || arg_ty == Ty::Numeric => Ty::Numeric,
                 AggFunc::Sum | AggFunc::Avg if arg_ty.is_num() => Ty::Float8,
                 AggFunc::Sum | AggFunc::Avg => return Err(bad()),
@@ -189,6 +203,37 @@ impl Binder<'_> {
         self.scalar_func(&name, bound)
     }
 
+    /// `string_agg(x, sep [ORDER BY ...])`: bound as `array_to_string(array_agg(x [ORDER BY
+    /// ...]), sep)`, which skips NULL values and is NULL over no rows, as string_agg is.
+    fn bind_string_agg(
+        &mut self,
+        args: &[&A::Expr],
+        distinct: bool,
+        order_by: &[A::OrderByExpr],
+        scope: &Scope,
+    ) -> Result<(Expr, Ty)> {
+        let [x, sep] = args else {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function string_agg with {} arguments does not exist", args.len()),
+            ));
+        };
+        let order = if order_by.is_empty() {
+            String::new()
+        } else {
+            let keys: Vec<String> = order_by.iter().map(ToString::to_string).collect();
+            format!(" ORDER BY {}", keys.join(", "))
+        };
+        let d = if distinct { "DISTINCT " } else { "" };
+        let sql = format!("array_to_string(array_agg({d}{x}{order}), {sep})");
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| Error::syntax(format!("string_agg: {e}")))?;
+        self.bind_expr(&e, scope)
+    }
+
     /// `ARRAY(subquery)`: the subquery's one column as an array, in the subquery's row order,
     /// empty (not NULL) without rows; bound as the scalar subquery
     /// `(SELECT coalesce(array_agg(x), '{}') FROM (subquery) AS a(x))`, which may read the
@@ -212,6 +257,39 @@ impl Binder<'_> {
             .and_then(|mut p| p.parse_expr())
             .map_err(|e| Error::syntax(format!("ARRAY({q}): {e}")))?;
         self.bind_expr(&e, scope)
+    }
+
+    /// `to_jsonb(e)` of a bound argument: jsonb as it is, an untyped literal as text, an array
+    /// with its element type for the conversion of its elements.
+    fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+        Ok(match t {
+            Ty::Jsonb => e,
+            Ty::Unknown => {
+                let e = self.coerce(e, t, Ty::Text)?;
+                Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb)
+            }
+            Ty::Array(el) => Expr::Func(
+                Func::ToJsonb,
+                vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))],
+                Ty::Jsonb,
+            ),
+            _ => Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb),
+        })
+    }
+
+    /// The element type of an array argument of function `name` (42804 for an untyped literal,
+    /// as PostgreSQL cannot tell its type either; 42883 for a value that is no array).
+    fn array_arg(&self, (_, t): &(Expr, Ty), name: &str) -> Result<Ty> {
+        match t {
+            Ty::Array(e) => Ok(**e),
+            Ty::Unknown => Err(Error::mismatch(format!(
+                "could not determine polymorphic type because input has type unknown (in {name})"
+            ))),
+            t => Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name}({}, ...) does not exist", t.name()),
+            )),
+        }
     }
 
     pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
@@ -446,6 +524,83 @@ impl Binder<'_> {
                         )
                     })?;
                 return lit(Value::Text(v), Ty::Text);
+            }
+            ("array_lower" | "array_upper" | "array_length", 2) | ("cardinality", 1) => {
+                self.array_arg(&args[0], name)?;
+                if n == 2 {
+                    int_args!(1);
+                }
+                let f = match name {
+                    "array_lower" => Func::ArrayLower,
+                    "array_upper" => Func::ArrayUpper,
+                    "array_length" => Func::ArrayLength,
+                    _ => Func::Cardinality,
+                };
+                (f, Ty::Int4)
+            }
+            ("to_jsonb", 1) => {
+                if args[0].1 == Ty::Unknown {
+                    return Err(Error::mismatch(
+                        "could not determine polymorphic type because input has type unknown",
+                    ));
+                }
+                let e = self.jsonb_of(args[0].clone())?;
+                return Ok((e, Ty::Jsonb));
+            }
+            ("jsonb_build_array", _) => {
+                let mut items = Vec::with_capacity(n);
+                for a in args {
+                    items.push(self.jsonb_of(a)?);
+                }
+                return Ok((Expr::Func(Func::JsonBuildArray, items, Ty::Jsonb), Ty::Jsonb));
+            }
+            ("jsonb_build_object", _) => {
+                if !n.is_multiple_of(2) {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "argument list must have even number of elements",
+                    ));
+                }
+                let mut items = Vec::with_capacity(n);
+                for (i, (e, t)) in args.into_iter().enumerate() {
+                    items.push(if i % 2 == 0 {
+                        // Keys are text (any scalar by its text output).
+                        if matches!(t, Ty::Jsonb | Ty::Array(_)) {
+                            return Err(Error::new(
+                                SqlState::INVALID_PARAMETER_VALUE,
+                                "key value must be scalar, not array, composite, or json",
+                            ));
+                        }
+                        self.cast_expr(e, t, Ty::Text, None)?.0
+                    } else {
+                        self.jsonb_of((e, t))?
+                    });
+                }
+                return Ok((Expr::Func(Func::JsonBuildObject, items, Ty::Jsonb), Ty::Jsonb));
+            }
+            ("jsonb_typeof" | "jsonb_array_length", 1) => {
+                let (e, t) = args[0].clone();
+                if !matches!(t, Ty::Jsonb | Ty::Unknown) {
+                    return Err(undefined());
+                }
+                args[0] = (self.coerce(e, t, Ty::Jsonb)?, Ty::Jsonb);
+                if name == "jsonb_typeof" {
+                    (Func::JsonTypeof, Ty::Text)
+                } else {
+                    (Func::JsonArrayLength, Ty::Int4)
+                }
+            }
+            ("quote_ident", 1) => {
+                text_args!(0);
+                (Func::QuoteIdent, Ty::Text)
+            }
+            ("array_position", 2) => {
+                let elem = self.array_arg(&args[0], name)?;
+                let (e, t) = args[1].clone();
+                let (e, _) = self.comparable((e, t), (Expr::Lit(Value::Null), elem), "=")?;
+                // The element's text form is compared, so the value must be of the element type.
+                args[1] = (self.coerce(e, t, elem)?, elem);
+                (Func::ArrayPosition, Ty::Int4)
             }
             _ => return Err(undefined()),
         };

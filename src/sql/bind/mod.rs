@@ -165,6 +165,25 @@ pub(super) fn unsupported(what: impl std::fmt::Display) -> Error {
 /// or `numeric(p, s)`'s modifier ([`crate::sql::expr::numeric_len`]).
 pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
     let s = dt.to_string().to_lowercase();
+    type_of_name(&s)
+}
+
+/// A type name as [`parse_type`] reads it (lower-cased): `int[]`, `numeric(10,2)`, ...
+pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
+    // `int[]`, `int[3]`, `int[][]`: PostgreSQL neither enforces sizes nor dimensions, so every
+    // one is the array of the element type (of one dimension in Augur).
+    if let Some(i) = s.find('[').filter(|_| s.trim_end().ends_with(']')) {
+        // A varchar(n) element's length is not kept (the elements are text).
+        let (elem, _) = type_of_name(s[..i].trim_end())?;
+        let arr = DataType::array_of(elem).ok_or_else(|| {
+            Error::unsupported(format!(
+                "arrays of type {} are not supported by Augur",
+                elem.sql_name()
+            ))
+        })?;
+        return Ok((arr, None));
+    }
+    let s = s.to_string();
     let (base, args) = match s.find('(') {
         Some(i) => (
             s[..i].trim().to_string(),
@@ -176,7 +195,6 @@ pub fn parse_type(dt: &A::DataType) -> Result<(DataType, Option<u32>)> {
         .as_deref()
         .and_then(|a| a.split(',').next())
         .and_then(|a| a.trim().parse::<u32>().ok());
-    let base = base.trim_end_matches("[]").to_string();
     let t = match base.as_str() {
         "real" | "float4" | "float" => DataType::Float8,
         "numeric" | "decimal" | "dec" => {

@@ -603,7 +603,7 @@ pub(super) fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
     }
 }
 
-fn derive_name(e: &A::Expr) -> String {
+pub(super) fn derive_name(e: &A::Expr) -> String {
     match e {
         A::Expr::Identifier(i) => ident(i),
         A::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),

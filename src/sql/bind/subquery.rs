@@ -136,21 +136,69 @@ impl Binder<'_> {
         if let Some(elems) = array_elems(right) {
             return self.quantified_array(left, op, elems, all, scope);
         }
-        let q = match right {
-            A::Expr::Subquery(q) => q,
-            A::Expr::Nested(inner) => match inner.as_ref() {
-                A::Expr::Subquery(q) => q,
-                _ => return Err(super::unsupported("ANY/ALL over an array")),
-            },
-            _ => return Err(super::unsupported("ANY/ALL over an array")),
-        };
         let (x, xt) = self.bind_expr(left, scope)?;
+        let sub = match right {
+            A::Expr::Subquery(q) => Some(q),
+            A::Expr::Nested(inner) => match inner.as_ref() {
+                A::Expr::Subquery(q) => Some(q),
+                _ => None,
+            },
+            _ => None,
+        };
+        let elements;
+        let q = match sub {
+            Some(q) => q,
+            None => {
+                elements = self.array_elements_query(right, xt, op, scope)?;
+                &elements
+            }
+        };
         let (s, cols) = self.subquery(q, scope)?;
         if cols.len() != 1 {
             return Err(Error::syntax("subquery has too many columns"));
         }
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
         Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool))
+    }
+
+    /// `x op ANY (array)` of an array-valued expression (a column such as pg_policy.polroles,
+    /// a function's result, a literal `'{1,2}'`): the query over its elements,
+    /// `SELECT CAST(e AS elem) FROM unnest(array) AS e`, which the subquery form then
+    /// compares. An untyped literal is an array of the left side's type, as in PostgreSQL.
+    fn array_elements_query(
+        &mut self,
+        right: &A::Expr,
+        xt: Ty,
+        op: CmpOp,
+        scope: &Scope,
+    ) -> Result<Box<A::Query>> {
+        let (a, at) = self.bind_expr(right, scope)?;
+        let elem = match at {
+            Ty::Array(e) => *e,
+            Ty::Unknown if xt == Ty::Unknown => Ty::Text,
+            Ty::Unknown if xt.array().is_some() => xt,
+            _ => {
+                return Err(Error::new(
+                    SqlState("42809"),
+                    format!("op {} ANY/ALL (array) requires array on right side", op.sym()),
+                ))
+            }
+        };
+        // A parameter (`id = ANY ($1)`) is an array of the left side's type, as PostgreSQL
+        // infers it, so a driver sends it as one.
+        if let (Expr::Param(..), Ty::Unknown, Some(arr)) = (&a, at, elem.array()) {
+            self.coerce(a, at, arr)?;
+        }
+        let sql = format!(
+            "SELECT CAST(augur_elements.e AS {}) FROM unnest({right}) AS augur_elements(e)",
+            elem.name()
+        );
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let q = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_query())
+            .map_err(|e| Error::syntax(format!("ANY ({right}): {e}")))?;
+        Ok(q)
     }
 
     /// `x op ANY (ARRAY[a, b])` / `ALL`: the comparisons joined by OR / AND (NULLs as

@@ -141,8 +141,13 @@ impl Binder<'_> {
                 };
                 let (func, ty) = match name {
                     "count" => (AggFunc::Count, Ty::Int8),
+                    // PostgreSQL: sum of int2/int4 is bigint, of bigint numeric.
+                    "sum" if at == Ty::Int8 || at == Ty::Numeric => (AggFunc::Sum, Ty::Numeric),
                     "sum" if at.is_int() => (AggFunc::Sum, Ty::Int8),
-                    "sum" if at == Ty::Numeric => (AggFunc::Sum, Ty::Numeric),
+                    "sum" | "avg" if at == Ty::Interval => {
+                        let f = if name == "sum" { AggFunc::Sum } else { AggFunc::Avg };
+                        (f, Ty::Interval)
+                    }
                     "sum" if at.is_num() => (AggFunc::Sum, Ty::Float8),
                     "avg" if at.is_int() || at == Ty::Numeric => (AggFunc::Avg, Ty::Numeric),
                     "avg" if at.is_num() => (AggFunc::Avg, Ty::Float8),

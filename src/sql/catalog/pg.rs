@@ -1,6 +1,7 @@
 //! pg_catalog's relations (pg_class, pg_attribute, pg_type, pg_index, ...) and its views
 //! (pg_tables, pg_indexes, pg_roles, pg_user, pg_settings), with PostgreSQL 15's column names
-//! and types; array columns (indkey, conkey, ...) are given in PostgreSQL's text form.
+//! and types; array columns (indkey, conkey, ...) are given in PostgreSQL's text form. The
+//! relations of features Augur lacks (pg_policy, pg_trigger, pg_inherits, ...) have no rows.
 
 use super::deparse;
 use super::types::{column_type, TYPES};
@@ -33,6 +34,18 @@ pub const NAMES: &[&str] = &[
     "pg_am",
     "pg_collation",
     "pg_opclass",
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_namespace",
+    "pg_publication_rel",
+    "pg_inherits",
+    "pg_trigger",
+    "pg_rewrite",
+    "pg_foreign_table",
+    "pg_depend",
+    "pg_event_trigger",
+    "pg_partitioned_table",
 ];
 
 /// The OIDs PostgreSQL gives its catalog tables (`'pg_class'::regclass`, pg_description's
@@ -53,6 +66,18 @@ pub const TABLE_OIDS: &[(&str, i64)] = &[
     ("pg_sequence", 2224),
     ("pg_collation", 3456),
     ("pg_opclass", 2616),
+    ("pg_depend", 2608),
+    ("pg_inherits", 2611),
+    ("pg_rewrite", 2618),
+    ("pg_trigger", 2620),
+    ("pg_foreign_table", 3118),
+    ("pg_policy", 3256),
+    ("pg_partitioned_table", 3350),
+    ("pg_statistic_ext", 3381),
+    ("pg_event_trigger", 3466),
+    ("pg_publication", 6104),
+    ("pg_publication_rel", 6106),
+    ("pg_publication_namespace", 6237),
 ];
 
 /// The ones that are views in PostgreSQL.
@@ -75,6 +100,8 @@ const T: Ty = Ty::Text;
 const I2_ARRAY: Ty = Ty::Array(&Ty::Int2);
 /// `text[]` columns (reloptions).
 const T_ARRAY: Ty = Ty::Array(&Ty::Text);
+/// `oid[]` columns (pg_policy.polroles).
+const OID_ARRAY: Ty = Ty::Array(&Ty::Int8);
 /// `oid` and `reg*` columns.
 const OID: Ty = Ty::Int8;
 const N: Value = Value::Null;
@@ -150,7 +177,124 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
             ],
             vec![],
         ),
-        _ => access_methods(),
+        "pg_am" => access_methods(),
+        // Relations of what Augur does not have (policies, extended statistics, publications,
+        // inheritance and partitions, triggers, rules, foreign tables, event triggers, and the
+        // dependencies PostgreSQL records between objects): no rows, PostgreSQL's columns.
+        name => relation(empty_columns(name), vec![]),
+    }
+}
+
+/// The columns (PostgreSQL 15's) of the catalog relations that never have rows in Augur.
+fn empty_columns(name: &str) -> &'static [(&'static str, Ty)] {
+    match name {
+        "pg_policy" => &[
+            ("oid", OID),
+            ("polname", T),
+            ("polrelid", OID),
+            ("polcmd", T),
+            ("polpermissive", B),
+            ("polroles", OID_ARRAY),
+            ("polqual", T),
+            ("polwithcheck", T),
+        ],
+        "pg_statistic_ext" => &[
+            ("oid", OID),
+            ("stxrelid", OID),
+            ("stxname", T),
+            ("stxnamespace", OID),
+            ("stxowner", OID),
+            ("stxstattarget", I4),
+            ("stxkeys", T),
+            ("stxkind", T_ARRAY),
+            ("stxexprs", T),
+        ],
+        "pg_publication" => &[
+            ("oid", OID),
+            ("pubname", T),
+            ("pubowner", OID),
+            ("puballtables", B),
+            ("pubinsert", B),
+            ("pubupdate", B),
+            ("pubdelete", B),
+            ("pubtruncate", B),
+            ("pubviaroot", B),
+        ],
+        "pg_publication_namespace" => &[("oid", OID), ("pnpubid", OID), ("pnnspid", OID)],
+        "pg_publication_rel" => &[
+            ("oid", OID),
+            ("prpubid", OID),
+            ("prrelid", OID),
+            ("prqual", T),
+            ("prattrs", T),
+        ],
+        "pg_inherits" => &[
+            ("inhrelid", OID),
+            ("inhparent", OID),
+            ("inhseqno", I4),
+            ("inhdetachpending", B),
+        ],
+        "pg_trigger" => &[
+            ("oid", OID),
+            ("tgrelid", OID),
+            ("tgparentid", OID),
+            ("tgname", T),
+            ("tgfoid", OID),
+            ("tgtype", I2),
+            ("tgenabled", T),
+            ("tgisinternal", B),
+            ("tgconstrrelid", OID),
+            ("tgconstrindid", OID),
+            ("tgconstraint", OID),
+            ("tgdeferrable", B),
+            ("tginitdeferred", B),
+            ("tgnargs", I2),
+            ("tgattr", T),
+            ("tgargs", Ty::Bytea),
+            ("tgqual", T),
+            ("tgoldtable", T),
+            ("tgnewtable", T),
+        ],
+        "pg_rewrite" => &[
+            ("oid", OID),
+            ("rulename", T),
+            ("ev_class", OID),
+            ("ev_type", T),
+            ("ev_enabled", T),
+            ("is_instead", B),
+            ("ev_qual", T),
+            ("ev_action", T),
+        ],
+        "pg_foreign_table" => &[("ftrelid", OID), ("ftserver", OID), ("ftoptions", T_ARRAY)],
+        "pg_depend" => &[
+            ("classid", OID),
+            ("objid", OID),
+            ("objsubid", I4),
+            ("refclassid", OID),
+            ("refobjid", OID),
+            ("refobjsubid", I4),
+            ("deptype", T),
+        ],
+        "pg_event_trigger" => &[
+            ("oid", OID),
+            ("evtname", T),
+            ("evtevent", T),
+            ("evtowner", OID),
+            ("evtfoid", OID),
+            ("evtenabled", T),
+            ("evttags", T_ARRAY),
+        ],
+        // pg_partitioned_table
+        _ => &[
+            ("partrelid", OID),
+            ("partstrat", T),
+            ("partnatts", I2),
+            ("partdefid", OID),
+            ("partattrs", T),
+            ("partclass", T),
+            ("partcollation", T),
+            ("partexprs", T),
+        ],
     }
 }
 

@@ -14,7 +14,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
 use crate::types::codec::encode_key_values;
-use crate::types::{numeric, DataType, Decimal, Key, Row, RowRef, Value};
+use crate::types::{numeric, DataType, Decimal, Interval, Key, Row, RowRef, Value};
 
 mod hash_join;
 mod lend;
@@ -512,6 +512,9 @@ struct Acc {
     /// The sum of numeric values, and whether it left the representation (22003 at the end).
     sum_d: Decimal,
     sum_d_overflow: bool,
+    /// The sum of interval values, and whether it left the interval range (22008 at the end).
+    sum_iv: Interval,
+    sum_iv_overflow: bool,
     best: Option<Value>,
     all: Option<bool>,
     seen: Option<HashSet<Value>>,
@@ -561,6 +564,10 @@ impl Acc {
             AggFunc::Sum | AggFunc::Avg => match v {
                 Value::Int(i) if spec.arg_ty != Ty::Numeric => self.sum_i += i as i128,
                 Value::Float(f) => self.sum_f += f,
+                Value::Interval(iv) => match self.sum_iv.add(&iv) {
+                    Ok(s) => self.sum_iv = s,
+                    Err(_) => self.sum_iv_overflow = true,
+                },
                 v @ (Value::Int(_) | Value::Numeric(_)) => match numeric::add(self.sum_d, numeric_of(&v)) {
                     Ok(s) => self.sum_d = s,
                     Err(_) => self.sum_d_overflow = true,
@@ -599,8 +606,22 @@ impl Acc {
         Ok(match spec.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
             _ if self.count == 0 => Value::Null,
+            // sum(bigint) is numeric (exact past bigint's range), as in PostgreSQL.
+            AggFunc::Sum if spec.arg_ty == Ty::Int8 => Value::Numeric(
+                Decimal::try_from_i128_with_scale(self.sum_i, 0).map_err(|_| numeric::overflow())?,
+            ),
             AggFunc::Sum if spec.arg_ty.is_int() => {
                 Value::Int(i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?)
+            }
+            AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Interval && self.sum_iv_overflow => {
+                return Err(Error::new(
+                    SqlState::DATETIME_FIELD_OVERFLOW,
+                    "interval out of range",
+                ))
+            }
+            AggFunc::Sum if spec.arg_ty == Ty::Interval => Value::Interval(self.sum_iv),
+            AggFunc::Avg if spec.arg_ty == Ty::Interval => {
+                Value::Interval(self.sum_iv.div(self.count as f64)?)
             }
             AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Numeric && self.sum_d_overflow => {
                 return Err(numeric::overflow())

@@ -46,6 +46,8 @@ pub fn cast_allowed(from: Ty, to: Ty) -> bool {
         (f, t) if f.is_num() && t.is_num() => true,
         (f, t) if f.is_datetime() && t.is_datetime() => true,
         (Ty::Bool, Ty::Int4) | (Ty::Int4, Ty::Bool) => true,
+        // Element by element (a text array's elements read as the new element type).
+        (Ty::Array(_), Ty::Array(_)) => true,
         _ => false,
     }
 }

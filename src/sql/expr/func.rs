@@ -8,7 +8,7 @@ use super::ops::{arith, as_f64, int_range};
 use super::{ArOp, Ctx, Expr, Func, Ty};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::EngineTxn;
-use crate::types::{numeric, Value};
+use crate::types::{numeric, DataType, Json, Value};
 
 fn int_arg(v: &Value) -> Option<i64> {
     match v {
@@ -140,7 +140,60 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 items.iter().map(Option::as_deref),
             )))
         }
+        // NULL arguments are JSON nulls in a built array or object (a NULL key is 22004).
+        Func::JsonBuildArray => Ok(Value::Jsonb(Box::new(Json::Array(
+            vals.iter().map(json_of).collect(),
+        )))),
+        Func::JsonBuildObject => {
+            let mut pairs = Vec::with_capacity(vals.len() / 2);
+            for (i, kv) in vals.chunks(2).enumerate() {
+                let Some(k) = text_arg(&kv[0]) else {
+                    return Err(Error::new(
+                        SqlState("22004"),
+                        format!("argument {}: key must not be null", 2 * i + 1),
+                    ));
+                };
+                pairs.push((k, json_of(&kv[1])));
+            }
+            Ok(Value::Jsonb(Box::new(Json::object(pairs))))
+        }
+        // NULL elements are kept (array_out writes them as NULL).
+        Func::ArrayConstruct => {
+            let texts: Vec<Option<String>> = vals.iter().map(Value::to_text).collect();
+            Ok(Value::Text(crate::types::array::format(
+                texts.iter().map(Option::as_deref),
+            )))
+        }
+        // NULL finds the first NULL element (IS NOT DISTINCT FROM); the elements are in their
+        // type's text form, so equal values have equal texts.
+        Func::ArrayPosition => {
+            let Some(a) = text_arg(&vals[0]) else {
+                return null;
+            };
+            let (lower, items) = array_items(&a)?;
+            let want = vals[1].to_text();
+            Ok(items
+                .iter()
+                .position(|x| *x == want)
+                .map_or(Value::Null, |i| Value::Int(lower + i as i64)))
+        }
         _ if vals.iter().any(Value::is_null) => null,
+        Func::ArrayLower | Func::ArrayUpper | Func::ArrayLength | Func::Cardinality => {
+            let (lower, items) = array_items(&text_arg(&vals[0]).unwrap_or_default())?;
+            let n = items.len() as i64;
+            if f == Func::Cardinality {
+                return Ok(Value::Int(n));
+            }
+            // Augur's arrays have one dimension; an empty array has none.
+            if vals.get(1).and_then(int_arg) != Some(1) || n == 0 {
+                return null;
+            }
+            Ok(Value::Int(match f {
+                Func::ArrayLower => lower,
+                Func::ArrayUpper => lower + n - 1,
+                _ => n,
+            }))
+        }
         Func::Abs => match &vals[0] {
             Value::Int(i) => int_range(
                 ty,
@@ -151,6 +204,9 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             Value::Numeric(d) => Ok(Value::Numeric(d.abs())),
             _ => null,
         },
+        Func::QuoteIdent => Ok(Value::Text(crate::sql::catalog::deparse::quote_ident(
+            &text_arg(&vals[0]).unwrap_or_default(),
+        ))),
         Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
         Func::Upper => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_uppercase())),
         Func::Length => Ok(Value::Int(match &vals[0] {
@@ -290,6 +346,71 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 (_, Some(j)) => j.as_text().map_or(Value::Null, Value::Text),
             })
         }
+        Func::JsonPath | Func::JsonPathText => {
+            let (Value::Jsonb(doc), Some(p)) = (&vals[0], text_arg(&vals[1])) else {
+                return null;
+            };
+            let (_, path) = array_items(&p)?;
+            Ok(match (f, doc.get_path(&path)) {
+                (_, None) => Value::Null,
+                (Func::JsonPath, Some(j)) => Value::Jsonb(Box::new(j.clone())),
+                (_, Some(j)) => j.as_text().map_or(Value::Null, Value::Text),
+            })
+        }
+        Func::JsonHasKey | Func::JsonHasAnyKey | Func::JsonHasAllKeys => {
+            let (Value::Jsonb(doc), Some(k)) = (&vals[0], text_arg(&vals[1])) else {
+                return null;
+            };
+            if f == Func::JsonHasKey {
+                return Ok(Value::Bool(doc.has_key(&k)));
+            }
+            // NULL elements of the key array are ignored, as in PostgreSQL.
+            let (_, keys) = array_items(&k)?;
+            let mut keys = keys.iter().flatten();
+            Ok(Value::Bool(if f == Func::JsonHasAnyKey {
+                keys.any(|k| doc.has_key(k))
+            } else {
+                keys.all(|k| doc.has_key(k))
+            }))
+        }
+        Func::JsonConcat => match (&vals[0], &vals[1]) {
+            (Value::Jsonb(a), Value::Jsonb(b)) => {
+                Ok(Value::Jsonb(Box::new((**a).clone().concat((**b).clone()))))
+            }
+            _ => null,
+        },
+        Func::JsonDeleteKey | Func::JsonDeleteKeys | Func::JsonDeleteIndex => {
+            let Value::Jsonb(doc) = &vals[0] else {
+                return null;
+            };
+            let doc = (**doc).clone();
+            let out = match (f, &vals[1]) {
+                (Func::JsonDeleteIndex, v) => doc.delete_index(int_arg(v).unwrap_or(0))?,
+                (Func::JsonDeleteKey, v) => doc.delete_keys(&[text_arg(v).unwrap_or_default().as_str()])?,
+                (_, v) => {
+                    let (_, keys) = array_items(&text_arg(v).unwrap_or_default())?;
+                    let keys: Vec<&str> = keys.iter().flatten().map(String::as_str).collect();
+                    doc.delete_keys(&keys)?
+                }
+            };
+            Ok(Value::Jsonb(Box::new(out)))
+        }
+        Func::JsonTypeof => match &vals[0] {
+            Value::Jsonb(j) => Ok(Value::Text(j.type_name().into())),
+            _ => null,
+        },
+        Func::JsonArrayLength => match &vals[0] {
+            Value::Jsonb(j) => Ok(Value::Int(j.array_length()?)),
+            _ => null,
+        },
+        // `to_jsonb(x)`; an array's element type is the second argument.
+        Func::ToJsonb => {
+            let elem = match vals.get(1) {
+                Some(Value::Text(t)) => Some(DataType::from_sql_name(t, None)?),
+                _ => None,
+            };
+            Ok(Value::Jsonb(Box::new(to_json(&vals[0], elem)?)))
+        }
         Func::JsonContains => match (&vals[0], &vals[1]) {
             (Value::Jsonb(a), Value::Jsonb(b)) => Ok(Value::Bool(a.contains(b))),
             _ => null,
@@ -381,6 +502,56 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
             *last = Some((p.to_string(), ci, re));
         }
         Ok(last.as_ref().is_some_and(|(_, _, re)| re.is_match(s)))
+    })
+}
+
+/// A value as an element of a built jsonb array or object: NULL is JSON null (the argument
+/// was converted by `to_jsonb` when it was bound).
+fn json_of(v: &Value) -> Json {
+    match v {
+        Value::Jsonb(j) => (**j).clone(),
+        _ => Json::Null,
+    }
+}
+
+/// `to_jsonb(v)` as PostgreSQL converts it: numbers as numbers (a float8 by its text, infinities
+/// and NaN as strings), booleans, jsonb as itself, an array (in text form, with element type
+/// `elem`) as a JSON array of its elements converted, timestamps in ISO 8601 with a `T`
+/// (`+00:00` for timestamptz), anything else as the string of its text output.
+fn to_json(v: &Value, elem: Option<DataType>) -> Result<Json> {
+    Ok(match v {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::Number(crate::types::Decimal::from(*i)),
+        Value::Numeric(d) => Json::Number(*d),
+        Value::Float(f) if f.is_finite() => match numeric::parse(&crate::types::format_float(*f))? {
+            Some(d) => Json::Number(d),
+            None => Json::String(crate::types::format_float(*f)),
+        },
+        Value::Jsonb(j) => (**j).clone(),
+        Value::Text(s) => match elem {
+            Some(e) => {
+                let (_, items) = array_items(s)?;
+                let mut out = Vec::with_capacity(items.len());
+                for x in items {
+                    out.push(match x {
+                        None => Json::Null,
+                        Some(x) => to_json(&Value::parse_text(&x, e)?, None)?,
+                    });
+                }
+                Json::Array(out)
+            }
+            None => Json::String(s.clone()),
+        },
+        Value::Timestamp(_) | Value::TimestampTz(_) => {
+            let t = v.to_text().unwrap_or_default().replacen(' ', "T", 1);
+            // The session zone is UTC: timestamptz text ends in `+00`, JSON's in `+00:00`.
+            Json::String(match t.strip_suffix("+00") {
+                Some(base) => format!("{base}+00:00"),
+                None => t,
+            })
+        }
+        v => Json::String(v.to_text().unwrap_or_default()),
     })
 }
 

@@ -294,6 +294,25 @@ pub enum Func {
     JsonGet,
     JsonGetText,
     JsonContains,
+    /// jsonb `#>` / `#>>` (by a path, `text[]`), `?` (a key), `?|` / `?&` (any / all of a
+    /// `text[]` of keys), `||`, `-` (a text key, a `text[]` of keys, an integer index).
+    JsonPath,
+    JsonPathText,
+    JsonHasKey,
+    JsonHasAnyKey,
+    JsonHasAllKeys,
+    JsonConcat,
+    JsonDeleteKey,
+    JsonDeleteKeys,
+    JsonDeleteIndex,
+    /// `jsonb_typeof`, `jsonb_array_length`.
+    JsonTypeof,
+    JsonArrayLength,
+    /// `to_jsonb(x)` (an array's element type name as a second argument).
+    ToJsonb,
+    /// `jsonb_build_array(...)` / `jsonb_build_object(k, v, ...)` of `to_jsonb`'d values.
+    JsonBuildArray,
+    JsonBuildObject,
     /// nextval / currval / setval(name, value[, is_called]) of a sequence.
     NextVal,
     CurrVal,
@@ -309,6 +328,18 @@ pub enum Func {
     ArrayToString,
     /// `a || b` of two arrays (a NULL side is empty; both NULL: NULL).
     ArrayCat,
+    /// `ARRAY[a, b, ...]`: the elements (already of the element type) as an array.
+    ArrayConstruct,
+    /// `array_lower(a, dim)`, `array_upper(a, dim)`, `array_length(a, dim)`: of the one
+    /// dimension (NULL for another or for an empty array); `cardinality(a)`: the element count.
+    ArrayLower,
+    ArrayUpper,
+    ArrayLength,
+    Cardinality,
+    /// `array_position(a, x)`: the subscript of the first element not distinct from `x`.
+    ArrayPosition,
+    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one.
+    QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
 }
