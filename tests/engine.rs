@@ -801,6 +801,148 @@ proptest! {
     }
 }
 
+/// What a transaction does to a plain table, between primary-key scans.
+#[derive(Clone, Debug)]
+enum ScanOp {
+    Put(i64, i64),
+    Del(i64),
+    /// `insert_batch_in` of n fresh keys with this value (the bulk path into the write set).
+    Batch(usize, i64),
+    Savepoint,
+    RollbackTo(usize),
+    Release(usize),
+    /// A scan of keys in [lo, hi] (each bound 0 unbounded, 1 included, 2 excluded), in reverse
+    /// or not, by `scan_in` (0), `scan_with` (1), `scan_first` of `limit` rows (2), `count_in` (3).
+    Scan(i64, u8, i64, u8, bool, u8, usize),
+}
+
+fn key_bound(kind: u8, k: i64) -> Bound<Key> {
+    match kind {
+        0 => Bound::Unbounded,
+        1 => Bound::Included(Key::Int(k)),
+        _ => Bound::Excluded(Key::Int(k)),
+    }
+}
+
+fn scan_op() -> impl Strategy<Value = ScanOp> {
+    // Bounds among the committed and written keys (0..40), the batches' keys (1000..) and
+    // beyond both, so that ranges are empty, inverted or one key excluded at both ends too.
+    let key = || prop_oneof![-2..45i64, 995..1012i64];
+    prop_oneof![
+        6 => (0..40i64, 0..8i64).prop_map(|(k, v)| ScanOp::Put(k, v)),
+        2 => (0..40i64).prop_map(ScanOp::Del),
+        1 => (1..4usize, 0..8i64).prop_map(|(n, v)| ScanOp::Batch(n, v)),
+        1 => Just(ScanOp::Savepoint),
+        1 => (0..4usize).prop_map(ScanOp::RollbackTo),
+        1 => (0..4usize).prop_map(ScanOp::Release),
+        5 => (key(), 0..3u8, key(), 0..3u8, any::<bool>(), 0..4u8, 1..6usize)
+            .prop_map(|(a, x, b, y, r, how, n)| ScanOp::Scan(a, x, b, y, r, how, n)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    /// A primary-key scan inside a transaction takes the transaction's own writes in its range
+    /// by a range lookup in its pending writes: `scan_in`, `scan_with`, `scan_first` and
+    /// `count_in` see exactly the rows the transaction sees in range (committed or its own,
+    /// after puts, deletes, batches and savepoint rollbacks), in key order or reversed; an
+    /// empty or inverted range sees none.
+    #[test]
+    fn scans_see_the_transactions_own_writes_exactly(ops in proptest::collection::vec(scan_op(), 1..60)) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::open(dir.path(), opts()).unwrap();
+        kv_table(&db, "p");
+        let mut view: BTreeMap<i64, i64> = (0..20).map(|k| (k, k % 6)).collect();
+        db.transaction(|tx| {
+            for (&k, &v) in &view {
+                tx.insert("p", vec![Value::Int(k), Value::Int(v)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let t = db.table("p").unwrap();
+        let mut tx = db.begin();
+        let mut marks: Vec<(augur::Savepoint, BTreeMap<i64, i64>)> = Vec::new();
+        let mut fresh = 1000i64;
+        for op in ops {
+            match op {
+                ScanOp::Put(k, v) => {
+                    tx.upsert("p", vec![Value::Int(k), Value::Int(v)]).unwrap();
+                    view.insert(k, v);
+                }
+                ScanOp::Del(k) => {
+                    let got = tx.delete("p", &Key::Int(k)).unwrap();
+                    prop_assert_eq!(got, view.remove(&k).is_some());
+                }
+                ScanOp::Batch(n, v) => {
+                    let keys = fresh..fresh + n as i64;
+                    fresh += n as i64;
+                    let rows = keys.clone().map(|k| vec![Value::Int(k), Value::Int(v)]).collect();
+                    prop_assert_eq!(tx.insert_batch_in(&t, rows).unwrap(), n as u64);
+                    view.extend(keys.map(|k| (k, v)));
+                }
+                ScanOp::Savepoint => marks.push((tx.savepoint().unwrap(), view.clone())),
+                ScanOp::RollbackTo(i) if !marks.is_empty() => {
+                    let i = i % marks.len();
+                    tx.rollback_to(marks[i].0).unwrap();
+                    marks.truncate(i + 1);
+                    view = marks[i].1.clone();
+                }
+                ScanOp::Release(i) if !marks.is_empty() => {
+                    let i = i % marks.len();
+                    tx.release(marks[i].0).unwrap();
+                    marks.truncate(i);
+                }
+                ScanOp::Scan(a, x, b, y, reverse, how, limit) => {
+                    let range = KeyRange { lo: key_bound(x, a), hi: key_bound(y, b) };
+                    let above = |k: i64| match x { 0 => true, 1 => k >= a, _ => k > a };
+                    let below = |k: i64| match y { 0 => true, 1 => k <= b, _ => k < b };
+                    let mut want: Vec<(i64, i64)> =
+                        view.iter().filter(|&(&k, _)| above(k) && below(k)).map(|(&k, &v)| (k, v)).collect();
+                    if reverse {
+                        want.reverse();
+                    }
+                    let pair = |k: &Key, v: Option<&Value>| match (k, v) {
+                        (Key::Int(k), Some(Value::Int(v))) => (*k, *v),
+                        other => panic!("unexpected {other:?}"),
+                    };
+                    let mut got = Vec::new();
+                    match how {
+                        0 => tx
+                            .scan_in(&t, &range, reverse, |k, r| {
+                                got.push(pair(k, r.get(1)));
+                                Ok(true)
+                            })
+                            .unwrap(),
+                        1 => tx
+                            .scan_with(&t, &range, reverse, |k, r| {
+                                got.push(pair(k, r.get(1)?.map(|v| v.to_value()).as_ref()));
+                                Ok(true)
+                            })
+                            .unwrap(),
+                        2 => {
+                            want.truncate(limit);
+                            tx.scan_first(&t, &range, reverse, limit, |k, r| {
+                                got.push(pair(k, r.get(1)?.map(|v| v.to_value()).as_ref()));
+                                Ok(true)
+                            })
+                            .unwrap()
+                        }
+                        _ => {
+                            let n = tx.count_in(&t, &range, || Ok(())).unwrap();
+                            prop_assert_eq!(n, want.len() as u64, "count in {} {} .. {} {}", a, x, b, y);
+                            continue;
+                        }
+                    }
+                    prop_assert_eq!(got, want, "scan {} of {} {} .. {} {} reverse {}", how, a, x, b, y, reverse);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 #[test]
 fn ddl_truncate_drop_and_add_primary_key() {
     let dir = tempfile::tempdir().unwrap();

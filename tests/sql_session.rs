@@ -809,3 +809,195 @@ fn lent_rows_keep_the_session_rules() {
     .unwrap();
     assert_eq!(got, vec![vec![Value::Int(1), Value::Int(10)]]);
 }
+
+/// One statement's answer as a client sees it: its tag, columns and rows, or its SQLSTATE and
+/// message.
+fn answer(r: augur::Result<StatementResult>) -> String {
+    match r {
+        Ok(r) => format!("{} {:?} {:?}", r.tag(), r.columns(), r.rows()),
+        Err(e) => format!("error {}: {}", e.sqlstate().code(), e),
+    }
+}
+
+/// The plain-text plan cache (`Session::prepare_cached`, the server's simple protocol) lifts
+/// literals to parameters; each statement must answer exactly as it does without the cache:
+/// the same rows, or the same error with the same SQLSTATE and message, and the same data
+/// after it. Two databases run the same statements, one through the cache, one without.
+#[test]
+fn cached_plans_answer_as_the_literals_do() {
+    let (_d1, db1) = open();
+    let (_d2, db2) = open();
+    let mut plain = Session::new(db1);
+    let mut cached = Session::new(db2);
+    let setup = [
+        "CREATE TABLE lit (id int PRIMARY KEY, s smallint, i int, b bigint, f float8, \
+         n numeric(6,2), t text, v varchar(3), d date, ts timestamp, flag bool DEFAULT true, \
+         w int DEFAULT 7 NOT NULL)",
+        "CREATE TABLE hist (tid int, bid int, aid int, delta int, mtime timestamp)",
+    ];
+    for sql in setup {
+        plain.execute(sql, &[]).unwrap();
+        cached.execute(sql, &[]).unwrap();
+    }
+    // (statement, whether its shape must prepare and so run through the cache)
+    let cases: &[(&str, bool)] = &[
+        (
+            "INSERT INTO lit VALUES (1, 1, 1, 1, 1, 1, 'a', 'abc', '2024-01-01', '2024-01-01 10:00', 't', 1)",
+            true,
+        ),
+        ("INSERT INTO lit (id, s) VALUES (2, 100000)", true),
+        ("INSERT INTO lit (id, s) VALUES (2, -32769)", true),
+        ("INSERT INTO lit (id, s) VALUES (2, -32768)", true),
+        ("INSERT INTO lit (id, i) VALUES (3, 1099511627776)", true),
+        ("INSERT INTO lit (id, i) VALUES (3, 2147483648)", true),
+        ("INSERT INTO lit (id, i) VALUES (3, -2147483648)", true),
+        ("INSERT INTO lit (id, i) VALUES (4, -2147483649)", true),
+        ("INSERT INTO lit (id, i) VALUES (4, '12')", true),
+        ("INSERT INTO lit (id, i) VALUES (5, '12x')", true),
+        ("INSERT INTO lit (id, i) VALUES (5, ' 13 ')", true),
+        ("INSERT INTO lit (id, i) VALUES (6, '99999999999')", true),
+        ("INSERT INTO lit (id, b) VALUES (6, -9223372036854775808)", true),
+        ("INSERT INTO lit (id, b) VALUES (7, 9223372036854775808)", false),
+        ("INSERT INTO lit (id, b) VALUES (7, '9223372036854775808')", true),
+        ("INSERT INTO lit (id, f) VALUES (7, 3)", true),
+        ("INSERT INTO lit (id, f) VALUES (8, '1e400')", true),
+        ("INSERT INTO lit (id, n) VALUES (8, 12345)", true),
+        ("INSERT INTO lit (id, n) VALUES (8, 1234)", true),
+        ("INSERT INTO lit (id, n) VALUES (9, '1.005')", true),
+        ("INSERT INTO lit (id, n) VALUES (10, 1.005)", true),
+        ("INSERT INTO lit (id, t) VALUES (11, 42)", true),
+        ("INSERT INTO lit (id, t) VALUES (12, -42)", true),
+        ("INSERT INTO lit (id, v) VALUES (13, 'abcd')", true),
+        ("INSERT INTO lit (id, v) VALUES (13, 1234)", true),
+        ("INSERT INTO lit (id, flag) VALUES (14, 1)", false),
+        ("INSERT INTO lit (id, flag) VALUES (14, 'yes')", true),
+        ("INSERT INTO lit (id, flag) VALUES (15, 'maybe')", true),
+        ("INSERT INTO lit (id, d) VALUES (15, '2024-02-30')", true),
+        ("INSERT INTO lit (id, d) VALUES (16, 20240101)", false),
+        (
+            "INSERT INTO lit (id, ts) VALUES (16, timestamp '2024-01-01')",
+            true,
+        ),
+        ("INSERT INTO lit (id, t, i) VALUES (17, NULL, NULL)", true),
+        ("INSERT INTO lit (id, w) VALUES (18, NULL)", true),
+        ("INSERT INTO lit (id, w, i) VALUES (18, DEFAULT, 1 + 2)", true),
+        (
+            "INSERT INTO lit (id, s) VALUES (19, 1), (20, 40000), (21, 2)",
+            true,
+        ),
+        (
+            "INSERT INTO lit (id, s) VALUES (19, 1), (20, '2'), (21, -3)",
+            true,
+        ),
+        ("INSERT INTO lit (id, i) VALUES (1, 5)", true),
+        (
+            "INSERT INTO lit (id, i) VALUES (22, 5) RETURNING i + 1, t, w",
+            true,
+        ),
+        (
+            "INSERT INTO lit (id, i) VALUES (22, 6) ON CONFLICT (id) DO UPDATE SET i = 7 RETURNING i",
+            true,
+        ),
+        (
+            "INSERT INTO lit (id, i) VALUES (22, 6) ON CONFLICT (id) DO UPDATE SET s = 100000",
+            false,
+        ),
+        (
+            "INSERT INTO lit (id, i) VALUES (23, 6) ON CONFLICT (id) DO UPDATE SET s = 100000",
+            false,
+        ),
+        (
+            "INSERT INTO lit (id, i) VALUES (24, 6) ON CONFLICT (id) DO NOTHING",
+            true,
+        ),
+        (
+            "INSERT INTO lit (id, i) VALUES (24, 6) ON CONFLICT (id) DO NOTHING",
+            true,
+        ),
+        ("INSERT INTO lit (id) VALUES (25, 1)", false),
+        ("INSERT INTO lit (id, i) VALUES (25)", false),
+        (
+            "INSERT INTO hist (tid, bid, aid, delta, mtime) VALUES (3, 1, 77, -4000, CURRENT_TIMESTAMP)",
+            true,
+        ),
+        (
+            "INSERT INTO hist (tid, bid, aid, delta, mtime) VALUES (4, 1, 78, 2147483648, CURRENT_TIMESTAMP)",
+            true,
+        ),
+        (
+            "SELECT tid, bid, aid, delta, mtime IS NOT NULL FROM hist ORDER BY tid",
+            true,
+        ),
+        ("UPDATE lit SET i = i + -2345 WHERE id = 1", true),
+        ("UPDATE lit SET i = i - -2345 WHERE id = 1", true),
+        ("UPDATE lit SET i = i + 2147483647 WHERE id = 1", true),
+        ("UPDATE lit SET i = i - -2147483648 WHERE id = 1", true),
+        ("UPDATE lit SET i = i * 3000000000 WHERE id = 1", true),
+        (
+            "UPDATE lit SET b = b * 3000000000, f = f / 4, n = n + 1 WHERE id = 1 RETURNING b, f, n",
+            true,
+        ),
+        ("UPDATE lit SET b = b * 3000000000 WHERE id = 1", true),
+        ("UPDATE lit SET s = s + 40000 WHERE id = 1", true),
+        ("UPDATE lit SET s = s + 40000 WHERE id = -1", true),
+        ("UPDATE lit SET s = 100000 WHERE id = -1", false),
+        ("UPDATE lit SET s = 100000", false),
+        ("UPDATE lit SET s = s + 1 RETURNING s", true),
+        ("UPDATE lit SET d = d + 30 WHERE id = 1 RETURNING d", true),
+        ("UPDATE lit SET ts = ts + 1 WHERE id = 1", false),
+        ("UPDATE lit SET t = t + 1 WHERE id = 1", false),
+        ("UPDATE lit SET i = i / 0 WHERE id = 1", true),
+        (
+            "UPDATE lit SET i = i % 7, w = w * -1 WHERE id = 1 RETURNING i, w",
+            true,
+        ),
+        ("SELECT * FROM lit WHERE id = 1", true),
+        ("SELECT id, i FROM lit WHERE i = '12'", true),
+        ("SELECT id FROM lit WHERE s = 100000", true),
+        (
+            "SELECT id FROM lit WHERE i >= -2147483648 ORDER BY 1 LIMIT 3",
+            true,
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for &(sql, lifts) in cases {
+        let want = answer(plain.execute(sql, &[]).map(|mut r| r.pop().unwrap()));
+        let got = match cached.prepare_cached(sql) {
+            Some((p, params)) => answer(cached.execute_prepared(&p, &params)),
+            None => {
+                if lifts {
+                    wrong.push(format!("the shape of {sql} does not prepare"));
+                }
+                answer(cached.execute(sql, &[]).map(|mut r| r.pop().unwrap()))
+            }
+        };
+        if got != want {
+            wrong.push(format!("{sql}\n  cached: {got}\n  plain:  {want}"));
+        }
+        // Run it again from the cache: the same answer.
+        if let Some((p, params)) = cached.prepare_cached(sql) {
+            let again = answer(plain.execute(sql, &[]).map(|mut r| r.pop().unwrap()));
+            let got = answer(cached.execute_prepared(&p, &params));
+            if got != again {
+                wrong.push(format!("{sql} (again)\n  cached: {got}\n  plain:  {again}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let all = "SELECT * FROM lit ORDER BY id";
+    assert_eq!(rows(&mut cached, all), rows(&mut plain, all));
+    // A failed VALUES row inside a block fails the block, as the literal's bind error does.
+    for s in [&mut plain, &mut cached] {
+        s.execute("BEGIN", &[]).unwrap();
+    }
+    let sql = "INSERT INTO lit (id, s) VALUES (30, 1), (31, 40000)";
+    let want = answer(plain.execute(sql, &[]).map(|mut r| r.pop().unwrap()));
+    let (p, params) = cached.prepare_cached(sql).unwrap();
+    assert_eq!(answer(cached.execute_prepared(&p, &params)), want);
+    assert_eq!(plain.status(), TxStatus::Failed);
+    assert_eq!(cached.status(), TxStatus::Failed);
+    for s in [&mut plain, &mut cached] {
+        s.execute("ROLLBACK", &[]).unwrap();
+    }
+    assert_eq!(rows(&mut cached, all), rows(&mut plain, all));
+}

@@ -1,6 +1,8 @@
 //! Reads inside a transaction: point reads, range scans, counts and secondary-index scans,
 //! each merging the transaction's own writes over its snapshot.
 
+use std::collections::btree_map;
+
 use super::*;
 
 impl Transaction {
@@ -241,20 +243,15 @@ impl Transaction {
     ) -> Result<()> {
         self.check_active()?;
         self.check_table(t)?;
-        // This transaction's own writes in the range, merged by key order.
-        let mut mine: Vec<(Key, Pending)> = match self.writes.get(&t.id) {
-            None => Vec::new(),
-            Some(w) => w
-                .ops
-                .iter()
-                .filter(|(k, _)| range.contains(k))
-                .map(|(k, p)| (k.clone(), p.clone()))
-                .collect(),
-        };
-        if reverse {
-            mine.reverse();
+        // This transaction's own writes in the range (a range lookup in its pending writes),
+        // merged by key order.
+        let own = own_in(self.writes.get(&t.id), range);
+        let mut mine = match (own, reverse) {
+            (None, _) => Own::None,
+            (Some(r), false) => Own::Forward(r),
+            (Some(r), true) => Own::Reverse(r.rev()),
         }
-        let mut mine = mine.into_iter().peekable();
+        .peekable();
         let before = |a: &Key, b: &Key| if reverse { a > b } else { a < b };
 
         let mut lo = range.lo.clone();
@@ -301,28 +298,20 @@ impl Transaction {
                     chunk = (chunk * 2).min(SCAN_BATCH);
                 }
                 // Own writes that sort before this key come first.
-                while let Some((mk, _)) = mine.peek() {
-                    if before(mk, k) {
-                        let (mk, mp) = mine.next().expect("peeked");
-                        if let Pending::Put(r) = mp {
-                            if !f(&mk, Found::Own(&r))? {
-                                return Ok(());
-                            }
+                while let Some((mk, mp)) = mine.next_if(|&(mk, _)| before(mk, k)) {
+                    if let Pending::Put(r) = mp {
+                        if !f(mk, Found::Own(r))? {
+                            return Ok(());
                         }
-                    } else {
-                        break;
                     }
                 }
-                if let Some((mk, _)) = mine.peek() {
-                    if mk == k {
-                        let (mk, mp) = mine.next().expect("peeked");
-                        if let Pending::Put(r) = mp {
-                            if !f(&mk, Found::Own(&r))? {
-                                return Ok(());
-                            }
+                if let Some((mk, mp)) = mine.next_if(|&(mk, _)| mk == k) {
+                    if let Pending::Put(r) = mp {
+                        if !f(mk, Found::Own(r))? {
+                            return Ok(());
                         }
-                        continue;
                     }
+                    continue;
                 }
                 // The common case, the newest version visible and read with its chunk, without
                 // touching its reference count; else the version chain (an older version, or
@@ -363,7 +352,7 @@ impl Transaction {
         }
         for (mk, mp) in mine {
             if let Pending::Put(r) = mp {
-                if !f(&mk, Found::Own(&r))? {
+                if !f(mk, Found::Own(r))? {
                     return Ok(());
                 }
             }
@@ -384,13 +373,9 @@ impl Transaction {
     ) -> Result<u64> {
         self.check_active()?;
         let mine = self.writes.get(&t.id).map(|w| &w.ops).filter(|o| !o.is_empty());
-        let mut n: u64 = match mine {
-            None => 0,
-            Some(ops) => ops
-                .range((bound_ref(&range.lo), bound_ref(&range.hi)))
-                .filter(|(_, p)| matches!(p, Pending::Put(_)))
-                .count() as u64,
-        };
+        let mut n: u64 = own_in(self.writes.get(&t.id), range).map_or(0, |r| {
+            r.filter(|(_, p)| matches!(p, Pending::Put(_))).count() as u64
+        });
         let mut lo = range.lo.clone();
         let mut batch: Vec<(Key, u64)> = Vec::with_capacity(SCAN_BATCH);
         loop {
@@ -487,6 +472,41 @@ impl Transaction {
         }
         out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         Ok(out.into_iter().map(|(_, k, r)| (k, r)).collect())
+    }
+}
+
+/// The pending writes of a table whose keys lie in `range`, by a range lookup; None when
+/// there are none, or when the range is empty (a lower bound above the upper one, or one key
+/// excluded at both ends), which `BTreeMap::range` would refuse with a panic.
+fn own_in<'a>(w: Option<&'a TableWrites>, range: &KeyRange) -> Option<btree_map::Range<'a, Key, Pending>> {
+    let w = w.filter(|w| !w.ops.is_empty())?;
+    if let (Bound::Included(a) | Bound::Excluded(a), Bound::Included(b) | Bound::Excluded(b)) =
+        (&range.lo, &range.hi)
+    {
+        let both_in = matches!((&range.lo, &range.hi), (Bound::Included(_), Bound::Included(_)));
+        if a > b || (a == b && !both_in) {
+            return None;
+        }
+    }
+    Some(w.ops.range((bound_ref(&range.lo), bound_ref(&range.hi))))
+}
+
+/// A scan's own writes in scan order.
+enum Own<'a> {
+    None,
+    Forward(btree_map::Range<'a, Key, Pending>),
+    Reverse(std::iter::Rev<btree_map::Range<'a, Key, Pending>>),
+}
+
+impl<'a> Iterator for Own<'a> {
+    type Item = (&'a Key, &'a Pending);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Own::None => None,
+            Own::Forward(r) => r.next(),
+            Own::Reverse(r) => r.next(),
+        }
     }
 }
 

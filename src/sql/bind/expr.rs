@@ -40,6 +40,15 @@ fn number(s: &str) -> Result<(Value, Ty)> {
     Ok((Value::Float(f), Ty::Float8))
 }
 
+/// The width order of the integer types: int2 < int4 < int8.
+fn int_rank(t: Ty) -> u8 {
+    match t {
+        Ty::Int2 => 0,
+        Ty::Int4 => 1,
+        _ => 2,
+    }
+}
+
 impl Binder<'_> {
     /// Converts an expression of type `from` to type `to` (literals and parameters are
     /// converted now; other expressions get a cast).
@@ -52,6 +61,11 @@ impl Binder<'_> {
             Expr::Param(i, Ty::Unknown) => {
                 self.params[i] = to;
                 Expr::Param(i, to)
+            }
+            // A parameter of a wider integer type is range-checked as it is converted, as a
+            // literal is (`smallint out of range`), not only when a row is stored.
+            e @ Expr::Param(..) if from.is_int() && to.is_int() && int_rank(from) > int_rank(to) => {
+                Expr::Cast(Box::new(e), to, None)
             }
             e if from.is_int() && to.is_int() => e,
             e => Expr::Cast(Box::new(e), to, None),
