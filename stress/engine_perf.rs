@@ -429,18 +429,16 @@ fn main() -> anyhow::Result<()> {
             tx.commit()?;
         }
         "bulk" => {
-            let rows: Vec<_> = keys
-                .iter()
-                .map(|&k| row_of(k, value(k), a.secondary, 0))
-                .collect();
-            buffered = t0.elapsed();
-            db.bulk_insert("t", rows)?;
+            // The rows are built as the bulk insert consumes them (it keeps them encoded, not
+            // as rows), so 100M rows fit in memory; their building is counted in the commit.
+            buffered = std::time::Duration::ZERO;
+            db.bulk_insert("t", keys.iter().map(|&k| row_of(k, value(k), a.secondary, 0)))?;
         }
         l => anyhow::bail!("unknown --load {l}"),
     }
     let load = t0.elapsed();
     println!(
-        "load ({}, one durable transaction): {} rows in {:.2}s = {:.0} rows/s (building rows {:.2}s, commit {:.2}s)",
+        "load ({}, one durable transaction): {} rows in {:.2}s = {:.0} rows/s (rows built before the commit {:.2}s, commit {:.2}s)",
         a.load,
         a.rows,
         load.as_secs_f64(),
