@@ -26,7 +26,7 @@ use super::catalog::IndexDef;
 use super::{Inner, Table};
 use crate::error::{Error, Result};
 use crate::index::keyed::TOMBSTONE;
-use crate::types::codec::put_varint;
+use crate::types::codec::{put_key, put_varint, Reader};
 use crate::types::Key;
 
 const MAGIC: &[u8; 8] = b"AUGSEC1\n";
@@ -135,17 +135,7 @@ fn copy_index(inner: &Inner, t: &Table, w: u64, d: &IndexDef, out: &mut Vec<u8>)
 fn encode(e: &Entry, out: &mut Vec<u8>) {
     put_varint(out, e.0.len() as u64);
     out.extend_from_slice(&e.0);
-    match &e.1 {
-        Key::Int(i) => {
-            out.push(1);
-            out.extend_from_slice(&i.to_le_bytes());
-        }
-        Key::Bytes(b) => {
-            out.push(2);
-            put_varint(out, b.len() as u64);
-            out.extend_from_slice(b);
-        }
-    }
+    put_key(out, &e.1);
     out.extend_from_slice(&e.2.to_le_bytes());
 }
 
@@ -173,24 +163,24 @@ pub(crate) fn load(
     if xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum {
         return Err(bad("checksum mismatch"));
     }
-    let mut r = Reader { b: body, pos: 0 };
+    let mut r = Reader::new(body);
     let fmt = |_| bad("malformed");
     if r.take(8).map_err(fmt)? != MAGIC {
         return Err(bad("not a secondary index form"));
     }
     for want in tag {
-        if r.u64().map_err(fmt)? != want {
+        if r.u64_le().map_err(fmt)? != want {
             return Err(bad("written for another checkpoint"));
         }
     }
-    let n = r.u32().map_err(fmt)?;
+    let n = r.u32_le().map_err(fmt)?;
     let mut sets: Vec<Option<BTreeSet<Entry>>> = vec![None; defs.len()];
     for _ in 0..n {
-        let json_len = r.u32().map_err(fmt)? as usize;
+        let json_len = r.u32_le().map_err(fmt)? as usize;
         let def: IndexDef = serde_json::from_slice(r.take(json_len).map_err(fmt)?)
             .map_err(|e| bad(&format!("index definition: {e}")))?;
-        let count = r.u64().map_err(fmt)?;
-        let bytes = r.u64().map_err(fmt)?;
+        let count = r.u64_le().map_err(fmt)?;
+        let bytes = r.u64_le().map_err(fmt)?;
         let section = r
             .take(usize::try_from(bytes).map_err(|_| bad("malformed"))?)
             .map_err(fmt)?;
@@ -213,74 +203,31 @@ pub(crate) fn load(
 
 /// Decodes one index's entries (`count` of them) into its set: a bulk build from input already
 /// in order.
-fn decode_entries(
-    section: &[u8],
-    count: u64,
-    stale: &HashSet<u64>,
-) -> std::result::Result<BTreeSet<Entry>, ()> {
-    let mut r = Reader { b: section, pos: 0 };
+fn decode_entries(section: &[u8], count: u64, stale: &HashSet<u64>) -> Result<BTreeSet<Entry>> {
+    let mut r = Reader::new(section);
     // Every entry takes at least 11 bytes: a larger count is corrupt (and must not size an
     // allocation).
     if count > (section.len() / 11) as u64 {
-        return Err(());
+        return Err(Error::Corrupt(
+            "secondary index entry count past its section".into(),
+        ));
     }
     let mut v: Vec<Entry> = Vec::with_capacity(count as usize);
     let mut seen = 0u64;
     while r.pos < section.len() {
         let vlen = r.varint()? as usize;
         let value = r.take(vlen)?.to_vec();
-        let key = match r.byte()? {
-            1 => Key::Int(i64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
-            2 => {
-                let n = r.varint()? as usize;
-                Key::Bytes(r.take(n)?.to_vec())
-            }
-            _ => return Err(()),
-        };
-        let rowid = r.u64()?;
+        let key = r.key()?;
+        let rowid = r.u64_le()?;
         seen += 1;
         if stale.is_empty() || !stale.contains(&rowid) {
             v.push((value, key, rowid));
         }
     }
     if seen != count {
-        return Err(());
+        return Err(Error::Corrupt("secondary index entry count mismatch".into()));
     }
     // Sorting input already in order is one pass of comparisons; `from_iter` then builds the
     // tree from the sorted run without a search per entry.
     Ok(BTreeSet::from_iter(v))
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], ()> {
-        let end = self.pos.checked_add(n).ok_or(())?;
-        let s = self.b.get(self.pos..end).ok_or(())?;
-        self.pos = end;
-        Ok(s)
-    }
-    fn byte(&mut self) -> std::result::Result<u8, ()> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> std::result::Result<u32, ()> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    fn u64(&mut self) -> std::result::Result<u64, ()> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-    fn varint(&mut self) -> std::result::Result<u64, ()> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            v |= ((b & 0x7f) as u64) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(())
-    }
 }

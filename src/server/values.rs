@@ -334,28 +334,9 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::INTERVAL => DataType::Interval,
         oid::JSONB => DataType::Jsonb,
         // Arrays of the element types Augur has (`_int4`, `_text`, ...).
-        o => {
-            return ARRAY_ELEMENT_TYPES
-                .iter()
-                .filter_map(|e| DataType::array_of(*e))
-                .find(|a| a.pg_oid() == o)
-        }
+        o => return DataType::array_types().find(|a| a.pg_oid() == o),
     })
 }
-
-/// The element types of Augur's arrays (`DataType::array_of`).
-const ARRAY_ELEMENT_TYPES: [DataType; 10] = [
-    DataType::Int2,
-    DataType::Int4,
-    DataType::Int8,
-    DataType::Float8,
-    DataType::Bool,
-    DataType::Text(None),
-    DataType::Bytea,
-    DataType::Timestamp,
-    DataType::Date,
-    DataType::TimestampTz,
-];
 
 /// A binary array parameter (array_recv's format: dimensions, a has-NULL flag, the element
 /// type's OID, each dimension's length and lower bound, then each element as a length and its

@@ -224,11 +224,9 @@ pub fn set_version_prev(version: &mut [u8], prev: u64) {
     version[1..9].copy_from_slice(&prev.to_be_bytes());
 }
 
-/// Encodes a row version. `row == None` is a tombstone (the key was deleted).
-pub fn encode_version(prev: u64, key: &Key, row: Option<&[Value]>, out: &mut Vec<u8>) {
-    out.clear();
-    out.push(if row.is_some() { 1 } else { 2 });
-    out.extend_from_slice(&prev.to_be_bytes());
+/// Appends a primary key: a kind byte, then 8 little-endian bytes or a varint length and the
+/// bytes ([`Reader::key`] reads it back).
+pub(crate) fn put_key(out: &mut Vec<u8>, key: &Key) {
     match key {
         Key::Int(i) => {
             out.push(1);
@@ -240,6 +238,14 @@ pub fn encode_version(prev: u64, key: &Key, row: Option<&[Value]>, out: &mut Vec
             out.extend_from_slice(b);
         }
     }
+}
+
+/// Encodes a row version. `row == None` is a tombstone (the key was deleted).
+pub fn encode_version(prev: u64, key: &Key, row: Option<&[Value]>, out: &mut Vec<u8>) {
+    out.clear();
+    out.push(if row.is_some() { 1 } else { 2 });
+    out.extend_from_slice(&prev.to_be_bytes());
+    put_key(out, key);
     if let Some(row) = row {
         put_varint(out, row.len() as u64);
         for v in row {
@@ -356,13 +362,18 @@ impl Version {
     }
 }
 
-struct Reader<'a> {
+/// A cursor over encoded bytes: row versions here, and the checkpoint files that use the same
+/// little-endian integers, varints and keys (`engine::secondary_form`).
+pub(crate) struct Reader<'a> {
     b: &'a [u8],
-    pos: usize,
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b, pos: 0 }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self
             .pos
             .checked_add(n)
@@ -373,7 +384,7 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     #[inline]
-    fn byte(&mut self) -> Result<u8> {
+    pub(crate) fn byte(&mut self) -> Result<u8> {
         let b = *self.b.get(self.pos).ok_or_else(truncated)?;
         self.pos += 1;
         Ok(b)
@@ -381,8 +392,25 @@ impl<'a> Reader<'a> {
     fn u64_be(&mut self) -> Result<u64> {
         Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
+    pub(crate) fn u32_le(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    pub(crate) fn u64_le(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+    /// A key as [`put_key`] writes it.
+    pub(crate) fn key(&mut self) -> Result<Key> {
+        Ok(match self.byte()? {
+            1 => Key::Int(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes"))),
+            2 => {
+                let n = self.varint()? as usize;
+                Key::Bytes(self.take(n)?.to_vec())
+            }
+            k => return Err(Error::Corrupt(format!("unknown key kind {k}"))),
+        })
+    }
     #[inline]
-    fn varint(&mut self) -> Result<u64> {
+    pub(crate) fn varint(&mut self) -> Result<u64> {
         // One byte (values below 128: small integers, short lengths) is the common case.
         match self.b.get(self.pos) {
             Some(&b) if b < 0x80 => {
@@ -475,14 +503,7 @@ fn read_header(r: &mut Reader<'_>) -> Result<(bool, u64, Key)> {
         k => return Err(Error::Corrupt(format!("unknown row version kind {k}"))),
     };
     let prev = r.u64_be()?;
-    let key = match r.byte()? {
-        1 => Key::Int(i64::from_le_bytes(r.take(8)?.try_into().expect("8 bytes"))),
-        2 => {
-            let n = r.varint()? as usize;
-            Key::Bytes(r.take(n)?.to_vec())
-        }
-        k => return Err(Error::Corrupt(format!("unknown key kind {k}"))),
-    };
+    let key = r.key()?;
     Ok((tomb, prev, key))
 }
 

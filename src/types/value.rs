@@ -183,6 +183,11 @@ impl DataType {
         }
     }
 
+    /// Every array type Augur has, one per element type.
+    pub fn array_types() -> impl Iterator<Item = DataType> {
+        ARRAY_ELEMENTS.iter().map(DataType::Array)
+    }
+
     /// The array type whose elements are `elem` (`varchar(n)` elements are text); None for an
     /// element type arrays do not have (arrays of arrays).
     pub fn array_of(elem: DataType) -> Option<DataType> {
