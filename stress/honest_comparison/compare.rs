@@ -1,6 +1,7 @@
 //! From measured rows to comparisons: Augur against SQLite's fastest configuration (by mean
 //! and by p50), SQLite's default and raw RocksDB's best; the per-layer summary of wins and
-//! losses (with the reasons of `facts`), and issue 7's targets.
+//! losses (with the reasons of `facts`), and the issues' targets (7, 20, 23), each judged from
+//! this run's comparisons.
 
 use augur_bench::stats::{fmt_count, fmt_ratio, Ratio};
 use serde::Serialize;
@@ -342,8 +343,217 @@ pub fn summary(comps: &[Comparison], facts: &Facts) -> Vec<(String, Vec<Verdict>
     out
 }
 
+/// One issue's targets as this run judged them: (holds, the line a reader sees).
+pub struct TargetSet {
+    pub title: &'static str,
+    pub lines: Vec<(bool, String)>,
+}
+
+/// The issues' targets, each judged from this run (a target whose cells were not measured
+/// does not hold, and says so).
+pub fn targets(comps: &[Comparison]) -> Vec<TargetSet> {
+    vec![
+        TargetSet {
+            title: "Issue 7 targets",
+            lines: issue7(comps),
+        },
+        TargetSet {
+            title: "Issue 20 targets (10M random keys: reads past the cache)",
+            lines: issue20(comps),
+        },
+        TargetSet {
+            title: "Issue 23 targets (10M rows: open and durable commits)",
+            lines: issue23(comps),
+        },
+    ]
+}
+
+fn one<'a>(comps: &'a [Comparison], kind: &str, size: usize, dist: &str) -> Option<&'a Comparison> {
+    comps
+        .iter()
+        .find(|c| c.kind == kind && c.size == size && c.dist == dist)
+}
+
+fn not_measured(name: &str) -> (bool, String) {
+    (false, format!("**{name}**: not measured in this run."))
+}
+
+fn verdict_line(name: &str, holds: bool, detail: String) -> (bool, String) {
+    (
+        holds,
+        format!(
+            "**{name}**: {} — {detail}",
+            if holds { "HOLDS" } else { "DOES NOT HOLD" }
+        ),
+    )
+}
+
+/// Issue 20's cell: 10M random keys.
+const TEN_M: usize = 10_000_000;
+
+/// A ratio target at 10M random keys: Augur's speed over SQLite's (`by`: "fastest" or
+/// "default") by mean, p50 shown.
+fn ratio_at(comps: &[Comparison], name: &str, kind: &str, by: &str, goal: f64) -> (bool, String) {
+    let Some(c) = one(comps, kind, TEN_M, "random") else {
+        return not_measured(name);
+    };
+    let r = if by == "default" {
+        &c.vs_sqlite_default
+    } else {
+        &c.vs_sqlite
+    };
+    let Some(mean) = r.mean else {
+        return not_measured(name);
+    };
+    let against = match (by, &c.sqlite_fastest_by_mean, &c.sqlite_default) {
+        ("default", _, Some(d)) => format!("SQLite default {:.3} µs", d.mean_us),
+        (_, Some(f), _) => format!("SQLite fastest ({}) {:.3} µs", f.label(), f.mean_us),
+        _ => "SQLite".to_string(),
+    };
+    verdict_line(
+        name,
+        mean >= goal,
+        format!(
+            "{} by mean (p50 {}), Augur {:.3} µs, {against}",
+            fmt_ratio(Some(mean)),
+            fmt_ratio(r.p50),
+            c.augur.mean_us
+        ),
+    )
+}
+
+fn issue20(comps: &[Comparison]) -> Vec<(bool, String)> {
+    let mut out = vec![
+        ratio_at(
+            comps,
+            "API point lookup ≥ 5x SQLite's default configuration",
+            "api/point_hit",
+            "default",
+            5.0,
+        ),
+        ratio_at(
+            comps,
+            "API point lookup ≥ 3x SQLite's fastest configuration",
+            "api/point_hit",
+            "fastest",
+            3.0,
+        ),
+    ];
+    let name = "No collapse: the 10M point-lookup ratio ≥ half of 1M's";
+    out.push(
+        match (
+            one(comps, "api/point_hit", TEN_M, "random").and_then(|c| c.vs_sqlite.mean),
+            one(comps, "api/point_hit", 1_000_000, "random").and_then(|c| c.vs_sqlite.mean),
+        ) {
+            (Some(big), Some(small)) => verdict_line(
+                name,
+                big >= small / 2.0,
+                format!("10M {}, 1M {}", fmt_ratio(Some(big)), fmt_ratio(Some(small))),
+            ),
+            _ => not_measured(name),
+        },
+    );
+    out.push(ratio_at(
+        comps,
+        "Range scan of 100 keys (API) ≥ 2x SQLite's fastest",
+        "api/range100",
+        "fastest",
+        2.0,
+    ));
+    out.push(ratio_at(
+        comps,
+        "SQL point SELECT ≥ 3x SQLite's SQL (fastest configuration)",
+        "sql/point_hit",
+        "fastest",
+        3.0,
+    ));
+    let name = "p99 of point reads (API) not above SQLite's lowest p99";
+    out.push(match one(comps, "api/point_hit", TEN_M, "random") {
+        Some(c) => {
+            let sqlite = [
+                &c.sqlite_fastest_by_mean,
+                &c.sqlite_fastest_by_p50,
+                &c.sqlite_default,
+            ]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.p99_us.map(|p| (p, s.label())))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+            match (c.augur.p99_us, sqlite) {
+                (Some(a), Some((s, label))) => verdict_line(
+                    name,
+                    a <= s,
+                    format!("Augur p99 {a:.3} µs, SQLite {s:.3} µs ({label})"),
+                ),
+                _ => not_measured(name),
+            }
+        }
+        None => not_measured(name),
+    });
+    out
+}
+
+fn issue23(comps: &[Comparison]) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let name = "Open of a 10M-row table after a clean close ≤ 50 ms (close + open + first lookup)";
+    let reopens: Vec<&Comparison> = comps
+        .iter()
+        .filter(|c| c.kind == "api/reopen" && c.size == TEN_M)
+        .collect();
+    out.push(if reopens.is_empty() {
+        not_measured(name)
+    } else {
+        let worst = reopens.iter().map(|c| c.augur.mean_us).fold(0.0, f64::max);
+        verdict_line(
+            name,
+            worst <= 50_000.0,
+            reopens
+                .iter()
+                .map(|c| format!("{} {:.1} ms", c.dist, c.augur.mean_us / 1000.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
+    });
+    for (op, what) in [
+        ("update", "update"),
+        ("delete", "delete"),
+        ("single_insert", "insert"),
+    ] {
+        let kind = format!("api/{op}/sync");
+        let name = format!("Durable single-row {what} ≥ SQLite's fastest by mean and by p50");
+        let cells: Vec<&Comparison> = comps
+            .iter()
+            .filter(|c| c.kind == kind && c.size == TEN_M)
+            .collect();
+        if cells.is_empty() {
+            out.push(not_measured(&name));
+            continue;
+        }
+        let holds = cells
+            .iter()
+            .all(|c| c.vs_sqlite.mean.is_some_and(|x| x >= 1.0) && c.vs_sqlite.p50.is_some_and(|x| x >= 1.0));
+        out.push(verdict_line(
+            &name,
+            holds,
+            cells
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {} (p50 {})",
+                        c.dist,
+                        fmt_ratio(c.vs_sqlite.mean),
+                        fmt_ratio(c.vs_sqlite.p50)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    out
+}
+
 /// Issue 7's targets, measured against SQLite's fastest configuration (by mean; p50 shown).
-pub fn targets(comps: &[Comparison]) -> Vec<(bool, String)> {
+fn issue7(comps: &[Comparison]) -> Vec<(bool, String)> {
     let mut out = Vec::new();
     let mut verdict =
         |name: &str, goal: f64, kind: &str, sizes: &[usize], dists: &[&str]| {
@@ -415,4 +625,87 @@ pub fn targets(comps: &[Comparison]) -> Vec<(bool, String)> {
         &[],
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(system: &str, config: &str, mean: f64, p99: f64) -> Side {
+        Side {
+            system: system.into(),
+            config: config.into(),
+            op: "point_hit".into(),
+            mean_us: mean,
+            p50_us: Some(mean),
+            p99_us: Some(p99),
+            runs: 3,
+            spread_pct: None,
+        }
+    }
+
+    /// A comparison of Augur's `augur` µs against SQLite's fastest `fast` and default `def`.
+    fn comp(kind: &str, size: usize, augur: f64, fast: f64, def: f64) -> Comparison {
+        let r = |o: f64| Ratio::of(o, Some(o), augur, Some(augur));
+        Comparison {
+            kind: kind.into(),
+            layer: kind.split('/').next().unwrap().into(),
+            title: String::new(),
+            durability: "n/a".into(),
+            dist: "random".into(),
+            size,
+            augur: side("augur", "default", augur, augur * 2.0),
+            sqlite_fastest_by_mean: Some(side("sqlite", "mmap", fast, fast * 3.0)),
+            sqlite_fastest_by_p50: Some(side("sqlite", "mmap", fast, fast * 3.0)),
+            sqlite_default: Some(side("sqlite", "default", def, def * 3.0)),
+            rocksdb: None,
+            vs_sqlite: r(fast),
+            vs_sqlite_default: r(def),
+            vs_rocksdb: Ratio {
+                mean: None,
+                p50: None,
+            },
+        }
+    }
+
+    fn set<'a>(sets: &'a [TargetSet], title: &str) -> &'a [(bool, String)] {
+        &sets.iter().find(|s| s.title.starts_with(title)).unwrap().lines
+    }
+
+    #[test]
+    fn issue_20_targets_are_judged_at_10m_random() {
+        let comps = vec![
+            comp("api/point_hit", 1_000_000, 1.0, 5.0, 6.0),
+            comp("api/point_hit", 10_000_000, 1.0, 3.5, 4.0),
+            comp("api/range100", 10_000_000, 10.0, 21.0, 30.0),
+            comp("sql/point_hit", 10_000_000, 1.3, 3.5, 4.0),
+        ];
+        let sets = targets(&comps);
+        let l = set(&sets, "Issue 20");
+        // 4.0x default < 5x; 3.5x fastest >= 3x; 3.5 >= 5.0 / 2; 2.1x >= 2x; 3.5 / 1.3 < 3x;
+        // Augur p99 2.0 <= SQLite's 10.5.
+        let holds: Vec<bool> = l.iter().map(|(h, _)| *h).collect();
+        assert_eq!(holds, [false, true, true, true, false, true], "{l:#?}");
+        assert!(l[4].1.contains("2.69x by mean"), "{}", l[4].1);
+        let l23 = set(&sets, "Issue 23");
+        assert!(
+            l23.iter().all(|(h, t)| !h && t.contains("not measured")),
+            "{l23:#?}"
+        );
+    }
+
+    #[test]
+    fn durable_commit_targets_need_mean_and_p50() {
+        let mut slow_p50 = comp("api/update/sync", 10_000_000, 100.0, 120.0, 130.0);
+        slow_p50.vs_sqlite.p50 = Some(0.9);
+        let comps = vec![
+            slow_p50,
+            comp("api/delete/sync", 10_000_000, 100.0, 120.0, 130.0),
+            comp("api/reopen", 10_000_000, 40_000.0, 1_000.0, 1_000.0),
+        ];
+        let sets = targets(&comps);
+        let holds: Vec<bool> = set(&sets, "Issue 23").iter().map(|(h, _)| *h).collect();
+        // reopen 40 ms <= 50; update's p50 below SQLite's; delete holds; insert not measured.
+        assert_eq!(holds, [true, false, true, false]);
+    }
 }

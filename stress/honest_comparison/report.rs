@@ -203,7 +203,10 @@ pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
         "other_load_at_start": {"loadavg": ctx.load_start.0, "processes": ctx.load_start.1},
         "other_load_at_end": {"loadavg": ctx.load_end.0, "processes": ctx.load_end.1},
         "summary": summary.iter().map(|(l, v)| json!({"layer": l, "verdicts": v})).collect::<Vec<_>>(),
-        "targets": targets.iter().map(|(h, t)| json!({"holds": h, "text": t})).collect::<Vec<_>>(),
+        "targets": targets.iter().map(|set| json!({
+            "title": set.title,
+            "lines": set.lines.iter().map(|(h, t)| json!({"holds": h, "text": t})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
         "why": why,
         "notes": ctx.notes,
         "comparisons": comps,
@@ -342,7 +345,7 @@ fn markdown(
     comps: &[Comparison],
     summary: &[(String, Vec<Verdict>)],
     why: &[String],
-    targets: &[(bool, String)],
+    targets: &[compare::TargetSet],
 ) -> String {
     let a = &ctx.args;
     let budget = budget_bytes(a);
@@ -447,11 +450,13 @@ fn markdown(
         }
         let _ = writeln!(w);
     }
-    let _ = writeln!(w, "### Issue 7 targets\n");
-    for (holds, t) in targets {
-        let _ = writeln!(w, "- {} {t}", if *holds { "✅" } else { "❌" });
+    for set in targets {
+        let _ = writeln!(w, "### {}\n", set.title);
+        for (holds, t) in &set.lines {
+            let _ = writeln!(w, "- {} {t}", if *holds { "✅" } else { "❌" });
+        }
+        let _ = writeln!(w);
     }
-    let _ = writeln!(w);
 
     // ---------------------------------------------------------------- why
     let _ = writeln!(w, "## Why: what this run measured about the mechanisms\n");
