@@ -683,6 +683,10 @@ fn lent_rows_equal_the_owned_rows() {
     let cases: &[(&str, Vec<Value>)] = &[
         ("SELECT v FROM t WHERE k = $1", vec![Value::Int(5)]),
         ("SELECT v FROM t WHERE k = $1", vec![Value::Int(5000)]),
+        // A NULL or text parameter takes the general path, a bigint the direct point read.
+        ("SELECT v FROM t WHERE k = $1", vec![Value::Null]),
+        ("SELECT v FROM t WHERE k = $1", vec![Value::Text("7".into())]),
+        ("SELECT k, b FROM t WHERE k = $1", vec![Value::Int(i64::MIN)]),
         ("SELECT * FROM t WHERE k = $1", vec![Value::Int(1000)]),
         ("SELECT d, k, d FROM t WHERE k = $1", vec![Value::Int(9)]),
         (

@@ -1,13 +1,15 @@
 //! Lent results: a query that reads one table through its access path and selects plain
 //! columns (a point read, a key range with LIMIT) hands each row's values to the caller
 //! borrowed from the stored row, without building owned rows; any other plan runs as usual and
-//! its rows are lent from the materialized result.
+//! its rows are lent from the materialized result. A point read by a bigint parameter
+//! ([`PointLend`]) goes straight to the engine's read, without the executor's set-up.
 
-use super::{limit_of, read_access, run, stop_count, Lent};
+use super::{key_value, limit_of, read_access, run, stop_count, Lent};
 use crate::error::{Error, Result};
-use crate::sql::expr::{Ctx, Expr};
-use crate::sql::plan::{Plan, Scan};
-use crate::types::{Row, RowRef, Value, ValueRef};
+use crate::seam::prelude::*;
+use crate::sql::expr::{Ctx, Expr, Ty};
+use crate::sql::plan::{Access, Plan, Scan};
+use crate::types::{DataType, Key, Row, RowRef, Value, ValueRef};
 
 /// Columns a lent row carries on the stack; wider select lists use a vector per row.
 const STACK_COLS: usize = 8;
@@ -24,6 +26,76 @@ pub fn lend(plan: &Plan, cx: &Ctx, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<
 /// takes no row locks and writes nothing).
 pub fn lends_in_place(plan: &Plan) -> bool {
     Shape::of(plan).is_some()
+}
+
+/// A prepared `SELECT columns FROM t WHERE pk = $n` on a one-column integer primary key,
+/// found once when the statement is planned. Run with a bigint parameter, it reads the row
+/// with one engine call and lends its columns, as the general path would (the same key
+/// conversion, the same row, the same columns), without building an executor, evaluating
+/// expressions or walking the plan per run.
+pub struct PointLend {
+    table: AnyTable,
+    key_ty: DataType,
+    param: usize,
+    /// The select list, each an `Expr::Col`.
+    cols: Vec<Expr>,
+}
+
+impl PointLend {
+    /// The point read `plan` is, if it has that shape (no filter, LIMIT or subquery).
+    pub fn of(plan: &Plan, subplans: &[Plan]) -> Option<PointLend> {
+        let shape = Shape::of(plan)?;
+        let s = shape.scan;
+        if shape.limit.is_some() || s.stop_after.is_some() || !subplans.is_empty() {
+            return None;
+        }
+        let Access::Point(vals) = &s.access else {
+            return None;
+        };
+        let [Expr::Param(param, Ty::Int8)] = vals.as_slice() else {
+            return None;
+        };
+        let [c] = s.def.primary_key.as_slice() else {
+            return None;
+        };
+        let key_ty = s.def.columns[*c].ty;
+        if !key_ty.is_integer() {
+            return None;
+        }
+        let cols = match shape.cols {
+            Some(c) => c.to_vec(),
+            None => (0..s.def.columns.len()).map(Expr::Col).collect(),
+        };
+        Some(PointLend {
+            table: s.table.clone(),
+            key_ty,
+            param: *param,
+            cols,
+        })
+    }
+
+    /// Whether this run's parameter is a bigint (otherwise the general path converts it).
+    pub fn applies(&self, params: &[Value]) -> bool {
+        matches!(params.get(self.param), Some(Value::Int(_)))
+    }
+
+    /// Reads the row in `tx` and lends its columns to `f`; returns how many rows (0 or 1).
+    pub fn lend(
+        &self,
+        tx: &AnyTxn,
+        params: &[Value],
+        f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<u64> {
+        let Some(Value::Int(x)) = params.get(self.param) else {
+            return Err(Error::internal("a point read run without its bigint parameter"));
+        };
+        // A value outside the key column's type (an int4 key read by 2^40) matches no row.
+        let Some(Value::Int(k)) = key_value(Value::Int(*x), self.key_ty)? else {
+            return Ok(0);
+        };
+        let lent = tx.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;
+        lent.transpose().map(|r| r.map_or(0, |()| 1))
+    }
 }
 
 /// Lends materialized rows to `f`, each as its values borrowed; returns how many rows.

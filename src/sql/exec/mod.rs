@@ -23,7 +23,7 @@ mod set_op;
 mod subquery;
 mod window;
 
-pub use lend::{lend, lend_rows, lends_in_place};
+pub use lend::{lend, lend_rows, lends_in_place, PointLend};
 
 /// A subquery's number and argument values.
 type SubKey = (usize, Vec<Value>);

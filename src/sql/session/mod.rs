@@ -22,11 +22,11 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 use sqlparser::tokenizer::TokenWithSpan;
 
-use self::prepared::{exec_planned, explain, lend_planned, Planned, PlannedStmt};
+use self::prepared::{check_params, exec_planned, explain, lend_planned, Planned, PlannedStmt};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
 use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
-use super::exec::lend_rows;
+use super::exec::{lend_rows, PointLend};
 use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
@@ -417,6 +417,20 @@ impl Session {
             check_limits(&limits, rows, bytes)?;
             f(vals)
         };
+        if let Some(point) = planned.point.as_ref().filter(|pt| pt.applies(params)) {
+            // One engine read: no row locks to wait for, no writes to commit, no session
+            // setting that a read by key consults, so an autocommit read needs only a snapshot.
+            return self.under_block_rules(|s| {
+                check_params(&planned.params, params)?;
+                match &mut s.tx {
+                    Some(tx) => {
+                        tx.begin_statement();
+                        point.lend(tx, params, &mut lent)
+                    }
+                    None => point.lend(&s.db.begin(), params, &mut lent),
+                }
+            });
+        }
         self.under_block_rules(|s| {
             let stop = s.interrupt();
             s.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent))
@@ -484,7 +498,12 @@ impl Session {
         };
         let deps = b.tables.iter().map(|t| (t.clone(), t.def())).collect();
         let views = (!b.views.is_empty()).then(|| (self.db.clone(), std::mem::take(&mut b.views)));
+        let point = match &planned {
+            Planned::Query { plan, .. } => PointLend::of(plan, &b.subplans),
+            _ => None,
+        };
         Ok(Some(PlannedStmt {
+            point,
             planned,
             subplans: b.subplans,
             params: b.params,

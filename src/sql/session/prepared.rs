@@ -11,7 +11,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{Interrupt, TableDef, ViewDef};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
-use crate::sql::exec::{lend, lends_in_place, run, Exec};
+use crate::sql::exec::{lend, lends_in_place, run, Exec, PointLend};
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Access, Column, Plan, Scan};
 use crate::sql::result::StatementResult;
@@ -33,6 +33,8 @@ pub(super) struct PlannedStmt {
     pub(super) reads_catalog: bool,
     /// The views the plan expanded, and the database to look them up in again.
     pub(super) views: Option<(AnyEngine, Vec<Arc<ViewDef>>)>,
+    /// A point read by a bigint parameter, run without the executor (`PointLend`).
+    pub(super) point: Option<PointLend>,
 }
 
 impl PlannedStmt {
@@ -193,7 +195,7 @@ fn exec_statement(
     })
 }
 
-fn check_params(types: &[Ty], params: &[Value]) -> Result<()> {
+pub(super) fn check_params(types: &[Ty], params: &[Value]) -> Result<()> {
     if params.len() < types.len() {
         return Err(Error::new(
             SqlState::PROTOCOL_VIOLATION,
