@@ -7,16 +7,17 @@
 
 mod bind;
 pub(crate) mod catalog;
+mod checks;
 mod dml;
 mod exec;
 pub mod expr;
-mod fk;
 pub mod lexer;
 mod parse;
 mod plan;
 mod result;
 mod session;
 
+pub(crate) use checks::check_evaluator;
 pub use lexer::nesting_estimate;
 pub use parse::parse;
 pub use result::{CopyState, StatementResult, TxStatus};

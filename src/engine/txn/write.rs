@@ -1,9 +1,52 @@
 //! Writes inside a transaction: insert, upsert, update, delete, buffered under row locks,
-//! with primary-key and unique-index checks against what the transaction sees.
+//! with primary-key and unique-index checks against what the transaction sees. The named
+//! writes (`insert`, `upsert`, `update`, `delete`) also enforce CHECK and FOREIGN KEY
+//! constraints, each as one write; the `*_in` ones are the SQL layer's statement primitives,
+//! whose caller runs those constraints once per statement.
 
 use super::*;
+use crate::engine::{constraint, fk};
+use crate::seam::AnyTxn;
 
 impl Transaction {
+    /// Runs `f` as one write: if it fails, what it wrote is undone and the row locks it took
+    /// are released (as ROLLBACK TO a savepoint does), and the transaction goes on.
+    fn as_one_write<T>(&mut self, f: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
+        let sp = self.savepoint()?;
+        match f(self) {
+            Ok(v) => {
+                self.release(sp)?;
+                Ok(v)
+            }
+            Err(e) => {
+                self.rollback_to(sp)?;
+                self.release(sp)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Fails with 23514 when a CHECK constraint of `def` is false for `row` (fitted to the
+    /// columns already).
+    fn check_constraints(&self, def: &TableDef, row: &[Value]) -> Result<()> {
+        if def.checks.is_empty() {
+            return Ok(());
+        }
+        // The evaluator runs SQL expressions in a transaction of their own: a CHECK reads no
+        // table, and this one's writes must not be borrowed by it.
+        let probe = AnyTxn::from(Transaction::new(self.db.clone()));
+        constraint::evaluator().check(&probe, def, row)
+    }
+
+    /// Whether a foreign key references table `def` (its deletes and key changes have actions).
+    fn referenced(&self, def: &TableDef) -> bool {
+        self.db
+            .tables
+            .read()
+            .values()
+            .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
+    }
+
     pub(super) fn duplicate_key(t: &Table) -> Error {
         let def = t.def();
         Error::new(
@@ -41,12 +84,29 @@ impl Transaction {
         Ok(())
     }
 
-    /// Inserts a row; fails with 23505 if its primary key exists. Returns the row's key.
+    /// Inserts a row; fails with 23505 if its primary key exists, 23514 if a CHECK constraint
+    /// refuses it, 23503 if a parent row it references is missing (whose row lock it then
+    /// holds until the transaction ends). Returns the row's key. A failure writes nothing.
     pub fn insert(&mut self, table: &str, row: Row) -> Result<Key> {
         let t = self.db.table(table)?;
-        self.insert_in(&t, row)
+        let def = t.def();
+        if def.checks.is_empty() && def.foreign_keys.is_empty() {
+            return self.insert_in(&t, row);
+        }
+        let row = def.check_row(row)?;
+        self.check_constraints(&def, &row)?;
+        if def.foreign_keys.is_empty() {
+            return self.insert_in(&t, row);
+        }
+        self.as_one_write(|tx| {
+            let key = tx.insert_in(&t, row.clone())?;
+            let stop = tx.stop.clone();
+            fk::check_parents(&*tx, &def, &row, None, &stop)?;
+            Ok(key)
+        })
     }
 
+    /// Inserts a row (SQL layer: the statement runs CHECK and FOREIGN KEY constraints).
     pub fn insert_in(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
         self.check_active()?;
         let def = t.def();
@@ -79,25 +139,46 @@ impl Transaction {
         Ok(key)
     }
 
-    /// Inserts or replaces the row with the same primary key. Returns the key.
+    /// Inserts or replaces the row with the same primary key, with the constraints of
+    /// [`Transaction::insert`] and [`Transaction::update`]. Returns the key.
     pub fn upsert(&mut self, table: &str, row: Row) -> Result<Key> {
         let t = self.db.table(table)?;
         self.check_active()?;
         let def = t.def();
         if !def.has_primary_key() {
-            return self.insert_in(&t, row);
+            return self.insert(table, row);
         }
         let row = def.check_row(row)?;
+        self.check_constraints(&def, &row)?;
+        if def.foreign_keys.is_empty() && !self.referenced(&def) {
+            return self.upsert_in(&t, row);
+        }
+        self.as_one_write(|tx| {
+            let old = tx.get_in(&t, &def.key_of(&row)?)?;
+            let key = tx.upsert_in(&t, row.clone())?;
+            let stop = tx.stop.clone();
+            fk::check_parents(&*tx, &def, &row, old.as_deref().map(|r| r.as_slice()), &stop)?;
+            if let Some(old) = old {
+                fk::on_parent_change(tx, &t, &[(old, Some(row))], 0)?;
+            }
+            Ok(key)
+        })
+    }
+
+    /// Puts `row` (fitted to the columns already) at its primary key, whatever is there.
+    fn upsert_in(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
+        let def = t.def();
         let key = def.key_of(&row)?;
-        self.check_unique(&t, &key, &row)?;
-        self.lock_row(&t, &key)?;
-        self.put_pending(&t, key.clone(), Pending::Put(Arc::new(row)));
+        self.check_unique(t, &key, &row)?;
+        self.lock_row(t, &key)?;
+        self.put_pending(t, key.clone(), Pending::Put(Arc::new(row)));
         Ok(key)
     }
 
     /// Replaces the row with key `key` by `row` (whose key may differ: then it moves, with a
     /// uniqueness check). Returns false if no such row (or, under read committed, if a
-    /// concurrent transaction deleted it).
+    /// concurrent transaction deleted it). SQL layer: the statement runs CHECK and FOREIGN KEY
+    /// constraints.
     pub fn update_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
         self.check_active()?;
         if self.get_in(t, key)?.is_none() {
@@ -131,12 +212,38 @@ impl Transaction {
         Ok(true)
     }
 
+    /// Replaces the row with key `key` by `row`, as [`Transaction::update_in`], enforcing the
+    /// table's CHECK constraints (23514), the parents of its foreign keys (23503) and the
+    /// actions of the foreign keys that reference its old values (as [`Transaction::delete`]).
+    /// A failure writes nothing.
     pub fn update(&mut self, table: &str, key: &Key, row: Row) -> Result<bool> {
         let t = self.db.table(table)?;
-        self.update_in(&t, key, row)
+        let def = t.def();
+        let fks = !def.foreign_keys.is_empty() || self.referenced(&def);
+        if def.checks.is_empty() && !fks {
+            return self.update_in(&t, key, row);
+        }
+        let row = def.check_row(row)?;
+        self.check_constraints(&def, &row)?;
+        if !fks {
+            return self.update_in(&t, key, row);
+        }
+        self.as_one_write(|tx| {
+            let Some(old) = tx.get_in(&t, key)? else {
+                return Ok(false);
+            };
+            if !tx.update_in(&t, key, row.clone())? {
+                return Ok(false);
+            }
+            let stop = tx.stop.clone();
+            fk::check_parents(&*tx, &def, &row, Some(old.as_slice()), &stop)?;
+            fk::on_parent_change(tx, &t, &[(old, Some(row))], 0)?;
+            Ok(true)
+        })
     }
 
-    /// Deletes the row with key `key`; returns false if there was none.
+    /// Deletes the row with key `key`; returns false if there was none. SQL layer: the
+    /// statement applies the foreign keys that reference the table.
     pub fn delete_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
         self.check_active()?;
         if self.get_in(t, key)?.is_none() {
@@ -149,9 +256,25 @@ impl Transaction {
         Ok(true)
     }
 
+    /// Deletes the row with key `key`; returns false if there was none. Each foreign key that
+    /// references the row applies its ON DELETE action to the rows referencing it: NO ACTION
+    /// and RESTRICT fail (23503), CASCADE deletes them, SET NULL clears their columns. A
+    /// failure writes nothing.
     pub fn delete(&mut self, table: &str, key: &Key) -> Result<bool> {
         let t = self.db.table(table)?;
-        self.delete_in(&t, key)
+        if !self.referenced(&t.def()) {
+            return self.delete_in(&t, key);
+        }
+        self.as_one_write(|tx| {
+            let Some(old) = tx.get_in(&t, key)? else {
+                return Ok(false);
+            };
+            if !tx.delete_in(&t, key)? {
+                return Ok(false);
+            }
+            fk::on_parent_change(tx, &t, &[(old, None)], 0)?;
+            Ok(true)
+        })
     }
 
     /// Takes the lock of `key` and tells whether its newest version (whatever this

@@ -107,7 +107,7 @@ impl Binder<'_> {
         if let Some(s) = &self.catalog {
             return Ok(s.clone());
         }
-        let s = Arc::new(Snapshot::take(self.db, self.settings)?);
+        let s = Arc::new(Snapshot::take(self.engine()?, self.settings)?);
         self.catalog = Some(s.clone());
         Ok(s)
     }

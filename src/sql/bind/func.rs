@@ -63,6 +63,7 @@ impl Binder<'_> {
                     | "every"
                     | "bool_or"
                     | "array_agg"
+                    | "jsonb_agg"
                     | "string_agg"
             );
             if !aggregate {
@@ -94,6 +95,7 @@ impl Binder<'_> {
             "bool_and" | "every" => Some(AggFunc::BoolAnd),
             "bool_or" => Some(AggFunc::BoolOr),
             "array_agg" => Some(AggFunc::ArrayAgg),
+            "jsonb_agg" => Some(AggFunc::JsonbAgg),
             _ => None,
         };
         if let Some(func) = agg {
@@ -144,6 +146,8 @@ impl Binder<'_> {
                 (AggFunc::ArrayAgg, Some(a)) if arg_ty == Ty::Unknown => {
                     (Some(self.coerce(a, Ty::Unknown, Ty::Text)?), Ty::Text)
                 }
+                // jsonb_agg aggregates each value as to_jsonb converts it.
+                (AggFunc::JsonbAgg, Some(a)) => (Some(self.jsonb_of((a, arg_ty))?), Ty::Jsonb),
                 (_, a) => (a, arg_ty),
             };
             let bad = || {
@@ -166,6 +170,7 @@ impl Binder<'_> {
                 AggFunc::Min | AggFunc::Max => arg_ty,
                 AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
+                AggFunc::JsonbAgg => Ty::Jsonb,
                 AggFunc::ArrayAgg => arg_ty.array().ok_or_else(|| {
                     Error::unsupported(format!(
                         "array_agg of {} values (an array of more than one dimension) is not supported by Augur",

@@ -23,7 +23,7 @@ use sqlparser::ast as A;
 use super::expr::{Expr, Ty};
 use super::plan::{AggSpec, Plan};
 use crate::engine::{TableDef, ViewDef};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::types::{numeric, DataType};
 
@@ -225,7 +225,9 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
 }
 
 pub struct Binder<'a> {
-    pub db: &'a AnyEngine,
+    /// The engine whose tables and views names resolve to; None when binding an expression
+    /// that may name none (a CHECK constraint evaluated for the engine's write API).
+    db: Option<&'a AnyEngine>,
     pub settings: Option<&'a BTreeMap<String, String>>,
     /// What `pg_backend_pid()` returns: the connection's BackendKeyData process id (the one a
     /// CancelRequest names); None outside the server (the OS process id then).
@@ -271,6 +273,25 @@ pub(super) enum OrderRef {
 
 impl<'a> Binder<'a> {
     pub fn new(db: &'a AnyEngine, settings: Option<&'a BTreeMap<String, String>>) -> Binder<'a> {
+        Binder::with(Some(db), settings)
+    }
+
+    /// A binder for expressions over one row that name no relation: naming one fails (42P01).
+    pub fn detached() -> Binder<'static> {
+        Binder::with(None, None)
+    }
+
+    /// The engine relation names resolve to.
+    pub fn engine(&self) -> Result<&'a AnyEngine> {
+        self.db.ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_TABLE,
+                "no relation can be named in this expression",
+            )
+        })
+    }
+
+    fn with(db: Option<&'a AnyEngine>, settings: Option<&'a BTreeMap<String, String>>) -> Binder<'a> {
         Binder {
             db,
             settings,
@@ -300,7 +321,8 @@ impl<'a> Binder<'a> {
             return Err(crate::sql::catalog::write_error(schema, rel));
         }
         let n = object_name(name)?;
-        let t = self.db.table(&n).map_err(|e| match self.db.view(&n) {
+        let db = self.engine()?;
+        let t = db.table(&n).map_err(|e| match db.view(&n) {
             Ok(Some(_)) => Error::unsupported(format!(
                 "cannot change view \"{n}\": views are read-only in Augur"
             )),

@@ -35,10 +35,11 @@ impl Binder<'_> {
     /// tables are looked up first).
     pub(super) fn view_named(&self, name: &A::ObjectName) -> Result<Option<Arc<ViewDef>>> {
         let n = object_name(name)?;
-        if self.db.table(&n).is_ok() {
+        let db = self.engine()?;
+        if db.table(&n).is_ok() {
             return Ok(None);
         }
-        self.db.view(&n)
+        db.view(&n)
     }
 
     /// Binds a view named in FROM: its query on its own (no CTE or outer column of the naming

@@ -11,10 +11,10 @@ use sqlparser::ast as A;
 use super::bind::{ident, object_name, Binder, Scope, ScopeCol};
 use super::exec::{run, scan_rows, Exec};
 use super::expr::{assign, has_subquery, Ctx, Expr, Ty};
-use super::fk;
 use super::plan::access::apply_filter;
 use super::plan::{Access, Column, Plan, Scan};
 use crate::engine::catalog::Identity;
+use crate::engine::fk;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::{prelude::*, Interrupt, Locked, TableDef};
 use crate::types::{DataType, Key, Row, Value};
@@ -44,7 +44,7 @@ pub struct InsertPlan {
     pub returning: Option<(Vec<Expr>, Vec<Column>)>,
     /// The table's CHECK constraints (name, condition over a table row).
     pub checks: Vec<(String, Expr)>,
-    /// Foreign keys reference the table or are held by it (`sql/fk.rs` runs after the writes).
+    /// Foreign keys reference the table or are held by it (`engine/fk.rs` runs after the writes).
     pub fk: bool,
 }
 
@@ -469,7 +469,7 @@ fn finish_insert(
     };
     let returning = bind_returning(b, &ins.returning, &scope)?;
     let checks = bind_checks(b, &def)?;
-    let fk = fk::involved(&b.db.tables(), &def);
+    let fk = fk::involved(&b.engine()?.tables(), &def);
     Ok(InsertPlan {
         table,
         def,
@@ -538,7 +538,7 @@ pub fn bind_update(b: &mut Binder, u: &A::Update) -> Result<UpdatePlan> {
     let (scan, recheck) = with_where(b, scan, &scope, &u.selection)?;
     let returning = bind_returning(b, &u.returning, &scope)?;
     let checks = bind_checks(b, &scan.def)?;
-    let fk = fk::involved(&b.db.tables(), &scan.def);
+    let fk = fk::involved(&b.engine()?.tables(), &scan.def);
     Ok(UpdatePlan {
         scan,
         recheck,
@@ -567,7 +567,7 @@ pub fn bind_delete(b: &mut Binder, d: &A::Delete) -> Result<DeletePlan> {
     let (scan, scope) = table_scan(b, twj)?;
     let (scan, recheck) = with_where(b, scan, &scope, &d.selection)?;
     let returning = bind_returning(b, &d.returning, &scope)?;
-    let fk = fk::involved(&b.db.tables(), &scan.def);
+    let fk = fk::involved(&b.engine()?.tables(), &scan.def);
     Ok(DeletePlan {
         scan,
         recheck,

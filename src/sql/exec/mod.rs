@@ -14,7 +14,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
 use crate::types::codec::encode_key_values;
-use crate::types::{numeric, DataType, Decimal, Interval, Key, Row, RowRef, Value};
+use crate::types::{numeric, DataType, Decimal, Interval, Json, Key, Row, RowRef, Value};
 
 mod hash_join;
 mod lend;
@@ -547,7 +547,7 @@ impl Acc {
             self.count += 1;
             return;
         }
-        if spec.func == AggFunc::ArrayAgg {
+        if matches!(spec.func, AggFunc::ArrayAgg | AggFunc::JsonbAgg) {
             self.add_keyed(v, Vec::new());
             return;
         }
@@ -641,7 +641,7 @@ impl Acc {
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
-            AggFunc::ArrayAgg => {
+            AggFunc::ArrayAgg | AggFunc::JsonbAgg => {
                 let mut items = self.items;
                 if !spec.order.is_empty() {
                     // Stable: values with equal keys stay in input order.
@@ -657,6 +657,20 @@ impl Acc {
                             &[(false, false)],
                         )
                     });
+                }
+                if spec.func == AggFunc::JsonbAgg {
+                    let elems = items
+                        .into_iter()
+                        .map(|(_, v)| match v {
+                            Value::Jsonb(j) => Ok(*j),
+                            Value::Null => Ok(Json::Null),
+                            other => Err(Error::internal(format!(
+                                "jsonb_agg of a {} value",
+                                other.type_name()
+                            ))),
+                        })
+                        .collect::<Result<Vec<Json>>>()?;
+                    return Ok(Value::Jsonb(Box::new(Json::Array(elems))));
                 }
                 let texts: Vec<Option<String>> = items.iter().map(|(_, v)| v.to_text()).collect();
                 Value::Text(crate::types::array::format(texts.iter().map(Option::as_deref)))
@@ -881,7 +895,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,
                     };
-                    if spec.func == AggFunc::ArrayAgg && !spec.order.is_empty() {
+                    if matches!(spec.func, AggFunc::ArrayAgg | AggFunc::JsonbAgg) && !spec.order.is_empty() {
                         let keys = spec
                             .order
                             .iter()

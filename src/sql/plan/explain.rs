@@ -406,6 +406,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         AggFunc::BoolAnd => "bool_and",
         AggFunc::BoolOr => "bool_or",
         AggFunc::ArrayAgg => "array_agg",
+        AggFunc::JsonbAgg => "jsonb_agg",
     };
     let order: Vec<String> = a
         .order

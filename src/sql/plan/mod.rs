@@ -108,6 +108,9 @@ pub enum AggFunc {
     /// `array_agg(x)`: the values (NULLs too) as an array, in the aggregate's ORDER BY order
     /// (else in input order); NULL over no rows.
     ArrayAgg,
+    /// `jsonb_agg(x)`: the values as `to_jsonb` converts them (NULLs as JSON null) in a jsonb
+    /// array, ordered as `array_agg`'s; NULL over no rows.
+    JsonbAgg,
 }
 
 #[derive(Clone, Debug, PartialEq)]

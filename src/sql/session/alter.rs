@@ -9,6 +9,7 @@ use sqlparser::tokenizer::Token;
 
 use super::{now_micros, Session};
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
+use crate::engine::fk;
 use crate::engine::{ColumnDef, IndexDef, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
@@ -16,7 +17,6 @@ use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
 use crate::sql::dml::{bind_check, bind_default};
 use crate::sql::exec::Exec;
 use crate::sql::expr::{assign, has_subquery, Expr, Func, Ty};
-use crate::sql::fk;
 use crate::sql::result::StatementResult;
 use crate::types::{Row, Value};
 

@@ -186,7 +186,7 @@ impl Session {
                 }
                 batch.insert(tx, &t, &def)?;
                 for (line, row) in &batch.referencing {
-                    crate::sql::fk::check_parents(tx, &def, row, None, &stop)
+                    crate::engine::fk::check_parents(tx, &def, row, None, &stop)
                         .map_err(|e| at_line(e, &def.name, *line, None))?;
                 }
                 Ok(batch.count)

@@ -66,7 +66,7 @@ pub struct Session {
     plan_cache: plan_cache::PlanCache,
 }
 
-fn now_micros() -> i64 {
+pub(crate) fn now_micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)

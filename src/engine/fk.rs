@@ -1,5 +1,7 @@
-//! FOREIGN KEY enforcement, run by INSERT / UPDATE / DELETE / COPY once a statement's writes
-//! are buffered. A row written to a referencing (child) table needs its parent row, whose row
+//! FOREIGN KEY enforcement, owned by the engine: the named writes of [`crate::Transaction`]
+//! run it after each write, and the SQL layer's INSERT / UPDATE / DELETE / COPY once a
+//! statement's writes are buffered (written against the seam's [`EngineTxn`], so every engine
+//! gets the same rules). A row written to a referencing (child) table needs its parent row, whose row
 //! lock it takes and holds until the transaction ends (PostgreSQL takes FOR KEY SHARE), so no
 //! other transaction can delete the parent or change its key meanwhile. A deleted or re-keyed
 //! parent row applies each referencing key's action to the child rows that referenced it.
@@ -13,7 +15,7 @@ use std::sync::Arc;
 use crate::engine::catalog::{FkAction, ForeignKeyDef};
 use crate::engine::{Interrupt, Locked, TableDef};
 use crate::error::{Error, Result, SqlState};
-use crate::seam::prelude::*;
+use crate::seam::{EngineTable, EngineTxn};
 use crate::types::{codec, Key, Row, Value};
 
 /// Referential actions nested deeper than this (CASCADE through as many tables or levels of a
@@ -22,11 +24,15 @@ const MAX_DEPTH: usize = 256;
 
 /// Whether writes to `def` need foreign key work: it references a table, or a table
 /// references it.
-pub(crate) fn involved(tables: &[AnyTable], def: &TableDef) -> bool {
-    !def.foreign_keys.is_empty()
-        || tables
-            .iter()
-            .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
+pub(crate) fn involved<T: EngineTable>(tables: &[T], def: &TableDef) -> bool {
+    !def.foreign_keys.is_empty() || referenced(tables, def)
+}
+
+/// Whether a foreign key references `def` (deleting or re-keying its rows has actions).
+pub(crate) fn referenced<T: EngineTable>(tables: &[T], def: &TableDef) -> bool {
+    tables
+        .iter()
+        .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
 }
 
 fn child_violation(child: &str, fk: &str) -> Error {
@@ -122,9 +128,9 @@ pub(crate) fn parent_key(pdef: &TableDef, fk: &ForeignKeyDef, vals: Vec<Value>) 
 /// Whether the parent row exists, as the newest committed versions and this transaction's own
 /// writes have it. With `lock`, its row lock is taken first (and held until the transaction
 /// ends); without, nothing waits (a DDL check, which runs under the engine's commit lock).
-pub(crate) fn parent_exists(
-    tx: &AnyTxn,
-    parent: &AnyTable,
+pub(crate) fn parent_exists<T: EngineTxn>(
+    tx: &T,
+    parent: &T::Table,
     fk: &ForeignKeyDef,
     vals: Vec<Value>,
     lock: Option<&Interrupt>,
@@ -173,8 +179,8 @@ pub(crate) fn parent_exists(
 /// Checks a row written to `child` (`old`: the row it replaces, for an UPDATE): for each of
 /// its foreign keys whose columns are all non-NULL and changed, the parent row must exist
 /// (23503); its lock is taken.
-pub(crate) fn check_parents(
-    tx: &AnyTxn,
+pub(crate) fn check_parents<T: EngineTxn>(
+    tx: &T,
     child: &TableDef,
     row: &[Value],
     old: Option<&[Value]>,
@@ -200,9 +206,9 @@ pub(crate) fn check_parents(
 /// referenced values went away: NO ACTION fails (23503) unless a parent row has those values
 /// again by the end of the statement; RESTRICT fails; CASCADE deletes the child rows (and
 /// applies the keys that reference them in turn); SET NULL sets their columns to NULL.
-pub(crate) fn on_parent_change(
-    tx: &mut AnyTxn,
-    parent: &AnyTable,
+pub(crate) fn on_parent_change<T: EngineTxn>(
+    tx: &mut T,
+    parent: &T::Table,
     changes: &[(Arc<Row>, Option<Row>)],
     depth: usize,
 ) -> Result<()> {
@@ -216,7 +222,7 @@ pub(crate) fn on_parent_change(
         ));
     }
     let pdef = parent.def();
-    let refs: Vec<(AnyTable, ForeignKeyDef)> = tx
+    let refs: Vec<(T::Table, ForeignKeyDef)> = tx
         .tables()
         .into_iter()
         .flat_map(|t| {

@@ -1,0 +1,28 @@
+//! CHECK constraints for the engine's own write API: the catalog keeps each constraint as SQL
+//! text, and a [`CheckEvaluator`] (the SQL layer's, the one that knows the expression language)
+//! tests the rows that [`crate::Transaction`]'s named writes store.
+
+use std::sync::OnceLock;
+
+use crate::engine::TableDef;
+use crate::error::Result;
+use crate::seam::AnyTxn;
+use crate::types::Value;
+
+/// Tests a table's CHECK constraints on rows about to be written.
+pub trait CheckEvaluator: Send + Sync {
+    /// Ok when every CHECK of `def` is true or NULL for `row` (in the table's column order,
+    /// already fitted to the column types); else 23514 naming the first false one, as an SQL
+    /// statement fails. `tx` is a transaction to evaluate in: a CHECK reads no table. An
+    /// error evaluating the constraint (text that does not bind) refuses the write.
+    fn check(&self, tx: &AnyTxn, def: &TableDef, row: &[Value]) -> Result<()>;
+}
+
+static EVALUATOR: OnceLock<Box<dyn CheckEvaluator>> = OnceLock::new();
+
+/// The evaluator of CHECK constraints: the SQL layer's (always built with the engine), made on
+/// first use. This is the engine's one reference to the SQL layer; the trait keeps the
+/// expression language out of the engine.
+pub(crate) fn evaluator() -> &'static dyn CheckEvaluator {
+    EVALUATOR.get_or_init(crate::sql::check_evaluator).as_ref()
+}

@@ -1,0 +1,58 @@
+//! The SQL layer's evaluator of CHECK constraints for the engine's write API
+//! (`engine/constraint.rs`): each table's constraints are bound once and kept while the
+//! table's definition stays the same.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::engine::constraint::CheckEvaluator;
+use crate::engine::{Interrupt, TableDef};
+use crate::error::Result;
+use crate::seam::AnyTxn;
+use crate::sql::bind::Binder;
+use crate::sql::dml::{bind_checks, enforce_checks};
+use crate::sql::exec::Exec;
+use crate::sql::expr::Expr;
+use crate::sql::session::now_micros;
+use crate::types::Value;
+
+/// A table's CHECK constraints bound: (name, condition) each.
+type Bound = Arc<Vec<(String, Expr)>>;
+
+/// Bound CHECK constraints by table name, with the definition they were bound for.
+#[derive(Default)]
+struct SqlChecks {
+    bound: Mutex<HashMap<String, (TableDef, Bound)>>,
+}
+
+impl SqlChecks {
+    fn bound(&self, def: &TableDef) -> Result<Bound> {
+        if let Some((d, c)) = self.bound.lock().get(&def.name) {
+            if d == def {
+                return Ok(c.clone());
+            }
+        }
+        // Bound outside the lock; a concurrent first use binds the same constraints twice.
+        let c = Arc::new(bind_checks(&mut Binder::detached(), def)?);
+        self.bound
+            .lock()
+            .insert(def.name.clone(), (def.clone(), c.clone()));
+        Ok(c)
+    }
+}
+
+impl CheckEvaluator for SqlChecks {
+    fn check(&self, tx: &AnyTxn, def: &TableDef, row: &[Value]) -> Result<()> {
+        let checks = self.bound(def)?;
+        let stop = Interrupt::default();
+        let ex = Exec::new(tx, &[], &[], now_micros(), &stop);
+        enforce_checks(def, &checks, row, &ex.ctx())
+    }
+}
+
+/// The evaluator the engine installs on first use.
+pub(crate) fn check_evaluator() -> Box<dyn CheckEvaluator> {
+    Box::<SqlChecks>::default()
+}
