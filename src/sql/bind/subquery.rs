@@ -146,10 +146,13 @@ impl Binder<'_> {
             _ => None,
         };
         let elements;
+        let mut array = None;
         let q = match sub {
             Some(q) => q,
             None => {
-                elements = self.array_elements_query(right, xt, op, scope)?;
+                let (q, a) = self.array_elements_query(right, xt, op, scope)?;
+                elements = q;
+                array = Some(a);
                 &elements
             }
         };
@@ -158,21 +161,35 @@ impl Binder<'_> {
             return Err(Error::syntax("subquery has too many columns"));
         }
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
-        Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool))
+        let quant = Expr::Quant(op, Box::new(x), s, all);
+        // A NULL array has no elements to unnest, yet PostgreSQL answers NULL for it (not the
+        // false / true of an empty one): `x = ANY (NULL::int[])` is NULL, as is `<> ALL`.
+        Ok(match array {
+            Some(a) => (
+                Expr::Case {
+                    operand: None,
+                    whens: vec![(Expr::IsNull(Box::new(a), false), Expr::Lit(Value::Null))],
+                    els: Some(Box::new(quant)),
+                },
+                Ty::Bool,
+            ),
+            None => (quant, Ty::Bool),
+        })
     }
 
     /// `x op ANY (array)` of an array-valued expression (a column such as pg_policy.polroles,
     /// a function's result, a literal `'{1,2}'`): the query over its elements,
     /// `SELECT CAST(e AS elem) FROM unnest(array) AS e`, which the subquery form then
-    /// compares. An untyped literal is an array of the left side's type, as in PostgreSQL.
+    /// compares, and the bound array (NULL-tested by the caller). An untyped literal is an
+    /// array of the left side's type, as in PostgreSQL.
     fn array_elements_query(
         &mut self,
         right: &A::Expr,
         xt: Ty,
         op: CmpOp,
         scope: &Scope,
-    ) -> Result<Box<A::Query>> {
-        let (a, at) = self.bind_expr(right, scope)?;
+    ) -> Result<(Box<A::Query>, Expr)> {
+        let (mut a, at) = self.bind_expr(right, scope)?;
         let elem = match at {
             Ty::Array(e) => *e,
             Ty::Unknown if xt == Ty::Unknown => Ty::Text,
@@ -187,7 +204,7 @@ impl Binder<'_> {
         // A parameter (`id = ANY ($1)`) is an array of the left side's type, as PostgreSQL
         // infers it, so a driver sends it as one.
         if let (Expr::Param(..), Ty::Unknown, Some(arr)) = (&a, at, elem.array()) {
-            self.coerce(a, at, arr)?;
+            a = self.coerce(a, at, arr)?;
         }
         let sql = format!(
             "SELECT CAST(augur_elements.e AS {}) FROM unnest({right}) AS augur_elements(e)",
@@ -198,7 +215,7 @@ impl Binder<'_> {
             .try_with_sql(&sql)
             .and_then(|mut p| p.parse_query())
             .map_err(|e| Error::syntax(format!("ANY ({right}): {e}")))?;
-        Ok(q)
+        Ok((q, a))
     }
 
     /// `x op ANY (ARRAY[a, b])` / `ALL`: the comparisons joined by OR / AND (NULLs as
