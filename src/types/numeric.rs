@@ -3,7 +3,7 @@
 //! order-preserving key encoding. A value the representation cannot hold exactly is 22003,
 //! never silently rounded (PostgreSQL's numeric reaches 131072 digits; Augur's about 28).
 
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::{Decimal, MathematicalOps, RoundingStrategy};
 
 use crate::error::{Error, Result, SqlState};
 
@@ -344,6 +344,217 @@ pub fn ceil(d: Decimal) -> Decimal {
     let mut r = d.ceil();
     r.rescale(0);
     canon(r)
+}
+
+/// PostgreSQL's NUMERIC_MIN_SIG_DIGITS: sqrt, exp, ln, log and power results carry at least
+/// this many significant digits (numeric.c chooses each result's scale from it).
+const MIN_SIG_DIGITS: i32 = 16;
+
+fn log_error(msg: &str) -> Error {
+    Error::new(SqlState("2201E"), msg)
+}
+
+fn power_error(msg: &str) -> Error {
+    Error::new(SqlState("2201F"), msg)
+}
+
+/// `r` rounded half away from zero to `rscale` digits after the point (clamped as
+/// PostgreSQL's display scales are, 0 to 1000), or 22003 when Augur's numeric cannot show
+/// that many.
+fn at_scale(r: Option<Decimal>, rscale: i32) -> Result<Decimal> {
+    let rscale = rscale.clamp(0, MAX_PRECISION as i32) as u32;
+    if rscale > MAX_SCALE {
+        return Err(overflow());
+    }
+    let r = r.ok_or_else(overflow)?;
+    exact(
+        Some(r.round_dp_with_strategy(rscale, RoundingStrategy::MidpointAwayFromZero)),
+        rscale,
+    )
+}
+
+/// The base-10000 digits of `|d|` as PostgreSQL stores them (no leading or trailing zero
+/// digits) and the weight of the first; (0, []) for zero.
+fn groups(d: Decimal) -> (i32, Vec<u32>) {
+    let m = d.mantissa().unsigned_abs();
+    if m == 0 {
+        return (0, Vec::new());
+    }
+    let digits = m.to_string();
+    let scale = d.scale() as usize;
+    // Pad the integer part on the left and the fraction on the right to whole groups.
+    let (int, frac) = if digits.len() > scale {
+        digits.split_at(digits.len() - scale)
+    } else {
+        ("", digits.as_str())
+    };
+    let frac = format!("{}{frac}", "0".repeat(scale - frac.len()));
+    let int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+    let frac = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+    let all = format!("{int}{frac}");
+    let mut g: Vec<u32> = all
+        .as_bytes()
+        .chunks(4)
+        .map(|c| c.iter().fold(0, |a, &b| a * 10 + u32::from(b - b'0')))
+        .collect();
+    let mut weight = (int.len() / 4) as i32 - 1;
+    let lead = g.iter().take_while(|&&x| x == 0).count();
+    g.drain(..lead);
+    weight -= lead as i32;
+    while g.last() == Some(&0) {
+        g.pop();
+    }
+    (weight, g)
+}
+
+/// PostgreSQL's `estimate_ln_dweight`: the decimal weight of `ln(d)`, for d > 0.
+fn ln_dweight(d: Decimal) -> i32 {
+    let near_one = Decimal::new(9, 1) <= d && d <= Decimal::new(11, 1);
+    if near_one {
+        // ln(1 + x) ~= x: the weight of x's leading digit.
+        let x = d - Decimal::ONE;
+        if x.is_zero() {
+            return 0;
+        }
+        let (w, g) = groups(x);
+        return w * 4 + g[0].ilog10() as i32;
+    }
+    let (w, g) = groups(d);
+    if g.is_empty() {
+        return 0;
+    }
+    let (mut digits, mut dweight) = (f64::from(g[0]), w * 4);
+    if g.len() > 1 {
+        digits = digits * 10000.0 + f64::from(g[1]);
+        dweight -= 4;
+    }
+    let ln = digits.ln() + f64::from(dweight) * std::f64::consts::LN_10;
+    ln.abs().log10() as i32
+}
+
+/// `ln(d)` to Augur's working precision; 2201E for zero or a negative `d`, as PostgreSQL.
+fn ln_raw(d: Decimal) -> Result<Decimal> {
+    if d.is_zero() {
+        return Err(log_error("cannot take logarithm of zero"));
+    }
+    if d.is_sign_negative() {
+        return Err(log_error("cannot take logarithm of a negative number"));
+    }
+    d.checked_ln().ok_or_else(overflow)
+}
+
+/// `sqrt(d)` at PostgreSQL's scale: 16 significant digits, at least `d`'s scale. 2201F for a
+/// negative `d`.
+pub fn sqrt(d: Decimal) -> Result<Decimal> {
+    if d.is_sign_negative() && !d.is_zero() {
+        return Err(power_error("cannot take square root of a negative number"));
+    }
+    let (w, _) = groups(d);
+    let sweight = (w + 1) * 4 / 2 - 1;
+    let rscale = (MIN_SIG_DIGITS - sweight).max(d.scale() as i32);
+    if d.is_zero() {
+        return at_scale(Some(Decimal::ZERO), rscale);
+    }
+    // Newton's iteration from the double's root converges to the working precision in a
+    // few steps (bounded, so an oscillation in the last digit cannot loop).
+    let mut r = Decimal::try_from(to_f64(d).sqrt()).map_err(|_| overflow())?;
+    for _ in 0..8 {
+        let next = d
+            .checked_div(r)
+            .and_then(|q| q.checked_add(r))
+            .and_then(|s| s.checked_div(Decimal::TWO))
+            .ok_or_else(overflow)?;
+        if next == r {
+            break;
+        }
+        r = next;
+    }
+    at_scale(Some(r), rscale)
+}
+
+/// `exp(d)` at PostgreSQL's scale: 16 significant digits, at least `d`'s scale.
+pub fn exp(d: Decimal) -> Result<Decimal> {
+    let weight = (to_f64(d) * std::f64::consts::LOG10_E).clamp(-2000.0, 2000.0);
+    let rscale = (MIN_SIG_DIGITS - weight as i32).max(d.scale() as i32);
+    at_scale(d.checked_exp(), rscale)
+}
+
+/// `ln(d)` at PostgreSQL's scale; 2201E for zero or a negative `d`.
+pub fn ln(d: Decimal) -> Result<Decimal> {
+    let r = ln_raw(d)?;
+    at_scale(Some(r), (MIN_SIG_DIGITS - ln_dweight(d)).max(d.scale() as i32))
+}
+
+/// `log(base, d)` (and `log(d)`, base 10) at PostgreSQL's scale; 2201E for a zero or
+/// negative argument, 22012 for base 1.
+pub fn log(base: Decimal, d: Decimal) -> Result<Decimal> {
+    let lb = ln_raw(base)?;
+    let ld = ln_raw(d)?;
+    if lb.is_zero() {
+        return Err(div_zero());
+    }
+    let dweight = ln_dweight(d) - ln_dweight(base);
+    let rscale = (MIN_SIG_DIGITS - dweight)
+        .max(base.scale() as i32)
+        .max(d.scale() as i32);
+    at_scale(ld.checked_div(lb), rscale)
+}
+
+/// `power(a, b)` as PostgreSQL 15's numeric_power: an integral exponent multiplies exactly
+/// (then rounds to 16 digits after the point, at least a's scale), any other goes through
+/// exp(b * ln(a)) at 16 significant digits and at least either argument's scale. 2201F for zero to a negative power and a
+/// negative base to a fractional one.
+pub fn power(a: Decimal, b: Decimal) -> Result<Decimal> {
+    if a.is_zero() && b.is_sign_negative() && !b.is_zero() {
+        return Err(power_error("zero raised to a negative power is undefined"));
+    }
+    let integral = b.fract().is_zero();
+    if a.is_sign_negative() && !a.is_zero() && !integral {
+        return Err(power_error(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    if let Some(n) = to_i64(b).filter(|n| integral && i32::try_from(*n).is_ok()) {
+        // PostgreSQL 15's power_var_int: 16 digits after the point, at least a's scale (the
+        // exponent's scale does not count), the product exact before rounding.
+        let rscale = MIN_SIG_DIGITS.max(a.scale() as i32);
+        // The result's decimal weight from the leading digits of a (up to 16 of them), for
+        // its early overflow and underflow tests.
+        let (w, g) = groups(a);
+        if let Some((first, rest)) = g.split_first() {
+            let (mut f, mut p) = (f64::from(*first), w * 4);
+            for x in rest.iter().take(3) {
+                f = f * 10000.0 + f64::from(*x);
+                p -= 4;
+            }
+            let weight = n as f64 * (f.log10() + f64::from(p));
+            if weight > 3.0 * 32767.0 * 4.0 {
+                return Err(overflow());
+            }
+            if weight + 1.0 < -f64::from(rscale) {
+                return at_scale(Some(Decimal::ZERO), rscale);
+            }
+        }
+        let r = if n >= 0 {
+            a.checked_powu(n as u64)
+        } else {
+            // |a^n| beyond the representation: 1 / a^n is below what rscale shows.
+            match a.checked_powu(n.unsigned_abs()) {
+                Some(p) => Decimal::ONE.checked_div(p),
+                None => Some(Decimal::ZERO),
+            }
+        };
+        return at_scale(r, rscale);
+    }
+    if a.is_zero() {
+        return at_scale(Some(Decimal::ZERO), MIN_SIG_DIGITS);
+    }
+    let l = ln_raw(a)?.checked_mul(b).ok_or_else(overflow)?;
+    let weight = (to_f64(l) * std::f64::consts::LOG10_E).clamp(-6020.0, 6020.0);
+    let rscale = (MIN_SIG_DIGITS - weight as i32)
+        .max(a.scale() as i32)
+        .max(b.scale() as i32);
+    at_scale(l.checked_exp(), rscale)
 }
 
 /// Order-preserving bytes of a numeric key value: a class byte (negative 0x01, zero 0x02,

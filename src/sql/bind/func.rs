@@ -440,12 +440,39 @@ impl Binder<'_> {
                 if name == "floor" { Func::Floor } else { Func::Ceil },
                 Ty::Numeric,
             ),
-            ("round", 1 | 2)
-            | ("floor", 1)
-            | ("ceil" | "ceiling", 1)
-            | ("sqrt", 1)
-            | ("power" | "pow", 2)
-            | ("mod", 2) => {
+            // sqrt, exp, ln, log, power: numeric when an argument is numeric and none is
+            // float8 (PostgreSQL's overload resolution), else float8; log(b, x) exists for
+            // numeric only.
+            ("sqrt" | "exp" | "ln" | "log", 1) | ("power" | "pow" | "log", 2) => {
+                let tys: Vec<Ty> = args.iter().map(|a| a.1).collect();
+                if tys.iter().any(|t| !(t.is_num() || *t == Ty::Unknown)) {
+                    return Err(undefined());
+                }
+                let float = tys.contains(&Ty::Float8);
+                let to = if n == 2 && name == "log" {
+                    if float {
+                        return Err(undefined());
+                    }
+                    Ty::Numeric
+                } else if !float && tys.contains(&Ty::Numeric) {
+                    Ty::Numeric
+                } else {
+                    Ty::Float8
+                };
+                for a in args.iter_mut() {
+                    let (e, t) = a.clone();
+                    *a = (self.coerce(e, t, to)?, to);
+                }
+                let f = match name {
+                    "sqrt" => Func::Sqrt,
+                    "exp" => Func::Exp,
+                    "ln" => Func::Ln,
+                    "log" => Func::Log,
+                    _ => Func::Power,
+                };
+                (f, to)
+            }
+            ("round", 1 | 2) | ("floor", 1) | ("ceil" | "ceiling", 1) | ("mod", 2) => {
                 for a in args.iter_mut() {
                     let (e, t) = a.clone();
                     if !(t.is_num() || t == Ty::Unknown) {
@@ -464,12 +491,10 @@ impl Binder<'_> {
                         Func::Ceil,
                         if args[0].1.is_int() { args[0].1 } else { Ty::Float8 },
                     ),
-                    "sqrt" => (Func::Sqrt, Ty::Float8),
-                    "mod" => {
+                    _ => {
                         let ty = Ty::unify(args[0].1, args[1].1).unwrap_or(Ty::Float8);
                         (Func::Mod, ty)
                     }
-                    _ => (Func::Power, Ty::Float8),
                 }
             }
             ("random", 0) => (Func::Random, Ty::Float8),

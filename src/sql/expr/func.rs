@@ -267,6 +267,28 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             Value::Numeric(d) => Value::Numeric(numeric::ceil(*d)),
             v => Value::Float(as_f64(v).ceil()),
         }),
+        // numeric arguments: numeric at PostgreSQL's scales; otherwise float8.
+        Func::Sqrt | Func::Exp | Func::Ln | Func::Log | Func::Power
+            if vals.iter().all(|v| matches!(v, Value::Numeric(_))) =>
+        {
+            let ds: Vec<rust_decimal::Decimal> = vals
+                .iter()
+                .filter_map(|v| match v {
+                    Value::Numeric(d) => Some(*d),
+                    _ => None,
+                })
+                .collect();
+            let d = |i: usize| ds[i];
+            let r = match (f, vals.len()) {
+                (Func::Sqrt, _) => numeric::sqrt(d(0)),
+                (Func::Exp, _) => numeric::exp(d(0)),
+                (Func::Ln, _) => numeric::ln(d(0)),
+                (Func::Log, 1) => numeric::log(rust_decimal::Decimal::TEN, d(0)),
+                (Func::Log, _) => numeric::log(d(0), d(1)),
+                _ => numeric::power(d(0), d(1)),
+            };
+            Ok(Value::Numeric(r?))
+        }
         Func::Sqrt => {
             let x = as_f64(&vals[0]);
             if x < 0.0 {
@@ -277,11 +299,50 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             }
             Ok(Value::Float(x.sqrt()))
         }
+        Func::Exp => {
+            let x = as_f64(&vals[0]);
+            let r = x.exp();
+            if r.is_infinite() && x.is_finite() {
+                return Err(Error::out_of_range("value out of range: overflow"));
+            }
+            if r == 0.0 && x.is_finite() {
+                return Err(Error::out_of_range("value out of range: underflow"));
+            }
+            Ok(Value::Float(r))
+        }
+        Func::Ln | Func::Log => {
+            let x = as_f64(&vals[0]);
+            if x == 0.0 {
+                return Err(Error::new(SqlState("2201E"), "cannot take logarithm of zero"));
+            }
+            if x < 0.0 {
+                return Err(Error::new(
+                    SqlState("2201E"),
+                    "cannot take logarithm of a negative number",
+                ));
+            }
+            Ok(Value::Float(if f == Func::Ln { x.ln() } else { x.log10() }))
+        }
         Func::Power => {
             let (a, b) = (as_f64(&vals[0]), as_f64(&vals[1]));
+            if a == 0.0 && b < 0.0 {
+                return Err(Error::new(
+                    SqlState("2201F"),
+                    "zero raised to a negative power is undefined",
+                ));
+            }
+            if a < 0.0 && b.floor() != b {
+                return Err(Error::new(
+                    SqlState("2201F"),
+                    "a negative number raised to a non-integer power yields a complex result",
+                ));
+            }
             let r = a.powf(b);
             if r.is_infinite() && a.is_finite() && b.is_finite() {
                 return Err(Error::out_of_range("value out of range: overflow"));
+            }
+            if r == 0.0 && a != 0.0 && a.is_finite() && b.is_finite() {
+                return Err(Error::out_of_range("value out of range: underflow"));
             }
             Ok(Value::Float(r))
         }

@@ -286,6 +286,11 @@ pub enum Func {
     Mod,
     Sqrt,
     Power,
+    Exp,
+    /// `ln(x)`.
+    Ln,
+    /// `log(x)` (base 10) or `log(b, x)` (numeric only, as in PostgreSQL).
+    Log,
     Random,
     /// `gen_random_uuid()`: a version 4 (random) uuid.
     GenRandomUuid,
