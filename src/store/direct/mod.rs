@@ -305,7 +305,8 @@ impl Direct {
 
     /// Brings up to `max` more bytes of newly mapped files into the page tables (reading them
     /// from the disk if the page cache lacks them: RocksDB's SstFileWriter drops what it writes
-    /// from the page cache, so a bulk-loaded file starts cold). True while more remains.
+    /// from the page cache, so a bulk-loaded file starts cold), and verifies the blocks there
+    /// (`SstFile::verify_range`). True while more remains.
     pub(crate) fn populate_step(&self, max: usize) -> bool {
         let (f, from) = {
             let st = self.refresh.lock();
@@ -318,6 +319,7 @@ impl Direct {
         if let Err(e) = f.populate(from, to) {
             tracing::warn!(file = f.number, error = %e, "populating a mapped SST file failed");
         }
+        f.verify_range(from, to);
         let mut st = self.refresh.lock();
         if let Some(p) = st.populate.iter_mut().find(|(g, _)| Arc::ptr_eq(g, &f)) {
             p.1 = to;
@@ -476,6 +478,35 @@ mod tests {
         }
     }
 
+    /// The populate pass's verification (`SstFile::verify_range`, a step at a time) marks every
+    /// block the steps cover, and reads afterwards serve the same rows.
+    #[test]
+    fn verifying_ahead_marks_the_blocks_and_serves_the_same_rows() {
+        let (bytes, rows) = sample();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("000001.sst");
+        std::fs::write(&p, bytes).unwrap();
+        let f = SstFile::open(&p, 1, None).unwrap();
+        let blocks = f.unverified_blocks();
+        assert!(blocks > 10, "{blocks} blocks");
+        // Steps that end inside blocks: a block is verified by the step it starts in.
+        let step = 5000;
+        f.verify_range(0, step);
+        let left = f.unverified_blocks();
+        assert!(
+            left < blocks && left > 0,
+            "{left} of {blocks} left after the first step"
+        );
+        for from in (step..bytes.len()).step_by(step) {
+            f.verify_range(from, from + step);
+        }
+        assert_eq!(f.unverified_blocks(), 0);
+        let run = &f.runs[0];
+        for (i, want) in rows.iter().enumerate() {
+            assert_eq!(f.seek(run, i as u64 + 1).0, Found::Value(want));
+        }
+    }
+
     /// The file set's sorted lookups agree with its point lookups, for rowids in and out of the
     /// file, in runs and with gaps.
     #[test]
@@ -501,11 +532,13 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
         /// Damage anywhere (data blocks, index, metaindex, properties, footer): opening the file
-        /// and reading every row never panics and never returns bytes other than the row's.
+        /// and reading every row (with or without the blocks verified ahead) never panics and
+        /// never returns bytes other than the row's.
         #[test]
         fn damaged_files_never_give_wrong_bytes(
             flips in proptest::collection::vec((0.0f64..1.0, 1u8..=255), 1..4),
             tail in proptest::bool::ANY,
+            ahead in proptest::bool::ANY,
         ) {
             let (bytes, rows) = sample();
             let mut b = bytes.clone();
@@ -520,6 +553,10 @@ mod tests {
             let p = dir.path().join("000001.sst");
             std::fs::write(&p, &b).unwrap();
             if let Ok(f) = SstFile::open(&p, 1, None) {
+                // Half the cases verify every block ahead, as the populate pass does.
+                if ahead {
+                    f.verify_range(0, b.len());
+                }
                 for run in &f.runs {
                     let mut cursor = None;
                     for r in run.lo.saturating_sub(2)..=run.hi.saturating_add(2).min(4000) {
