@@ -9,23 +9,6 @@ use crate::engine::{constraint, fk};
 use crate::seam::AnyTxn;
 
 impl Transaction {
-    /// Runs `f` as one write: if it fails, what it wrote is undone and the row locks it took
-    /// are released (as ROLLBACK TO a savepoint does), and the transaction goes on.
-    fn as_one_write<T>(&mut self, f: impl FnOnce(&mut Transaction) -> Result<T>) -> Result<T> {
-        let sp = self.savepoint()?;
-        match f(self) {
-            Ok(v) => {
-                self.release(sp)?;
-                Ok(v)
-            }
-            Err(e) => {
-                self.rollback_to(sp)?;
-                self.release(sp)?;
-                Err(e)
-            }
-        }
-    }
-
     /// Fails with 23514 when a CHECK constraint of `def` is false for `row` (fitted to the
     /// columns already).
     fn check_constraints(&self, def: &TableDef, row: &[Value]) -> Result<()> {
@@ -98,7 +81,8 @@ impl Transaction {
         if def.foreign_keys.is_empty() {
             return self.insert_in(&t, row);
         }
-        self.as_one_write(|tx| {
+        // One write: if it fails, what it and its actions wrote is undone (`nested`).
+        self.nested(|tx| {
             let key = tx.insert_in(&t, row.clone())?;
             let stop = tx.stop.clone();
             fk::check_parents(&*tx, &def, &row, None, &stop)?;
@@ -153,7 +137,8 @@ impl Transaction {
         if def.foreign_keys.is_empty() && !self.referenced(&def) {
             return self.upsert_in(&t, row);
         }
-        self.as_one_write(|tx| {
+        // One write: if it fails, what it and its actions wrote is undone (`nested`).
+        self.nested(|tx| {
             let old = tx.get_in(&t, &def.key_of(&row)?)?;
             let key = tx.upsert_in(&t, row.clone())?;
             let stop = tx.stop.clone();
@@ -228,7 +213,8 @@ impl Transaction {
         if !fks {
             return self.update_in(&t, key, row);
         }
-        self.as_one_write(|tx| {
+        // One write: if it fails, what it and its actions wrote is undone (`nested`).
+        self.nested(|tx| {
             let Some(old) = tx.get_in(&t, key)? else {
                 return Ok(false);
             };
@@ -265,7 +251,8 @@ impl Transaction {
         if !self.referenced(&t.def()) {
             return self.delete_in(&t, key);
         }
-        self.as_one_write(|tx| {
+        // One write: if it fails, what it and its actions wrote is undone (`nested`).
+        self.nested(|tx| {
             let Some(old) = tx.get_in(&t, key)? else {
                 return Ok(false);
             };
