@@ -74,23 +74,19 @@ impl PointLend {
         })
     }
 
-    /// Whether this run's parameter is a bigint (otherwise the general path converts it).
-    pub fn applies(&self, params: &[Value]) -> bool {
-        matches!(params.get(self.param), Some(Value::Int(_)))
+    /// This run's key parameter, if it is a bigint (otherwise the general path converts it).
+    pub fn key_param(&self, params: &[Value]) -> Option<i64> {
+        match params.get(self.param) {
+            Some(Value::Int(x)) => Some(*x),
+            _ => None,
+        }
     }
 
-    /// Reads the row in `tx` and lends its columns to `f`; returns how many rows (0 or 1).
-    pub fn lend(
-        &self,
-        tx: &AnyTxn,
-        params: &[Value],
-        f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
-    ) -> Result<u64> {
-        let Some(Value::Int(x)) = params.get(self.param) else {
-            return Err(Error::internal("a point read run without its bigint parameter"));
-        };
+    /// Reads the row of key `x` (from [`PointLend::key_param`]) in `tx` and lends its columns
+    /// to `f`; returns how many rows (0 or 1).
+    pub fn lend(&self, tx: &AnyTxn, x: i64, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
         // A value outside the key column's type (an int4 key read by 2^40) matches no row.
-        let Some(Value::Int(k)) = key_value(Value::Int(*x), self.key_ty)? else {
+        let Some(Value::Int(k)) = key_value(Value::Int(x), self.key_ty)? else {
             return Ok(0);
         };
         let lent = tx.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;

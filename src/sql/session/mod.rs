@@ -417,7 +417,11 @@ impl Session {
             check_limits(&limits, rows, bytes)?;
             f(vals)
         };
-        if let Some(point) = planned.point.as_ref().filter(|pt| pt.applies(params)) {
+        if let Some((point, x)) = planned
+            .point
+            .as_ref()
+            .and_then(|pt| Some((pt, pt.key_param(params)?)))
+        {
             // One engine read: no row locks to wait for, no writes to commit, no session
             // setting that a read by key consults, so an autocommit read needs only a snapshot.
             return self.under_block_rules(|s| {
@@ -425,9 +429,9 @@ impl Session {
                 match &mut s.tx {
                     Some(tx) => {
                         tx.begin_statement();
-                        point.lend(tx, params, &mut lent)
+                        point.lend(tx, x, &mut lent)
                     }
-                    None => point.lend(&s.db.begin(), params, &mut lent),
+                    None => point.lend(&s.db.begin(), x, &mut lent),
                 }
             });
         }
