@@ -16,6 +16,7 @@ use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
 use crate::types::codec::encode_key_values;
 use crate::types::{numeric, DataType, Decimal, Interval, Json, Key, Row, RowRef, Value};
 
+mod aggregate;
 mod hash_join;
 mod lend;
 mod recursive;
@@ -23,6 +24,7 @@ mod set_op;
 mod subquery;
 mod window;
 
+use aggregate::Acc;
 pub use lend::{lend, lend_rows, lends_in_place, PointLend};
 
 /// A subquery's number and argument values.
@@ -492,190 +494,6 @@ fn bytes_bound(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
         Bound::Included(v) => Bound::Included(v.as_slice()),
         Bound::Excluded(v) => Bound::Excluded(v.as_slice()),
         Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-/// An integer or numeric value as a decimal (the operand of a numeric sum).
-fn numeric_of(v: &Value) -> Decimal {
-    match v {
-        Value::Int(i) => Decimal::from(*i),
-        Value::Numeric(d) => *d,
-        _ => Decimal::ZERO,
-    }
-}
-
-#[derive(Default, Clone)]
-struct Acc {
-    count: i64,
-    sum_i: i128,
-    sum_f: f64,
-    /// The sum of numeric values, and whether it left the representation (22003 at the end).
-    sum_d: Decimal,
-    sum_d_overflow: bool,
-    /// The sum of interval values, and whether it left the interval range (22008 at the end).
-    sum_iv: Interval,
-    sum_iv_overflow: bool,
-    best: Option<Value>,
-    all: Option<bool>,
-    seen: Option<HashSet<Value>>,
-    /// array_agg's values, each with its ORDER BY keys, in input order.
-    items: Vec<(Vec<Value>, Value)>,
-}
-
-impl Acc {
-    fn new(spec: &AggSpec) -> Acc {
-        Acc {
-            seen: spec.distinct.then(HashSet::new),
-            ..Acc::default()
-        }
-    }
-
-    /// Adds one value of array_agg with its ORDER BY keys (NULL values too, as PostgreSQL's
-    /// array_agg keeps them).
-    fn add_keyed(&mut self, v: Value, keys: Vec<Value>) {
-        if let Some(seen) = &mut self.seen {
-            if !seen.insert(v.clone()) {
-                return;
-            }
-        }
-        self.count += 1;
-        self.items.push((keys, v));
-    }
-
-    fn add(&mut self, spec: &AggSpec, v: Value) {
-        if spec.func == AggFunc::CountStar {
-            self.count += 1;
-            return;
-        }
-        if matches!(spec.func, AggFunc::ArrayAgg | AggFunc::JsonbAgg) {
-            self.add_keyed(v, Vec::new());
-            return;
-        }
-        if v.is_null() {
-            return;
-        }
-        if let Some(seen) = &mut self.seen {
-            if !seen.insert(v.clone()) {
-                return;
-            }
-        }
-        self.count += 1;
-        match spec.func {
-            AggFunc::Sum | AggFunc::Avg => match v {
-                Value::Int(i) if spec.arg_ty != Ty::Numeric => self.sum_i += i as i128,
-                Value::Float(f) => self.sum_f += f,
-                Value::Interval(iv) => match self.sum_iv.add(&iv) {
-                    Ok(s) => self.sum_iv = s,
-                    Err(_) => self.sum_iv_overflow = true,
-                },
-                v @ (Value::Int(_) | Value::Numeric(_)) => match numeric::add(self.sum_d, numeric_of(&v)) {
-                    Ok(s) => self.sum_d = s,
-                    Err(_) => self.sum_d_overflow = true,
-                },
-                _ => {}
-            },
-            AggFunc::Min | AggFunc::Max => {
-                let better = match &self.best {
-                    None => true,
-                    Some(b) => {
-                        let o = v.total_cmp(b);
-                        if spec.func == AggFunc::Min {
-                            o == Ordering::Less
-                        } else {
-                            o == Ordering::Greater
-                        }
-                    }
-                };
-                if better {
-                    self.best = Some(v);
-                }
-            }
-            AggFunc::BoolAnd | AggFunc::BoolOr => {
-                let b = v == Value::Bool(true);
-                self.all = Some(match (self.all, spec.func) {
-                    (None, _) => b,
-                    (Some(a), AggFunc::BoolAnd) => a && b,
-                    (Some(a), _) => a || b,
-                });
-            }
-            _ => {}
-        }
-    }
-
-    fn finish(self, spec: &AggSpec) -> Result<Value> {
-        Ok(match spec.func {
-            AggFunc::CountStar | AggFunc::Count => Value::Int(self.count),
-            _ if self.count == 0 => Value::Null,
-            // sum(bigint) is numeric (exact past bigint's range), as in PostgreSQL.
-            AggFunc::Sum if spec.arg_ty == Ty::Int8 => Value::Numeric(
-                Decimal::try_from_i128_with_scale(self.sum_i, 0).map_err(|_| numeric::overflow())?,
-            ),
-            AggFunc::Sum if spec.arg_ty.is_int() => {
-                Value::Int(i64::try_from(self.sum_i).map_err(|_| Error::out_of_range("bigint out of range"))?)
-            }
-            AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Interval && self.sum_iv_overflow => {
-                return Err(Error::new(
-                    SqlState::DATETIME_FIELD_OVERFLOW,
-                    "interval out of range",
-                ))
-            }
-            AggFunc::Sum if spec.arg_ty == Ty::Interval => Value::Interval(self.sum_iv),
-            AggFunc::Avg if spec.arg_ty == Ty::Interval => {
-                Value::Interval(self.sum_iv.div(self.count as f64)?)
-            }
-            AggFunc::Sum | AggFunc::Avg if spec.arg_ty == Ty::Numeric && self.sum_d_overflow => {
-                return Err(numeric::overflow())
-            }
-            AggFunc::Sum if spec.arg_ty == Ty::Numeric => Value::Numeric(self.sum_d),
-            AggFunc::Sum => Value::Float(self.sum_f),
-            // PostgreSQL's avg of integers and of numeric: numeric division of the sum by the
-            // count, at its division scale.
-            AggFunc::Avg if spec.arg_ty.is_int() => {
-                let sum =
-                    Decimal::try_from_i128_with_scale(self.sum_i, 0).map_err(|_| numeric::overflow())?;
-                Value::Numeric(numeric::div(sum, Decimal::from(self.count))?)
-            }
-            AggFunc::Avg if spec.arg_ty == Ty::Numeric => {
-                Value::Numeric(numeric::div(self.sum_d, Decimal::from(self.count))?)
-            }
-            AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
-            AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
-            AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg => {
-                let mut items = self.items;
-                if !spec.order.is_empty() {
-                    // Stable: values with equal keys stay in input order.
-                    let flags: Vec<(bool, bool)> =
-                        spec.order.iter().map(|k| (k.desc, k.nulls_first)).collect();
-                    items.sort_by(|a, b| compare_rows(&a.0, &b.0, &flags));
-                } else if spec.distinct {
-                    // PostgreSQL finds the distinct values by sorting them: ascending, NULL last.
-                    items.sort_by(|a, b| {
-                        compare_rows(
-                            std::slice::from_ref(&a.1),
-                            std::slice::from_ref(&b.1),
-                            &[(false, false)],
-                        )
-                    });
-                }
-                if spec.func == AggFunc::JsonbAgg {
-                    let elems = items
-                        .into_iter()
-                        .map(|(_, v)| match v {
-                            Value::Jsonb(j) => Ok(*j),
-                            Value::Null => Ok(Json::Null),
-                            other => Err(Error::internal(format!(
-                                "jsonb_agg of a {} value",
-                                other.type_name()
-                            ))),
-                        })
-                        .collect::<Result<Vec<Json>>>()?;
-                    return Ok(Value::Jsonb(Box::new(Json::Array(elems))));
-                }
-                let texts: Vec<Option<String>> = items.iter().map(|(_, v)| v.to_text()).collect();
-                Value::Text(crate::types::array::format(texts.iter().map(Option::as_deref)))
-            }
-        })
     }
 }
 
