@@ -142,7 +142,12 @@ impl<'a> RowRef<'a> {
     /// Column `i` (0-based), `None` past the last column. Walks the columns before it (rows are
     /// encoded compactly, without offsets).
     pub fn get(&self, i: usize) -> Result<Option<ValueRef<'a>>> {
-        self.iter().nth(i).transpose()
+        match &self.0 {
+            // A stored column read straight from the encoding (the common case: one call per
+            // column a scan hands out), without an iterator's layers of `Option`s and `Result`s.
+            Inner::Stored(r, _) if i < r.len() => r.get(i).map(Some),
+            _ => self.iter().nth(i).transpose(),
+        }
     }
 
     /// The owned row.

@@ -246,6 +246,7 @@ impl Transaction {
         // This transaction's own writes in the range (a range lookup in its pending writes),
         // merged by key order.
         let own = own_in(self.writes.get(&t.id), range);
+        let has_own = own.is_some();
         let mut mine = match (own, reverse) {
             (None, _) => Own::None,
             (Some(r), false) => Own::Forward(r),
@@ -264,8 +265,8 @@ impl Transaction {
         let mut batch: Vec<(Key, u64)> = Vec::with_capacity(limit);
         let mut chunk = 16;
         let files = self.db.files();
-        let mut pre = Vec::new();
-        let mut want: Vec<u64> = Vec::new();
+        let mut pre = Vec::with_capacity(expect.min(SCAN_BATCH));
+        let mut want: Vec<u64> = Vec::with_capacity(expect.min(SCAN_BATCH));
         loop {
             batch.clear();
             let mut next_fetch = 0;
@@ -298,20 +299,22 @@ impl Transaction {
                     chunk = (chunk * 2).min(SCAN_BATCH);
                 }
                 // Own writes that sort before this key come first.
-                while let Some((mk, mp)) = mine.next_if(|&(mk, _)| before(mk, k)) {
-                    if let Pending::Put(r) = mp {
-                        if !f(mk, Found::Own(r))? {
-                            return Ok(());
+                if has_own {
+                    while let Some((mk, mp)) = mine.next_if(|&(mk, _)| before(mk, k)) {
+                        if let Pending::Put(r) = mp {
+                            if !f(mk, Found::Own(r))? {
+                                return Ok(());
+                            }
                         }
                     }
-                }
-                if let Some((mk, mp)) = mine.next_if(|&(mk, _)| mk == k) {
-                    if let Pending::Put(r) = mp {
-                        if !f(mk, Found::Own(r))? {
-                            return Ok(());
+                    if let Some((mk, mp)) = mine.next_if(|&(mk, _)| mk == k) {
+                        if let Pending::Put(r) = mp {
+                            if !f(mk, Found::Own(r))? {
+                                return Ok(());
+                            }
                         }
+                        continue;
                     }
-                    continue;
                 }
                 // The common case, the newest version visible and read with its chunk, without
                 // touching its reference count; else the version chain (an older version, or
