@@ -34,8 +34,18 @@ impl Binder<'_> {
     }
 
     pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
-        let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
-        for j in &twj.joins {
+        let (plan, scope) = self.bind_factor(&twj.relation)?;
+        self.bind_joins(plan, scope, &twj.joins)
+    }
+
+    /// The joins of a chain, in order, onto `plan` (whose columns `scope` names).
+    pub(super) fn bind_joins(
+        &mut self,
+        mut plan: Plan,
+        mut scope: Scope,
+        joins: &[A::Join],
+    ) -> Result<(Plan, Scope)> {
+        for j in joins {
             if let Some(items) = lateral_values(&j.relation) {
                 (plan, scope) = self.lateral_join(plan, scope, j, items)?;
                 continue;

@@ -44,9 +44,19 @@ impl Binder<'_> {
         let mut conds = Vec::new();
         for twj in from {
             if !inner_only(twj) {
-                let (p, s) = self.bind_twj(twj)?;
-                plans.push(p);
-                scope = scope.concat(s);
+                let before = plans.len();
+                let (p, s) = self.bind_rel(&twj.relation, &scope, &mut plans, &mut conds)?;
+                if plans.len() < before {
+                    // A function that read the relations before it, which it now holds: the
+                    // chain's joins go onto all of their columns.
+                    let (p, s) = self.bind_joins(p, scope.concat(s), &twj.joins)?;
+                    plans.push(p);
+                    scope = s;
+                } else {
+                    let (p, s) = self.bind_joins(p, s, &twj.joins)?;
+                    plans.push(p);
+                    scope = scope.concat(s);
+                }
                 continue;
             }
             // The chain's columns start here in the FROM list's row.
