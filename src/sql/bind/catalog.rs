@@ -580,15 +580,17 @@ impl Binder<'_> {
         })
     }
 
-    /// A function in FROM: `generate_series(start, stop [, step])` of integer constants (as
-    /// pgjdbc's key queries use it: `generate_series(1, 32) pos(n)`).
+    /// A function in FROM: `generate_series(start, stop [, step])` of integers (of constants
+    /// as pgjdbc's key queries use it: `generate_series(1, 32) pos(n)`), `unnest`, jsonb's
+    /// set-returning functions (`from_fn.rs`); the arguments may read the items to its left.
     pub(super) fn table_function(
         &mut self,
         name: &A::ObjectName,
-        args: &A::TableFunctionArgs,
+        args: &[A::FunctionArg],
         alias: Option<&A::TableAlias>,
         ordinality: bool,
     ) -> Result<(Plan, Scope)> {
+        let left = self.take_lateral();
         let parts: Vec<String> = name
             .0
             .iter()
@@ -599,18 +601,24 @@ impl Binder<'_> {
             .collect();
         let path: Vec<&str> = parts.iter().map(String::as_str).collect();
         let fname = match path.as_slice() {
-            [f] | ["pg_catalog", f] if args.settings.is_none() => *f,
+            [f] | ["pg_catalog", f] => *f,
             _ => return Err(unsupported(format!("table function {name}"))),
         };
         let mut exprs = Vec::new();
-        for a in &args.args {
+        for a in args {
             match a {
                 A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) => exprs.push(e),
                 _ => return Err(unsupported(format!("argument {a} of {fname}"))),
             }
         }
+        if let Some(kind) = super::srf::srf_kind(name).filter(|&k| super::srf::is_jsonb(k)) {
+            return self.jsonb_in_from(kind, &exprs, &left, alias, ordinality);
+        }
         match (fname, exprs.as_slice()) {
-            ("unnest", [e]) => return self.unnest_in_from(e, alias, ordinality),
+            ("unnest", [e]) => {
+                self.lateral = Some(left);
+                return self.unnest_in_from(e, alias, ordinality);
+            }
             ("unnest", _) => return Err(unsupported("unnest in FROM of other than one array")),
             ("pg_partition_ancestors", [e]) => {
                 // Augur has no partitions: a relation's only "ancestor" is itself, at depth 1.
@@ -618,10 +626,7 @@ impl Binder<'_> {
                 let x = self.oid_arg(x, fname)?;
                 let set = Plan::ProjectSet {
                     input: Box::new(Plan::Values(vec![vec![]])),
-                    srfs: vec![SrfSpec {
-                        kind: SrfKind::GenerateSeries,
-                        args: vec![x.clone(), x],
-                    }],
+                    srfs: vec![SrfSpec::new(SrfKind::GenerateSeries, vec![x.clone(), x])],
                 };
                 let mut out = vec![Expr::Col(0)];
                 if ordinality {
@@ -636,7 +641,7 @@ impl Binder<'_> {
         let mut bound = Vec::new();
         let mut ty = Ty::Int4;
         for e in exprs {
-            let (e, t) = self.bind_expr(e, &Scope::default())?;
+            let (e, t) = self.bind_expr(e, &left)?;
             if !(t.is_int() || t == Ty::Unknown) {
                 return Err(unsupported(format!("generate_series of type {}", t.name())));
             }
@@ -663,21 +668,15 @@ impl Binder<'_> {
             .collect();
         let Some(vals) = vals else {
             // Arguments known only when the statement runs (a column of an enclosing query's
-            // row, as psql's `generate_series(0, array_upper(pr.prattrs, 1))`): the select-list
-            // function's step over one empty row.
-            if ordinality {
-                return Err(unsupported(
-                    "WITH ORDINALITY of generate_series over values known only when run",
-                ));
-            }
+            // row, as psql's `generate_series(0, array_upper(pr.prattrs, 1))`, or of the items
+            // to its left): the select-list function's step over one empty row.
+            let mut spec = SrfSpec::new(SrfKind::GenerateSeries, bound);
+            spec.ordinality = ordinality;
             let plan = Plan::ProjectSet {
                 input: Box::new(Plan::Values(vec![vec![]])),
-                srfs: vec![SrfSpec {
-                    kind: SrfKind::GenerateSeries,
-                    args: bound,
-                }],
+                srfs: vec![spec],
             };
-            return Ok(self.function_scope(plan, fname, ty, alias, false));
+            return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
         };
         let ints: Option<Vec<i64>> = vals
             .iter()
@@ -761,7 +760,8 @@ impl Binder<'_> {
         alias: Option<&A::TableAlias>,
         ordinality: bool,
     ) -> Result<(Plan, Scope)> {
-        let (x, t) = self.bind_expr(e, &Scope::default())?;
+        let left = self.take_lateral();
+        let (x, t) = self.bind_expr(e, &left)?;
         let elem = match t {
             Ty::Array(e) => *e,
             Ty::Text | Ty::Unknown => Ty::Unknown,
@@ -775,14 +775,14 @@ impl Binder<'_> {
         let x = self.coerce(x, t, Ty::Text)?;
         let set = Plan::ProjectSet {
             input: Box::new(Plan::Values(vec![vec![]])),
-            srfs: vec![SrfSpec {
-                kind: if ordinality {
+            srfs: vec![SrfSpec::new(
+                if ordinality {
                     SrfKind::ExpandArray
                 } else {
                     SrfKind::Unnest
                 },
-                args: vec![x],
-            }],
+                vec![x],
+            )],
         };
         let plan = if elem == Ty::Unknown {
             set

@@ -1,13 +1,15 @@
-//! Binding the FROM clause: tables, aliases, derived tables and joins (ON / USING).
+//! Binding the FROM clause: tables, aliases, derived tables, functions and joins (ON / USING,
+//! LATERAL).
 
 use sqlparser::ast as A;
 
-use super::{check_name, ident, object_name, unsupported, Binder, Scope, ScopeCol};
-use crate::error::{Error, Result};
+use super::{check_name, from_fn, ident, object_name, unsupported, Binder, Scope, ScopeCol};
+use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::sql::expr::{CmpOp, Expr, Ty};
 use crate::sql::plan::access::{conjoin, make_join};
 use crate::sql::plan::{Access, Column, Plan, Scan};
+use crate::types::Value;
 
 impl Binder<'_> {
     pub(super) fn bind_from(&mut self, from: &[A::TableWithJoins]) -> Result<(Plan, Scope)> {
@@ -32,13 +34,32 @@ impl Binder<'_> {
     }
 
     pub(super) fn bind_twj(&mut self, twj: &A::TableWithJoins) -> Result<(Plan, Scope)> {
-        let (mut plan, mut scope) = self.bind_factor(&twj.relation)?;
-        for j in &twj.joins {
+        let (plan, scope) = self.bind_factor(&twj.relation)?;
+        self.bind_joins(plan, scope, &twj.joins)
+    }
+
+    /// The joins of a chain, in order, onto `plan` (whose columns `scope` names).
+    pub(super) fn bind_joins(
+        &mut self,
+        mut plan: Plan,
+        mut scope: Scope,
+        joins: &[A::Join],
+    ) -> Result<(Plan, Scope)> {
+        for j in joins {
             if let Some(items) = lateral_values(&j.relation) {
                 (plan, scope) = self.lateral_join(plan, scope, j, items)?;
                 continue;
             }
-            let (rp, rs) = self.bind_factor(&j.relation)?;
+            let (rp, rs) = if from_fn::is_function(&j.relation) {
+                let (fp, fs, reads) = self.bind_lateral_factor(&j.relation, &scope)?;
+                if reads {
+                    (plan, scope) = self.lateral_function_join(plan, scope, j, fp, fs)?;
+                    continue;
+                }
+                (fp, fs)
+            } else {
+                self.bind_factor(&j.relation)?
+            };
             let (mut right_join, mut full_join) = (false, false);
             let (left_join, c) = match &j.join_operator {
                 A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
@@ -141,6 +162,48 @@ impl Binder<'_> {
         })
     }
 
+    /// `left [CROSS | INNER | LEFT] JOIN f(...)` of a function `f` whose arguments read the
+    /// left side's columns: the function evaluated per left row (`from_fn::graft`), then the
+    /// ON condition; a LEFT join keeps a left row the function returns no rows for (only `ON
+    /// true`: a condition would have to be met by some function row of each left row).
+    fn lateral_function_join(
+        &mut self,
+        plan: Plan,
+        scope: Scope,
+        j: &A::Join,
+        fp: Plan,
+        fs: Scope,
+    ) -> Result<(Plan, Scope)> {
+        let (outer, c) = match &j.join_operator {
+            A::JoinOperator::CrossJoin(_) => (false, None),
+            A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
+            A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
+            _ => {
+                return Err(Error::new(
+                    SqlState("42P10"),
+                    "the combining JOIN type must be INNER or LEFT for a LATERAL reference",
+                ))
+            }
+        };
+        let lw = scope.cols.len();
+        let scope = scope.concat(fs);
+        let on = self.join_condition(c, &scope, lw)?;
+        let on = match on {
+            Some(Expr::Lit(Value::Bool(true))) => None,
+            on => on,
+        };
+        if outer && on.is_some() {
+            return Err(unsupported(
+                "LEFT JOIN LATERAL of a function with a condition other than ON true",
+            ));
+        }
+        let plan = from_fn::graft(fp, plan, lw, outer)?;
+        Ok(match on {
+            Some(on) => (Plan::Filter(Box::new(plan), on), scope),
+            None => (plan, scope),
+        })
+    }
+
     /// A join's ON / USING condition over `scope` (the left side's `lw` columns, then the
     /// right side's); None for CROSS JOIN.
     pub(super) fn join_condition(
@@ -190,7 +253,10 @@ impl Binder<'_> {
                 ..
             } => {
                 if let Some(args) = args {
-                    return self.table_function(name, args, alias.as_ref(), *with_ordinality);
+                    if args.settings.is_some() {
+                        return Err(unsupported(format!("table function {name} with SETTINGS")));
+                    }
+                    return self.table_function(name, &args.args, alias.as_ref(), *with_ordinality);
                 }
                 if let Some(A::ObjectNamePart::Identifier(i)) = name.0.last() {
                     check_name(i)?;
@@ -242,6 +308,14 @@ impl Binder<'_> {
             } if array_exprs.len() == 1 => {
                 self.unnest_in_from(&array_exprs[0], alias.as_ref(), *with_ordinality)
             }
+            // `LATERAL f(...)`: every function in FROM may read the items to its left.
+            A::TableFactor::Function {
+                name,
+                args,
+                with_ordinality,
+                alias,
+                ..
+            } => self.table_function(name, args, alias.as_ref(), *with_ordinality),
             A::TableFactor::Derived {
                 lateral,
                 subquery,

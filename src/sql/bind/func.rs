@@ -64,6 +64,7 @@ impl Binder<'_> {
                     | "bool_or"
                     | "array_agg"
                     | "jsonb_agg"
+                    | "jsonb_object_agg"
                     | "string_agg"
             );
             if !aggregate {
@@ -96,6 +97,7 @@ impl Binder<'_> {
             "bool_or" => Some(AggFunc::BoolOr),
             "array_agg" => Some(AggFunc::ArrayAgg),
             "jsonb_agg" => Some(AggFunc::JsonbAgg),
+            "jsonb_object_agg" => Some(AggFunc::JsonbObjectAgg),
             _ => None,
         };
         if let Some(func) = agg {
@@ -113,6 +115,8 @@ impl Binder<'_> {
             }
             let (arg, arg_ty) = if func == AggFunc::CountStar {
                 (None, Ty::Int8)
+            } else if func == AggFunc::JsonbObjectAgg {
+                (Some(self.object_agg_pair(&args, scope)?), Ty::Jsonb)
             } else {
                 if args.len() != 1 {
                     return Err(Error::new(
@@ -170,7 +174,7 @@ impl Binder<'_> {
                 AggFunc::Min | AggFunc::Max => arg_ty,
                 AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
-                AggFunc::JsonbAgg => Ty::Jsonb,
+                AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Ty::Jsonb,
                 AggFunc::ArrayAgg => arg_ty.array().ok_or_else(|| {
                     Error::unsupported(format!(
                         "array_agg of {} values (an array of more than one dimension) is not supported by Augur",
@@ -266,6 +270,35 @@ impl Binder<'_> {
 
     /// `to_jsonb(e)` of a bound argument: jsonb as it is, an untyped literal as text, an array
     /// with its element type for the conversion of its elements.
+    /// The argument of `jsonb_object_agg(key, value)`: the pair as a jsonb array of both
+    /// converted by `to_jsonb` (a NULL key stays JSON null, 22023 when aggregated). A key of a
+    /// type jsonb cannot hold as an object key (jsonb, an array) is 22023, as PostgreSQL's
+    /// "key value must be scalar".
+    fn object_agg_pair(&mut self, args: &[&A::Expr], scope: &Scope) -> Result<Expr> {
+        if args.len() != 2 {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "function jsonb_object_agg with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
+        }
+        self.in_agg = true;
+        let key = self.bind_expr(args[0], scope);
+        let value = self.bind_expr(args[1], scope);
+        self.in_agg = false;
+        let (key, value) = (key?, value?);
+        if matches!(key.1, Ty::Jsonb | Ty::Array(_)) {
+            return Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "key value must be scalar, not array, composite, or json",
+            ));
+        }
+        let pair = vec![self.jsonb_of(key)?, self.jsonb_of(value)?];
+        Ok(Expr::Func(Func::JsonBuildArray, pair, Ty::Jsonb))
+    }
+
     fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
         Ok(match t {
             Ty::Jsonb => e,

@@ -6,6 +6,7 @@ mod cte;
 mod decorrelate;
 mod expr;
 mod from;
+mod from_fn;
 mod func;
 mod join_chain;
 mod select;
@@ -264,6 +265,9 @@ pub struct Binder<'a> {
     /// Set just before binding a set operation's branch: the SELECT it names keeps its
     /// unknown-typed constant outputs for the operation to type (`set_op.rs`).
     set_op_leaf: bool,
+    /// The columns of the FROM items left of the function in FROM being bound, which its
+    /// arguments may read (`from_fn.rs`).
+    lateral: Option<Scope>,
 }
 
 pub(super) enum OrderRef {
@@ -313,6 +317,7 @@ impl<'a> Binder<'a> {
             catalog: None,
             windows: Vec::new(),
             set_op_leaf: false,
+            lateral: None,
         }
     }
 

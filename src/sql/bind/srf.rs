@@ -1,7 +1,9 @@
 //! Binding set-returning functions in a select list (`unnest`, `generate_subscripts`,
-//! `generate_series`, `information_schema._pg_expandarray`): each call becomes an
-//! [`Expr::Srf`] placeholder and an [`SrfSpec`] for the ProjectSet step. Also field selection
-//! `(record).field` of the one record type Augur makes, `_pg_expandarray`'s `(x, n)`.
+//! `generate_series`, `information_schema._pg_expandarray`, jsonb's `jsonb_each[_text]`,
+//! `jsonb_array_elements[_text]`, `jsonb_object_keys`): each call becomes an [`Expr::Srf`]
+//! placeholder and an [`SrfSpec`] for the ProjectSet step. Also field selection
+//! `(record).field` of the records these calls return (`_pg_expandarray`'s `(x, n)`,
+//! `jsonb_each`'s `(key, value)`).
 
 use sqlparser::ast as A;
 
@@ -14,6 +16,39 @@ use crate::types::Value;
 /// The fields of `_pg_expandarray`'s record: the element (untyped, as array subscripts are)
 /// and its position.
 const EXPAND_FIELDS: [(&str, Ty); 2] = [("x", Ty::Unknown), ("n", Ty::Int4)];
+
+/// The columns of a call of `kind` returning more than one (its record's fields).
+pub(super) fn record_fields(kind: SrfKind) -> Option<&'static [(&'static str, Ty)]> {
+    match kind {
+        SrfKind::ExpandArray => Some(&EXPAND_FIELDS),
+        SrfKind::JsonbEach => Some(&[("key", Ty::Text), ("value", Ty::Jsonb)]),
+        SrfKind::JsonbEachText => Some(&[("key", Ty::Text), ("value", Ty::Text)]),
+        _ => None,
+    }
+}
+
+/// The type of a jsonb function's single column, and its name in FROM when it has one (an OUT
+/// parameter's, which PostgreSQL prefers to the alias).
+pub(super) fn jsonb_column(kind: SrfKind) -> Option<(Ty, Option<&'static str>)> {
+    match kind {
+        SrfKind::JsonbArrayElements => Some((Ty::Jsonb, Some("value"))),
+        SrfKind::JsonbArrayElementsText => Some((Ty::Text, Some("value"))),
+        SrfKind::JsonbObjectKeys => Some((Ty::Text, None)),
+        _ => None,
+    }
+}
+
+/// Whether `kind` is one of jsonb's set-returning functions (one jsonb argument).
+pub(super) fn is_jsonb(kind: SrfKind) -> bool {
+    matches!(
+        kind,
+        SrfKind::JsonbEach
+            | SrfKind::JsonbEachText
+            | SrfKind::JsonbArrayElements
+            | SrfKind::JsonbArrayElementsText
+            | SrfKind::JsonbObjectKeys
+    )
+}
 
 /// The set-returning function a call names, if any.
 pub(super) fn srf_kind(name: &A::ObjectName) -> Option<SrfKind> {
@@ -31,6 +66,15 @@ pub(super) fn srf_kind(name: &A::ObjectName) -> Option<SrfKind> {
         ["generate_subscripts"] | ["pg_catalog", "generate_subscripts"] => Some(SrfKind::GenerateSubscripts),
         ["generate_series"] | ["pg_catalog", "generate_series"] => Some(SrfKind::GenerateSeries),
         ["_pg_expandarray"] | ["information_schema", "_pg_expandarray"] => Some(SrfKind::ExpandArray),
+        ["jsonb_each"] | ["pg_catalog", "jsonb_each"] => Some(SrfKind::JsonbEach),
+        ["jsonb_each_text"] | ["pg_catalog", "jsonb_each_text"] => Some(SrfKind::JsonbEachText),
+        ["jsonb_array_elements"] | ["pg_catalog", "jsonb_array_elements"] => {
+            Some(SrfKind::JsonbArrayElements)
+        }
+        ["jsonb_array_elements_text"] | ["pg_catalog", "jsonb_array_elements_text"] => {
+            Some(SrfKind::JsonbArrayElementsText)
+        }
+        ["jsonb_object_keys"] | ["pg_catalog", "jsonb_object_keys"] => Some(SrfKind::JsonbObjectKeys),
         _ => None,
     }
 }
@@ -71,11 +115,7 @@ impl Binder<'_> {
         self.srf_sink = sink;
         self.agg_ctx = saved_ctx;
         let (mut exprs, tys): (Vec<Expr>, Vec<Ty>) = bound?.into_iter().unzip();
-        let spec = SrfSpec {
-            kind,
-            args: Vec::new(),
-        };
-        let name = spec.name();
+        let name = SrfSpec::new(kind, Vec::new()).name();
         // Arrays are held in their text form: typed (array_agg), or text (the catalog's arrays).
         let arrayish = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Array(_));
         let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
@@ -107,6 +147,13 @@ impl Binder<'_> {
                 }
                 vec![ty]
             }
+            k if is_jsonb(k) => {
+                exprs = vec![self.jsonb_srf_arg(exprs, &tys, name)?];
+                match record_fields(k) {
+                    Some(f) => f.iter().map(|f| f.1).collect(),
+                    None => vec![jsonb_column(k).map_or(Ty::Text, |c| c.0)],
+                }
+            }
             _ => return Err(no_such(name, &tys)),
         };
         if matches!(
@@ -115,7 +162,7 @@ impl Binder<'_> {
         ) {
             exprs[0] = self.coerce(exprs[0].clone(), tys[0], Ty::Text)?;
         }
-        let spec = SrfSpec { kind, args: exprs };
+        let spec = SrfSpec::new(kind, exprs);
         let sink = self.srf_sink.as_mut().expect("checked");
         // Identical calls advance in lockstep, so they share their columns.
         let k = match sink.iter().position(|s| *s == spec) {
@@ -129,12 +176,26 @@ impl Binder<'_> {
         Ok((base, out))
     }
 
-    /// A set-returning function called in an expression; `_pg_expandarray`'s record is its
-    /// text form `(x,n)`.
+    /// The one jsonb argument of a jsonb set-returning function (an untyped literal read as
+    /// jsonb).
+    pub(super) fn jsonb_srf_arg(&mut self, exprs: Vec<Expr>, tys: &[Ty], name: &str) -> Result<Expr> {
+        match (exprs.as_slice(), tys) {
+            ([e], [t @ (Ty::Jsonb | Ty::Unknown)]) => self.coerce(e.clone(), *t, Ty::Jsonb),
+            _ => Err(no_such(name, tys)),
+        }
+    }
+
+    /// A set-returning function called in an expression; a record (`_pg_expandarray`'s,
+    /// `jsonb_each`'s) is its text form `(x,n)`.
     pub(super) fn bind_srf(&mut self, kind: SrfKind, args: &[&A::Expr], scope: &Scope) -> Result<(Expr, Ty)> {
         let (base, tys) = self.bind_srf_call(kind, args, scope)?;
         if tys.len() == 1 {
             return Ok((Expr::Srf(base), tys[0]));
+        }
+        if kind != SrfKind::ExpandArray {
+            // Fields quoted as PostgreSQL's record_out quotes them.
+            let fields = (0..tys.len()).map(|i| Expr::Srf(base + i)).collect();
+            return Ok((Expr::Func(Func::RecordOf, fields, Ty::Text), Ty::Text));
         }
         let field = |i: usize| {
             Expr::Func(
@@ -178,10 +239,10 @@ impl Binder<'_> {
         };
         let pos = EXPAND_FIELDS.iter().position(|f| f.0 == name);
         if let A::Expr::Function(f) = inner {
-            if srf_kind(&f.name) == Some(SrfKind::ExpandArray) {
+            if let Some((kind, fields)) = srf_kind(&f.name).and_then(|k| Some((k, record_fields(k)?))) {
                 let args = plain_args(f)?;
-                let (base, tys) = self.bind_srf_call(SrfKind::ExpandArray, &args, scope)?;
-                let i = pos.ok_or_else(not_found)?;
+                let (base, tys) = self.bind_srf_call(kind, &args, scope)?;
+                let i = fields.iter().position(|f| f.0 == name).ok_or_else(not_found)?;
                 return Ok((Expr::Srf(base + i), tys[i]));
             }
         }

@@ -55,7 +55,7 @@ impl Acc {
             self.count += 1;
             return;
         }
-        if matches!(spec.func, AggFunc::ArrayAgg | AggFunc::JsonbAgg) {
+        if spec.func.keeps_order() {
             self.add_keyed(v, Vec::new());
             return;
         }
@@ -149,7 +149,7 @@ impl Acc {
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg => {
+            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => {
                 let mut items = self.items;
                 if !spec.order.is_empty() {
                     // Stable: values with equal keys stay in input order.
@@ -165,6 +165,13 @@ impl Acc {
                             &[(false, false)],
                         )
                     });
+                }
+                if spec.func == AggFunc::JsonbObjectAgg {
+                    let pairs = items
+                        .into_iter()
+                        .map(|(_, v)| object_pair(v))
+                        .collect::<Result<Vec<_>>>()?;
+                    return Ok(Value::Jsonb(Box::new(Json::object(pairs))));
                 }
                 if spec.func == AggFunc::JsonbAgg {
                     let elems = items
@@ -185,4 +192,29 @@ impl Acc {
             }
         })
     }
+}
+
+/// One pair of `jsonb_object_agg`, from its `[key, value]` argument: the key as text (a string's
+/// contents, a number's or boolean's JSON text), 22023 when it is NULL.
+fn object_pair(v: Value) -> Result<(String, Json)> {
+    let Value::Jsonb(pair) = v else {
+        return Err(Error::internal("jsonb_object_agg of a non-jsonb pair"));
+    };
+    let Json::Array(mut kv) = *pair else {
+        return Err(Error::internal("jsonb_object_agg of a non-array pair"));
+    };
+    let (Some(value), Some(key)) = (kv.pop(), kv.pop()) else {
+        return Err(Error::internal("jsonb_object_agg of a short pair"));
+    };
+    let key = match key {
+        Json::Null => {
+            return Err(Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                "field name must not be null",
+            ))
+        }
+        Json::String(s) => s,
+        k => k.to_text(),
+    };
+    Ok((key, value))
 }

@@ -713,7 +713,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,
                     };
-                    if matches!(spec.func, AggFunc::ArrayAgg | AggFunc::JsonbAgg) && !spec.order.is_empty() {
+                    if spec.func.keeps_order() && !spec.order.is_empty() {
                         let keys = spec
                             .order
                             .iter()

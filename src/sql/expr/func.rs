@@ -177,6 +177,23 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 .position(|x| *x == want)
                 .map_or(Value::Null, |i| Value::Int(lower + i as i64)))
         }
+        // Not strict: a NULL field is written as nothing.
+        Func::RecordOf => {
+            if vals.iter().all(Value::is_null) {
+                return null;
+            }
+            let mut out = String::from("(");
+            for (i, v) in vals.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if let Some(t) = v.to_text() {
+                    record_field(&t, &mut out);
+                }
+            }
+            out.push(')');
+            Ok(Value::Text(out))
+        }
         _ if vals.iter().any(Value::is_null) => null,
         Func::ArrayLower | Func::ArrayUpper | Func::ArrayLength | Func::Cardinality => {
             let (lower, items) = array_items(&text_arg(&vals[0]).unwrap_or_default())?;
@@ -514,6 +531,26 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             unreachable!("handled above")
         }
     }
+}
+
+/// A record field's text as record_out writes it: double-quoted (with `"` and `\\` doubled)
+/// when empty or holding a quote, backslash, parenthesis, comma or white space.
+fn record_field(t: &str, out: &mut String) {
+    let quote = t.is_empty()
+        || t.chars()
+            .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
+    if !quote {
+        out.push_str(t);
+        return;
+    }
+    out.push('"');
+    for c in t.chars() {
+        if matches!(c, '"' | '\\') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('"');
 }
 
 /// Element `i` of an array in PostgreSQL's text form (see [`Func::ArrayElem`]); None for a NULL

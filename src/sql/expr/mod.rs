@@ -347,6 +347,9 @@ pub enum Func {
     QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
+    /// The record of its arguments in PostgreSQL's text form (record_out's quoting); NULL when
+    /// every field is (a set-returning function's record past the end of its rows).
+    RecordOf,
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is

@@ -407,6 +407,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         AggFunc::BoolOr => "bool_or",
         AggFunc::ArrayAgg => "array_agg",
         AggFunc::JsonbAgg => "jsonb_agg",
+        AggFunc::JsonbObjectAgg => "jsonb_object_agg",
     };
     let order: Vec<String> = a
         .order

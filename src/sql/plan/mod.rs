@@ -111,6 +111,20 @@ pub enum AggFunc {
     /// `jsonb_agg(x)`: the values as `to_jsonb` converts them (NULLs as JSON null) in a jsonb
     /// array, ordered as `array_agg`'s; NULL over no rows.
     JsonbAgg,
+    /// `jsonb_object_agg(key, value)`: a jsonb object of the pairs (the last of a duplicate key
+    /// winning, as jsonb keeps objects); its argument is the pair as a two-element jsonb array
+    /// `[to_jsonb(key), to_jsonb(value)]`; a NULL key is 22023; NULL over no rows.
+    JsonbObjectAgg,
+}
+
+impl AggFunc {
+    /// Whether the aggregate's result depends on its input's order (its own ORDER BY applies).
+    pub fn keeps_order(self) -> bool {
+        matches!(
+            self,
+            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,9 +1,11 @@
-//! Set-returning functions in a select list, evaluated as PostgreSQL 10+'s ProjectSet does:
-//! each input row is repeated once per row of its longest function result, the functions
-//! advancing in lockstep (a shorter result gives NULLs once it runs out).
+//! Set-returning functions, evaluated as PostgreSQL 10+'s ProjectSet does: each input row is
+//! repeated once per row of its longest function result, the functions advancing in lockstep
+//! (a shorter result gives NULLs once it runs out). A function in FROM runs as the same step,
+//! over one empty row, or over the rows to its left when its arguments read them (LATERAL).
 
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{array_items, Ctx, Expr};
+use crate::types::jsonb::Json;
 use crate::types::{Row, Value};
 
 /// The set-returning functions a select list may call.
@@ -18,25 +20,49 @@ pub enum SrfKind {
     ExpandArray,
     /// `generate_series(start, stop [, step])` of integers.
     GenerateSeries,
+    /// `jsonb_each(object)` / `jsonb_each_text(object)`: a row `(key, value)` per field, the
+    /// value as jsonb / as text (JSON null as NULL).
+    JsonbEach,
+    JsonbEachText,
+    /// `jsonb_array_elements(array)` / `jsonb_array_elements_text(array)`: the elements.
+    JsonbArrayElements,
+    JsonbArrayElementsText,
+    /// `jsonb_object_keys(object)`: the keys.
+    JsonbObjectKeys,
 }
 
-/// One call of a set-returning function in a select list.
+/// One call of a set-returning function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SrfSpec {
     pub kind: SrfKind,
     pub args: Vec<Expr>,
+    /// `WITH ORDINALITY`: each row also gets its position, counted from 1 (a bigint column).
+    pub ordinality: bool,
+    /// An input row this call gives no rows for is kept once, the call's columns NULL
+    /// (`LEFT JOIN LATERAL f(...) ON true`).
+    pub outer: bool,
 }
 
 /// More rows than this from one call is refused (a runaway generate_series).
 const MAX_ROWS: i64 = 10_000_000;
 
 impl SrfSpec {
+    pub fn new(kind: SrfKind, args: Vec<Expr>) -> SrfSpec {
+        SrfSpec {
+            kind,
+            args,
+            ordinality: false,
+            outer: false,
+        }
+    }
+
     /// Columns this call adds to each row.
     pub fn width(&self) -> usize {
-        match self.kind {
-            SrfKind::ExpandArray => 2,
+        let w = match self.kind {
+            SrfKind::ExpandArray | SrfKind::JsonbEach | SrfKind::JsonbEachText => 2,
             _ => 1,
-        }
+        };
+        w + usize::from(self.ordinality)
     }
 
     pub fn name(&self) -> &'static str {
@@ -45,6 +71,11 @@ impl SrfSpec {
             SrfKind::GenerateSubscripts => "generate_subscripts",
             SrfKind::ExpandArray => "_pg_expandarray",
             SrfKind::GenerateSeries => "generate_series",
+            SrfKind::JsonbEach => "jsonb_each",
+            SrfKind::JsonbEachText => "jsonb_each_text",
+            SrfKind::JsonbArrayElements => "jsonb_array_elements",
+            SrfKind::JsonbArrayElementsText => "jsonb_array_elements_text",
+            SrfKind::JsonbObjectKeys => "jsonb_object_keys",
         }
     }
 
@@ -55,11 +86,22 @@ impl SrfSpec {
             .iter()
             .map(|e| super::explain::show_n(e, names))
             .collect();
-        format!("{}({})", self.name(), a.join(", "))
+        let ord = if self.ordinality { " WITH ORDINALITY" } else { "" };
+        format!("{}({}){ord}", self.name(), a.join(", "))
     }
 
     /// The rows (each `width()` values) this call returns for input row `row`.
     fn rows(&self, row: &[Value], cx: &Ctx) -> Result<Vec<Vec<Value>>> {
+        let mut rows = self.rows_of(row, cx)?;
+        if self.ordinality {
+            for (r, n) in rows.iter_mut().zip(1..) {
+                r.push(Value::Int(n));
+            }
+        }
+        Ok(rows)
+    }
+
+    fn rows_of(&self, row: &[Value], cx: &Ctx) -> Result<Vec<Vec<Value>>> {
         let vals = self
             .args
             .iter()
@@ -134,12 +176,67 @@ impl SrfSpec {
                 }
                 out
             }
+            SrfKind::JsonbEach
+            | SrfKind::JsonbEachText
+            | SrfKind::JsonbArrayElements
+            | SrfKind::JsonbArrayElementsText
+            | SrfKind::JsonbObjectKeys => {
+                let Value::Jsonb(doc) = &vals[0] else {
+                    return Err(Error::internal(format!(
+                        "{} of {}",
+                        self.name(),
+                        vals[0].type_name()
+                    )));
+                };
+                self.jsonb_rows(doc)?
+            }
+        })
+    }
+
+    /// The rows of a jsonb function, with PostgreSQL's errors (22023) for a document of the
+    /// wrong shape.
+    fn jsonb_rows(&self, doc: &Json) -> Result<Vec<Vec<Value>>> {
+        let bad = |msg: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, msg);
+        let jsonb = |j: &Json| Value::Jsonb(Box::new(j.clone()));
+        let text = |j: &Json| j.as_text().map_or(Value::Null, Value::Text);
+        Ok(match (self.kind, doc) {
+            (SrfKind::JsonbEach, Json::Object(pairs)) => pairs
+                .iter()
+                .map(|(k, v)| vec![Value::Text(k.clone()), jsonb(v)])
+                .collect(),
+            (SrfKind::JsonbEachText, Json::Object(pairs)) => pairs
+                .iter()
+                .map(|(k, v)| vec![Value::Text(k.clone()), text(v)])
+                .collect(),
+            (SrfKind::JsonbEach | SrfKind::JsonbEachText, _) => {
+                return Err(bad(format!("cannot call {} on a non-object", self.name())))
+            }
+            (SrfKind::JsonbArrayElements, Json::Array(items)) => {
+                items.iter().map(|v| vec![jsonb(v)]).collect()
+            }
+            (SrfKind::JsonbArrayElementsText, Json::Array(items)) => {
+                items.iter().map(|v| vec![text(v)]).collect()
+            }
+            (_, Json::Object(_)) if self.kind != SrfKind::JsonbObjectKeys => {
+                return Err(bad("cannot extract elements from an object".into()))
+            }
+            (SrfKind::JsonbObjectKeys, Json::Object(pairs)) => {
+                pairs.iter().map(|(k, _)| vec![Value::Text(k.clone())]).collect()
+            }
+            (SrfKind::JsonbObjectKeys, Json::Array(_)) => {
+                return Err(bad("cannot call jsonb_object_keys on an array".into()))
+            }
+            (SrfKind::JsonbObjectKeys, _) => {
+                return Err(bad("cannot call jsonb_object_keys on a scalar".into()))
+            }
+            _ => return Err(bad("cannot extract elements from a scalar".into())),
         })
     }
 }
 
 /// The ProjectSet step: each input row followed by the calls' columns, one output row per row
-/// of the longest call result; an input row whose calls all return nothing is dropped.
+/// of the longest call result; an input row whose calls all return nothing is dropped, unless
+/// a call is `outer` (then it is kept once, with NULLs).
 pub fn project_set(rows: Vec<Row>, srfs: &[SrfSpec], cx: &Ctx) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     for row in rows {
@@ -148,7 +245,10 @@ pub fn project_set(rows: Vec<Row>, srfs: &[SrfSpec], cx: &Ctx) -> Result<Vec<Row
             .iter()
             .map(|s| s.rows(&row, cx))
             .collect::<Result<Vec<_>>>()?;
-        let n = sets.iter().map(Vec::len).max().unwrap_or(0);
+        let mut n = sets.iter().map(Vec::len).max().unwrap_or(0);
+        if n == 0 && srfs.iter().any(|s| s.outer) {
+            n = 1;
+        }
         for k in 0..n {
             let mut r = row.clone();
             for (s, set) in srfs.iter().zip(&sets) {
