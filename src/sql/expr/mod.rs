@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
-pub use self::func::array_items;
+pub use self::func::{array_items, sequence_name};
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::Interrupt;
 use crate::error::Result;

@@ -84,15 +84,6 @@ pub(super) fn columns(name: &str) -> &'static [(&'static str, Ty)] {
             ("ev_action", T),
         ],
         "pg_foreign_table" => &[("ftrelid", OID), ("ftserver", OID), ("ftoptions", T_ARRAY)],
-        "pg_depend" => &[
-            ("classid", OID),
-            ("objid", OID),
-            ("objsubid", I4),
-            ("refclassid", OID),
-            ("refobjid", OID),
-            ("refobjsubid", I4),
-            ("deptype", T),
-        ],
         "pg_event_trigger" => &[
             ("oid", OID),
             ("evtname", T),

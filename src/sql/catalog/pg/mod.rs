@@ -4,6 +4,7 @@
 //! file names them and dispatches; each family of relations is built in its own file.
 
 mod constraints;
+mod depend;
 mod empty;
 mod relations;
 mod sequences;
@@ -181,9 +182,10 @@ pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
             vec![],
         ),
         "pg_am" => types::access_methods(),
+        "pg_depend" => depend::depend(s),
         // Relations of what Augur does not have (policies, extended statistics, publications,
-        // inheritance and partitions, triggers, rules, foreign tables, event triggers, and the
-        // dependencies PostgreSQL records between objects): no rows, PostgreSQL's columns.
+        // inheritance and partitions, triggers, rules, foreign tables, event triggers): no
+        // rows, PostgreSQL's columns.
         name => relation(empty::columns(name), vec![]),
     }
 }
