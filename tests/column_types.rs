@@ -1,7 +1,8 @@
 //! The column types uuid, numeric, interval and jsonb through the embedded API: `Value::Uuid`,
 //! `Value::Numeric`, `Value::Interval` and `Value::Jsonb` written and read by transactions, keys in
 //! the ordered fallback index (1.5 and 1.50 one key, 1 mon and 30 days one key), numeric(p, s)
-//! rounding on every write path, the same rows through SQL, and all of it again after a reopen.
+//! rounding on every write path, the same rows through SQL, and all of it again after a reopen;
+//! arrays of each (numeric[], uuid[], interval[], jsonb[]) stored and read back after a reopen.
 
 use augur::{
     ColumnDef, DataType, Database, Decimal, Interval, Key, KeyRange, Options, Session, SqlState,
@@ -249,4 +250,72 @@ fn jsonb_values_through_the_engine_and_sql() {
         rows(&mut s, "SELECT doc -> 'b' ->> 0 FROM docs WHERE id = 1"),
         [[Value::from("1.50")]]
     );
+}
+
+#[test]
+fn arrays_of_numeric_uuid_interval_jsonb_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        s.execute(
+            "CREATE TABLE ta (id int PRIMARY KEY, amounts numeric[], ids uuid[], spans interval[], \
+             docs jsonb[]); \
+             INSERT INTO ta VALUES (1, '{1.50,NULL,-0.025}', \
+             '{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11}', '{\"1 day\",36:00:00}', \
+             ARRAY['{\"b\": 1, \"a\": [2]}'::jsonb, 'null']), (2, '{}', NULL, '{}', '{}')",
+            &[],
+        )
+        .unwrap();
+        // A bad element leaves the table as it was.
+        let e = s
+            .execute("INSERT INTO ta (id, amounts) VALUES (3, '{1,x}')", &[])
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+    }
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let ta = db.table("ta").unwrap();
+    // The embedded API sees each column's array type and PostgreSQL's array text.
+    let types: Vec<DataType> = ta.def().columns.iter().map(|c| c.ty).collect();
+    assert_eq!(
+        types[1..],
+        [
+            DataType::array_of(DataType::Numeric(None)).unwrap(),
+            DataType::array_of(DataType::Uuid).unwrap(),
+            DataType::array_of(DataType::Interval).unwrap(),
+            DataType::array_of(DataType::Jsonb).unwrap(),
+        ]
+    );
+    let mut s = Session::new(db.clone());
+    assert_eq!(
+        rows(&mut s, "SELECT amounts, ids, spans, docs FROM ta ORDER BY id"),
+        [
+            vec![
+                Value::from("{1.50,NULL,-0.025}"),
+                Value::from("{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}"),
+                Value::from(r#"{"1 day",36:00:00}"#),
+                Value::from(r#"{"{\"a\": [2], \"b\": 1}","null"}"#),
+            ],
+            vec!["{}".into(), Value::Null, "{}".into(), "{}".into()],
+        ]
+    );
+    // Elements come back typed: numeric by value, interval arithmetic, jsonb operators.
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT amounts[1] = 1.5, spans[2] = '1 day 12:00:00', docs[1] -> 'a' ->> 0, \
+             ids[1] = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' FROM ta WHERE id = 1"
+        ),
+        [[
+            Value::Bool(true),
+            Value::Bool(true),
+            Value::from("2"),
+            Value::Bool(true)
+        ]]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM ta WHERE amounts = '{1.5,NULL,-0.0250}'"),
+        [[Value::Int(1)]]
+    );
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM ta"), [[Value::Int(2)]]);
 }

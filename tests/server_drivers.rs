@@ -849,3 +849,118 @@ async fn jsonb_in_both_formats() {
         .unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
 }
+
+/// Arrays of numeric, uuid, interval and jsonb (`_numeric` 1231, `_uuid` 2951, `_interval`
+/// 1187, `_jsonb` 3807) in both wire formats: binary parameters and results carrying each
+/// element type's OID (NULL elements included), a binary numeric array to `= ANY`, array_agg's
+/// result type, and PostgreSQL's array text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_of_numeric_uuid_interval_jsonb_in_both_formats() {
+    use rust_decimal::Decimal;
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = connect(srv.port).await;
+    c.batch_execute(
+        "create table ta (id int primary key, amounts numeric[], ids uuid[], spans interval[], \
+         docs jsonb[])",
+    )
+    .await
+    .unwrap();
+    let ins = c
+        .prepare("insert into ta values ($1, $2, $3, $4, $5)")
+        .await
+        .unwrap();
+    assert_eq!(
+        ins.params()[1..],
+        [
+            Type::NUMERIC_ARRAY,
+            Type::UUID_ARRAY,
+            Type::INTERVAL_ARRAY,
+            Type::JSONB_ARRAY
+        ]
+    );
+    let amounts: Vec<Option<Decimal>> = vec![Some("1.50".parse().unwrap()), None, Some(Decimal::new(-25, 3))];
+    let u = uuid::Uuid::parse_str("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").unwrap();
+    let docs = vec![serde_json::json!({"a": 1}), serde_json::json!([1, "x"])];
+    c.execute(
+        &ins,
+        &[
+            &1i32,
+            &amounts,
+            &vec![Some(u), None],
+            &vec![BinInterval(3_600_000_000, 2, 1)],
+            &docs,
+        ],
+    )
+    .await
+    .unwrap();
+    // Binary results, element by element.
+    let st = c
+        .prepare("select amounts, ids, spans, docs from ta where id = 1")
+        .await
+        .unwrap();
+    let types: Vec<Type> = st.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(
+        types,
+        [
+            Type::NUMERIC_ARRAY,
+            Type::UUID_ARRAY,
+            Type::INTERVAL_ARRAY,
+            Type::JSONB_ARRAY
+        ]
+    );
+    let r = c.query_one(&st, &[]).await.unwrap();
+    let back: Vec<Option<Decimal>> = r.get(0);
+    assert_eq!(back, amounts);
+    assert_eq!(back[0].unwrap().to_string(), "1.50", "the scale comes back");
+    assert_eq!(r.get::<_, Vec<Option<uuid::Uuid>>>(1), vec![Some(u), None]);
+    // No Rust type reads an interval: array_send's bytes (one dimension, no NULLs, element
+    // OID 1186, length 1, lower bound 1, then the element: length 16, micros, days, months).
+    let Raw(b) = r.get(2);
+    let mut want = Vec::new();
+    for w in [1i32, 0, 1186, 1, 1, 16] {
+        want.extend_from_slice(&w.to_be_bytes());
+    }
+    want.extend_from_slice(&3_600_000_000i64.to_be_bytes());
+    want.extend_from_slice(&2i32.to_be_bytes());
+    want.extend_from_slice(&1i32.to_be_bytes());
+    assert_eq!(b, want);
+    assert_eq!(r.get::<_, Vec<serde_json::Value>>(3), docs);
+    // A binary numeric array to = ANY (1.5000 equals the stored 1.50).
+    let n: i64 = c
+        .query_one(
+            "select count(*) from ta where amounts[1] = any($1)",
+            &[&vec![Decimal::new(15000, 4)]],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    let agg = c
+        .prepare("select array_agg(amounts[3]), array_agg(ids[1]) from ta")
+        .await
+        .unwrap();
+    assert_eq!(agg.columns()[0].type_(), &Type::NUMERIC_ARRAY);
+    assert_eq!(agg.columns()[1].type_(), &Type::UUID_ARRAY);
+    let r = c.query_one(&agg, &[]).await.unwrap();
+    assert_eq!(
+        r.get::<_, Vec<Option<Decimal>>>(0),
+        vec![Some(Decimal::new(-25, 3))]
+    );
+    // Text results: PostgreSQL's array text.
+    let row = simple_row(&c, "select amounts, ids, spans, docs from ta where id = 1").await;
+    assert_eq!(
+        row,
+        [
+            Some("{1.50,NULL,-0.025}".to_string()),
+            Some("{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11,NULL}".to_string()),
+            Some(r#"{"1 mon 2 days 01:00:00"}"#.to_string()),
+            Some(r#"{"{\"a\": 1}","[1, \"x\"]"}"#.to_string()),
+        ]
+    );
+    let e = c
+        .batch_execute("insert into ta (id, ids) values (2, '{a0eebc99}')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+}

@@ -36,15 +36,15 @@ pub enum DataType {
     Interval,
     /// `jsonb`: a JSON document.
     Jsonb,
-    /// An array of `elem` values, of one dimension: the type of a query result (array_agg, the
-    /// catalog's array columns), not of a stored column. Its values are [`Value::Text`] in
-    /// PostgreSQL's text form ([`super::array`]); its elements are one of
-    /// [`DataType::array_of`]'s types.
+    /// An array of `elem` values, of one dimension (a column's type, a cast's, array_agg's
+    /// result, the catalog's array columns). Its values are [`Value::Text`] in PostgreSQL's
+    /// text form ([`super::array`]); its elements are one of [`DataType::array_of`]'s types.
     Array(#[serde(with = "array_element")] &'static DataType),
 }
 
-/// The types an array's elements may have (`varchar(n)` elements are text).
-static ARRAY_ELEMENTS: [DataType; 10] = [
+/// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
+/// elements numeric).
+static ARRAY_ELEMENTS: [DataType; 14] = [
     DataType::Int2,
     DataType::Int4,
     DataType::Int8,
@@ -55,6 +55,10 @@ static ARRAY_ELEMENTS: [DataType; 10] = [
     DataType::Timestamp,
     DataType::Date,
     DataType::TimestampTz,
+    DataType::Numeric(None),
+    DataType::Uuid,
+    DataType::Interval,
+    DataType::Jsonb,
 ];
 
 /// An array type's element in a stored definition (a view's columns): the element type itself.
@@ -178,6 +182,10 @@ impl DataType {
                 DataType::Timestamp => "_timestamp",
                 DataType::Date => "_date",
                 DataType::TimestampTz => "_timestamptz",
+                DataType::Numeric(_) => "_numeric",
+                DataType::Uuid => "_uuid",
+                DataType::Interval => "_interval",
+                DataType::Jsonb => "_jsonb",
                 _ => "_text",
             },
         }
@@ -188,11 +196,12 @@ impl DataType {
         ARRAY_ELEMENTS.iter().map(DataType::Array)
     }
 
-    /// The array type whose elements are `elem` (`varchar(n)` elements are text); None for an
-    /// element type arrays do not have (arrays of arrays).
+    /// The array type whose elements are `elem` (`varchar(n)` elements are text, `numeric(p,
+    /// s)` elements numeric); None for an element type arrays do not have (arrays of arrays).
     pub fn array_of(elem: DataType) -> Option<DataType> {
         let elem = match elem {
             DataType::Text(_) => DataType::Text(None),
+            DataType::Numeric(_) => DataType::Numeric(None),
             e => e,
         };
         ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
@@ -304,6 +313,10 @@ fn array_oid(elem: &DataType) -> u32 {
         DataType::Timestamp => 1115,
         DataType::Date => 1182,
         DataType::TimestampTz => 1185,
+        DataType::Interval => 1187,
+        DataType::Numeric(_) => 1231,
+        DataType::Uuid => 2951,
+        DataType::Jsonb => 3807,
         // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
         _ => 1009,
     }

@@ -122,7 +122,20 @@ impl Binder<'_> {
     }
 
     pub(super) fn compare(&mut self, op: CmpOp, l: (Expr, Ty), r: (Expr, Ty)) -> Result<(Expr, Ty)> {
+        let arrays = match (l.1, r.1) {
+            (t @ Ty::Array(_), _) | (_, t @ Ty::Array(_)) => Some(t),
+            _ => None,
+        };
         let (l, r) = self.comparable(l, r, op.sym())?;
+        if let Some(t) = arrays {
+            // Arrays compare element by element as their elements' type does, which their
+            // texts do not (`{10} > {9}`, `{1.5} = {1.50}`).
+            let c = Expr::Func(Func::ArrayCmp, vec![l, r], t);
+            return Ok((
+                Expr::Cmp(op, Box::new(c), Box::new(Expr::Lit(Value::Int(0)))),
+                Ty::Bool,
+            ));
+        }
         Ok((Expr::Cmp(op, Box::new(l), Box::new(r)), Ty::Bool))
     }
 

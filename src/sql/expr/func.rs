@@ -195,6 +195,31 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             Ok(Value::Text(out))
         }
         _ if vals.iter().any(Value::is_null) => null,
+        // Element by element as each element's type compares (numeric `1.5 = 1.50`, interval
+        // `'1 day' = '24 hours'`), not as the texts would; then the shorter array first, then
+        // the lower first subscript. A NULL element is greater than any value.
+        Func::ArrayCmp => {
+            let Ty::Array(elem) = ty else {
+                return Err(Error::internal(format!(
+                    "array comparison bound as {}",
+                    ty.name()
+                )));
+            };
+            let (a, b) = (array_values(&vals[0], *elem)?, array_values(&vals[1], *elem)?);
+            for (x, y) in a.1.iter().zip(&b.1) {
+                let o = match (x.is_null(), y.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => Ordering::Greater,
+                    (false, true) => Ordering::Less,
+                    _ => x.sql_cmp(y).unwrap_or(Ordering::Equal),
+                };
+                if o != Ordering::Equal {
+                    return Ok(Value::Int(o as i64));
+                }
+            }
+            let o = a.1.len().cmp(&b.1.len()).then(a.0.cmp(&b.0));
+            Ok(Value::Int(o as i64))
+        }
         Func::ArrayLower | Func::ArrayUpper | Func::ArrayLength | Func::Cardinality => {
             let (lower, items) = array_items(&text_arg(&vals[0]).unwrap_or_default())?;
             let n = items.len() as i64;
@@ -561,6 +586,17 @@ pub fn array_elem(a: &str, i: i64) -> Result<Option<String>> {
         return Ok(None);
     };
     Ok(items.into_iter().nth(k).flatten())
+}
+
+/// The first subscript and the elements (NULL for NULL) of an array value whose elements are
+/// of type `elem`.
+fn array_values(a: &Value, elem: Ty) -> Result<(i64, Vec<Value>)> {
+    let (first, items) = array_items(&text_arg(a).unwrap_or_default())?;
+    let vals = items
+        .into_iter()
+        .map(|x| x.map_or(Ok(Value::Null), |x| Value::parse_text(&x, elem.to_dt())))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((first, vals))
 }
 
 /// The first subscript and the elements (None for NULL) of an array in PostgreSQL's text form:

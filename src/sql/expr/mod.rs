@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
-pub use self::func::array_items;
+pub use self::func::{array_items, sequence_name};
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::Interrupt;
 use crate::error::Result;
@@ -45,7 +45,7 @@ pub enum Ty {
 }
 
 /// The types an array's elements may have.
-static ARRAY_ELEMENTS: [Ty; 10] = [
+static ARRAY_ELEMENTS: [Ty; 14] = [
     Ty::Int2,
     Ty::Int4,
     Ty::Int8,
@@ -56,6 +56,10 @@ static ARRAY_ELEMENTS: [Ty; 10] = [
     Ty::Timestamp,
     Ty::Date,
     Ty::TimestampTz,
+    Ty::Numeric,
+    Ty::Uuid,
+    Ty::Interval,
+    Ty::Jsonb,
 ];
 
 impl Ty {
@@ -132,6 +136,10 @@ impl Ty {
                 Ty::Timestamp => "timestamp without time zone[]",
                 Ty::Date => "date[]",
                 Ty::TimestampTz => "timestamp with time zone[]",
+                Ty::Numeric => "numeric[]",
+                Ty::Uuid => "uuid[]",
+                Ty::Interval => "interval[]",
+                Ty::Jsonb => "jsonb[]",
                 _ => "text[]",
             },
             Ty::Unknown => "unknown",
@@ -333,6 +341,9 @@ pub enum Func {
     ArrayToString,
     /// `a || b` of two arrays (a NULL side is empty; both NULL: NULL).
     ArrayCat,
+    /// Two arrays of the type the call is bound with, ordered as PostgreSQL's array_cmp
+    /// orders them: -1, 0 or 1 (the binder compares it with 0 for `=`, `<`, ...).
+    ArrayCmp,
     /// `ARRAY[a, b, ...]`: the elements (already of the element type) as an array.
     ArrayConstruct,
     /// `array_lower(a, dim)`, `array_upper(a, dim)`, `array_length(a, dim)`: of the one

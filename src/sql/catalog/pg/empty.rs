@@ -1,0 +1,108 @@
+//! The columns (PostgreSQL 15's) of the pg_catalog relations of features Augur lacks
+//! (policies, publications, triggers, rules, ...), which have no rows.
+
+use super::{Ty, B, I2, I4, OID, OID_ARRAY, T, T_ARRAY};
+
+/// The columns (PostgreSQL 15's) of the catalog relations that never have rows in Augur.
+pub(super) fn columns(name: &str) -> &'static [(&'static str, Ty)] {
+    match name {
+        "pg_policy" => &[
+            ("oid", OID),
+            ("polname", T),
+            ("polrelid", OID),
+            ("polcmd", T),
+            ("polpermissive", B),
+            ("polroles", OID_ARRAY),
+            ("polqual", T),
+            ("polwithcheck", T),
+        ],
+        "pg_statistic_ext" => &[
+            ("oid", OID),
+            ("stxrelid", OID),
+            ("stxname", T),
+            ("stxnamespace", OID),
+            ("stxowner", OID),
+            ("stxstattarget", I4),
+            ("stxkeys", T),
+            ("stxkind", T_ARRAY),
+            ("stxexprs", T),
+        ],
+        "pg_publication" => &[
+            ("oid", OID),
+            ("pubname", T),
+            ("pubowner", OID),
+            ("puballtables", B),
+            ("pubinsert", B),
+            ("pubupdate", B),
+            ("pubdelete", B),
+            ("pubtruncate", B),
+            ("pubviaroot", B),
+        ],
+        "pg_publication_namespace" => &[("oid", OID), ("pnpubid", OID), ("pnnspid", OID)],
+        "pg_publication_rel" => &[
+            ("oid", OID),
+            ("prpubid", OID),
+            ("prrelid", OID),
+            ("prqual", T),
+            ("prattrs", T),
+        ],
+        "pg_inherits" => &[
+            ("inhrelid", OID),
+            ("inhparent", OID),
+            ("inhseqno", I4),
+            ("inhdetachpending", B),
+        ],
+        "pg_trigger" => &[
+            ("oid", OID),
+            ("tgrelid", OID),
+            ("tgparentid", OID),
+            ("tgname", T),
+            ("tgfoid", OID),
+            ("tgtype", I2),
+            ("tgenabled", T),
+            ("tgisinternal", B),
+            ("tgconstrrelid", OID),
+            ("tgconstrindid", OID),
+            ("tgconstraint", OID),
+            ("tgdeferrable", B),
+            ("tginitdeferred", B),
+            ("tgnargs", I2),
+            ("tgattr", T),
+            ("tgargs", Ty::Bytea),
+            ("tgqual", T),
+            ("tgoldtable", T),
+            ("tgnewtable", T),
+        ],
+        "pg_rewrite" => &[
+            ("oid", OID),
+            ("rulename", T),
+            ("ev_class", OID),
+            ("ev_type", T),
+            ("ev_enabled", T),
+            ("is_instead", B),
+            ("ev_qual", T),
+            ("ev_action", T),
+        ],
+        "pg_foreign_table" => &[("ftrelid", OID), ("ftserver", OID), ("ftoptions", T_ARRAY)],
+        "pg_event_trigger" => &[
+            ("oid", OID),
+            ("evtname", T),
+            ("evtevent", T),
+            ("evtowner", OID),
+            ("evtfoid", OID),
+            ("evtenabled", T),
+            ("evttags", T_ARRAY),
+        ],
+        // pg_partitioned_table
+        _ => &[
+            ("partrelid", OID),
+            ("partstrat", T),
+            ("partnatts", I2),
+            ("partdefid", OID),
+            ("partattrs", T),
+            ("partclass", T),
+            ("partcollation", T),
+            ("partexprs", T),
+        ],
+    }
+}
