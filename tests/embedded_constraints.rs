@@ -283,3 +283,45 @@ fn updating_a_missing_row_is_not_a_constraint_error() {
     );
     tx.commit().unwrap();
 }
+
+#[test]
+fn a_foreign_key_added_later_is_enforced_by_the_next_write() {
+    // Whether a table is referenced is kept between writes; every definition change must
+    // show in the next write.
+    let (_dir, db) = setup();
+    db.execute("CREATE TABLE shops (id int8 PRIMARY KEY)", &[])
+        .unwrap();
+    db.execute("INSERT INTO shops VALUES (1), (2), (3)", &[]).unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(1)).unwrap());
+    tx.commit().unwrap();
+    db.execute(
+        "CREATE TABLE stock (id int8 PRIMARY KEY, shop int8 REFERENCES shops(id))",
+        &[],
+    )
+    .unwrap();
+    db.execute("INSERT INTO stock VALUES (1, 2)", &[]).unwrap();
+    let mut tx = db.begin();
+    expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop_fkey");
+    tx.commit().unwrap();
+    db.execute("ALTER TABLE stock DROP CONSTRAINT stock_shop_fkey", &[])
+        .unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(2)).unwrap());
+    tx.commit().unwrap();
+    db.execute("INSERT INTO shops VALUES (2)", &[]).unwrap();
+    db.execute(
+        "ALTER TABLE stock ADD CONSTRAINT stock_shop FOREIGN KEY (shop) REFERENCES shops(id)",
+        &[],
+    )
+    .unwrap();
+    let mut tx = db.begin();
+    expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop");
+    tx.commit().unwrap();
+    db.execute("DROP TABLE stock", &[]).unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(2)).unwrap());
+    assert!(tx.delete("shops", &Key::Int(3)).unwrap());
+    tx.commit().unwrap();
+    assert!(ids(&db, "SELECT id FROM shops").is_empty());
+}

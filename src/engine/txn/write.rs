@@ -55,13 +55,12 @@ impl Transaction {
         self.as_any(|tx| constraint::evaluator().check(tx, def, row))
     }
 
-    /// Whether a foreign key references table `def` (its deletes and key changes have actions).
+    /// Whether a foreign key references table `def` (its deletes and key changes have
+    /// actions): the database keeps the answer until a definition changes.
     fn referenced(&self, def: &TableDef) -> bool {
-        self.db
-            .tables
-            .read()
-            .values()
-            .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
+        self.db.referenced.contains(&def.name, || {
+            self.db.tables.read().values().map(|t| t.def()).collect()
+        })
     }
 
     /// Applies the foreign keys that reference `t` to the rows `changes` removed or re-keyed
