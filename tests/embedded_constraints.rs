@@ -206,3 +206,122 @@ fn a_check_defined_through_the_embedded_api_is_enforced() {
     assert!(db.get("broken", &Key::Int(1)).unwrap().is_none());
     assert_eq!(ids(&db, "SELECT k FROM gauges"), vec![vec![int(1)]]);
 }
+
+#[test]
+fn set_null_checks_the_child_rows_it_changes() {
+    let (_dir, db) = setup();
+    db.execute(
+        "CREATE TABLE flagged (id int8 PRIMARY KEY,
+                               customer int8 REFERENCES customers(id) ON DELETE SET NULL,
+                               kept bool, CHECK (customer IS NOT NULL OR NOT kept))",
+        &[],
+    )
+    .unwrap();
+    db.execute(
+        "CREATE TABLE pinned (id int8 PRIMARY KEY,
+                              customer int8 NOT NULL REFERENCES customers(id) ON DELETE SET NULL)",
+        &[],
+    )
+    .unwrap();
+    db.execute(
+        "INSERT INTO orders VALUES (1, 2, 1);
+         INSERT INTO flagged VALUES (1, 1, false), (2, 2, true);
+         INSERT INTO pinned VALUES (1, 3)",
+        &[],
+    )
+    .unwrap();
+    let mut tx = db.begin();
+    // Customer 2: its order would go (CASCADE), but its flagged row cannot lose the
+    // reference; the whole delete is refused, the order included.
+    expect_err(
+        tx.delete("customers", &Key::Int(2)),
+        "23514",
+        "new row for relation \"flagged\" violates check constraint \"flagged_check\"",
+    );
+    expect_err(
+        tx.delete("customers", &Key::Int(3)),
+        "23502",
+        "null value in column \"customer\" of relation \"pinned\" violates not-null constraint",
+    );
+    assert!(tx.get("customers", &Key::Int(2)).unwrap().is_some());
+    assert!(tx.get("orders", &Key::Int(1)).unwrap().is_some());
+    assert_eq!(tx.get("flagged", &Key::Int(2)).unwrap().unwrap()[1], int(2));
+    // The transaction goes on: a delete whose actions pass is applied.
+    assert!(tx.delete("customers", &Key::Int(1)).unwrap());
+    tx.commit().unwrap();
+    assert_eq!(
+        ids(&db, "SELECT id, customer FROM flagged ORDER BY id"),
+        vec![vec![int(1), Value::Null], vec![int(2), int(2)]]
+    );
+    // The SQL statement fails the same way, with the same error.
+    let e = db.execute("DELETE FROM customers WHERE id = 2", &[]).unwrap_err();
+    assert_eq!(e.sqlstate().0, "23514", "{e}");
+    assert_eq!(ids(&db, "SELECT id FROM orders"), vec![vec![int(1)]]);
+}
+
+#[test]
+fn updating_a_missing_row_is_not_a_constraint_error() {
+    let (_dir, db) = setup();
+    let mut tx = db.begin();
+    // No row 50: nothing is written, so neither the CHECK (qty > 0) nor the missing parent
+    // (customer 99) is an error, as an UPDATE whose WHERE matches no row.
+    assert!(!tx
+        .update("orders", &Key::Int(50), vec![int(50), int(99), int(0)])
+        .unwrap());
+    assert!(!tx
+        .update("orders", &Key::Int(50), vec![int(50), Value::Null, Value::Null])
+        .unwrap());
+    assert!(!tx
+        .update("customers", &Key::Int(50), vec![int(50), "x".into()])
+        .unwrap());
+    // An existing row is checked as before.
+    tx.insert("orders", vec![int(50), int(1), int(1)]).unwrap();
+    expect_err(
+        tx.update("orders", &Key::Int(50), vec![int(50), int(1), int(0)]),
+        "23514",
+        "orders_qty_check",
+    );
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_foreign_key_added_later_is_enforced_by_the_next_write() {
+    // Whether a table is referenced is kept between writes; every definition change must
+    // show in the next write.
+    let (_dir, db) = setup();
+    db.execute("CREATE TABLE shops (id int8 PRIMARY KEY)", &[])
+        .unwrap();
+    db.execute("INSERT INTO shops VALUES (1), (2), (3)", &[]).unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(1)).unwrap());
+    tx.commit().unwrap();
+    db.execute(
+        "CREATE TABLE stock (id int8 PRIMARY KEY, shop int8 REFERENCES shops(id))",
+        &[],
+    )
+    .unwrap();
+    db.execute("INSERT INTO stock VALUES (1, 2)", &[]).unwrap();
+    let mut tx = db.begin();
+    expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop_fkey");
+    tx.commit().unwrap();
+    db.execute("ALTER TABLE stock DROP CONSTRAINT stock_shop_fkey", &[])
+        .unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(2)).unwrap());
+    tx.commit().unwrap();
+    db.execute("INSERT INTO shops VALUES (2)", &[]).unwrap();
+    db.execute(
+        "ALTER TABLE stock ADD CONSTRAINT stock_shop FOREIGN KEY (shop) REFERENCES shops(id)",
+        &[],
+    )
+    .unwrap();
+    let mut tx = db.begin();
+    expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop");
+    tx.commit().unwrap();
+    db.execute("DROP TABLE stock", &[]).unwrap();
+    let mut tx = db.begin();
+    assert!(tx.delete("shops", &Key::Int(2)).unwrap());
+    assert!(tx.delete("shops", &Key::Int(3)).unwrap());
+    tx.commit().unwrap();
+    assert!(ids(&db, "SELECT id FROM shops").is_empty());
+}

@@ -86,6 +86,7 @@ impl Inner {
         self.put_def(&mut b, &def)?;
         self.store.write_sync(b)?;
         t.set_def(def);
+        self.referenced.changed();
         Ok(())
     }
 
@@ -109,6 +110,8 @@ impl Inner {
         m.remove(from);
         // Plans made under the old name see a new definition and look the name up again.
         m.insert(to.to_string(), t);
+        drop(m);
+        self.referenced.changed();
         Ok(())
     }
 }

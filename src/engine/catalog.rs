@@ -1,5 +1,10 @@
 //! Table definitions as persisted in the `catalog` column family (JSON, one entry per table).
 
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwapOption;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, SqlState};
@@ -68,6 +73,46 @@ pub struct ForeignKeyDef {
     pub parent_columns: Vec<String>,
     pub on_delete: FkAction,
     pub on_update: FkAction,
+}
+
+/// Which tables a foreign key references, kept between writes: the named writes ask on each
+/// update, upsert and delete whether the table is a parent, and the answer changes only with a
+/// definition. The database calls [`Referenced::changed`] after each change to its set of
+/// tables or to a definition's foreign keys; an answer is kept only for the version it was
+/// computed at, so a definition changed since is never missed.
+#[derive(Default)]
+pub(crate) struct Referenced {
+    version: AtomicU64,
+    /// The referenced names as of a version.
+    cached: ArcSwapOption<(u64, HashSet<String>)>,
+}
+
+impl Referenced {
+    /// Records that a table was created, dropped, renamed or rebuilt, or that a definition's
+    /// constraints changed (after the change is visible to readers).
+    pub(crate) fn changed(&self) {
+        self.version.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether a foreign key references table `name`; `defs` (every table's definition) is
+    /// read only when the kept answer is older than the last change.
+    pub(crate) fn contains(&self, name: &str, defs: impl FnOnce() -> Vec<Arc<TableDef>>) -> bool {
+        let v = self.version.load(Ordering::Acquire);
+        if let Some(c) = &*self.cached.load() {
+            if c.0 == v {
+                return c.1.contains(name);
+            }
+        }
+        let names: HashSet<String> = defs()
+            .iter()
+            .flat_map(|d| d.foreign_keys.iter().map(|f| f.parent.clone()))
+            .collect();
+        let hit = names.contains(name);
+        // A racing change bumps the version after this read: the set kept here is then
+        // never used, as its version is old.
+        self.cached.store(Some(Arc::new((v, names))));
+        hit
+    }
 }
 
 /// A `CHECK (expr)` constraint; the SQL layer evaluates it on every row an INSERT or UPDATE

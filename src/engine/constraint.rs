@@ -2,7 +2,7 @@
 //! text, and a [`CheckEvaluator`] (the SQL layer's, the one that knows the expression language)
 //! tests the rows that [`crate::Transaction`]'s named writes store.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::engine::TableDef;
 use crate::error::Result;
@@ -12,10 +12,12 @@ use crate::types::Value;
 /// Tests a table's CHECK constraints on rows about to be written.
 pub trait CheckEvaluator: Send + Sync {
     /// Ok when every CHECK of `def` is true or NULL for `row` (in the table's column order,
-    /// already fitted to the column types); else 23514 naming the first false one, as an SQL
-    /// statement fails. `tx` is a transaction to evaluate in: a CHECK reads no table. An
-    /// error evaluating the constraint (text that does not bind) refuses the write.
-    fn check(&self, tx: &AnyTxn, def: &TableDef, row: &[Value]) -> Result<()>;
+    /// already fitted to the column types); else 23502 for a NULL in a NOT NULL column, then
+    /// 23514 naming the first false CHECK, as an SQL statement fails. `tx` is the writing
+    /// transaction (a CHECK reads no table; a sequence function in one uses it). An error
+    /// evaluating the constraint (text that does not bind) refuses the write. `def` is the
+    /// table's current definition: the evaluator keeps what it bound while it stays the same.
+    fn check(&self, tx: &AnyTxn, def: &Arc<TableDef>, row: &[Value]) -> Result<()>;
 }
 
 static EVALUATOR: OnceLock<Box<dyn CheckEvaluator>> = OnceLock::new();

@@ -38,6 +38,7 @@ impl Inner {
         c.next_table_id += 1;
         let t = Arc::new(Table::new(def.clone(), KeyIndex::new(def.key_kind())));
         self.tables.write().insert(def.name.clone(), t.clone());
+        self.referenced.changed();
         Ok(t)
     }
 
@@ -55,6 +56,7 @@ impl Inner {
         self.store.write_sync(b)?;
         t.dropped.store(true, Ordering::Release);
         self.tables.write().remove(name);
+        self.referenced.changed();
         self.gc.lock().forget_table(t.id);
         Ok(true)
     }
@@ -162,6 +164,7 @@ impl Inner {
         }
         old.dropped.store(true, Ordering::Release);
         self.tables.write().insert(def.name.clone(), t);
+        self.referenced.changed();
         self.gc.lock().forget_table(old.id);
         self.visible.fetch_max(rowid - 1, Ordering::AcqRel);
         Ok(())

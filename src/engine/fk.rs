@@ -4,7 +4,8 @@
 //! gets the same rules). A row written to a referencing (child) table needs its parent row, whose row
 //! lock it takes and holds until the transaction ends (PostgreSQL takes FOR KEY SHARE), so no
 //! other transaction can delete the parent or change its key meanwhile. A deleted or re-keyed
-//! parent row applies each referencing key's action to the child rows that referenced it.
+//! parent row applies each referencing key's action to the child rows that referenced it, and
+//! a child row an action changes is checked as any update of it is (NOT NULL, CHECK).
 //! Both sides read the newest committed versions plus the transaction's own writes, whatever
 //! its snapshot: a row committed by a transaction whose lock this one waited for counts.
 
@@ -13,9 +14,9 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::engine::catalog::{FkAction, ForeignKeyDef};
-use crate::engine::{Interrupt, Locked, TableDef};
+use crate::engine::{constraint, Interrupt, Locked, TableDef};
 use crate::error::{Error, Result, SqlState};
-use crate::seam::{EngineTable, EngineTxn};
+use crate::seam::{AnyTable, AnyTxn, EngineTable, EngineTxn};
 use crate::types::{codec, Key, Row, Value};
 
 /// Referential actions nested deeper than this (CASCADE through as many tables or levels of a
@@ -205,10 +206,13 @@ pub(crate) fn check_parents<T: EngineTxn>(
 /// Some(new))`), applies each foreign key that references it to the child rows whose
 /// referenced values went away: NO ACTION fails (23503) unless a parent row has those values
 /// again by the end of the statement; RESTRICT fails; CASCADE deletes the child rows (and
-/// applies the keys that reference them in turn); SET NULL sets their columns to NULL.
-pub(crate) fn on_parent_change<T: EngineTxn>(
-    tx: &mut T,
-    parent: &T::Table,
+/// applies the keys that reference them in turn); SET NULL sets their columns to NULL, and the
+/// changed rows must pass the child's NOT NULL (23502) and CHECK (23514) constraints, as
+/// PostgreSQL runs the action as an UPDATE of the child. Takes the seam's [`AnyTxn`] (every
+/// engine) as the CHECK evaluator does.
+pub(crate) fn on_parent_change(
+    tx: &mut AnyTxn,
+    parent: &AnyTable,
     changes: &[(Arc<Row>, Option<Row>)],
     depth: usize,
 ) -> Result<()> {
@@ -222,7 +226,7 @@ pub(crate) fn on_parent_change<T: EngineTxn>(
         ));
     }
     let pdef = parent.def();
-    let refs: Vec<(T::Table, ForeignKeyDef)> = tx
+    let refs: Vec<(AnyTable, ForeignKeyDef)> = tx
         .tables()
         .into_iter()
         .flat_map(|t| {
@@ -301,7 +305,11 @@ pub(crate) fn on_parent_change<T: EngineTxn>(
                     for &i in &fk.columns {
                         n[i] = Value::Null;
                     }
+                    // NOT NULL is checked by the write, CHECK here: the order of an UPDATE.
                     if tx.update_latest_in(&child, &k, n.clone())? {
+                        if !cdef.checks.is_empty() {
+                            constraint::evaluator().check(tx, &cdef, &n)?;
+                        }
                         updated.push((r, Some(n)));
                     }
                 }

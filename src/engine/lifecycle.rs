@@ -153,6 +153,7 @@ pub(super) fn open_inner(
         locks: locks::LockTable::default(),
         sequences: sequence::Sequences::default(),
         views: view::Views::default(),
+        referenced: Default::default(),
         next_txn: AtomicU64::new(1),
         direct_reads: AtomicU64::new(0),
         store_reads: AtomicU64::new(0),

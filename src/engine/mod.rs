@@ -118,6 +118,9 @@ pub(crate) struct Inner {
     sequences: sequence::Sequences,
     /// Views (view.rs), loaded on first use.
     views: view::Views,
+    /// Which tables foreign keys reference (the named writes' question, kept per catalog
+    /// change: every DDL that can change it calls `changed`).
+    pub(crate) referenced: catalog::Referenced,
     next_txn: AtomicU64,
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,

@@ -24,13 +24,20 @@ type Bound = Arc<Vec<(String, Expr)>>;
 /// Bound CHECK constraints by table name, with the definition they were bound for.
 #[derive(Default)]
 struct SqlChecks {
-    bound: Mutex<HashMap<String, (TableDef, Bound)>>,
+    bound: Mutex<HashMap<String, (Arc<TableDef>, Bound)>>,
 }
 
 impl SqlChecks {
-    fn bound(&self, def: &TableDef) -> Result<Bound> {
-        if let Some((d, c)) = self.bound.lock().get(&def.name) {
-            if d == def {
+    fn bound(&self, def: &Arc<TableDef>) -> Result<Bound> {
+        if let Some((d, c)) = self.bound.lock().get_mut(&def.name) {
+            // The same definition is almost always the same allocation (a table's current
+            // one); an equal copy is kept in its place so that the next write compares
+            // pointers only.
+            if Arc::ptr_eq(d, def) {
+                return Ok(c.clone());
+            }
+            if **d == **def {
+                *d = def.clone();
                 return Ok(c.clone());
             }
         }
@@ -44,7 +51,7 @@ impl SqlChecks {
 }
 
 impl CheckEvaluator for SqlChecks {
-    fn check(&self, tx: &AnyTxn, def: &TableDef, row: &[Value]) -> Result<()> {
+    fn check(&self, tx: &AnyTxn, def: &Arc<TableDef>, row: &[Value]) -> Result<()> {
         let checks = self.bound(def)?;
         let stop = Interrupt::default();
         let ex = Exec::new(tx, &[], &[], now_micros(), &stop);

@@ -6,28 +6,68 @@
 
 use super::*;
 use crate::engine::{constraint, fk};
-use crate::seam::AnyTxn;
+use crate::seam::{AnyTable, AnyTxn};
 
 impl Transaction {
+    /// What holds a transaction's place while [`Transaction::as_any`] lends it out: it
+    /// registers no snapshot and is already finished, so making and dropping it is a few
+    /// stores, and any use of it fails as a finished transaction's would.
+    fn stand_in(db: Arc<Inner>) -> Transaction {
+        Transaction {
+            db,
+            id: 0,
+            snapshot: 0,
+            isolation: Isolation::Snapshot,
+            writes: HashMap::new(),
+            locks: RefCell::new(HashMap::new()),
+            lock_timeout: None,
+            stop: Interrupt::default(),
+            finished: true,
+            sync: None,
+            savepoints: Vec::new(),
+            undo: Vec::new(),
+            lock_log: RefCell::new(Vec::new()),
+            seq_shared: None,
+            seq_own: OnceLock::new(),
+        }
+    }
+
+    /// Runs `f` on this transaction in the seam's form, [`AnyTxn`], which the CHECK evaluator
+    /// and the foreign-key actions take (they serve every engine). The transaction is moved in
+    /// and back, not copied; if `f` panics, it is dropped (rolled back) and this one is left
+    /// finished.
+    fn as_any<R>(&mut self, f: impl FnOnce(&mut AnyTxn) -> Result<R>) -> Result<R> {
+        let stand_in = Transaction::stand_in(self.db.clone());
+        let mut any = AnyTxn::from(std::mem::replace(self, stand_in));
+        let r = f(&mut any);
+        let AnyTxn::Local(tx) = any;
+        *self = tx;
+        r
+    }
+
     /// Fails with 23514 when a CHECK constraint of `def` is false for `row` (fitted to the
-    /// columns already).
-    fn check_constraints(&self, def: &TableDef, row: &[Value]) -> Result<()> {
+    /// columns already). The constraints are evaluated in this transaction (a CHECK reads no
+    /// table), so a check opens no transaction of its own.
+    fn check_constraints(&mut self, def: &Arc<TableDef>, row: &[Value]) -> Result<()> {
         if def.checks.is_empty() {
             return Ok(());
         }
-        // The evaluator runs SQL expressions in a transaction of their own: a CHECK reads no
-        // table, and this one's writes must not be borrowed by it.
-        let probe = AnyTxn::from(Transaction::new(self.db.clone()));
-        constraint::evaluator().check(&probe, def, row)
+        self.as_any(|tx| constraint::evaluator().check(tx, def, row))
     }
 
-    /// Whether a foreign key references table `def` (its deletes and key changes have actions).
+    /// Whether a foreign key references table `def` (its deletes and key changes have
+    /// actions): the database keeps the answer until a definition changes.
     fn referenced(&self, def: &TableDef) -> bool {
-        self.db
-            .tables
-            .read()
-            .values()
-            .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
+        self.db.referenced.contains(&def.name, || {
+            self.db.tables.read().values().map(|t| t.def()).collect()
+        })
+    }
+
+    /// Applies the foreign keys that reference `t` to the rows `changes` removed or re-keyed
+    /// (see [`fk::on_parent_change`]).
+    fn parent_changed(&mut self, t: &Arc<Table>, changes: &[(Arc<Row>, Option<Row>)]) -> Result<()> {
+        let parent = AnyTable::from(t.clone());
+        self.as_any(|tx| fk::on_parent_change(tx, &parent, changes, 0))
     }
 
     pub(super) fn duplicate_key(t: &Table) -> Error {
@@ -76,6 +116,7 @@ impl Transaction {
         if def.checks.is_empty() && def.foreign_keys.is_empty() {
             return self.insert_in(&t, row);
         }
+        self.check_active()?;
         let row = def.check_row(row)?;
         self.check_constraints(&def, &row)?;
         if def.foreign_keys.is_empty() {
@@ -144,7 +185,7 @@ impl Transaction {
             let stop = tx.stop.clone();
             fk::check_parents(&*tx, &def, &row, old.as_deref().map(|r| r.as_slice()), &stop)?;
             if let Some(old) = old {
-                fk::on_parent_change(tx, &t, &[(old, Some(row))], 0)?;
+                tx.parent_changed(&t, &[(old, Some(row))])?;
             }
             Ok(key)
         })
@@ -200,13 +241,18 @@ impl Transaction {
     /// Replaces the row with key `key` by `row`, as [`Transaction::update_in`], enforcing the
     /// table's CHECK constraints (23514), the parents of its foreign keys (23503) and the
     /// actions of the foreign keys that reference its old values (as [`Transaction::delete`]).
-    /// A failure writes nothing.
+    /// A failure writes nothing. A missing key returns false before the new row is looked at,
+    /// as an UPDATE whose WHERE matches no row fails no constraint.
     pub fn update(&mut self, table: &str, key: &Key, row: Row) -> Result<bool> {
         let t = self.db.table(table)?;
         let def = t.def();
         let fks = !def.foreign_keys.is_empty() || self.referenced(&def);
         if def.checks.is_empty() && !fks {
             return self.update_in(&t, key, row);
+        }
+        self.check_active()?;
+        if self.get_in(&t, key)?.is_none() {
+            return Ok(false);
         }
         let row = def.check_row(row)?;
         self.check_constraints(&def, &row)?;
@@ -223,7 +269,7 @@ impl Transaction {
             }
             let stop = tx.stop.clone();
             fk::check_parents(&*tx, &def, &row, Some(old.as_slice()), &stop)?;
-            fk::on_parent_change(tx, &t, &[(old, Some(row))], 0)?;
+            tx.parent_changed(&t, &[(old, Some(row))])?;
             Ok(true)
         })
     }
@@ -259,7 +305,7 @@ impl Transaction {
             if !tx.delete_in(&t, key)? {
                 return Ok(false);
             }
-            fk::on_parent_change(tx, &t, &[(old, None)], 0)?;
+            tx.parent_changed(&t, &[(old, None)])?;
             Ok(true)
         })
     }
