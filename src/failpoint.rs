@@ -5,8 +5,9 @@
 //! They stand in for failures that cannot be produced on cue from outside: release RocksDB has
 //! no sync points, and libfiu (tests/disk_faults.rs) fails system calls, not a chosen step.
 //! The points, by name:
-//! - `store-write`: a RocksDB write (`Store::append`, `Store::write_nosync`) fails with an I/O
-//!   error before its record reaches the WAL.
+//! - `store-write`: a RocksDB write (`Store::append`, `Store::write_nosync`,
+//!   `Store::write_unlogged`) fails with an I/O error before its record reaches the WAL (or
+//!   the memtable).
 //! - `rocksdb-write-stop`: RocksDB has stopped writes after a background error and does not
 //!   resume them (a full device, "When the disk fails" in docs/ARCHITECTURE.md): a write waits,
 //!   as in RocksDB's `DBImpl::DelayWrite`, until background work is cancelled, then fails, and

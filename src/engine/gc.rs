@@ -204,7 +204,8 @@ fn collect_ready(inner: &Inner, ready: &[GcItem]) -> Result<(usize, Vec<(u32, u6
         }
     }
     if !batch.is_empty() {
-        inner.store.write_nosync(batch)?;
+        // Out of the WAL: a deletion a crash loses is found again by the sweep after the open.
+        inner.store.write_unlogged(batch)?;
     }
     Ok((deleted, deferred, covered))
 }
