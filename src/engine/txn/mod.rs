@@ -289,16 +289,23 @@ pub const BULK_COMMIT_ROWS: usize = 50_000;
 impl Transaction {
     pub(crate) fn new(db: Arc<Inner>) -> Transaction {
         let snapshot = db.begin_snapshot();
+        let id = db.new_txn_id();
+        Transaction::with(db, id, snapshot, false)
+    }
+
+    /// A transaction with no writes, locks or savepoints yet (`new`, and `stand_in`'s finished
+    /// one that holds no snapshot).
+    pub(super) fn with(db: Arc<Inner>, id: u64, snapshot: u64, finished: bool) -> Transaction {
         Transaction {
-            id: db.new_txn_id(),
             db,
+            id,
             snapshot,
             isolation: Isolation::Snapshot,
             writes: HashMap::new(),
             locks: RefCell::new(HashMap::new()),
             lock_timeout: None,
             stop: Interrupt::default(),
-            finished: false,
+            finished,
             sync: None,
             savepoints: Vec::new(),
             undo: Vec::new(),

@@ -13,23 +13,7 @@ impl Transaction {
     /// registers no snapshot and is already finished, so making and dropping it is a few
     /// stores, and any use of it fails as a finished transaction's would.
     fn stand_in(db: Arc<Inner>) -> Transaction {
-        Transaction {
-            db,
-            id: 0,
-            snapshot: 0,
-            isolation: Isolation::Snapshot,
-            writes: HashMap::new(),
-            locks: RefCell::new(HashMap::new()),
-            lock_timeout: None,
-            stop: Interrupt::default(),
-            finished: true,
-            sync: None,
-            savepoints: Vec::new(),
-            undo: Vec::new(),
-            lock_log: RefCell::new(Vec::new()),
-            seq_shared: None,
-            seq_own: OnceLock::new(),
-        }
+        Transaction::with(db, 0, 0, true)
     }
 
     /// Runs `f` on this transaction in the seam's form, [`AnyTxn`], which the CHECK evaluator
