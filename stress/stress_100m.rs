@@ -573,7 +573,12 @@ fn main() {
     };
     let mut machine = Machine::detect();
     machine.git_hash = prov.describe();
+    machine.measure_memory();
     println!("{}", machine.describe());
+    println!(
+        "memory latency: {}",
+        augur_bench::memlat::describe(&machine.memory_latency)
+    );
     let mut counters = Counters::open();
     println!("{}", counters.describe());
     let overhead = timer_overhead_ns();

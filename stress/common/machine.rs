@@ -13,6 +13,8 @@ pub struct Machine {
     pub rustc: String,
     pub profile: String,
     pub disk: String,
+    /// (working-set bytes, ns per dependent load): empty until [`Machine::measure_memory`].
+    pub memory_latency: Vec<(usize, f64)>,
 }
 
 fn cmd(prog: &str, args: &[&str]) -> Option<String> {
@@ -57,7 +59,22 @@ impl Machine {
             }
             .into(),
             disk: "not used (in-memory structures only)".into(),
+            memory_latency: Vec::new(),
         }
+    }
+
+    /// Measures the memory latency by working-set size ([`crate::memlat::profile`], about a
+    /// second); call before the measured work takes the memory.
+    pub fn measure_memory(&mut self) {
+        self.memory_latency = crate::memlat::profile();
+    }
+
+    /// The machine table's row for the memory latency.
+    pub fn memory_row(&self) -> String {
+        format!(
+            "| memory latency | one dependent load (random cache lines, 2 MiB pages where given), by working set: {} |",
+            crate::memlat::describe(&self.memory_latency)
+        )
     }
 
     pub fn describe(&self) -> String {

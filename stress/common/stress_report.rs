@@ -299,6 +299,7 @@ fn markdown(run: &Run) -> String {
     let _ = writeln!(s, "| RAM | {:.1} GiB |", m.ram_bytes as f64 / (1u64 << 30) as f64);
     let _ = writeln!(s, "| kernel | Linux {} |", m.kernel);
     let _ = writeln!(s, "| disk | {} |", m.disk);
+    let _ = writeln!(s, "{}", m.memory_row());
     let _ = writeln!(s, "| augur (git) | {} |", run.provenance.describe());
     let _ = writeln!(s, "| compiler | {} ({} profile) |", m.rustc, m.profile);
     let _ = writeln!(s, "| command | `{}` |", run.args);

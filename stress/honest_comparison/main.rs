@@ -366,7 +366,7 @@ fn run_parent(a: &Args) -> Result<()> {
     refuse_draft_over_record(&prov, &a.out)?;
     let notes = Notes::read(&a.notes);
     let cells = matrix(a)?;
-    let machine = machine::Machine::detect();
+    let mut machine = machine::Machine::detect();
     // The children run a private copy of this binary: a concurrent `cargo build` replacing the
     // target file mid-run cannot mix two builds into one report.
     std::fs::create_dir_all(&a.data_dir)?;
@@ -376,6 +376,9 @@ fn run_parent(a: &Args) -> Result<()> {
     let started_utc = utc_now();
     let load_start = other_load();
     let fsync_us = report::fsync_latency_us(&a.data_dir);
+    // Before the cells (and their page cache) take the memory: what one random memory access
+    // costs here, which bounds how fast any system's reads past the caches can be.
+    machine.measure_memory();
     let mut all = CellOut::default();
     let tmp = a.data_dir.join("cells");
     std::fs::create_dir_all(&tmp)?;

@@ -196,6 +196,9 @@ pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
             "kernel": m.kernel, "disk": m.disk, "augur_git": m.git_hash, "rustc": m.rustc,
             "profile": m.profile, "rocksdb": rocksdb_version(), "sqlite": rusqlite::version(),
             "fsync_median_us": ctx.fsync_us,
+            "dependent_load_ns": m.memory_latency.iter()
+                .map(|&(b, ns)| json!({"working_set_bytes": b, "ns": ns}))
+                .collect::<Vec<_>>(),
         },
         "settings": settings(ctx),
         "started_utc": ctx.started_utc,
@@ -491,6 +494,7 @@ fn markdown(
     let _ = writeln!(w, "| RAM | {:.1} GiB |", m.ram_bytes as f64 / (1u64 << 30) as f64);
     let _ = writeln!(w, "| kernel | Linux {} |", m.kernel);
     let _ = writeln!(w, "| disk | {} |", m.disk);
+    let _ = writeln!(w, "{}", m.memory_row());
     let _ = writeln!(
         w,
         "| Augur | {} ({}, {} build) |",
