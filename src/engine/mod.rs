@@ -540,9 +540,20 @@ impl Inner {
 
     pub(crate) fn end_snapshot(&self, v: u64) {
         let mut s = self.snapshots.lock();
-        if let Ok(i) = s.binary_search_by_key(&v, |e| e.0) {
-            s[i].1 -= 1;
-            if s[i].1 == 0 {
+        // The newest snapshot first: a short read (one lookup, one scan) ends before anything
+        // commits after it began, so its entry is usually the last.
+        let i = match s.back() {
+            Some(&(last, _)) if last == v => s.len() - 1,
+            _ => match s.binary_search_by_key(&v, |e| e.0) {
+                Ok(i) => i,
+                Err(_) => return,
+            },
+        };
+        s[i].1 -= 1;
+        if s[i].1 == 0 {
+            if i + 1 == s.len() {
+                s.pop_back();
+            } else {
                 s.remove(i);
             }
         }

@@ -20,6 +20,10 @@ impl Transaction {
     }
 
     pub(super) fn release_locks(&self) {
+        // A read-only transaction holds none: no map to swap out and drop.
+        if self.locks.borrow().is_empty() {
+            return;
+        }
         let locks = self.locks.take();
         if !locks.is_empty() {
             let keys = locks.iter().flat_map(|(t, m)| m.keys().map(move |k| (*t, k)));
