@@ -373,6 +373,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(b: &'a [u8]) -> Reader<'a> {
         Reader { b, pos: 0 }
     }
+    #[inline]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self
             .pos
@@ -537,6 +538,7 @@ fn read_count(r: &mut Reader<'_>) -> Result<usize> {
 }
 
 /// Steps over one value without decoding it (no UTF-8 check of a text that is not read).
+#[inline]
 fn skip_value(r: &mut Reader<'_>) -> Result<()> {
     match r.byte()? {
         T_NULL | T_FALSE | T_TRUE => {}
