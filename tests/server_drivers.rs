@@ -17,11 +17,30 @@ async fn connect(port: u16) -> Client {
     server_util::pg_connect(port, "").await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokio_postgres_types_transactions_errors() {
+/// A server on a fresh data directory (removed when the returned directory is dropped).
+fn fresh_server() -> (tempfile::TempDir, Server) {
     let tmp = tempfile::tempdir().unwrap();
     let srv = Server::start(&tmp.path().join("data"), &[]);
+    (tmp, srv)
+}
+
+/// [`fresh_server`] and a client connected to it.
+async fn fresh() -> (tempfile::TempDir, Server, Client) {
+    let (tmp, srv) = fresh_server();
     let c = connect(srv.port).await;
+    (tmp, srv, c)
+}
+
+/// Runs `sql` through the simple protocol, which must fail with `state`; the connection stays
+/// usable.
+async fn batch_fails(c: &Client, sql: &str, state: SqlState) {
+    let e = c.batch_execute(sql).await.unwrap_err();
+    assert_eq!(e.code(), Some(&state), "{sql}: {e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_postgres_types_transactions_errors() {
+    let (_tmp, srv, c) = fresh().await;
 
     c.batch_execute(
         "create table ty (id bigint primary key, i2 smallint, i4 int, f float8, b bool, t text, \
@@ -195,8 +214,7 @@ async fn tokio_postgres_types_transactions_errors() {
     // Errors with their SQLSTATEs; the connection stays usable.
     let e = c.execute(&ins, &none).await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION), "{e:?}");
-    let e = c.batch_execute("selec 1").await.unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{e:?}");
+    batch_fails(&c, "selec 1", SqlState::SYNTAX_ERROR).await;
     let e = c.query("select * from nosuch", &[]).await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::UNDEFINED_TABLE), "{e:?}");
     let e = c.query("select nosuch from ty", &[]).await.unwrap_err();
@@ -306,8 +324,7 @@ fn psycopg_and_psycopg2() {
             o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
         );
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let (_tmp, srv) = fresh_server();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/server_psycopg.py");
     let o = Command::new(py)
         .arg(script)
@@ -347,8 +364,7 @@ fn sqlalchemy_orm_and_inspector() {
         "python3 cannot import SQLAlchemy 2.1 and psycopg 3: run scripts/setup: {:?}",
         o.map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
     );
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let (_tmp, srv) = fresh_server();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/server_sqlalchemy.py");
     let o = Command::new(py)
         .arg(script)
@@ -380,8 +396,7 @@ fn pgjdbc_database_metadata() {
         "mvn -o could not build tests/jdbc: run scripts/setup: {:?}",
         o.map(|o| String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr))
     );
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let (_tmp, srv) = fresh_server();
     let classpath = format!("{root}/target/jdbc/classes:{root}/target/jdbc/dependency/*");
     let o = Command::new("java")
         .args(["-cp", &classpath, "Metadata", &srv.port.to_string()])
@@ -402,9 +417,7 @@ fn pgjdbc_database_metadata() {
 /// tokio-postgres then refused to send an i64.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn declared_parameter_types_are_honoured() {
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute("create table d (id int primary key, name text, f float8)")
         .await
         .unwrap();
@@ -474,9 +487,7 @@ async fn simple_row(c: &Client, sql: &str) -> Vec<Option<String>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn uuid_and_numeric_in_both_formats() {
     use augur::{Decimal, Uuid};
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute(
         "create table acct (id uuid primary key, balance numeric(12,2), rate numeric, \
          made uuid default gen_random_uuid())",
@@ -592,16 +603,18 @@ async fn uuid_and_numeric_in_both_formats() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::NUMERIC_VALUE_OUT_OF_RANGE), "{e}");
-    let e = c
-        .batch_execute("insert into acct (id) values ('not-a-uuid')")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
-    let e = c
-        .batch_execute("insert into acct (id) values ('{A0EEBC999C0B4EF8BB6D6BB9BD380A11}')")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION), "{e}");
+    batch_fails(
+        &c,
+        "insert into acct (id) values ('not-a-uuid')",
+        SqlState::INVALID_TEXT_REPRESENTATION,
+    )
+    .await;
+    batch_fails(
+        &c,
+        "insert into acct (id) values ('{A0EEBC999C0B4EF8BB6D6BB9BD380A11}')",
+        SqlState::UNIQUE_VIOLATION,
+    )
+    .await;
     let n: i64 = c
         .query_one("select count(*) from acct", &[])
         .await
@@ -648,9 +661,7 @@ impl tokio_postgres::types::ToSql for BinInterval {
 /// timestamp arithmetic a driver's query uses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interval_in_both_formats() {
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute(
         "create table ev (id int primary key, at timestamp, span interval); \
          insert into ev values (1, '2024-01-31 10:00:00', '1 mon 2 days 03:00:00')",
@@ -700,11 +711,12 @@ async fn interval_in_both_formats() {
     assert_eq!(n, 1);
     let row = simple_row(&c, "select span from ev where id = 1").await;
     assert_eq!(row, [Some("1 mon 2 days 03:00:00".to_string())]);
-    let e = c
-        .batch_execute("insert into ev values (3, NULL, '2 fortnights')")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::INVALID_DATETIME_FORMAT), "{e}");
+    batch_fails(
+        &c,
+        "insert into ev values (3, NULL, '2 fortnights')",
+        SqlState::INVALID_DATETIME_FORMAT,
+    )
+    .await;
 }
 
 /// Array columns in both wire formats (`_int4` 1007, `_text` 1009, `_timestamp` 1115): binary
@@ -712,9 +724,7 @@ async fn interval_in_both_formats() {
 /// and reads `Vec`s, an array parameter to `= ANY`, and PostgreSQL's array text.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arrays_in_both_formats() {
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute("create table arr (id int primary key, nums int[], tags text[], at timestamp[])")
         .await
         .unwrap();
@@ -793,11 +803,12 @@ async fn arrays_in_both_formats() {
             Some("{1,2}".to_string()),
         ]
     );
-    let e = c
-        .batch_execute("insert into arr values (3, '{1,x}', null, null)")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+    batch_fails(
+        &c,
+        "insert into arr values (3, '{1,x}', null, null)",
+        SqlState::INVALID_TEXT_REPRESENTATION,
+    )
+    .await;
 }
 
 /// 2024-01-02 03:04:05 UTC as a SystemTime (tokio-postgres's timestamp without chrono).
@@ -809,9 +820,7 @@ fn chrono_free_timestamp() -> std::time::SystemTime {
 /// by tokio-postgres as serde_json values, with `->>` and `@>` over a parameter.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonb_in_both_formats() {
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute("create table docs (id int primary key, doc jsonb)")
         .await
         .unwrap();
@@ -843,11 +852,12 @@ async fn jsonb_in_both_formats() {
             r#"{"n": 1.5, "name": "ada", "tags": ["x", "y"]}"#.to_string()
         )]
     );
-    let e = c
-        .batch_execute("insert into docs values (3, '{\"a\": }')")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+    batch_fails(
+        &c,
+        "insert into docs values (3, '{\"a\": }')",
+        SqlState::INVALID_TEXT_REPRESENTATION,
+    )
+    .await;
 }
 
 /// Arrays of numeric, uuid, interval and jsonb (`_numeric` 1231, `_uuid` 2951, `_interval`
@@ -857,9 +867,7 @@ async fn jsonb_in_both_formats() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arrays_of_numeric_uuid_interval_jsonb_in_both_formats() {
     use rust_decimal::Decimal;
-    let tmp = tempfile::tempdir().unwrap();
-    let srv = Server::start(&tmp.path().join("data"), &[]);
-    let c = connect(srv.port).await;
+    let (_tmp, _srv, c) = fresh().await;
     c.batch_execute(
         "create table ta (id int primary key, amounts numeric[], ids uuid[], spans interval[], \
          docs jsonb[])",
@@ -958,9 +966,10 @@ async fn arrays_of_numeric_uuid_interval_jsonb_in_both_formats() {
             Some(r#"{"{\"a\": 1}","[1, \"x\"]"}"#.to_string()),
         ]
     );
-    let e = c
-        .batch_execute("insert into ta (id, ids) values (2, '{a0eebc99}')")
-        .await
-        .unwrap_err();
-    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
+    batch_fails(
+        &c,
+        "insert into ta (id, ids) values (2, '{a0eebc99}')",
+        SqlState::INVALID_TEXT_REPRESENTATION,
+    )
+    .await;
 }
