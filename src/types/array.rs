@@ -219,6 +219,35 @@ impl DataType {
         };
         ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
     }
+
+    /// The array type whose elements are `elem`, keeping a `numeric(p, s)` element's typmod
+    /// (which every element of a `numeric(p, s)[]` column or cast is rounded to, as in
+    /// PostgreSQL); otherwise as [`DataType::array_of`].
+    pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
+        match elem {
+            DataType::Numeric(Some(_)) => Some(DataType::Array(intern(elem))),
+            e => DataType::array_of(e),
+        }
+    }
+}
+
+/// A `numeric(p, s)` element type with a `'static` life, for [`DataType::Array`]: one per
+/// typmod ever used, kept for the life of the process (there are at most a few hundred
+/// thousand typmods, and a program uses a handful).
+fn intern(elem: DataType) -> &'static DataType {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static TYPES: OnceLock<Mutex<HashSet<&'static DataType>>> = OnceLock::new();
+    let mut types = TYPES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = types.get(&elem) {
+        return t;
+    }
+    let t: &'static DataType = Box::leak(Box::new(elem));
+    types.insert(t);
+    t
 }
 
 /// The OID of the array type of `elem` (`_int4` 1007, `_text` 1009, ...).
@@ -261,6 +290,29 @@ pub(super) fn parse_typed(s: &str, elem: DataType) -> Result<Value> {
     }))
 }
 
+/// Bytes that order arrays of `elem` (in text form) as PostgreSQL's array_cmp orders them,
+/// and are equal exactly when the arrays are: element by element as the element type compares
+/// (`{9} < {10}` for integers, `{1.5} = {1.50}` for numeric), a NULL element after every
+/// value, then the shorter array first, then the lower first subscript. Sorting, grouping
+/// and DISTINCT compare an array by this key rather than by its text.
+pub fn sort_key(text: &str, elem: DataType) -> Result<Vec<u8>> {
+    let (lower, items) = parse(text)?;
+    let mut out = Vec::with_capacity(2 + 10 * items.len());
+    for x in &items {
+        match x {
+            // Each element's key encoding is self-delimiting (that of composite keys).
+            Some(x) => {
+                out.push(2);
+                out.extend(super::codec::encode_key_values(&[Value::parse_text(x, elem)?]));
+            }
+            None => out.push(3),
+        }
+    }
+    out.push(1);
+    out.extend(super::codec::encode_i64(lower));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +337,45 @@ mod tests {
         let v = Value::parse_text("{ 1, NULL ,\"3\"}", a).unwrap();
         assert_eq!(v, Value::Text("{1,NULL,3}".into()));
         let e = Value::parse_text("{1,x}", a).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+        // A numeric(p, s) element keeps its typmod, one interned type per typmod.
+        let n = DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap();
+        assert_eq!(
+            n,
+            DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap()
+        );
+        assert_eq!((n.pg_oid(), n.sql_name().as_str()), (1231, "numeric(5,2)[]"));
+        let v = Value::parse_text("{1.234,NULL,-2}", n).unwrap();
+        assert_eq!(v, Value::Text("{1.23,NULL,-2.00}".into()));
+    }
+
+    #[test]
+    fn sort_keys_order_as_array_cmp() {
+        let k = |t: &str, e: DataType| sort_key(t, e).unwrap();
+        let int = DataType::Int4;
+        // By element value, not text; NULL after values; shorter first; then lower bound.
+        let ordered = [
+            "{}",
+            "{1}",
+            "{1,2}",
+            "{1,NULL}",
+            "{9}",
+            "[0:0]={10}",
+            "{10}",
+            "{NULL}",
+        ];
+        for w in ordered.windows(2) {
+            assert!(k(w[0], int) < k(w[1], int), "{} < {}", w[0], w[1]);
+        }
+        let num = DataType::Numeric(None);
+        assert_eq!(k("{1.5,2}", num), k("{1.50,2.000}", num));
+        assert!(k("{2.5}", num) < k("{10.1}", num));
+        let iv = DataType::Interval;
+        assert_eq!(k("{\"1 day\"}", iv), k("{\"24 hours\"}", iv));
+        let txt = DataType::Text(None);
+        assert!(k("{10}", txt) < k("{9}", txt));
+        assert!(k("{a}", txt) < k("{a,b}", txt) && k("{a,b}", txt) < k("{ab}", txt));
+        let e = sort_key("{x}", int).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
     }
 

@@ -657,13 +657,19 @@ impl Binder<'_> {
                 text_args!(0);
                 (Func::QuoteIdent, Ty::Text)
             }
-            ("array_position", 2) => {
+            ("array_position" | "array_positions", 2) => {
                 let elem = self.array_arg(&args[0], name)?;
                 let (e, t) = args[1].clone();
                 let (e, _) = self.comparable((e, t), (Expr::Lit(Value::Null), elem), "=")?;
-                // The element's text form is compared, so the value must be of the element type.
                 args[1] = (self.coerce(e, t, elem)?, elem);
-                (Func::ArrayPosition, Ty::Int4)
+                // Bound with the array's type, by which the elements are read and compared.
+                let arr = args[0].1;
+                return Ok(if name == "array_position" {
+                    (Expr::Func(Func::ArrayPosition, exprs(args), arr), Ty::Int4)
+                } else {
+                    let ints = Ty::Int4.array().unwrap_or(Ty::Text);
+                    (Expr::Func(Func::ArrayPositions, exprs(args), arr), ints)
+                });
             }
             _ => return Err(undefined()),
         };

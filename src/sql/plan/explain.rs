@@ -145,7 +145,9 @@ impl Plan {
                 out.push(format!("{pad}Filter: {}", show_n(e, &p.names())));
                 p.explain(out, depth + 1);
             }
-            Plan::Aggregate { input, groups, aggs } => {
+            Plan::Aggregate {
+                input, groups, aggs, ..
+            } => {
                 let n = input.names();
                 let a: Vec<String> = aggs.iter().map(|x| show_agg(x, &n)).collect();
                 if groups.is_empty() {
@@ -181,7 +183,7 @@ impl Plan {
                 out.push(format!("{pad}Project: {}", cols.join(", ")));
                 p.explain(out, depth + 1);
             }
-            Plan::Distinct(p) => {
+            Plan::Distinct(p, _) => {
                 out.push(format!("{pad}Distinct"));
                 p.explain(out, depth + 1);
             }
@@ -190,6 +192,7 @@ impl Plan {
                 all,
                 left,
                 right,
+                ..
             } => {
                 out.push(format!(
                     "{pad}{}{}",

@@ -30,7 +30,7 @@ pub fn estimate(p: &Plan) -> f64 {
         }
         Plan::Values(rows) => rows.len() as f64,
         Plan::Filter(p, _) => (estimate(p) * 0.3).max(1.0),
-        Plan::Project(p, _) | Plan::Sort(p, _) | Plan::Distinct(p) => estimate(p),
+        Plan::Project(p, _) | Plan::Sort(p, _) | Plan::Distinct(p, _) => estimate(p),
         Plan::Limit { input, .. } => estimate(input),
         Plan::Aggregate { input, groups, .. } => {
             if groups.is_empty() {

@@ -138,6 +138,20 @@ pub struct AggSpec {
     pub order: Vec<SortKey>,
 }
 
+/// The columns of a row that are arrays, with their element types: DISTINCT, GROUP BY and set
+/// operations compare them by [`crate::types::array::sort_key`], element by element as the
+/// element type compares (`{1.5}` and `{1.50}` are one numeric[] value), not by their text.
+pub type ArrayCols = Vec<(usize, Ty)>;
+
+/// The array columns among `types`.
+pub fn array_cols(types: impl IntoIterator<Item = Ty>) -> ArrayCols {
+    types
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, t)| matches!(t, Ty::Array(_)).then_some((i, t)))
+        .collect()
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct SortKey {
     pub expr: Expr,
@@ -208,6 +222,8 @@ pub enum Plan {
         input: Box<Plan>,
         groups: Vec<Expr>,
         aggs: Vec<AggSpec>,
+        /// The groups that are arrays, told apart by their elements' values.
+        array_groups: ArrayCols,
     },
     /// min(pk) / max(pk) read from one end of the index.
     IndexMinMax {
@@ -219,19 +235,22 @@ pub enum Plan {
         scan: Scan,
     },
     Project(Box<Plan>, Vec<Expr>),
-    Distinct(Box<Plan>),
+    /// The rows without duplicates (array columns told apart by their elements' values).
+    Distinct(Box<Plan>, ArrayCols),
     Sort(Box<Plan>, Vec<SortKey>),
     Limit {
         input: Box<Plan>,
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
-    /// UNION / INTERSECT / EXCEPT, with duplicates kept (`all`) or removed.
+    /// UNION / INTERSECT / EXCEPT, with duplicates kept (`all`) or removed; rows compare
+    /// with their array columns told apart by their elements' values.
     SetOp {
         kind: SetOpKind,
         all: bool,
         left: Box<Plan>,
         right: Box<Plan>,
+        arrays: ArrayCols,
     },
     /// WITH RECURSIVE: the rows of `base`, then of `step` run over the rows the previous round
     /// added (read by `WorkTable { id }`), until a round adds none; `distinct` for UNION.
@@ -275,7 +294,7 @@ impl Plan {
             }
             Plan::FullJoin { left, right, .. } => left.width() + right.width(),
             Plan::SemiJoin { left, .. } => left.width(),
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
+            Plan::Filter(p, _) | Plan::Distinct(p, _) | Plan::Sort(p, _) => p.width(),
             Plan::Limit { input, .. } => input.width(),
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
             Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1,
@@ -316,9 +335,11 @@ impl Plan {
                 n
             }
             Plan::SemiJoin { left, .. } => left.names(),
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
+            Plan::Filter(p, _) | Plan::Distinct(p, _) | Plan::Sort(p, _) => p.names(),
             Plan::Limit { input, .. } => input.names(),
-            Plan::Aggregate { input, groups, aggs } => {
+            Plan::Aggregate {
+                input, groups, aggs, ..
+            } => {
                 let n = input.names();
                 groups
                     .iter()
