@@ -738,6 +738,11 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 };
                 let st = &mut states[i].1;
                 for (a, spec) in st.iter_mut().zip(aggs) {
+                    if let Some(f) = &spec.filter {
+                        if !f.test(r, cx)? {
+                            continue;
+                        }
+                    }
                     let v = match &spec.arg {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,

@@ -393,7 +393,7 @@ pub fn aggregate(
     array_groups: super::ArrayCols,
     having: bool,
 ) -> Plan {
-    let single = groups.is_empty() && !having && aggs.len() == 1;
+    let single = groups.is_empty() && !having && aggs.len() == 1 && aggs[0].filter.is_none();
     if single && matches!(aggs[0].func, AggFunc::Min | AggFunc::Max) && !aggs[0].distinct {
         if let Plan::Scan(sc) = &input {
             if let (Some(pk), Some(Expr::Col(c))) = (sc.pk_col(), &aggs[0].arg) {

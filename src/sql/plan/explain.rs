@@ -399,8 +399,12 @@ pub(super) fn scan_line(s: &Scan) -> String {
 }
 
 pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
+    let filter = match &a.filter {
+        Some(f) => format!(" FILTER (WHERE {})", show_n(f, n)),
+        None => String::new(),
+    };
     let name = match a.func {
-        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::CountStar => return format!("count(*){filter}"),
         AggFunc::Count => "count",
         AggFunc::Sum => "sum",
         AggFunc::Avg => "avg",
@@ -418,7 +422,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         .map(|k| format!("{}{}", show_n(&k.expr, n), if k.desc { " DESC" } else { "" }))
         .collect();
     format!(
-        "{name}({}{}{}{})",
+        "{name}({}{}{}{}){filter}",
         if a.distinct { "DISTINCT " } else { "" },
         a.arg.as_ref().map(|x| show_n(x, n)).unwrap_or_default(),
         if order.is_empty() { "" } else { " ORDER BY " },

@@ -136,6 +136,9 @@ pub struct AggSpec {
     pub arg_ty: Ty,
     /// The aggregate's own ORDER BY (`array_agg(x ORDER BY y)`), over the input row.
     pub order: Vec<SortKey>,
+    /// `FILTER (WHERE cond)`, over the input row: only the rows it is true for are
+    /// aggregated.
+    pub filter: Option<Expr>,
 }
 
 /// The columns of a row that are arrays, with their element types: DISTINCT, GROUP BY and set
