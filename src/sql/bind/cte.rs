@@ -152,6 +152,7 @@ fn reads_work_table(p: &Plan, id: usize) -> bool {
         Plan::Aggregate { input, .. }
         | Plan::Limit { input, .. }
         | Plan::Window { input, .. }
-        | Plan::ProjectSet { input, .. } => reads_work_table(input, id),
+        | Plan::ProjectSet { input, .. }
+        | Plan::Lateral { left: input, .. } => reads_work_table(input, id),
     }
 }

@@ -862,5 +862,12 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
         Plan::WorkTable { id, .. } => cx.subs.work_table(*id).as_ref().clone(),
         Plan::Window { input, specs } => window::window(run(input, cx)?, specs, cx)?,
         Plan::ProjectSet { input, srfs } => crate::sql::plan::srf::project_set(run(input, cx)?, srfs, cx)?,
+        Plan::Lateral {
+            left,
+            sub,
+            names,
+            on,
+            outer,
+        } => subquery::lateral(left, sub, names.len(), on.as_ref(), *outer, cx)?,
     })
 }

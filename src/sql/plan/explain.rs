@@ -228,6 +228,19 @@ impl Plan {
                 out.push(format!("{pad}ProjectSet: {}", s.join(", ")));
                 input.explain(out, depth + 1);
             }
+            Plan::Lateral {
+                left, sub, on, outer, ..
+            } => {
+                let kind = if *outer {
+                    "Left lateral join"
+                } else {
+                    "Lateral join"
+                };
+                let sub = show_sub(sub);
+                out.push(format!("{pad}{kind} (nested loop over {sub})"));
+                join_filter(out, depth, on.as_ref(), &self.names());
+                left.explain(out, depth + 1);
+            }
             Plan::Sort(p, keys) => {
                 let n = p.names();
                 let k: Vec<String> = keys

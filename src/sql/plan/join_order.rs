@@ -48,6 +48,7 @@ pub fn estimate(p: &Plan) -> f64 {
         Plan::SetOp { left, right, .. } => estimate(left) + estimate(right),
         Plan::Window { input, .. } => estimate(input),
         Plan::ProjectSet { input, .. } => estimate(input) * 10.0,
+        Plan::Lateral { left, .. } => estimate(left) * 10.0,
         Plan::Recursive { .. } | Plan::WorkTable { .. } => 1000.0,
     }
 }

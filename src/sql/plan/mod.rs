@@ -11,7 +11,7 @@ pub mod window;
 use std::sync::Arc;
 
 use self::explain::{scan_line, show, show_agg, show_n};
-use super::expr::{Expr, Ty};
+use super::expr::{Expr, SubRef, Ty};
 use crate::engine::TableDef;
 use crate::seam::AnyTable;
 
@@ -279,6 +279,17 @@ pub enum Plan {
         input: Box<Plan>,
         srfs: Vec<srf::SrfSpec>,
     },
+    /// A LATERAL subquery: each left row followed by each row of the subquery `sub` run with
+    /// that row's values (its `args`, correlated as a subquery's are) that meets `on` (over
+    /// the joined row); with `outer` (LEFT JOIN LATERAL), a left row no subquery row meets it
+    /// for is kept once, followed by NULLs. `names` are the subquery's columns.
+    Lateral {
+        left: Box<Plan>,
+        sub: SubRef,
+        names: Vec<String>,
+        on: Option<Expr>,
+        outer: bool,
+    },
 }
 
 impl Plan {
@@ -307,6 +318,7 @@ impl Plan {
             Plan::WorkTable { names, .. } => names.len(),
             Plan::Window { input, specs } => input.width() + specs.len(),
             Plan::ProjectSet { input, srfs } => input.width() + srfs.iter().map(|s| s.width()).sum::<usize>(),
+            Plan::Lateral { left, names, .. } => left.width() + names.len(),
         }
     }
 
@@ -371,6 +383,11 @@ impl Plan {
                 let mut n = input.names();
                 let w: Vec<String> = specs.iter().map(|s| s.show(&n)).collect();
                 n.extend(w);
+                n
+            }
+            Plan::Lateral { left, names, .. } => {
+                let mut n = left.names();
+                n.extend(names.iter().cloned());
                 n
             }
             Plan::ProjectSet { input, srfs } => {
