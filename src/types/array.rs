@@ -184,7 +184,8 @@ static ARRAY_ELEMENTS: [DataType; 14] = [
     DataType::Jsonb,
 ];
 
-/// An array type's element in a stored definition (a view's columns): the element type itself.
+/// An array type's element in a stored definition (a table's or view's columns): the element
+/// type itself (with a `numeric(p, s)` element's typmod).
 pub(super) mod array_element {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -196,7 +197,7 @@ pub(super) mod array_element {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static DataType, D::Error> {
-        match DataType::array_of(DataType::deserialize(d)?) {
+        match DataType::array_keeping_typmod(DataType::deserialize(d)?) {
             Some(DataType::Array(e)) => Ok(e),
             _ => Err(D::Error::custom("not an array element type")),
         }
@@ -345,6 +346,8 @@ mod tests {
             DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap()
         );
         assert_eq!((n.pg_oid(), n.sql_name().as_str()), (1231, "numeric(5,2)[]"));
+        let json = serde_json::to_string(&n).unwrap();
+        assert_eq!(serde_json::from_str::<DataType>(&json).unwrap(), n);
         let v = Value::parse_text("{1.234,NULL,-2}", n).unwrap();
         assert_eq!(v, Value::Text("{1.23,NULL,-2.00}".into()));
     }
