@@ -1,7 +1,9 @@
 //! Arrays in PostgreSQL's text form (`{1,2,NULL}`, `{"a b",c}`), the form in which the SQL
 //! layer holds an array value (array_agg's result, the catalog's array columns): read and
-//! written as PostgreSQL's array_in and array_out do, for arrays of one dimension.
+//! written as PostgreSQL's array_in and array_out do, for arrays of one dimension; and the
+//! array types ([`DataType::Array`]): their element types, OIDs and typed input.
 
+use super::value::{DataType, Value};
 use crate::error::{Error, Result};
 
 /// PostgreSQL's `array_isspace`: the white space around (not inside) an unquoted element.
@@ -163,10 +165,222 @@ pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
     }
 }
 
+/// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
+/// elements numeric).
+static ARRAY_ELEMENTS: [DataType; 14] = [
+    DataType::Int2,
+    DataType::Int4,
+    DataType::Int8,
+    DataType::Float8,
+    DataType::Bool,
+    DataType::Text(None),
+    DataType::Bytea,
+    DataType::Timestamp,
+    DataType::Date,
+    DataType::TimestampTz,
+    DataType::Numeric(None),
+    DataType::Uuid,
+    DataType::Interval,
+    DataType::Jsonb,
+];
+
+/// An array type's element in a stored definition (a table's or view's columns): the element
+/// type itself (with a `numeric(p, s)` element's typmod).
+pub(super) mod array_element {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::DataType;
+
+    pub fn serialize<S: Serializer>(e: &&'static DataType, s: S) -> Result<S::Ok, S::Error> {
+        (**e).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static DataType, D::Error> {
+        match DataType::array_keeping_typmod(DataType::deserialize(d)?) {
+            Some(DataType::Array(e)) => Ok(e),
+            _ => Err(D::Error::custom("not an array element type")),
+        }
+    }
+}
+
+impl DataType {
+    /// Every array type Augur has, one per element type.
+    pub fn array_types() -> impl Iterator<Item = DataType> {
+        ARRAY_ELEMENTS.iter().map(DataType::Array)
+    }
+
+    /// The array type whose elements are `elem` (`varchar(n)` elements are text, `numeric(p,
+    /// s)` elements numeric); None for an element type arrays do not have (arrays of arrays).
+    pub fn array_of(elem: DataType) -> Option<DataType> {
+        let elem = match elem {
+            DataType::Text(_) => DataType::Text(None),
+            DataType::Numeric(_) => DataType::Numeric(None),
+            e => e,
+        };
+        ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
+    }
+
+    /// The array type whose elements are `elem`, keeping a `numeric(p, s)` element's typmod
+    /// (which every element of a `numeric(p, s)[]` column or cast is rounded to, as in
+    /// PostgreSQL); otherwise as [`DataType::array_of`].
+    pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
+        match elem {
+            DataType::Numeric(Some(_)) => Some(DataType::Array(intern(elem))),
+            e => DataType::array_of(e),
+        }
+    }
+}
+
+/// A `numeric(p, s)` element type with a `'static` life, for [`DataType::Array`]: one per
+/// typmod ever used, kept for the life of the process (there are at most a few hundred
+/// thousand typmods, and a program uses a handful).
+fn intern(elem: DataType) -> &'static DataType {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static TYPES: OnceLock<Mutex<HashSet<&'static DataType>>> = OnceLock::new();
+    let mut types = TYPES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = types.get(&elem) {
+        return t;
+    }
+    let t: &'static DataType = Box::leak(Box::new(elem));
+    types.insert(t);
+    t
+}
+
+/// The OID of the array type of `elem` (`_int4` 1007, `_text` 1009, ...).
+pub(super) fn array_oid(elem: &DataType) -> u32 {
+    match elem {
+        DataType::Bool => 1000,
+        DataType::Bytea => 1001,
+        DataType::Int2 => 1005,
+        DataType::Int4 => 1007,
+        DataType::Int8 => 1016,
+        DataType::Float8 => 1022,
+        DataType::Timestamp => 1115,
+        DataType::Date => 1182,
+        DataType::TimestampTz => 1185,
+        DataType::Interval => 1187,
+        DataType::Numeric(_) => 1231,
+        DataType::Uuid => 2951,
+        DataType::Jsonb => 3807,
+        // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
+        _ => 1009,
+    }
+}
+
+/// Reads the text of an array of `elem` values into its canonical text form: each element
+/// read as its type and printed back.
+pub(super) fn parse_typed(s: &str, elem: DataType) -> Result<Value> {
+    let (lower, items) = parse(s)?;
+    let mut out = Vec::with_capacity(items.len());
+    for x in &items {
+        out.push(match x {
+            None => None,
+            Some(x) => Value::parse_text(x, elem)?.to_text(),
+        });
+    }
+    let body = format(out.iter().map(Option::as_deref));
+    Ok(Value::Text(if lower == 1 || out.is_empty() {
+        body
+    } else {
+        format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
+    }))
+}
+
+/// Bytes that order arrays of `elem` (in text form) as PostgreSQL's array_cmp orders them,
+/// and are equal exactly when the arrays are: element by element as the element type compares
+/// (`{9} < {10}` for integers, `{1.5} = {1.50}` for numeric), a NULL element after every
+/// value, then the shorter array first, then the lower first subscript. Sorting, grouping
+/// and DISTINCT compare an array by this key rather than by its text.
+pub fn sort_key(text: &str, elem: DataType) -> Result<Vec<u8>> {
+    let (lower, items) = parse(text)?;
+    let mut out = Vec::with_capacity(2 + 10 * items.len());
+    for x in &items {
+        match x {
+            // Each element's key encoding is self-delimiting (that of composite keys).
+            Some(x) => {
+                out.push(2);
+                out.extend(super::codec::encode_key_values(&[Value::parse_text(x, elem)?]));
+            }
+            None => out.push(3),
+        }
+    }
+    out.push(1);
+    out.extend(super::codec::encode_i64(lower));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::SqlState;
+
+    #[test]
+    fn array_types() {
+        let a = DataType::array_of(DataType::Int4).unwrap();
+        assert_eq!(
+            (a.pg_oid(), a.short_name(), a.sql_name().as_str()),
+            (1007, "_int4", "integer[]")
+        );
+        assert_eq!(
+            DataType::array_of(DataType::Text(Some(3))).unwrap().pg_oid(),
+            1009
+        );
+        assert_eq!(DataType::array_of(a), None);
+        // A view's columns keep an array type through the catalog's JSON.
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<DataType>(&json).unwrap(), a);
+        // Canonical text: elements read as their type and printed back.
+        let v = Value::parse_text("{ 1, NULL ,\"3\"}", a).unwrap();
+        assert_eq!(v, Value::Text("{1,NULL,3}".into()));
+        let e = Value::parse_text("{1,x}", a).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+        // A numeric(p, s) element keeps its typmod, one interned type per typmod.
+        let n = DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap();
+        assert_eq!(
+            n,
+            DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap()
+        );
+        assert_eq!((n.pg_oid(), n.sql_name().as_str()), (1231, "numeric(5,2)[]"));
+        let json = serde_json::to_string(&n).unwrap();
+        assert_eq!(serde_json::from_str::<DataType>(&json).unwrap(), n);
+        let v = Value::parse_text("{1.234,NULL,-2}", n).unwrap();
+        assert_eq!(v, Value::Text("{1.23,NULL,-2.00}".into()));
+    }
+
+    #[test]
+    fn sort_keys_order_as_array_cmp() {
+        let k = |t: &str, e: DataType| sort_key(t, e).unwrap();
+        let int = DataType::Int4;
+        // By element value, not text; NULL after values; shorter first; then lower bound.
+        let ordered = [
+            "{}",
+            "{1}",
+            "{1,2}",
+            "{1,NULL}",
+            "{9}",
+            "[0:0]={10}",
+            "{10}",
+            "{NULL}",
+        ];
+        for w in ordered.windows(2) {
+            assert!(k(w[0], int) < k(w[1], int), "{} < {}", w[0], w[1]);
+        }
+        let num = DataType::Numeric(None);
+        assert_eq!(k("{1.5,2}", num), k("{1.50,2.000}", num));
+        assert!(k("{2.5}", num) < k("{10.1}", num));
+        let iv = DataType::Interval;
+        assert_eq!(k("{\"1 day\"}", iv), k("{\"24 hours\"}", iv));
+        let txt = DataType::Text(None);
+        assert!(k("{10}", txt) < k("{9}", txt));
+        assert!(k("{a}", txt) < k("{a,b}", txt) && k("{a,b}", txt) < k("{ab}", txt));
+        let e = sort_key("{x}", int).unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
+    }
 
     fn items(text: &str) -> Vec<Option<String>> {
         parse(text).unwrap().1

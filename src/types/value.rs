@@ -39,45 +39,7 @@ pub enum DataType {
     /// An array of `elem` values, of one dimension (a column's type, a cast's, array_agg's
     /// result, the catalog's array columns). Its values are [`Value::Text`] in PostgreSQL's
     /// text form ([`super::array`]); its elements are one of [`DataType::array_of`]'s types.
-    Array(#[serde(with = "array_element")] &'static DataType),
-}
-
-/// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
-/// elements numeric).
-static ARRAY_ELEMENTS: [DataType; 14] = [
-    DataType::Int2,
-    DataType::Int4,
-    DataType::Int8,
-    DataType::Float8,
-    DataType::Bool,
-    DataType::Text(None),
-    DataType::Bytea,
-    DataType::Timestamp,
-    DataType::Date,
-    DataType::TimestampTz,
-    DataType::Numeric(None),
-    DataType::Uuid,
-    DataType::Interval,
-    DataType::Jsonb,
-];
-
-/// An array type's element in a stored definition (a view's columns): the element type itself.
-mod array_element {
-    use serde::de::Error as _;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use super::DataType;
-
-    pub fn serialize<S: Serializer>(e: &&'static DataType, s: S) -> Result<S::Ok, S::Error> {
-        (**e).serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static DataType, D::Error> {
-        match DataType::array_of(DataType::deserialize(d)?) {
-            Some(DataType::Array(e)) => Ok(e),
-            _ => Err(D::Error::custom("not an array element type")),
-        }
-    }
+    Array(#[serde(with = "super::array::array_element")] &'static DataType),
 }
 
 impl DataType {
@@ -150,7 +112,7 @@ impl DataType {
             DataType::Uuid => 2950,
             DataType::Interval => 1186,
             DataType::Jsonb => 3802,
-            DataType::Array(e) => array_oid(e),
+            DataType::Array(e) => super::array::array_oid(e),
         }
     }
 
@@ -189,22 +151,6 @@ impl DataType {
                 _ => "_text",
             },
         }
-    }
-
-    /// Every array type Augur has, one per element type.
-    pub fn array_types() -> impl Iterator<Item = DataType> {
-        ARRAY_ELEMENTS.iter().map(DataType::Array)
-    }
-
-    /// The array type whose elements are `elem` (`varchar(n)` elements are text, `numeric(p,
-    /// s)` elements numeric); None for an element type arrays do not have (arrays of arrays).
-    pub fn array_of(elem: DataType) -> Option<DataType> {
-        let elem = match elem {
-            DataType::Text(_) => DataType::Text(None),
-            DataType::Numeric(_) => DataType::Numeric(None),
-            e => e,
-        };
-        ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
     }
 
     /// Integer-like types whose keys ALEX indexes directly.
@@ -298,27 +244,6 @@ fn check_range(i: i64, lo: i64, hi: i64, name: &str) -> Result<i64> {
         Err(Error::out_of_range(format!("{name} out of range")))
     } else {
         Ok(i)
-    }
-}
-
-/// The OID of the array type of `elem` (`_int4` 1007, `_text` 1009, ...).
-fn array_oid(elem: &DataType) -> u32 {
-    match elem {
-        DataType::Bool => 1000,
-        DataType::Bytea => 1001,
-        DataType::Int2 => 1005,
-        DataType::Int4 => 1007,
-        DataType::Int8 => 1016,
-        DataType::Float8 => 1022,
-        DataType::Timestamp => 1115,
-        DataType::Date => 1182,
-        DataType::TimestampTz => 1185,
-        DataType::Interval => 1187,
-        DataType::Numeric(_) => 1231,
-        DataType::Uuid => 2951,
-        DataType::Jsonb => 3807,
-        // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
-        _ => 1009,
     }
 }
 
@@ -465,23 +390,7 @@ impl Value {
             DataType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(|| bad("uuid"))?),
             DataType::Interval => Value::Interval(interval::parse(s)?),
             DataType::Jsonb => Value::Jsonb(Box::new(jsonb::parse(s)?)),
-            // An array's canonical text form: each element read as its type and printed back.
-            DataType::Array(elem) => {
-                let (lower, items) = super::array::parse(s)?;
-                let mut out = Vec::with_capacity(items.len());
-                for x in &items {
-                    out.push(match x {
-                        None => None,
-                        Some(x) => Value::parse_text(x, *elem)?.to_text(),
-                    });
-                }
-                let body = super::array::format(out.iter().map(Option::as_deref));
-                Value::Text(if lower == 1 || out.is_empty() {
-                    body
-                } else {
-                    format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
-                })
-            }
+            DataType::Array(elem) => super::array::parse_typed(s, *elem)?,
         })
     }
 
@@ -961,28 +870,6 @@ mod tests {
         );
         assert_eq!(DataType::Int4.coerce(n("2.5")).unwrap(), Value::Int(3));
         let e = Value::parse_text("1.2.3", DataType::Numeric(None)).unwrap_err();
-        assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
-    }
-
-    #[test]
-    fn array_types() {
-        let a = DataType::array_of(DataType::Int4).unwrap();
-        assert_eq!(
-            (a.pg_oid(), a.short_name(), a.sql_name().as_str()),
-            (1007, "_int4", "integer[]")
-        );
-        assert_eq!(
-            DataType::array_of(DataType::Text(Some(3))).unwrap().pg_oid(),
-            1009
-        );
-        assert_eq!(DataType::array_of(a), None);
-        // A view's columns keep an array type through the catalog's JSON.
-        let json = serde_json::to_string(&a).unwrap();
-        assert_eq!(serde_json::from_str::<DataType>(&json).unwrap(), a);
-        // Canonical text: elements read as their type and printed back.
-        let v = Value::parse_text("{ 1, NULL ,\"3\"}", a).unwrap();
-        assert_eq!(v, Value::Text("{1,NULL,3}".into()));
-        let e = Value::parse_text("{1,x}", a).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
     }
 

@@ -222,8 +222,10 @@ impl Binder<'_> {
                                 )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
-                        } else if t.oid == 1700 {
-                            // numeric(p,s) when a modifier ((p << 16) | s) + 4 is given.
+                        } else if matches!(t.oid, 1700 | 1231) {
+                            // numeric(p,s) (numeric(p,s)[]) when a modifier ((p << 16) | s) + 4
+                            // is given.
+                            let close = if t.oid == 1231 { ")[]" } else { ")" };
                             let cat = |a: Expr, b: Expr| Expr::Concat(Box::new(a), Box::new(b));
                             let arith = |op: ArOp, a: Expr, b: i64| {
                                 Expr::Arith(op, Box::new(a), Box::new(lit_int(b)), Ty::Int8)
@@ -236,7 +238,7 @@ impl Binder<'_> {
                                 ),
                                 cat(
                                     lit_text(","),
-                                    cat(as_text(arith(ArOp::Mod, packed, 65536)), lit_text(")")),
+                                    cat(as_text(arith(ArOp::Mod, packed, 65536)), lit_text(close)),
                                 ),
                             );
                             Expr::Case {

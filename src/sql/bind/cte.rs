@@ -146,12 +146,13 @@ fn reads_work_table(p: &Plan, id: usize) -> bool {
         | Plan::SemiJoin { left, right, .. }
         | Plan::SetOp { left, right, .. } => reads_work_table(left, id) || reads_work_table(right, id),
         Plan::Recursive { base, step, .. } => reads_work_table(base, id) || reads_work_table(step, id),
-        Plan::Filter(p, _) | Plan::Project(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => {
+        Plan::Filter(p, _) | Plan::Project(p, _) | Plan::Distinct(p, _) | Plan::Sort(p, _) => {
             reads_work_table(p, id)
         }
         Plan::Aggregate { input, .. }
         | Plan::Limit { input, .. }
         | Plan::Window { input, .. }
-        | Plan::ProjectSet { input, .. } => reads_work_table(input, id),
+        | Plan::ProjectSet { input, .. }
+        | Plan::Lateral { left: input, .. } => reads_work_table(input, id),
     }
 }

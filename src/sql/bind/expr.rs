@@ -468,6 +468,21 @@ impl Binder<'_> {
                     out.push(self.coerce(x, t, target)?);
                 }
                 let x = out.remove(0);
+                if let Ty::Array(_) = ty {
+                    // Arrays by their elements' values: `x = a OR x = b ...` (`NOT IN`: `x <>
+                    // a AND ...`), which is what IN means, NULLs included.
+                    let op = if *negated { CmpOp::Ne } else { CmpOp::Eq };
+                    let mut acc: Option<Expr> = None;
+                    for y in out {
+                        let (c, _) = self.compare(op, (x.clone(), ty), (y, ty))?;
+                        acc = Some(match acc {
+                            None => c,
+                            Some(a) if *negated => Expr::And(Box::new(a), Box::new(c)),
+                            Some(a) => Expr::Or(Box::new(a), Box::new(c)),
+                        });
+                    }
+                    return Ok((acc.unwrap_or(Expr::Lit(Value::Bool(!*negated))), Ty::Bool));
+                }
                 (Expr::InList(Box::new(x), out, *negated), Ty::Bool)
             }
             E::InSubquery {
@@ -874,6 +889,15 @@ impl Binder<'_> {
                 SqlState("42846"),
                 format!("cannot cast type {} to {}", xt.name(), to.name()),
             ));
+        }
+        // One array type to another: element by element, as the source elements' type casts
+        // to the target's (`'{1.5}'::numeric[]::int[]` rounds).
+        if let (Ty::Array(from), Ty::Array(_)) = (xt, to) {
+            if xt != to || len.is_some() {
+                let from = Expr::Lit(Value::Text(from.to_dt().sql_name()));
+                let len = Expr::Lit(len.map_or(Value::Null, |l| Value::Int(i64::from(l))));
+                return Ok((Expr::Func(Func::ArrayCast, vec![x, from, len], to), to));
+            }
         }
         Ok(match x {
             Expr::Lit(v) => (Expr::Lit(cast(v, to, len)?), to),

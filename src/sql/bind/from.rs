@@ -50,6 +50,21 @@ impl Binder<'_> {
                 (plan, scope) = self.lateral_join(plan, scope, j, items)?;
                 continue;
             }
+            if is_lateral_subquery(&j.relation) {
+                let (outer, c) = match &j.join_operator {
+                    A::JoinOperator::CrossJoin(_) => (false, None),
+                    A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
+                    A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                    _ => {
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            "the combining JOIN type must be INNER or LEFT for a LATERAL reference",
+                        ))
+                    }
+                };
+                (plan, scope) = self.lateral_subquery(plan, scope, &j.relation, c, outer)?;
+                continue;
+            }
             let (rp, rs) = if from_fn::is_function(&j.relation) {
                 let (fp, fs, reads) = self.bind_lateral_factor(&j.relation, &scope)?;
                 if reads {
@@ -160,6 +175,47 @@ impl Binder<'_> {
             Some(on) => (Plan::Filter(Box::new(plan), on), scope),
             None => (plan, scope),
         })
+    }
+
+    /// `left, LATERAL (query) AS a`, `left [CROSS | INNER | LEFT] JOIN LATERAL (query) AS a
+    /// [ON ...]`: the query bound as a subquery of the left side's row (a name it does not
+    /// define resolves in the left items, as a correlated subquery's does) and run once per
+    /// left row (`Plan::Lateral`, `exec/subquery.rs`), its rows appended to that row where
+    /// they meet the ON condition `c`; with `outer`, a left row none meets is kept once with
+    /// NULLs.
+    pub(super) fn lateral_subquery(
+        &mut self,
+        plan: Plan,
+        scope: Scope,
+        f: &A::TableFactor,
+        c: Option<&A::JoinConstraint>,
+        outer: bool,
+    ) -> Result<(Plan, Scope)> {
+        let A::TableFactor::Derived { subquery, alias, .. } = f else {
+            return Err(Error::internal("a LATERAL item that is not a subquery"));
+        };
+        let Some(alias) = alias else {
+            return Err(Error::syntax("subquery in FROM must have an alias"));
+        };
+        let (sub, cols) = self.subquery(subquery, &scope)?;
+        let lw = scope.cols.len();
+        let names = cols
+            .iter()
+            .map(|c| format!("{}.{}", ident(&alias.name), c.name))
+            .collect();
+        let scope = scope.concat(derived_scope(&ident(&alias.name), &cols, Some(alias)));
+        let on = match self.join_condition(c, &scope, lw)? {
+            Some(Expr::Lit(Value::Bool(true))) => None,
+            on => on,
+        };
+        let plan = Plan::Lateral {
+            left: Box::new(plan),
+            sub,
+            names,
+            on,
+            outer,
+        };
+        Ok((plan, scope))
     }
 
     /// `left [CROSS | INNER | LEFT] JOIN f(...)` of a function `f` whose arguments read the
@@ -316,15 +372,8 @@ impl Binder<'_> {
                 alias,
                 ..
             } => self.table_function(name, args, alias.as_ref(), *with_ordinality),
-            A::TableFactor::Derived {
-                lateral,
-                subquery,
-                alias,
-                ..
-            } => {
-                if *lateral {
-                    return Err(unsupported("LATERAL"));
-                }
+            // A LATERAL subquery with nothing to its left is a plain one.
+            A::TableFactor::Derived { subquery, alias, .. } => {
                 let Some(alias) = alias else {
                     return Err(Error::syntax("subquery in FROM must have an alias"));
                 };
@@ -372,6 +421,11 @@ fn lateral_values(f: &A::TableFactor) -> Option<&[A::SelectItem]> {
         && s.distinct.is_none()
         && matches!(&s.group_by, A::GroupByExpr::Expressions(g, m) if g.is_empty() && m.is_empty());
     plain.then_some(s.projection.as_slice())
+}
+
+/// Whether `f` is `LATERAL (query) AS a`.
+pub(super) fn is_lateral_subquery(f: &A::TableFactor) -> bool {
+    matches!(f, A::TableFactor::Derived { lateral: true, .. })
 }
 
 /// The scope of a derived table or CTE reference named `a` (column aliases applied).

@@ -15,9 +15,18 @@ impl Binder<'_> {
             Some(A::ObjectNamePart::Identifier(i)) => ident(i),
             _ => return Err(unsupported(format!("function {}", f.name))),
         };
-        if f.filter.is_some() || !f.within_group.is_empty() {
-            return Err(unsupported("aggregate FILTER / WITHIN GROUP"));
+        if !f.within_group.is_empty() {
+            return Err(unsupported("WITHIN GROUP"));
         }
+        if f.filter.is_some() && f.over.is_some() {
+            return Err(unsupported("FILTER in a window function"));
+        }
+        let not_aggregate = || {
+            Error::new(
+                SqlState("42809"),
+                format!("FILTER specified, but {name} is not an aggregate function"),
+            )
+        };
         if let (A::FunctionArguments::Subquery(q), "array", None) = (&f.args, name.as_str(), &f.over) {
             return self.bind_array_subquery(q, scope);
         }
@@ -75,9 +84,12 @@ impl Binder<'_> {
             }
         }
         if let ("string_agg", None) = (name.as_str(), &f.over) {
-            return self.bind_string_agg(&args, distinct, order_by, scope);
+            return self.bind_string_agg(&args, distinct, order_by, f.filter.as_deref(), scope);
         }
         if let (Some(kind), None) = (super::srf::srf_kind(&f.name), &f.over) {
+            if f.filter.is_some() {
+                return Err(not_aggregate());
+            }
             if distinct || star {
                 return Err(unsupported(format!("DISTINCT or * in {name}()")));
             }
@@ -145,6 +157,17 @@ impl Binder<'_> {
                 }
                 order.push(super::select::sort_key(e, &o.options));
             }
+            // FILTER (WHERE ...), over the input rows like the argument.
+            let filter = match f.filter.as_deref() {
+                Some(w) => {
+                    self.in_agg = true;
+                    let r = self.bind_expr(w, scope);
+                    self.in_agg = false;
+                    let (e, t) = r?;
+                    Some(self.require_bool(e, t, "FILTER")?)
+                }
+                None => None,
+            };
             // array_agg of an untyped literal is text[], as in PostgreSQL.
             let (arg, arg_ty) = match (func, arg) {
                 (AggFunc::ArrayAgg, Some(a)) if arg_ty == Ty::Unknown => {
@@ -189,6 +212,7 @@ impl Binder<'_> {
                 distinct,
                 arg_ty,
                 order,
+                filter,
             };
             let k = match sink.iter().position(|s| *s == spec) {
                 Some(k) => k,
@@ -198,6 +222,9 @@ impl Binder<'_> {
                 }
             };
             return Ok((Expr::Agg(k), ty));
+        }
+        if f.filter.is_some() {
+            return Err(not_aggregate());
         }
         if star || distinct {
             return Err(Error::new(
@@ -212,13 +239,15 @@ impl Binder<'_> {
         self.scalar_func(&name, bound)
     }
 
-    /// `string_agg(x, sep [ORDER BY ...])`: bound as `array_to_string(array_agg(x [ORDER BY
-    /// ...]), sep)`, which skips NULL values and is NULL over no rows, as string_agg is.
+    /// `string_agg(x, sep [ORDER BY ...]) [FILTER (WHERE ...)]`: bound as
+    /// `array_to_string(array_agg(x [ORDER BY ...]) [FILTER (WHERE ...)], sep)`, which skips
+    /// NULL values and is NULL over no rows, as string_agg is.
     fn bind_string_agg(
         &mut self,
         args: &[&A::Expr],
         distinct: bool,
         order_by: &[A::OrderByExpr],
+        filter: Option<&A::Expr>,
         scope: &Scope,
     ) -> Result<(Expr, Ty)> {
         let [x, sep] = args else {
@@ -234,7 +263,8 @@ impl Binder<'_> {
             format!(" ORDER BY {}", keys.join(", "))
         };
         let d = if distinct { "DISTINCT " } else { "" };
-        let sql = format!("array_to_string(array_agg({d}{x}{order}), {sep})");
+        let filter = filter.map_or(String::new(), |w| format!(" FILTER (WHERE {w})"));
+        let sql = format!("array_to_string(array_agg({d}{x}{order}){filter}, {sep})");
         let dialect = sqlparser::dialect::PostgreSqlDialect {};
         let e = sqlparser::parser::Parser::new(&dialect)
             .try_with_sql(&sql)
@@ -657,13 +687,19 @@ impl Binder<'_> {
                 text_args!(0);
                 (Func::QuoteIdent, Ty::Text)
             }
-            ("array_position", 2) => {
+            ("array_position" | "array_positions", 2) => {
                 let elem = self.array_arg(&args[0], name)?;
                 let (e, t) = args[1].clone();
                 let (e, _) = self.comparable((e, t), (Expr::Lit(Value::Null), elem), "=")?;
-                // The element's text form is compared, so the value must be of the element type.
                 args[1] = (self.coerce(e, t, elem)?, elem);
-                (Func::ArrayPosition, Ty::Int4)
+                // Bound with the array's type, by which the elements are read and compared.
+                let arr = args[0].1;
+                return Ok(if name == "array_position" {
+                    (Expr::Func(Func::ArrayPosition, exprs(args), arr), Ty::Int4)
+                } else {
+                    let ints = Ty::Int4.array().unwrap_or(Ty::Text);
+                    (Expr::Func(Func::ArrayPositions, exprs(args), arr), ints)
+                });
             }
             _ => return Err(undefined()),
         };

@@ -13,6 +13,15 @@ use crate::sql::plan::access::conjoin;
 use crate::sql::plan::join_order::plan_joins;
 use crate::sql::plan::Plan;
 
+/// The relations so far (`plans`), joined under the conditions so far (`conds`), both taken.
+fn join_so_far(plans: &mut Vec<Plan>, conds: &mut Vec<Expr>) -> Plan {
+    let (joined, rest) = plan_joins(std::mem::take(plans), conjoin(std::mem::take(conds)));
+    match conjoin(rest) {
+        Some(r) => Plan::Filter(Box::new(joined), r),
+        None => joined,
+    }
+}
+
 /// Whether every join of `twj` is an inner or cross join.
 fn inner_only(twj: &A::TableWithJoins) -> bool {
     twj.joins.iter().all(|j| {
@@ -98,6 +107,17 @@ impl Binder<'_> {
         plans: &mut Vec<Plan>,
         conds: &mut Vec<Expr>,
     ) -> Result<(Plan, Scope)> {
+        if !plans.is_empty() && super::from::is_lateral_subquery(f) {
+            // Run per row of the relations so far, joined now, as a function reading them is.
+            let joined = join_so_far(plans, conds);
+            let (p, s) = self.lateral_subquery(joined, left.clone(), f, None, false)?;
+            let lw = left.cols.len();
+            let fs = super::Scope {
+                cols: s.cols[lw..].to_vec(),
+                tables: s.tables[left.tables.len()..].to_vec(),
+            };
+            return Ok((p, fs));
+        }
         if plans.is_empty() || !from_fn::is_function(f) {
             return self.bind_factor(f);
         }
@@ -105,11 +125,7 @@ impl Binder<'_> {
         if !reads {
             return Ok((fp, fs));
         }
-        let (joined, rest) = plan_joins(std::mem::take(plans), conjoin(std::mem::take(conds)));
-        let joined = match conjoin(rest) {
-            Some(r) => Plan::Filter(Box::new(joined), r),
-            None => joined,
-        };
+        let joined = join_so_far(plans, conds);
         // The caller pushes this one relation, holding the list's columns so far and the
         // function's (the scope it gets is the function's, appended to the list's).
         Ok((from_fn::graft(fp, joined, left.cols.len(), false)?, fs))

@@ -174,15 +174,16 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
     // `int[]`, `int[3]`, `int[][]`: PostgreSQL neither enforces sizes nor dimensions, so every
     // one is the array of the element type (of one dimension in Augur).
     if let Some(i) = s.find('[').filter(|_| s.trim_end().ends_with(']')) {
-        // A varchar(n) element's length is not kept (the elements are text).
-        let (elem, _) = type_of_name(s[..i].trim_end())?;
-        let arr = DataType::array_of(elem).ok_or_else(|| {
+        // A varchar(n) element's length is not kept (the elements are text); a numeric(p, s)
+        // element's typmod is, and applies to each element.
+        let (elem, len) = type_of_name(s[..i].trim_end())?;
+        let arr = DataType::array_keeping_typmod(elem).ok_or_else(|| {
             Error::unsupported(format!(
                 "arrays of type {} are not supported by Augur",
                 elem.sql_name()
             ))
         })?;
-        return Ok((arr, None));
+        return Ok((arr, len.filter(|_| matches!(elem, DataType::Numeric(_)))));
     }
     let s = s.to_string();
     let (base, args) = match s.find('(') {
@@ -272,7 +273,8 @@ pub struct Binder<'a> {
 
 pub(super) enum OrderRef {
     Out(usize),
-    Pre(Expr),
+    /// An expression of the given type over the input rows.
+    Pre(Expr, Ty),
 }
 
 impl<'a> Binder<'a> {

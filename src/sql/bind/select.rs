@@ -6,10 +6,10 @@ use sqlparser::ast as A;
 use super::decorrelate::not_null_cols;
 use super::{ident, object_name, parse_type, unsupported, Binder, OrderRef, Scope, ScopeCol};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::expr::{Expr, Ty};
+use crate::sql::expr::{Expr, Func, Ty};
 use crate::sql::plan::access::{self, apply_filter, conjoin};
 use crate::sql::plan::join_order::plan_joins;
-use crate::sql::plan::{Column, Plan, SortKey};
+use crate::sql::plan::{array_cols, Column, Plan, SortKey};
 use crate::types::{DataType, Value};
 
 impl Binder<'_> {
@@ -170,7 +170,14 @@ impl Binder<'_> {
                         }
                         Expr::Col(p - 1)
                     }
-                    e => self.bind_noagg(e, &scope, "ORDER BY")?.0,
+                    e => {
+                        let (x, t) = self.bind_noagg(e, &scope, "ORDER BY")?;
+                        order_value(x, t)
+                    }
+                };
+                let e = match e {
+                    Expr::Col(i) => order_value(e, cols[i].ty),
+                    e => e,
                 };
                 keys.push(sort_key(e, &o.options));
             }
@@ -248,7 +255,7 @@ impl Binder<'_> {
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let srfs = std::mem::replace(&mut self.srf_sink, saved_srf).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
-        let groups = self.bind_group_by(s, &scope, &proj, &names)?;
+        let (groups, group_types) = self.bind_group_by(s, &scope, &proj, &names, &types)?;
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
 
         let (proj, having, orefs) = if grouped {
@@ -297,7 +304,7 @@ impl Binder<'_> {
             plan = j.apply(plan);
         }
         if grouped {
-            plan = access::aggregate(plan, groups, aggs, having.is_some());
+            plan = access::aggregate(plan, groups, aggs, array_cols(group_types), having.is_some());
             if let Some(h) = having {
                 plan = Plan::Filter(Box::new(plan), h);
             }
@@ -346,10 +353,12 @@ impl Binder<'_> {
         let nvis = proj.len();
         let mut exprs = proj;
         let mut keys = Vec::new();
+        // The types of the columns sorted by (arrays sort by their elements' values).
+        let mut key_types = types.clone();
         for (r, o) in orefs {
             let idx = match r {
                 OrderRef::Out(j) => j,
-                OrderRef::Pre(e) => match exprs.iter().position(|x| *x == e) {
+                OrderRef::Pre(e, t) => match exprs.iter().position(|x| *x == e) {
                     Some(j) => j,
                     None => {
                         if distinct {
@@ -359,6 +368,7 @@ impl Binder<'_> {
                             ));
                         }
                         exprs.push(e);
+                        key_types.push(t);
                         exprs.len() - 1
                     }
                 },
@@ -380,12 +390,12 @@ impl Binder<'_> {
 
         plan = Plan::Project(Box::new(plan), exprs);
         if distinct {
-            plan = Plan::Distinct(Box::new(plan));
+            plan = Plan::Distinct(Box::new(plan), array_cols(types.iter().copied()));
         }
         if !keys.is_empty() && !sorted_by_scan {
             let keys = keys
                 .into_iter()
-                .map(|(i, o)| sort_key(Expr::Col(i), &o))
+                .map(|(i, o)| sort_key(order_value(Expr::Col(i), key_types[i]), &o))
                 .collect();
             plan = Plan::Sort(Box::new(plan), keys);
         }
@@ -500,7 +510,10 @@ impl Binder<'_> {
                 A::Expr::Identifier(i) if names.iter().filter(|n| **n == ident(i)).count() == 1 => {
                     OrderRef::Out(names.iter().position(|n| *n == ident(i)).expect("counted"))
                 }
-                e => OrderRef::Pre(self.bind_expr(e, scope)?.0),
+                e => {
+                    let (x, t) = self.bind_expr(e, scope)?;
+                    OrderRef::Pre(x, t)
+                }
             };
             orefs.push((r, o.options.clone()));
         }
@@ -537,7 +550,8 @@ impl Binder<'_> {
         scope: &Scope,
         proj: &[Expr],
         names: &[String],
-    ) -> Result<Vec<Expr>> {
+        types: &[Ty],
+    ) -> Result<(Vec<Expr>, Vec<Ty>)> {
         let list = match &s.group_by {
             A::GroupByExpr::Expressions(list, mods) => {
                 if !mods.is_empty() {
@@ -548,8 +562,9 @@ impl Binder<'_> {
             A::GroupByExpr::All(_) => return Err(unsupported("GROUP BY ALL")),
         };
         let mut groups = Vec::new();
+        let mut group_types = Vec::new();
         for g in list {
-            let e = match g {
+            let (e, t) = match g {
                 A::Expr::Value(A::ValueWithSpan {
                     value: A::Value::Number(n, _),
                     ..
@@ -561,7 +576,7 @@ impl Binder<'_> {
                             format!("GROUP BY position {n} is not in select list"),
                         ));
                     }
-                    let e = proj[p - 1].clone();
+                    let (e, t) = (proj[p - 1].clone(), types[p - 1]);
                     let mut has_agg = false;
                     e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
                     if has_agg {
@@ -570,12 +585,13 @@ impl Binder<'_> {
                             "aggregate functions are not allowed in GROUP BY",
                         ));
                     }
-                    e
+                    (e, t)
                 }
                 A::Expr::Identifier(i)
                     if !scope.cols.iter().any(|c| c.name == ident(i)) && names.contains(&ident(i)) =>
                 {
-                    let e = proj[names.iter().position(|n| *n == ident(i)).expect("contains")].clone();
+                    let k = names.iter().position(|n| *n == ident(i)).expect("contains");
+                    let (e, t) = (proj[k].clone(), types[k]);
                     let mut has_agg = false;
                     e.walk(&mut |x| has_agg |= matches!(x, Expr::Agg(_)));
                     if has_agg {
@@ -584,13 +600,23 @@ impl Binder<'_> {
                             "aggregate functions are not allowed in GROUP BY",
                         ));
                     }
-                    e
+                    (e, t)
                 }
-                e => self.bind_noagg(e, scope, "GROUP BY")?.0,
+                e => self.bind_noagg(e, scope, "GROUP BY")?,
             };
             groups.push(e);
+            group_types.push(t);
         }
-        Ok(groups)
+        Ok((groups, group_types))
+    }
+}
+
+/// What an ORDER BY key of type `ty` sorts by: an array by its elements' values
+/// ([`Func::ArrayKey`]), anything else by itself.
+pub(super) fn order_value(e: Expr, ty: Ty) -> Expr {
+    match ty {
+        Ty::Array(_) => Expr::Func(Func::ArrayKey, vec![e], ty),
+        _ => e,
     }
 }
 
@@ -674,7 +700,7 @@ fn rewrite_outputs<O>(
         .map(|(r, o)| {
             Ok((
                 match r {
-                    OrderRef::Pre(e) => OrderRef::Pre(fix(e)?),
+                    OrderRef::Pre(e, t) => OrderRef::Pre(fix(e)?, t),
                     r => r,
                 },
                 o,

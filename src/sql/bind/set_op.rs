@@ -7,7 +7,7 @@ use sqlparser::ast as A;
 use super::{unsupported, Binder};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
-use crate::sql::plan::{Column, Plan, SetOpKind};
+use crate::sql::plan::{array_cols, Column, Plan, SetOpKind};
 use crate::types::Value;
 
 impl Binder<'_> {
@@ -71,6 +71,7 @@ impl Binder<'_> {
                 all,
                 left: Box::new(left),
                 right: Box::new(right),
+                arrays: array_cols(cols.iter().map(|c| c.ty)),
             },
             cols,
         ))

@@ -120,7 +120,11 @@ impl Binder<'_> {
         let arrayish = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Array(_));
         let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
         let out = match kind {
-            SrfKind::Unnest if tys.len() == 1 && arrayish(tys[0]) => vec![Ty::Unknown],
+            // A typed array's elements have its element type; a text-form array's are untyped.
+            SrfKind::Unnest if tys.len() == 1 && arrayish(tys[0]) => vec![match tys[0] {
+                Ty::Array(e) => *e,
+                _ => Ty::Unknown,
+            }],
             SrfKind::ExpandArray if tys.len() == 1 && arrayish(tys[0]) => {
                 EXPAND_FIELDS.iter().map(|f| f.1).collect()
             }
@@ -190,7 +194,13 @@ impl Binder<'_> {
     pub(super) fn bind_srf(&mut self, kind: SrfKind, args: &[&A::Expr], scope: &Scope) -> Result<(Expr, Ty)> {
         let (base, tys) = self.bind_srf_call(kind, args, scope)?;
         if tys.len() == 1 {
-            return Ok((Expr::Srf(base), tys[0]));
+            // The step's elements are their text; a typed array's are read as its type.
+            return Ok(match (kind, tys[0]) {
+                (SrfKind::Unnest, t) if t != Ty::Unknown => {
+                    (Expr::Cast(Box::new(Expr::Srf(base)), t, None), t)
+                }
+                (_, t) => (Expr::Srf(base), t),
+            });
         }
         if kind != SrfKind::ExpandArray {
             // Fields quoted as PostgreSQL's record_out quotes them.

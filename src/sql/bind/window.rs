@@ -86,6 +86,7 @@ impl Binder<'_> {
             distinct: false,
             arg_ty: Ty::Int8,
             order: vec![],
+            filter: None,
         };
         let (func, ty) = match name {
             "row_number" | "rank" | "dense_rank" => {

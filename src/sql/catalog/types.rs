@@ -224,12 +224,13 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
     by_oid(oid)
 }
 
-/// The OID and type modifier of a column of type `t` (`varchar(n)`: n + 4, `numeric(p, s)`:
-/// ((p << 16) | s) + 4, as PostgreSQL).
+/// The OID and type modifier of a column of type `t` (`varchar(n)`: n + 4, `numeric(p, s)`
+/// and `numeric(p, s)[]`: ((p << 16) | s) + 4, as PostgreSQL).
 pub fn column_type(t: DataType) -> (i64, i64) {
     let typmod = match t {
         DataType::Text(Some(n)) => n as i64 + 4,
         DataType::Numeric(Some(m)) => i64::from(crate::sql::expr::numeric_len(m)) + 4,
+        DataType::Array(DataType::Numeric(Some(m))) => i64::from(crate::sql::expr::numeric_len(*m)) + 4,
         _ => -1,
     };
     (t.pg_oid() as i64, typmod)
@@ -243,6 +244,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     match (oid, typmod) {
         (1042 | 1043, Some(m)) if m >= 4 => format!("{}({})", t.display, m - 4),
         (1700, Some(m)) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
+        (1231, Some(m)) if m >= 4 => format!("numeric({},{})[]", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
         _ => t.display.into(),
     }
 }
@@ -279,6 +281,10 @@ mod tests {
             column_type(DataType::Numeric(Some((10, 2)))),
             (1700, ((10 << 16) | 2) + 4)
         );
+        let n52 = DataType::array_keeping_typmod(DataType::Numeric(Some((5, 2)))).unwrap();
+        let (oid, typmod) = column_type(n52);
+        assert_eq!(format_type(oid, Some(typmod)), "numeric(5,2)[]");
+        assert_eq!(format_type(1231, Some(-1)), "numeric[]");
         assert_eq!(by_name("decimal").map(|t| t.oid), Some(1700));
         assert_eq!(by_name("uuid").map(|t| t.oid), Some(2950));
     }

@@ -23,7 +23,8 @@ pub(super) struct Acc {
     /// The sum of interval values, and whether it left the interval range (22008 at the end).
     sum_iv: Interval,
     sum_iv_overflow: bool,
-    best: Option<Value>,
+    /// min / max: the best value so far, with its array sort key when it is an array.
+    best: Option<(Value, Option<Value>)>,
     all: Option<bool>,
     seen: Option<HashSet<Value>>,
     /// array_agg's values, each with its ORDER BY keys, in input order.
@@ -50,21 +51,26 @@ impl Acc {
         self.items.push((keys, v));
     }
 
-    pub(super) fn add(&mut self, spec: &AggSpec, v: Value) {
+    pub(super) fn add(&mut self, spec: &AggSpec, v: Value) -> Result<()> {
         if spec.func == AggFunc::CountStar {
             self.count += 1;
-            return;
+            return Ok(());
         }
         if spec.func.keeps_order() {
             self.add_keyed(v, Vec::new());
-            return;
+            return Ok(());
         }
         if v.is_null() {
-            return;
+            return Ok(());
         }
+        // Arrays are compared (min, max, DISTINCT) by their elements' values, not their text.
+        let key = match spec.arg_ty {
+            Ty::Array(_) => Some(array_key(&v, spec.arg_ty)?),
+            _ => None,
+        };
         if let Some(seen) = &mut self.seen {
-            if !seen.insert(v.clone()) {
-                return;
+            if !seen.insert(key.clone().unwrap_or_else(|| v.clone())) {
+                return Ok(());
             }
         }
         self.count += 1;
@@ -85,8 +91,11 @@ impl Acc {
             AggFunc::Min | AggFunc::Max => {
                 let better = match &self.best {
                     None => true,
-                    Some(b) => {
-                        let o = v.total_cmp(b);
+                    Some((b, bk)) => {
+                        let o = match (&key, bk) {
+                            (Some(k), Some(bk)) => k.total_cmp(bk),
+                            _ => v.total_cmp(b),
+                        };
                         if spec.func == AggFunc::Min {
                             o == Ordering::Less
                         } else {
@@ -95,7 +104,7 @@ impl Acc {
                     }
                 };
                 if better {
-                    self.best = Some(v);
+                    self.best = Some((v, key));
                 }
             }
             AggFunc::BoolAnd | AggFunc::BoolOr => {
@@ -108,6 +117,7 @@ impl Acc {
             }
             _ => {}
         }
+        Ok(())
     }
 
     pub(super) fn finish(self, spec: &AggSpec) -> Result<Value> {
@@ -147,7 +157,7 @@ impl Acc {
                 Value::Numeric(numeric::div(self.sum_d, Decimal::from(self.count))?)
             }
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
-            AggFunc::Min | AggFunc::Max => self.best.unwrap_or(Value::Null),
+            AggFunc::Min | AggFunc::Max => self.best.map_or(Value::Null, |b| b.0),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
             AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => {
                 let mut items = self.items;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::expr::{cast, Ctx, Expr, SubResult, Ty};
 use super::plan::join::hash_keys;
-use super::plan::{Access, AggFunc, AggSpec, Plan, Scan, SortKey};
+use super::plan::{Access, AggFunc, AggSpec, ArrayCols, Plan, Scan, SortKey};
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::seam::{prelude::*, Interrupt, KeyRange, TableDef};
@@ -532,6 +532,25 @@ pub fn compare_rows(a: &[Value], b: &[Value], keys: &[(bool, bool)]) -> Ordering
     Ordering::Equal
 }
 
+/// An array value (of type `ty`) as the bytes it is compared by
+/// ([`crate::types::array::sort_key`]); any other value as it is.
+pub(super) fn array_key(v: &Value, ty: Ty) -> Result<Value> {
+    match (v, ty) {
+        (Value::Text(s), Ty::Array(e)) => Ok(Value::Bytes(crate::types::array::sort_key(s, e.to_dt())?)),
+        (v, _) => Ok(v.clone()),
+    }
+}
+
+/// The values a row is told apart by for DISTINCT and GROUP BY: its array columns as their
+/// sort keys.
+pub(super) fn distinct_key(row: &[Value], arrays: &ArrayCols) -> Result<Row> {
+    let mut key = row.to_vec();
+    for &(i, ty) in arrays {
+        key[i] = array_key(&row[i], ty)?;
+    }
+    Ok(key)
+}
+
 fn sort(rows: Vec<Row>, keys: &[SortKey], cx: &Ctx) -> Result<Vec<Row>> {
     let mut dec: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
     for r in rows {
@@ -685,7 +704,12 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             }
             out
         }
-        Plan::Aggregate { input, groups, aggs } => {
+        Plan::Aggregate {
+            input,
+            groups,
+            aggs,
+            array_groups,
+        } => {
             let rows = run(input, cx)?;
             let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
             let mut states: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
@@ -698,17 +722,27 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                 let i = if groups.is_empty() {
                     0
                 } else {
-                    match index.get(&g) {
-                        Some(&i) => i,
+                    let key = if array_groups.is_empty() {
+                        None
+                    } else {
+                        Some(distinct_key(&g, array_groups)?)
+                    };
+                    match index.get(key.as_ref().unwrap_or(&g)).copied() {
+                        Some(i) => i,
                         None => {
                             states.push((g.clone(), aggs.iter().map(Acc::new).collect()));
-                            index.insert(g, states.len() - 1);
+                            index.insert(key.unwrap_or(g), states.len() - 1);
                             states.len() - 1
                         }
                     }
                 };
                 let st = &mut states[i].1;
                 for (a, spec) in st.iter_mut().zip(aggs) {
+                    if let Some(f) = &spec.filter {
+                        if !f.test(r, cx)? {
+                            continue;
+                        }
+                    }
                     let v = match &spec.arg {
                         Some(e) => e.eval(r, cx)?,
                         None => Value::Null,
@@ -721,7 +755,7 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
                             .collect::<Result<Vec<_>>>()?;
                         a.add_keyed(v, keys);
                     } else {
-                        a.add(spec, v);
+                        a.add(spec, v)?;
                     }
                 }
             }
@@ -780,11 +814,22 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             }
             out
         }
-        Plan::Distinct(p) => {
+        Plan::Distinct(p, arrays) => {
             let rows = run(p, cx)?;
             cx.check_now()?;
             let mut seen = HashSet::new();
-            rows.into_iter().filter(|r| seen.insert(r.clone())).collect()
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let key = if arrays.is_empty() {
+                    r.clone()
+                } else {
+                    distinct_key(&r, arrays)?
+                };
+                if seen.insert(key) {
+                    out.push(r);
+                }
+            }
+            out
         }
         Plan::Sort(p, keys) => sort(run(p, cx)?, keys, cx)?,
         Plan::Limit { input, limit, offset } => {
@@ -801,11 +846,12 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
             all,
             left,
             right,
+            arrays,
         } => {
             let l = run(left, cx)?;
             let r = run(right, cx)?;
             cx.check_now()?;
-            set_op::set_op(*kind, *all, l, r)
+            set_op::set_op(*kind, *all, l, r, arrays)?
         }
         Plan::Recursive {
             id,
@@ -816,5 +862,12 @@ pub fn run(plan: &Plan, cx: &Ctx) -> Result<Vec<Row>> {
         Plan::WorkTable { id, .. } => cx.subs.work_table(*id).as_ref().clone(),
         Plan::Window { input, specs } => window::window(run(input, cx)?, specs, cx)?,
         Plan::ProjectSet { input, srfs } => crate::sql::plan::srf::project_set(run(input, cx)?, srfs, cx)?,
+        Plan::Lateral {
+            left,
+            sub,
+            names,
+            on,
+            outer,
+        } => subquery::lateral(left, sub, names.len(), on.as_ref(), *outer, cx)?,
     })
 }

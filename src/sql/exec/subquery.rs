@@ -1,13 +1,55 @@
 //! Running subqueries for expressions: an uncorrelated subquery runs once per statement, a
-//! correlated one once per distinct set of outer values (results cached by those values).
+//! correlated one once per distinct set of outer values (results cached by those values);
+//! and LATERAL subqueries in FROM, run the same way for each row to their left.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{run, Exec};
 use crate::error::{Error, Result};
-use crate::sql::expr::{SubResult, SubqueryRunner};
+use crate::sql::expr::{Ctx, Expr, SubRef, SubResult, SubqueryRunner};
+use crate::sql::plan::Plan;
 use crate::types::{Row, Value};
+
+/// [`Plan::Lateral`]: each left row joined with the rows the subquery returns for it.
+pub(super) fn lateral(
+    left: &Plan,
+    sub: &SubRef,
+    width: usize,
+    on: Option<&Expr>,
+    outer: bool,
+    cx: &Ctx,
+) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    for l in run(left, cx)? {
+        cx.check()?;
+        let args = sub
+            .args
+            .iter()
+            .map(|e| e.eval(&l, cx))
+            .collect::<Result<Vec<_>>>()?;
+        let res = cx.subs.run_subquery(sub.id, args)?;
+        let mut met = false;
+        for r in &res.rows {
+            let mut row = Vec::with_capacity(l.len() + width);
+            row.extend_from_slice(&l);
+            row.extend_from_slice(r);
+            if match on {
+                Some(on) => on.test(&row, cx)?,
+                None => true,
+            } {
+                met = true;
+                out.push(row);
+            }
+        }
+        if outer && !met {
+            let mut row = l;
+            row.resize(row.len() + width, Value::Null);
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
 
 /// Cached results kept per statement before the cache is emptied (bounds the memory a
 /// correlated subquery over many distinct outer values can hold).

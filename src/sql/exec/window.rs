@@ -159,7 +159,7 @@ fn partition(
                 for i in 0..m {
                     let (_, e) = bounds(i);
                     while upto < e {
-                        acc.add(a, arg(upto));
+                        acc.add(a, arg(upto))?;
                         upto += 1;
                     }
                     out[p[i]] = acc.clone().finish(a)?;
@@ -169,7 +169,7 @@ fn partition(
                     let (s, e) = bounds(i);
                     let mut acc = Acc::new(a);
                     for j in s..e {
-                        acc.add(a, arg(j));
+                        acc.add(a, arg(j))?;
                     }
                     out[p[i]] = acc.finish(a)?;
                 }

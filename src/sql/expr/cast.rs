@@ -76,6 +76,11 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             })?,
         (V::Text(s), Ty::Bool) => Value::parse_text(&s, DataType::Bool)?,
         (V::Text(s), Ty::Numeric) => Value::parse_text(&s, DataType::Numeric(numeric_mod(len)))?,
+        // `numeric(p, s)[]`: each element rounded to the typmod.
+        (V::Text(s), Ty::Array(e)) if *e == Ty::Numeric && len.is_some() => {
+            let dt = DataType::array_keeping_typmod(DataType::Numeric(numeric_mod(len)));
+            Value::parse_text(&s, dt.unwrap_or(DataType::Text(None)))?
+        }
         (V::Text(s), t) => {
             let v = Value::parse_text(&s, t.to_dt())?;
             if t == Ty::Float8 {
@@ -154,6 +159,7 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
     let ty = Ty::from_dt(dt);
     let v = match dt {
         DataType::Numeric(Some(m)) => cast(v, ty, Some(numeric_len(m)))?,
+        DataType::Array(DataType::Numeric(Some(m))) => cast(v, ty, Some(numeric_len(*m)))?,
         _ => cast(v, ty, None)?,
     };
     if let (DataType::Text(Some(n)), Value::Text(s)) = (dt, &v) {

@@ -164,18 +164,33 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 texts.iter().map(Option::as_deref),
             )))
         }
-        // NULL finds the first NULL element (IS NOT DISTINCT FROM); the elements are in their
-        // type's text form, so equal values have equal texts.
-        Func::ArrayPosition => {
-            let Some(a) = text_arg(&vals[0]) else {
-                return null;
+        // NULL finds the NULL elements (IS NOT DISTINCT FROM); other values the elements
+        // equal to them as their type compares.
+        Func::ArrayPosition | Func::ArrayPositions => {
+            let Ty::Array(elem) = ty else {
+                return Err(Error::internal(format!("{f:?} bound as {}", ty.name())));
             };
-            let (lower, items) = array_items(&a)?;
-            let want = vals[1].to_text();
-            Ok(items
+            if vals[0].is_null() {
+                return null;
+            }
+            let (lower, items) = array_values(&vals[0], *elem)?;
+            let want = &vals[1];
+            let mut found = items
                 .iter()
-                .position(|x| *x == want)
-                .map_or(Value::Null, |i| Value::Int(lower + i as i64)))
+                .enumerate()
+                .filter(|(_, x)| match (x.is_null(), want.is_null()) {
+                    (false, false) => x.sql_cmp(want) == Some(Ordering::Equal),
+                    (a, b) => a && b,
+                });
+            let at = |i: usize| (lower + i as i64).to_string();
+            Ok(if f == Func::ArrayPosition {
+                found
+                    .next()
+                    .map_or(Value::Null, |(i, _)| Value::Int(lower + i as i64))
+            } else {
+                let subs: Vec<String> = found.map(|(i, _)| at(i)).collect();
+                Value::Text(crate::types::array::format(subs.iter().map(|s| Some(s.as_str()))))
+            })
         }
         // Not strict: a NULL field is written as nothing.
         Func::RecordOf => {
@@ -194,7 +209,37 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             out.push(')');
             Ok(Value::Text(out))
         }
+        // Element by element: each read as the source element type and cast to the target's
+        // (22P02 for an element that does not read as the new type, as in PostgreSQL).
+        Func::ArrayCast => {
+            let (Value::Text(a), Value::Text(from), Ty::Array(to)) = (&vals[0], &vals[1], ty) else {
+                return null;
+            };
+            let len = int_arg(&vals[2]).map(|l| l as u32);
+            let from = Ty::from_dt(DataType::from_sql_name(from, None)?);
+            let (lower, items) = crate::types::array::parse(a)?;
+            let mut out = Vec::with_capacity(items.len());
+            for x in items {
+                out.push(match x {
+                    None => None,
+                    Some(x) => {
+                        let v = super::cast(Value::Text(x), from, None)?;
+                        super::cast(v, *to, len)?.to_text()
+                    }
+                });
+            }
+            let body = crate::types::array::format(out.iter().map(Option::as_deref));
+            Ok(Value::Text(if lower == 1 || out.is_empty() {
+                body
+            } else {
+                format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
+            }))
+        }
         _ if vals.iter().any(Value::is_null) => null,
+        Func::ArrayKey => Ok(Value::Bytes(crate::types::array::sort_key(
+            &text_arg(&vals[0]).unwrap_or_default(),
+            ty.array_elem().to_dt(),
+        )?)),
         // Element by element as each element's type compares (numeric `1.5 = 1.50`, interval
         // `'1 day' = '24 hours'`), not as the texts would; then the shorter array first, then
         // the lower first subscript. A NULL element is greater than any value.

@@ -70,6 +70,14 @@ impl Ty {
         ARRAY_ELEMENTS.iter().find(|t| **t == e).map(Ty::Array)
     }
 
+    /// An array type's element type (text for any other type).
+    pub fn array_elem(self) -> Ty {
+        match self {
+            Ty::Array(e) => *e,
+            _ => Ty::Text,
+        }
+    }
+
     pub fn from_dt(dt: DataType) -> Ty {
         match dt {
             DataType::Int2 => Ty::Int2,
@@ -352,8 +360,17 @@ pub enum Func {
     ArrayUpper,
     ArrayLength,
     Cardinality,
-    /// `array_position(a, x)`: the subscript of the first element not distinct from `x`.
+    /// `array_position(a, x)`: the subscript of the first element not distinct from `x`;
+    /// `array_positions(a, x)`: every such subscript, as an `integer[]`. Bound with the
+    /// array's type: the elements compare as values of its element type (`1.5` finds `1.50`).
     ArrayPosition,
+    ArrayPositions,
+    /// The array as the bytes it orders and compares by ([`crate::types::array::sort_key`]),
+    /// bound with the array's type: what ORDER BY sorts an array by.
+    ArrayKey,
+    /// An array cast to another array type (the call's type) element by element: its
+    /// arguments are the array, its element type's name and the cast's `len` (NULL for none).
+    ArrayCast,
     /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one.
     QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.

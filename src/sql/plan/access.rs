@@ -386,8 +386,14 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
 /// The grouping step of a query. An ungrouped `min(pk)` / `max(pk)` over a scan of the primary
 /// key reads one end of the index; an ungrouped `count(*)` walks the primary index without
 /// copying rows; anything else aggregates its input.
-pub fn aggregate(input: Plan, groups: Vec<Expr>, aggs: Vec<AggSpec>, having: bool) -> Plan {
-    let single = groups.is_empty() && !having && aggs.len() == 1;
+pub fn aggregate(
+    input: Plan,
+    groups: Vec<Expr>,
+    aggs: Vec<AggSpec>,
+    array_groups: super::ArrayCols,
+    having: bool,
+) -> Plan {
+    let single = groups.is_empty() && !having && aggs.len() == 1 && aggs[0].filter.is_none();
     if single && matches!(aggs[0].func, AggFunc::Min | AggFunc::Max) && !aggs[0].distinct {
         if let Plan::Scan(sc) = &input {
             if let (Some(pk), Some(Expr::Col(c))) = (sc.pk_col(), &aggs[0].arg) {
@@ -413,6 +419,7 @@ pub fn aggregate(input: Plan, groups: Vec<Expr>, aggs: Vec<AggSpec>, having: boo
         input: Box::new(input),
         groups,
         aggs,
+        array_groups,
     }
 }
 

@@ -145,7 +145,9 @@ impl Plan {
                 out.push(format!("{pad}Filter: {}", show_n(e, &p.names())));
                 p.explain(out, depth + 1);
             }
-            Plan::Aggregate { input, groups, aggs } => {
+            Plan::Aggregate {
+                input, groups, aggs, ..
+            } => {
                 let n = input.names();
                 let a: Vec<String> = aggs.iter().map(|x| show_agg(x, &n)).collect();
                 if groups.is_empty() {
@@ -181,7 +183,7 @@ impl Plan {
                 out.push(format!("{pad}Project: {}", cols.join(", ")));
                 p.explain(out, depth + 1);
             }
-            Plan::Distinct(p) => {
+            Plan::Distinct(p, _) => {
                 out.push(format!("{pad}Distinct"));
                 p.explain(out, depth + 1);
             }
@@ -190,6 +192,7 @@ impl Plan {
                 all,
                 left,
                 right,
+                ..
             } => {
                 out.push(format!(
                     "{pad}{}{}",
@@ -224,6 +227,19 @@ impl Plan {
                 let s: Vec<String> = srfs.iter().map(|s| s.show(&n)).collect();
                 out.push(format!("{pad}ProjectSet: {}", s.join(", ")));
                 input.explain(out, depth + 1);
+            }
+            Plan::Lateral {
+                left, sub, on, outer, ..
+            } => {
+                let kind = if *outer {
+                    "Left lateral join"
+                } else {
+                    "Lateral join"
+                };
+                let sub = show_sub(sub);
+                out.push(format!("{pad}{kind} (nested loop over {sub})"));
+                join_filter(out, depth, on.as_ref(), &self.names());
+                left.explain(out, depth + 1);
             }
             Plan::Sort(p, keys) => {
                 let n = p.names();
@@ -396,8 +412,12 @@ pub(super) fn scan_line(s: &Scan) -> String {
 }
 
 pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
+    let filter = match &a.filter {
+        Some(f) => format!(" FILTER (WHERE {})", show_n(f, n)),
+        None => String::new(),
+    };
     let name = match a.func {
-        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::CountStar => return format!("count(*){filter}"),
         AggFunc::Count => "count",
         AggFunc::Sum => "sum",
         AggFunc::Avg => "avg",
@@ -415,7 +435,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         .map(|k| format!("{}{}", show_n(&k.expr, n), if k.desc { " DESC" } else { "" }))
         .collect();
     format!(
-        "{name}({}{}{}{})",
+        "{name}({}{}{}{}){filter}",
         if a.distinct { "DISTINCT " } else { "" },
         a.arg.as_ref().map(|x| show_n(x, n)).unwrap_or_default(),
         if order.is_empty() { "" } else { " ORDER BY " },

@@ -30,7 +30,7 @@ pub fn estimate(p: &Plan) -> f64 {
         }
         Plan::Values(rows) => rows.len() as f64,
         Plan::Filter(p, _) => (estimate(p) * 0.3).max(1.0),
-        Plan::Project(p, _) | Plan::Sort(p, _) | Plan::Distinct(p) => estimate(p),
+        Plan::Project(p, _) | Plan::Sort(p, _) | Plan::Distinct(p, _) => estimate(p),
         Plan::Limit { input, .. } => estimate(input),
         Plan::Aggregate { input, groups, .. } => {
             if groups.is_empty() {
@@ -48,6 +48,7 @@ pub fn estimate(p: &Plan) -> f64 {
         Plan::SetOp { left, right, .. } => estimate(left) + estimate(right),
         Plan::Window { input, .. } => estimate(input),
         Plan::ProjectSet { input, .. } => estimate(input) * 10.0,
+        Plan::Lateral { left, .. } => estimate(left) * 10.0,
         Plan::Recursive { .. } | Plan::WorkTable { .. } => 1000.0,
     }
 }

@@ -11,7 +11,7 @@ pub mod window;
 use std::sync::Arc;
 
 use self::explain::{scan_line, show, show_agg, show_n};
-use super::expr::{Expr, Ty};
+use super::expr::{Expr, SubRef, Ty};
 use crate::engine::TableDef;
 use crate::seam::AnyTable;
 
@@ -136,6 +136,23 @@ pub struct AggSpec {
     pub arg_ty: Ty,
     /// The aggregate's own ORDER BY (`array_agg(x ORDER BY y)`), over the input row.
     pub order: Vec<SortKey>,
+    /// `FILTER (WHERE cond)`, over the input row: only the rows it is true for are
+    /// aggregated.
+    pub filter: Option<Expr>,
+}
+
+/// The columns of a row that are arrays, with their element types: DISTINCT, GROUP BY and set
+/// operations compare them by [`crate::types::array::sort_key`], element by element as the
+/// element type compares (`{1.5}` and `{1.50}` are one numeric[] value), not by their text.
+pub type ArrayCols = Vec<(usize, Ty)>;
+
+/// The array columns among `types`.
+pub fn array_cols(types: impl IntoIterator<Item = Ty>) -> ArrayCols {
+    types
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, t)| matches!(t, Ty::Array(_)).then_some((i, t)))
+        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -208,6 +225,8 @@ pub enum Plan {
         input: Box<Plan>,
         groups: Vec<Expr>,
         aggs: Vec<AggSpec>,
+        /// The groups that are arrays, told apart by their elements' values.
+        array_groups: ArrayCols,
     },
     /// min(pk) / max(pk) read from one end of the index.
     IndexMinMax {
@@ -219,19 +238,22 @@ pub enum Plan {
         scan: Scan,
     },
     Project(Box<Plan>, Vec<Expr>),
-    Distinct(Box<Plan>),
+    /// The rows without duplicates (array columns told apart by their elements' values).
+    Distinct(Box<Plan>, ArrayCols),
     Sort(Box<Plan>, Vec<SortKey>),
     Limit {
         input: Box<Plan>,
         limit: Option<Expr>,
         offset: Option<Expr>,
     },
-    /// UNION / INTERSECT / EXCEPT, with duplicates kept (`all`) or removed.
+    /// UNION / INTERSECT / EXCEPT, with duplicates kept (`all`) or removed; rows compare
+    /// with their array columns told apart by their elements' values.
     SetOp {
         kind: SetOpKind,
         all: bool,
         left: Box<Plan>,
         right: Box<Plan>,
+        arrays: ArrayCols,
     },
     /// WITH RECURSIVE: the rows of `base`, then of `step` run over the rows the previous round
     /// added (read by `WorkTable { id }`), until a round adds none; `distinct` for UNION.
@@ -257,6 +279,17 @@ pub enum Plan {
         input: Box<Plan>,
         srfs: Vec<srf::SrfSpec>,
     },
+    /// A LATERAL subquery: each left row followed by each row of the subquery `sub` run with
+    /// that row's values (its `args`, correlated as a subquery's are) that meets `on` (over
+    /// the joined row); with `outer` (LEFT JOIN LATERAL), a left row no subquery row meets it
+    /// for is kept once, followed by NULLs. `names` are the subquery's columns.
+    Lateral {
+        left: Box<Plan>,
+        sub: SubRef,
+        names: Vec<String>,
+        on: Option<Expr>,
+        outer: bool,
+    },
 }
 
 impl Plan {
@@ -275,7 +308,7 @@ impl Plan {
             }
             Plan::FullJoin { left, right, .. } => left.width() + right.width(),
             Plan::SemiJoin { left, .. } => left.width(),
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.width(),
+            Plan::Filter(p, _) | Plan::Distinct(p, _) | Plan::Sort(p, _) => p.width(),
             Plan::Limit { input, .. } => input.width(),
             Plan::Aggregate { groups, aggs, .. } => groups.len() + aggs.len(),
             Plan::IndexMinMax { .. } | Plan::IndexCount { .. } => 1,
@@ -285,6 +318,7 @@ impl Plan {
             Plan::WorkTable { names, .. } => names.len(),
             Plan::Window { input, specs } => input.width() + specs.len(),
             Plan::ProjectSet { input, srfs } => input.width() + srfs.iter().map(|s| s.width()).sum::<usize>(),
+            Plan::Lateral { left, names, .. } => left.width() + names.len(),
         }
     }
 
@@ -316,9 +350,11 @@ impl Plan {
                 n
             }
             Plan::SemiJoin { left, .. } => left.names(),
-            Plan::Filter(p, _) | Plan::Distinct(p) | Plan::Sort(p, _) => p.names(),
+            Plan::Filter(p, _) | Plan::Distinct(p, _) | Plan::Sort(p, _) => p.names(),
             Plan::Limit { input, .. } => input.names(),
-            Plan::Aggregate { input, groups, aggs } => {
+            Plan::Aggregate {
+                input, groups, aggs, ..
+            } => {
                 let n = input.names();
                 groups
                     .iter()
@@ -347,6 +383,11 @@ impl Plan {
                 let mut n = input.names();
                 let w: Vec<String> = specs.iter().map(|s| s.show(&n)).collect();
                 n.extend(w);
+                n
+            }
+            Plan::Lateral { left, names, .. } => {
+                let mut n = left.names();
+                n.extend(names.iter().cloned());
                 n
             }
             Plan::ProjectSet { input, srfs } => {
