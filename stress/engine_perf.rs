@@ -180,13 +180,14 @@ fn print_open(label: &str, db: &Database, took: Duration, f0: (u64, u64)) {
         String::new()
     };
     println!(
-        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions{secondary}; {} index images refused); {}",
+        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions, {} MiB of image copied first{secondary}; {} index images refused); {}",
         took.as_secs_f64() * 1e3,
         s.open_store_us as f64 / 1e3,
         s.open_map_us as f64 / 1e3,
         s.open_verify_us as f64 / 1e3,
         s.open_replay_us as f64 / 1e3,
         s.open_replayed_versions,
+        s.open_copied_image_bytes >> 20,
         s.index_images_refused,
         since(f0)
     );

@@ -145,6 +145,8 @@ struct OpenTimes {
     /// rebuilding them from the rows.
     secondary: Duration,
     replayed: u64,
+    /// Bytes of images copied into private memory before a dense replay.
+    copied: u64,
     images_refused: u64,
     /// Tables whose secondary indexes were loaded from their form, rebuilt from the rows, and
     /// (of those rebuilt) whose checkpoint's form was missing or refused.
@@ -210,6 +212,7 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         s.open_verify_us = times.verify.as_micros() as u64;
         s.open_replay_us = times.replay.as_micros() as u64;
         s.open_replayed_versions = times.replayed;
+        s.open_copied_image_bytes = times.copied;
         s.index_images_refused = times.images_refused;
         s.open_secondary_us = times.secondary.as_micros() as u64;
         s.secondary_loaded = times.secondary_loaded;
@@ -334,6 +337,7 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
         // larger than the image itself is merged and bulk-loaded instead (a better-shaped tree
         // than as many inserts, for about the work of reading the image once).
         Base::Index(mut pk) if newest.len() <= pk.len() => {
+            times.copied += copy_before_replay(&pk, newest.len()) as u64;
             for (k, p) in newest {
                 if p & TOMBSTONE != 0 {
                     pk.remove(&k);
@@ -450,6 +454,21 @@ impl Base {
             Base::Index(pk) => pk.get(k),
         }
     }
+}
+
+/// A replay of at least one write per this many bytes of the image copies the whole image
+/// into private memory first (`copy_before_replay`).
+const DENSE_REPLAY_BYTES: usize = 16 << 10;
+
+/// Before `writes` replayed changes are applied to an index opened from its image: when they
+/// are dense enough to reach a large share of the image's pages, gives every page of the image
+/// its private copy in one call (`KeyIndex::populate_write`) rather than a copy-on-write fault
+/// per page as the writes reach them. Returns the bytes copied.
+fn copy_before_replay(pk: &KeyIndex, writes: usize) -> usize {
+    if writes == 0 || writes.saturating_mul(DENSE_REPLAY_BYTES) < pk.image_len() {
+        return 0;
+    }
+    pk.populate_write()
 }
 
 /// Bulk-loads entries, leaving out tombstoned ones.

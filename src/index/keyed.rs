@@ -247,6 +247,28 @@ impl KeyIndex {
         }
     }
 
+    /// The length of the mapped image this index was opened from (0 if none).
+    pub(crate) fn image_len(&self) -> usize {
+        match self {
+            KeyIndex::Alex(a) => a.image.as_ref().map_or(0, |m| m.len()),
+            KeyIndex::BTree(_) => 0,
+        }
+    }
+
+    /// Gives every page of a mapped image a private copy now, in one call
+    /// (`index::mapped::Mapping::populate_write`), so that writes to it take no copy-on-write
+    /// fault each. Returns the bytes copied (0 with no image, or where unsupported).
+    pub(crate) fn populate_write(&self) -> usize {
+        match self {
+            KeyIndex::Alex(a) => a
+                .image
+                .as_ref()
+                .filter(|m| m.populate_write())
+                .map_or(0, |m| m.len()),
+            KeyIndex::BTree(_) => 0,
+        }
+    }
+
     /// Moves the next 2 MiB of a mapped image into `page`, an anonymous huge page, at the same
     /// addresses (see `index::mapped::Mapping::promote`). `&mut self` is what makes it safe: no
     /// array of the image can be written meanwhile. Returns false when nothing was left.

@@ -198,6 +198,11 @@ impl Store {
         db_opts.set_max_background_jobs(2);
         db_opts.set_bytes_per_sync(1 << 20);
         db_opts.set_keep_log_file_num(4);
+        // An open appends to the existing MANIFEST instead of writing and syncing a new one, and
+        // a clean close leaves less for the next open to record (RocksDB 11.8; it falls back
+        // to a new MANIFEST by itself where reuse is unsafe). No setter in the Rust crate.
+        db_opts = db_opts
+            .get_options_from_string("reuse_manifest_on_open=true;optimize_manifest_for_recovery=true")?;
 
         let mut rows = Options::default();
         let mut bb = BlockBasedOptions::default();
