@@ -2,7 +2,7 @@
 //! writes through `augur::Transaction` as for SQL statements (same SQLSTATEs and messages, same
 //! referential actions), and a refused write leaves the data and the transaction as they were.
 
-use augur::seam::CheckDef;
+use augur::seam::{BatchError, CheckDef};
 use augur::{ColumnDef, DataType, Database, Error, Key, Options, TableDef, Value};
 
 const SCHEMA: &str = "
@@ -44,6 +44,20 @@ fn expect_err(r: Result<impl std::fmt::Debug, Error>, state: &str, message: &str
             assert!(e.to_string().contains(message), "{e}");
         }
     }
+}
+
+/// The row a refused batch names, once its error is checked to be `state`.
+fn failed_row(r: Result<u64, BatchError>, state: &str) -> Option<usize> {
+    let e = r.expect_err("the batch should be refused");
+    assert_eq!(e.error.sqlstate().0, state, "{}", e.error);
+    e.row
+}
+
+/// Order rows (id, customer, qty).
+fn orders_rows(rows: &[(i64, i64, i64)]) -> Vec<Vec<Value>> {
+    rows.iter()
+        .map(|&(id, c, q)| vec![int(id), int(c), int(q)])
+        .collect()
 }
 
 fn ids(db: &Database, sql: &str) -> Vec<Vec<Value>> {
@@ -388,13 +402,8 @@ fn the_seam_writes_enforce_the_constraints() {
         "23514",
         "orders_qty_check",
     );
-    let e = tx
-        .insert_batch_in(
-            &orders,
-            vec![vec![int(1), int(1), int(1)], vec![int(2), int(99), int(1)]],
-        )
-        .unwrap_err();
-    assert_eq!((e.row, e.error.sqlstate().0), (Some(1), "23503"), "{}", e.error);
+    let batch = orders_rows(&[(1, 1, 1), (2, 99, 1)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23503"), Some(1));
     tx.insert_in(&orders, vec![int(1), int(1), int(1)]).unwrap();
     tx.commit().unwrap();
     assert_eq!(ids(&db, "SELECT id FROM orders"), vec![vec![int(1)]]);
@@ -410,29 +419,11 @@ fn a_batch_is_checked_as_one_statement() {
     let (orders, tree) = (db.table("orders").unwrap(), db.table("tree").unwrap());
     let mut tx = db.begin();
     // The earliest row a CHECK refuses; nothing of the batch is written.
-    let e = tx
-        .insert_batch_in(
-            &orders,
-            vec![
-                vec![int(1), int(1), int(1)],
-                vec![int(2), int(99), int(1)],
-                vec![int(3), int(1), int(0)],
-            ],
-        )
-        .unwrap_err();
-    assert_eq!((e.row, e.error.sqlstate().0), (Some(2), "23514"), "{}", e.error);
+    let batch = orders_rows(&[(1, 1, 1), (2, 99, 1), (3, 1, 0)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23514"), Some(2));
     // Then the parents, once the batch is in: the earliest row without one.
-    let e = tx
-        .insert_batch_in(
-            &orders,
-            vec![
-                vec![int(1), int(1), int(1)],
-                vec![int(2), int(1), int(1)],
-                vec![int(3), int(99), int(1)],
-            ],
-        )
-        .unwrap_err();
-    assert_eq!((e.row, e.error.sqlstate().0), (Some(2), "23503"), "{}", e.error);
+    let batch = orders_rows(&[(1, 1, 1), (2, 1, 1), (3, 99, 1)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23503"), Some(2));
     assert!(tx.get("orders", &Key::Int(1)).unwrap().is_none());
     // Rows of a batch may reference one another, in any order.
     let rows = vec![
@@ -441,8 +432,8 @@ fn a_batch_is_checked_as_one_statement() {
         vec![int(1), Value::Null],
     ];
     assert_eq!(tx.insert_batch_in(&tree, rows).unwrap(), 3);
-    let e = tx.insert_batch_in(&tree, vec![vec![int(4), int(9)]]).unwrap_err();
-    assert_eq!((e.row, e.error.sqlstate().0), (Some(0), "23503"), "{}", e.error);
+    let batch = vec![vec![int(4), int(9)]];
+    assert_eq!(failed_row(tx.insert_batch_in(&tree, batch), "23503"), Some(0));
     tx.commit().unwrap();
     assert_eq!(
         ids(&db, "SELECT id, up FROM tree ORDER BY id"),

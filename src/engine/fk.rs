@@ -259,6 +259,10 @@ pub(crate) fn on_parent_change(
     Ok(())
 }
 
+/// A child row referencing a value that went away: its key, the row, and the value (as the
+/// parent's types).
+type Referencing = (Key, Arc<Row>, Vec<Value>);
+
 /// One foreign key between a parent and a child table, as [`on_parent_change`] applies it.
 struct ForeignKey<'a> {
     parent: &'a AnyTable,
@@ -385,7 +389,7 @@ impl ForeignKey<'_> {
         tx: &AnyTxn,
         pcols: &[usize],
         gone: &HashMap<Vec<Value>, Fate>,
-    ) -> Result<Vec<(Key, Arc<Row>, Vec<Value>)>> {
+    ) -> Result<Vec<Referencing>> {
         let (cdef, fk) = (self.cdef, self.fk);
         let mut found = Vec::new();
         let mut keep = |k: &Key, r: &Arc<Row>| -> Result<()> {
