@@ -2,7 +2,7 @@
 //! writes through `augur::Transaction` as for SQL statements (same SQLSTATEs and messages, same
 //! referential actions), and a refused write leaves the data and the transaction as they were.
 
-use augur::seam::CheckDef;
+use augur::seam::{BatchError, CheckDef};
 use augur::{ColumnDef, DataType, Database, Error, Key, Options, TableDef, Value};
 
 const SCHEMA: &str = "
@@ -21,10 +21,15 @@ const SCHEMA: &str = "
 fn setup() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options::default()).unwrap();
-    for stmt in SCHEMA.split(';').filter(|s| !s.trim().is_empty()) {
+    sql(&db, SCHEMA);
+    (dir, db)
+}
+
+/// Runs SQL statements (separated by semicolons) through the SQL layer.
+fn sql(db: &Database, statements: &str) {
+    for stmt in statements.split(';').filter(|s| !s.trim().is_empty()) {
         db.execute(stmt, &[]).unwrap();
     }
-    (dir, db)
 }
 
 fn int(v: i64) -> Value {
@@ -39,6 +44,20 @@ fn expect_err(r: Result<impl std::fmt::Debug, Error>, state: &str, message: &str
             assert!(e.to_string().contains(message), "{e}");
         }
     }
+}
+
+/// The row a refused batch names, once its error is checked to be `state`.
+fn failed_row(r: Result<u64, BatchError>, state: &str) -> Option<usize> {
+    let e = r.expect_err("the batch should be refused");
+    assert_eq!(e.error.sqlstate().0, state, "{}", e.error);
+    e.row
+}
+
+/// Order rows (id, customer, qty).
+fn orders_rows(rows: &[(i64, i64, i64)]) -> Vec<Vec<Value>> {
+    rows.iter()
+        .map(|&(id, c, q)| vec![int(id), int(c), int(q)])
+        .collect()
 }
 
 fn ids(db: &Database, sql: &str) -> Vec<Vec<Value>> {
@@ -95,14 +114,13 @@ fn a_check_constraint_refuses_rows_it_is_false_for() {
 #[test]
 fn deleting_a_parent_applies_each_referencing_action() {
     let (_dir, db) = setup();
-    db.execute(
+    sql(
+        &db,
         "INSERT INTO orders VALUES (1, 1, 1), (2, 1, 2), (3, 2, 3);
          INSERT INTO notes VALUES (1, 2);
          INSERT INTO holds VALUES (1, 3);
          INSERT INTO tags VALUES (1, 4), (2, 1)",
-        &[],
-    )
-    .unwrap();
+    );
     let mut tx = db.begin();
     // CASCADE: customer 1's orders go with it; SET NULL: its tag loses the reference.
     assert!(tx.delete("customers", &Key::Int(1)).unwrap());
@@ -210,26 +228,23 @@ fn a_check_defined_through_the_embedded_api_is_enforced() {
 #[test]
 fn set_null_checks_the_child_rows_it_changes() {
     let (_dir, db) = setup();
-    db.execute(
+    sql(
+        &db,
         "CREATE TABLE flagged (id int8 PRIMARY KEY,
                                customer int8 REFERENCES customers(id) ON DELETE SET NULL,
                                kept bool, CHECK (customer IS NOT NULL OR NOT kept))",
-        &[],
-    )
-    .unwrap();
-    db.execute(
+    );
+    sql(
+        &db,
         "CREATE TABLE pinned (id int8 PRIMARY KEY,
                               customer int8 NOT NULL REFERENCES customers(id) ON DELETE SET NULL)",
-        &[],
-    )
-    .unwrap();
-    db.execute(
+    );
+    sql(
+        &db,
         "INSERT INTO orders VALUES (1, 2, 1);
          INSERT INTO flagged VALUES (1, 1, false), (2, 2, true);
          INSERT INTO pinned VALUES (1, 3)",
-        &[],
-    )
-    .unwrap();
+    );
     let mut tx = db.begin();
     // Customer 2: its order would go (CASCADE), but its flagged row cannot lose the
     // reference; the whole delete is refused, the order included.
@@ -289,39 +304,298 @@ fn a_foreign_key_added_later_is_enforced_by_the_next_write() {
     // Whether a table is referenced is kept between writes; every definition change must
     // show in the next write.
     let (_dir, db) = setup();
-    db.execute("CREATE TABLE shops (id int8 PRIMARY KEY)", &[])
-        .unwrap();
-    db.execute("INSERT INTO shops VALUES (1), (2), (3)", &[]).unwrap();
+    sql(&db, "CREATE TABLE shops (id int8 PRIMARY KEY)");
+    sql(&db, "INSERT INTO shops VALUES (1), (2), (3)");
     let mut tx = db.begin();
     assert!(tx.delete("shops", &Key::Int(1)).unwrap());
     tx.commit().unwrap();
-    db.execute(
+    sql(
+        &db,
         "CREATE TABLE stock (id int8 PRIMARY KEY, shop int8 REFERENCES shops(id))",
-        &[],
-    )
-    .unwrap();
-    db.execute("INSERT INTO stock VALUES (1, 2)", &[]).unwrap();
+    );
+    sql(&db, "INSERT INTO stock VALUES (1, 2)");
     let mut tx = db.begin();
     expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop_fkey");
     tx.commit().unwrap();
-    db.execute("ALTER TABLE stock DROP CONSTRAINT stock_shop_fkey", &[])
-        .unwrap();
+    sql(&db, "ALTER TABLE stock DROP CONSTRAINT stock_shop_fkey");
     let mut tx = db.begin();
     assert!(tx.delete("shops", &Key::Int(2)).unwrap());
     tx.commit().unwrap();
-    db.execute("INSERT INTO shops VALUES (2)", &[]).unwrap();
-    db.execute(
+    sql(&db, "INSERT INTO shops VALUES (2)");
+    sql(
+        &db,
         "ALTER TABLE stock ADD CONSTRAINT stock_shop FOREIGN KEY (shop) REFERENCES shops(id)",
-        &[],
-    )
-    .unwrap();
+    );
     let mut tx = db.begin();
     expect_err(tx.delete("shops", &Key::Int(2)), "23503", "stock_shop");
     tx.commit().unwrap();
-    db.execute("DROP TABLE stock", &[]).unwrap();
+    sql(&db, "DROP TABLE stock");
     let mut tx = db.begin();
     assert!(tx.delete("shops", &Key::Int(2)).unwrap());
     assert!(tx.delete("shops", &Key::Int(3)).unwrap());
     tx.commit().unwrap();
     assert!(ids(&db, "SELECT id FROM shops").is_empty());
+}
+
+#[test]
+fn writes_through_a_table_handle_enforce_the_constraints() {
+    let (_dir, db) = setup();
+    sql(
+        &db,
+        "INSERT INTO orders VALUES (1, 1, 1); INSERT INTO notes VALUES (1, 2)",
+    );
+    let (customers, orders) = (db.table("customers").unwrap(), db.table("orders").unwrap());
+    let mut tx = db.begin();
+    expect_err(
+        tx.insert_in(&orders, vec![int(2), int(99), int(1)]),
+        "23503",
+        "insert or update on table \"orders\" violates foreign key constraint \"orders_customer_fkey\"",
+    );
+    expect_err(
+        tx.insert_in(&orders, vec![int(2), int(1), int(0)]),
+        "23514",
+        "orders_qty_check",
+    );
+    expect_err(
+        tx.update_in(&orders, &Key::Int(1), vec![int(1), int(99), int(1)]),
+        "23503",
+        "orders_customer_fkey",
+    );
+    expect_err(
+        tx.update_in(&orders, &Key::Int(1), vec![int(1), int(1), int(-5)]),
+        "23514",
+        "orders_qty_check",
+    );
+    // NO ACTION (notes): refused; CASCADE (orders): applied.
+    expect_err(
+        tx.delete_in(&customers, &Key::Int(2)),
+        "23503",
+        "violates foreign key constraint \"notes_customer_fkey\" on table \"notes\"",
+    );
+    assert!(tx.delete_in(&customers, &Key::Int(1)).unwrap());
+    assert!(tx.get("orders", &Key::Int(1)).unwrap().is_none());
+    tx.insert_in(&orders, vec![int(3), int(3), int(7)]).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(
+        ids(&db, "SELECT id, customer FROM orders"),
+        vec![vec![int(3), int(3)]]
+    );
+    assert_eq!(
+        ids(&db, "SELECT id FROM customers ORDER BY id"),
+        vec![vec![int(2)], vec![int(3)], vec![int(4)]]
+    );
+}
+
+#[test]
+fn the_seam_writes_enforce_the_constraints() {
+    use augur::seam::{AnyTable, AnyTxn, EngineTxn};
+    let (_dir, db) = setup();
+    let orders = AnyTable::from(db.table("orders").unwrap());
+    let mut tx = AnyTxn::from(db.begin());
+    expect_err(
+        tx.insert_in(&orders, vec![int(1), int(99), int(1)]),
+        "23503",
+        "orders_customer_fkey",
+    );
+    expect_err(
+        tx.insert_in(&orders, vec![int(1), int(1), int(0)]),
+        "23514",
+        "orders_qty_check",
+    );
+    let batch = orders_rows(&[(1, 1, 1), (2, 99, 1)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23503"), Some(1));
+    tx.insert_in(&orders, vec![int(1), int(1), int(1)]).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(ids(&db, "SELECT id FROM orders"), vec![vec![int(1)]]);
+}
+
+#[test]
+fn a_batch_is_checked_as_one_statement() {
+    let (_dir, db) = setup();
+    sql(
+        &db,
+        "CREATE TABLE tree (id int8 PRIMARY KEY, up int8 REFERENCES tree(id), CHECK (id > 0))",
+    );
+    let (orders, tree) = (db.table("orders").unwrap(), db.table("tree").unwrap());
+    let mut tx = db.begin();
+    // The earliest row a CHECK refuses; nothing of the batch is written.
+    let batch = orders_rows(&[(1, 1, 1), (2, 99, 1), (3, 1, 0)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23514"), Some(2));
+    // Then the parents, once the batch is in: the earliest row without one.
+    let batch = orders_rows(&[(1, 1, 1), (2, 1, 1), (3, 99, 1)]);
+    assert_eq!(failed_row(tx.insert_batch_in(&orders, batch), "23503"), Some(2));
+    assert!(tx.get("orders", &Key::Int(1)).unwrap().is_none());
+    // Rows of a batch may reference one another, in any order.
+    let rows = vec![
+        vec![int(3), int(2)],
+        vec![int(2), int(1)],
+        vec![int(1), Value::Null],
+    ];
+    assert_eq!(tx.insert_batch_in(&tree, rows).unwrap(), 3);
+    let batch = vec![vec![int(4), int(9)]];
+    assert_eq!(failed_row(tx.insert_batch_in(&tree, batch), "23503"), Some(0));
+    tx.commit().unwrap();
+    assert_eq!(
+        ids(&db, "SELECT id, up FROM tree ORDER BY id"),
+        vec![
+            vec![int(1), Value::Null],
+            vec![int(2), int(1)],
+            vec![int(3), int(2)]
+        ]
+    );
+    assert!(ids(&db, "SELECT id FROM orders").is_empty());
+}
+
+#[test]
+fn bulk_insert_keeps_the_constraints() {
+    let (_dir, db) = setup();
+    let rows =
+        |bad: Value| (1..=100).map(move |k| vec![int(k), if k == 50 { bad.clone() } else { int(1) }, int(1)]);
+    expect_err(
+        db.bulk_insert("orders", rows(int(99))),
+        "23503",
+        "orders_customer_fkey",
+    );
+    let checked = (1..=100).map(|k| vec![int(k), int(1), int(if k == 70 { 0 } else { 1 })]);
+    expect_err(db.bulk_insert("orders", checked), "23514", "orders_qty_check");
+    assert!(ids(&db, "SELECT id FROM orders").is_empty());
+    assert_eq!(db.bulk_insert("orders", rows(Value::Null)).unwrap(), 100);
+    assert_eq!(ids(&db, "SELECT count(*) FROM orders"), vec![vec![int(100)]]);
+}
+
+#[test]
+fn on_update_and_set_default_actions_through_the_embedded_api() {
+    let (_dir, db) = setup();
+    sql(
+        &db,
+        "CREATE TABLE lines (customer int8 REFERENCES customers(id) ON UPDATE CASCADE, n int8,
+                             PRIMARY KEY (customer, n));
+         CREATE TABLE fallback (id int8 PRIMARY KEY,
+                                customer int8 DEFAULT 4 REFERENCES customers(id)
+                                    ON DELETE SET DEFAULT ON UPDATE SET NULL);
+         INSERT INTO lines VALUES (1, 1), (1, 2), (2, 1);
+         INSERT INTO fallback VALUES (1, 1), (2, 2), (3, 3)",
+    );
+    let mut tx = db.begin();
+    // A key change cascades into the composite key of lines (the rows move) and clears
+    // fallback's reference.
+    assert!(tx
+        .update("customers", &Key::Int(1), vec![int(10), "ann".into()])
+        .unwrap());
+    // Deleting customer 3 sets fallback's reference to its default, 4.
+    assert!(tx.delete("customers", &Key::Int(3)).unwrap());
+    tx.commit().unwrap();
+    assert_eq!(
+        ids(&db, "SELECT customer, n FROM lines ORDER BY customer, n"),
+        vec![vec![int(2), int(1)], vec![int(10), int(1)], vec![int(10), int(2)]]
+    );
+    assert_eq!(
+        ids(&db, "SELECT id, customer FROM fallback ORDER BY id"),
+        vec![
+            vec![int(1), Value::Null],
+            vec![int(2), int(2)],
+            vec![int(3), int(4)]
+        ]
+    );
+    // Deleting customer 4, the default itself, leaves the row referencing it: refused.
+    let mut tx = db.begin();
+    expect_err(
+        tx.delete("customers", &Key::Int(4)),
+        "23503",
+        "update or delete on table \"customers\" violates foreign key constraint \"fallback_customer_fkey\" on table \"fallback\"",
+    );
+    // A default no customer has: the changed row has no parent.
+    drop(tx);
+    sql(&db, "ALTER TABLE fallback ALTER COLUMN customer SET DEFAULT 77");
+    let mut tx = db.begin();
+    expect_err(
+        tx.delete("customers", &Key::Int(2)),
+        "23503",
+        "insert or update on table \"fallback\" violates foreign key constraint \"fallback_customer_fkey\"",
+    );
+    assert_eq!(tx.get("fallback", &Key::Int(2)).unwrap().unwrap()[1], int(2));
+    tx.commit().unwrap();
+}
+
+#[test]
+fn a_parent_delete_finds_children_by_an_index_only_when_it_holds_them_all() {
+    let (_dir, db) = setup();
+    // items: an index on (customer) finds the referencing rows; extras: an index on
+    // (customer, tag) with tag nullable has no entry for a row whose tag is NULL, so it must
+    // not be used; pairs: a composite key found by an index with its columns swapped.
+    sql(
+        &db,
+        "CREATE TABLE items (id int8 PRIMARY KEY, customer int8 REFERENCES customers(id) ON DELETE CASCADE);
+         CREATE INDEX items_customer ON items (customer);
+         CREATE TABLE extras (id int8 PRIMARY KEY, customer int8 REFERENCES customers(id), tag text);
+         CREATE INDEX extras_customer_tag ON extras (customer, tag);
+         CREATE TABLE owners (a int8, b text, PRIMARY KEY (a, b));
+         CREATE TABLE pairs (id int8 PRIMARY KEY, a int8, b text,
+                             FOREIGN KEY (a, b) REFERENCES owners ON DELETE CASCADE ON UPDATE CASCADE);
+         CREATE INDEX pairs_b_a ON pairs (b, a);
+         INSERT INTO owners VALUES (1, 'x'), (1, 'y'), (2, 'x');
+         INSERT INTO pairs VALUES (1, 1, 'x'), (2, 1, 'y'), (3, 2, 'x'), (4, 1, 'x');
+         INSERT INTO items VALUES (1, 1), (2, 1), (3, 2), (4, 3);
+         INSERT INTO extras VALUES (1, 3, NULL), (2, 4, 'kept')",
+    );
+    let mut tx = db.begin();
+    assert!(tx.delete("customers", &Key::Int(1)).unwrap());
+    expect_err(
+        tx.delete("customers", &Key::Int(3)),
+        "23503",
+        "extras_customer_fkey",
+    );
+    expect_err(
+        tx.delete("customers", &Key::Int(4)),
+        "23503",
+        "extras_customer_fkey",
+    );
+    let owners = db.table("owners").unwrap().def();
+    let owner = |a: i64, b: &str| owners.key_from_values(&[int(a), b.into()]).unwrap();
+    assert!(tx.delete("owners", &owner(1, "x")).unwrap());
+    assert!(tx
+        .update("owners", &owner(2, "x"), vec![int(5), "z".into()])
+        .unwrap());
+    tx.commit().unwrap();
+    assert_eq!(
+        ids(&db, "SELECT id, customer FROM items ORDER BY id"),
+        vec![vec![int(3), int(2)], vec![int(4), int(3)]]
+    );
+    assert_eq!(
+        ids(&db, "SELECT id, a, b FROM pairs ORDER BY id"),
+        vec![vec![int(2), int(1), "y".into()], vec![int(3), int(5), "z".into()]]
+    );
+    // The SQL statements find the same rows.
+    expect_err(
+        db.execute("DELETE FROM customers WHERE id = 3", &[]),
+        "23503",
+        "extras_customer_fkey",
+    );
+    assert_eq!(db.execute("DELETE FROM customers WHERE id = 2", &[]).unwrap(), 1);
+    assert_eq!(ids(&db, "SELECT id FROM items ORDER BY id"), vec![vec![int(4)]]);
+}
+
+#[test]
+fn a_child_committed_after_the_snapshot_blocks_its_parent_delete() {
+    // The referencing rows are the newest committed ones, found by index or by scan: a child
+    // another transaction committed after this one began still references the parent.
+    let (_dir, db) = setup();
+    sql(
+        &db,
+        "CREATE TABLE indexed (id int8 PRIMARY KEY, customer int8 REFERENCES customers(id));
+         CREATE INDEX indexed_customer ON indexed (customer)",
+    );
+    for (child, parent) in [("indexed", 1), ("notes", 2)] {
+        let mut tx = db.begin();
+        assert!(tx.get("customers", &Key::Int(parent)).unwrap().is_some());
+        let mut other = db.begin();
+        other.insert(child, vec![int(1), int(parent)]).unwrap();
+        other.commit().unwrap();
+        expect_err(tx.delete("customers", &Key::Int(parent)), "23503", child);
+        tx.commit().unwrap();
+    }
+    assert_eq!(
+        ids(&db, "SELECT id FROM customers ORDER BY id"),
+        vec![vec![int(1)], vec![int(2)], vec![int(3)], vec![int(4)]]
+    );
 }

@@ -23,19 +23,18 @@ impl Database {
     /// Inserts `rows` into `table` atomically and durably (regardless of `Options::sync_commits`:
     /// the ingested file is fsynced). Returns the number of rows inserted.
     ///
-    /// Tables with secondary indexes take the ordinary transactional path.
+    /// Tables with secondary indexes, CHECK constraints or foreign keys take the ordinary
+    /// transactional path: one [`crate::Transaction::insert_batch_in`] of the rows, so the
+    /// constraints hold (23514, 23503) and a refused row leaves the table unchanged.
     pub fn bulk_insert(&self, table: &str, rows: impl IntoIterator<Item = Row>) -> Result<u64> {
         let inner = self.core.cur.load_full();
         let t = inner.table(table)?;
         let def = t.def();
-        if !def.indexes.is_empty() {
+        if !def.indexes.is_empty() || !def.checks.is_empty() || !def.foreign_keys.is_empty() {
+            let rows: Vec<Row> = rows.into_iter().collect();
             return self.transaction(|tx| {
-                let mut n = 0;
-                for r in rows {
-                    tx.insert_in(&t, r)?;
-                    n += 1;
-                }
-                Ok(n)
+                tx.set_sync(true);
+                tx.insert_batch_in(&t, rows).map_err(|e| e.error)
             });
         }
         let t0 = std::time::Instant::now();

@@ -1,12 +1,13 @@
 //! Table definitions as persisted in the `catalog` column family (JSON, one entry per table).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
 use serde::{Deserialize, Serialize};
 
+use super::Table;
 use crate::error::{Error, Result, SqlState};
 use crate::index::keyed::IndexKind;
 use crate::types::{codec, DataType, Key, Value};
@@ -44,8 +45,9 @@ pub enum Identity {
     ByDefault,
 }
 
-/// What a FOREIGN KEY does to the rows referencing a parent row that is deleted (or whose
-/// referenced columns change).
+/// What a FOREIGN KEY does to the rows referencing a parent row that is deleted (ON DELETE) or
+/// whose referenced columns change (ON UPDATE, where CASCADE sets the referencing columns to
+/// the new values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum FkAction {
     /// Fail (23503) if referencing rows remain at the end of the statement (the default).
@@ -56,6 +58,8 @@ pub enum FkAction {
     Cascade,
     /// Set the referencing columns to NULL.
     SetNull,
+    /// Set the referencing columns to their defaults (a parent row must have those values).
+    SetDefault,
 }
 
 /// A `FOREIGN KEY (columns) REFERENCES parent (parent_columns)` constraint, held by the
@@ -75,16 +79,17 @@ pub struct ForeignKeyDef {
     pub on_update: FkAction,
 }
 
-/// Which tables a foreign key references, kept between writes: the named writes ask on each
-/// update, upsert and delete whether the table is a parent, and the answer changes only with a
-/// definition. The database calls [`Referenced::changed`] after each change to its set of
-/// tables or to a definition's foreign keys; an answer is kept only for the version it was
-/// computed at, so a definition changed since is never missed.
+/// Which tables a foreign key references, and which tables reference each, kept between
+/// writes: every write asks whether its table is a parent, and a parent's delete or key change
+/// asks which tables to look in; the answers change only with a definition. The database calls
+/// [`Referenced::changed`] after each change to its set of tables or to a definition's foreign
+/// keys; an answer is kept only for the version it was computed at, so a definition changed
+/// since is never missed.
 #[derive(Default)]
 pub(crate) struct Referenced {
     version: AtomicU64,
-    /// The referenced names as of a version.
-    cached: ArcSwapOption<(u64, HashSet<String>)>,
+    /// Each referenced table's referencing tables (names, sorted, once each) as of a version.
+    cached: ArcSwapOption<(u64, HashMap<String, Vec<String>>)>,
 }
 
 impl Referenced {
@@ -94,24 +99,51 @@ impl Referenced {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Whether a foreign key references table `name`; `defs` (every table's definition) is
-    /// read only when the kept answer is older than the last change.
-    pub(crate) fn contains(&self, name: &str, defs: impl FnOnce() -> Vec<Arc<TableDef>>) -> bool {
+    /// The map as of the current version; `defs` (every table's definition) is read only when
+    /// the kept one is older than the last change.
+    fn current(&self, defs: impl FnOnce() -> Vec<Arc<TableDef>>) -> Arc<(u64, HashMap<String, Vec<String>>)> {
         let v = self.version.load(Ordering::Acquire);
         if let Some(c) = &*self.cached.load() {
             if c.0 == v {
-                return c.1.contains(name);
+                return c.clone();
             }
         }
-        let names: HashSet<String> = defs()
-            .iter()
-            .flat_map(|d| d.foreign_keys.iter().map(|f| f.parent.clone()))
-            .collect();
-        let hit = names.contains(name);
-        // A racing change bumps the version after this read: the set kept here is then
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for d in defs() {
+            for f in &d.foreign_keys {
+                let children = map.entry(f.parent.clone()).or_default();
+                if !children.contains(&d.name) {
+                    children.push(d.name.clone());
+                }
+            }
+        }
+        for children in map.values_mut() {
+            children.sort();
+        }
+        // A racing change bumps the version after this read: the map kept here is then
         // never used, as its version is old.
-        self.cached.store(Some(Arc::new((v, names))));
+        let c = Arc::new((v, map));
+        self.cached.store(Some(c.clone()));
+        c
+    }
+
+    /// Whether a foreign key references table `t`. The answer is kept in the table for the
+    /// version it was computed at, so that asking again costs two atomic loads.
+    pub(crate) fn contains(&self, t: &Table, defs: impl FnOnce() -> Vec<Arc<TableDef>>) -> bool {
+        let v = self.version.load(Ordering::Acquire);
+        if let Some(hit) = t.referenced_as_of(v) {
+            return hit;
+        }
+        let c = self.current(defs);
+        let hit = c.1.contains_key(&t.name());
+        // Computed from definitions at least as new as version `v` (`c.0 >= v`).
+        t.set_referenced(v, hit);
         hit
+    }
+
+    /// The tables with a foreign key that references table `name`, sorted by name.
+    pub(crate) fn referencing(&self, name: &str, defs: impl FnOnce() -> Vec<Arc<TableDef>>) -> Vec<String> {
+        self.current(defs).1.get(name).cloned().unwrap_or_default()
     }
 }
 

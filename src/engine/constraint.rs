@@ -1,6 +1,7 @@
-//! CHECK constraints for the engine's own write API: the catalog keeps each constraint as SQL
-//! text, and a [`CheckEvaluator`] (the SQL layer's, the one that knows the expression language)
-//! tests the rows that [`crate::Transaction`]'s named writes store.
+//! CHECK constraints for the engine's own write API: the catalog keeps each constraint (and
+//! each column default) as SQL text, and a [`CheckEvaluator`] (the SQL layer's, the one that
+//! knows the expression language) tests the rows that [`crate::Transaction`]'s writes store,
+//! and evaluates the defaults that a foreign key's SET DEFAULT action writes.
 
 use std::sync::{Arc, OnceLock};
 
@@ -18,6 +19,12 @@ pub trait CheckEvaluator: Send + Sync {
     /// evaluating the constraint (text that does not bind) refuses the write. `def` is the
     /// table's current definition: the evaluator keeps what it bound while it stays the same.
     fn check(&self, tx: &AnyTxn, def: &Arc<TableDef>, row: &[Value]) -> Result<()>;
+
+    /// The values the DEFAULT expressions of columns `cols` of `def` give now (NULL for a
+    /// column without one), fitted to the column types, in the order of `cols`: what `ON
+    /// DELETE / ON UPDATE SET DEFAULT` writes. `tx` evaluates them (a `nextval` default takes
+    /// a value, as in PostgreSQL).
+    fn defaults(&self, tx: &AnyTxn, def: &Arc<TableDef>, cols: &[usize]) -> Result<Vec<Value>>;
 }
 
 static EVALUATOR: OnceLock<Box<dyn CheckEvaluator>> = OnceLock::new();

@@ -1,22 +1,23 @@
-//! FOREIGN KEY enforcement, owned by the engine: the named writes of [`crate::Transaction`]
+//! FOREIGN KEY enforcement, owned by the engine: the public writes of [`crate::Transaction`]
 //! run it after each write, and the SQL layer's INSERT / UPDATE / DELETE / COPY once a
 //! statement's writes are buffered (written against the seam's [`EngineTxn`], so every engine
 //! gets the same rules). A row written to a referencing (child) table needs its parent row, whose row
 //! lock it takes and holds until the transaction ends (PostgreSQL takes FOR KEY SHARE), so no
 //! other transaction can delete the parent or change its key meanwhile. A deleted or re-keyed
 //! parent row applies each referencing key's action to the child rows that referenced it, and
-//! a child row an action changes is checked as any update of it is (NOT NULL, CHECK).
+//! a child row an action changes is checked as any update of it is (NOT NULL, CHECK, its
+//! references).
 //! Both sides read the newest committed versions plus the transaction's own writes, whatever
 //! its snapshot: a row committed by a transaction whose lock this one waited for counts.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::engine::catalog::{FkAction, ForeignKeyDef};
 use crate::engine::{constraint, Interrupt, Locked, TableDef};
 use crate::error::{Error, Result, SqlState};
-use crate::seam::{AnyTable, AnyTxn, EngineTable, EngineTxn};
+use crate::seam::{AnyTable, AnyTxn, EngineTable, EngineTxn, StatementWrites};
 use crate::types::{codec, Key, Row, Value};
 
 /// Referential actions nested deeper than this (CASCADE through as many tables or levels of a
@@ -202,19 +203,35 @@ pub(crate) fn check_parents<T: EngineTxn>(
     Ok(())
 }
 
+/// What became of a referenced value: its parent row was deleted, or the referenced columns
+/// of that row now hold other values (in the order of the key's parent columns; NULLs
+/// possible).
+enum Fate {
+    Deleted,
+    Updated(Vec<Value>),
+}
+
 /// After a statement deleted rows of `parent` (`(old, None)`) or updated them (`(old,
 /// Some(new))`), applies each foreign key that references it to the child rows whose
-/// referenced values went away: NO ACTION fails (23503) unless a parent row has those values
-/// again by the end of the statement; RESTRICT fails; CASCADE deletes the child rows (and
-/// applies the keys that reference them in turn); SET NULL sets their columns to NULL, and the
-/// changed rows must pass the child's NOT NULL (23502) and CHECK (23514) constraints, as
-/// PostgreSQL runs the action as an UPDATE of the child. Takes the seam's [`AnyTxn`] (every
-/// engine) as the CHECK evaluator does.
+/// referenced values went away, as PostgreSQL 15 does: the key's ON DELETE action for a
+/// deleted row, its ON UPDATE action for a changed one. NO ACTION fails (23503) unless a
+/// parent row has those values again by the end of the statement; RESTRICT fails even then;
+/// CASCADE deletes the child rows (ON DELETE) or sets their columns to the new values (ON
+/// UPDATE); SET NULL and SET DEFAULT set their columns to NULL or to the columns' defaults.
+/// A child row an action changes is checked as an UPDATE of it is: NOT NULL (23502), CHECK
+/// (23514), and its changed references must exist (23503); a SET DEFAULT that leaves it
+/// referencing the value that went away fails as NO ACTION would. The actions' own deletes
+/// and changes apply the keys that reference them in turn (a cycle ends when an action finds
+/// nothing left to change). The referencing tables are the ones the database names for
+/// `parent`; in each, the rows are found by an index on the key's columns when the child has
+/// one (see [`fk_index`]), else by a scan. Takes the seam's [`AnyTxn`] (every engine) as the
+/// CHECK evaluator does; `stop` interrupts the lock waits of the parent checks.
 pub(crate) fn on_parent_change(
     tx: &mut AnyTxn,
     parent: &AnyTable,
     changes: &[(Arc<Row>, Option<Row>)],
     depth: usize,
+    stop: &Interrupt,
 ) -> Result<()> {
     if changes.is_empty() {
         return Ok(());
@@ -226,96 +243,221 @@ pub(crate) fn on_parent_change(
         ));
     }
     let pdef = parent.def();
-    let refs: Vec<(AnyTable, ForeignKeyDef)> = tx
-        .tables()
-        .into_iter()
-        .flat_map(|t| {
-            let d = t.def();
-            d.foreign_keys
-                .iter()
-                .filter(|f| f.parent == pdef.name)
-                .map(|f| (t.clone(), f.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    for (child, fk) in refs {
-        let pcols = parent_positions(&pdef, &fk)?;
-        let mut gone: HashSet<Vec<Value>> = HashSet::new();
-        let mut deleted = false;
+    for child in tx.referencing(&pdef.name) {
+        let cdef = child.def();
+        for fk in cdef.foreign_keys.iter().filter(|f| f.parent == pdef.name) {
+            let key = ForeignKey {
+                parent,
+                pdef: &pdef,
+                child: &child,
+                cdef: &cdef,
+                fk,
+            };
+            key.apply(tx, changes, depth, stop)?;
+        }
+    }
+    Ok(())
+}
+
+/// A child row referencing a value that went away: its key, the row, and the value (as the
+/// parent's types).
+type Referencing = (Key, Arc<Row>, Vec<Value>);
+
+/// One foreign key between a parent and a child table, as [`on_parent_change`] applies it.
+struct ForeignKey<'a> {
+    parent: &'a AnyTable,
+    pdef: &'a TableDef,
+    child: &'a AnyTable,
+    cdef: &'a Arc<TableDef>,
+    fk: &'a ForeignKeyDef,
+}
+
+impl ForeignKey<'_> {
+    fn apply(
+        &self,
+        tx: &mut AnyTxn,
+        changes: &[(Arc<Row>, Option<Row>)],
+        depth: usize,
+        stop: &Interrupt,
+    ) -> Result<()> {
+        let (pdef, cdef, fk) = (self.pdef, self.cdef, self.fk);
+        let pcols = parent_positions(pdef, fk)?;
+        let mut gone: HashMap<Vec<Value>, Fate> = HashMap::new();
         for (old, new) in changes {
             let Some(v) = tuple(old, &pcols) else {
                 continue;
             };
-            match new {
-                Some(n) if tuple(n, &pcols).as_ref() == Some(&v) => continue,
-                Some(_) => {}
-                None => deleted = true,
-            }
-            gone.insert(v);
+            let fate = match new {
+                None => Fate::Deleted,
+                Some(n) => {
+                    let nv: Vec<Value> = pcols
+                        .iter()
+                        .map(|&i| n.get(i).cloned().unwrap_or(Value::Null))
+                        .collect();
+                    if nv == v {
+                        continue;
+                    }
+                    Fate::Updated(nv)
+                }
+            };
+            gone.insert(v, fate);
         }
         if gone.is_empty() {
-            continue;
+            return Ok(());
         }
-        let cdef = child.def();
-        let mut found: Vec<(Key, Arc<Row>, Vec<Value>)> = Vec::new();
-        tx.scan_latest_in(&child, |k, r| {
+        let found = self.referencing_rows(tx, &pcols, &gone)?;
+        // Whether a parent row has a value again (NO ACTION), asked once per value.
+        let mut present: HashMap<Vec<Value>, bool> = HashMap::new();
+        let mut changed: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
+        for (k, r, v) in found {
+            let fate = &gone[&v];
+            let action = match fate {
+                Fate::Deleted => fk.on_delete,
+                Fate::Updated(_) => fk.on_update,
+            };
+            let new_values: Vec<Value> = match (action, fate) {
+                (FkAction::Restrict, _) => return Err(self.violation()),
+                (FkAction::NoAction, _) => {
+                    if !self.has_parent(tx, &mut present, &v)? {
+                        return Err(self.violation());
+                    }
+                    continue;
+                }
+                (FkAction::Cascade, Fate::Deleted) => {
+                    if tx.delete_latest(self.child, &k)? {
+                        changed.push((r, None));
+                    }
+                    continue;
+                }
+                (FkAction::Cascade, Fate::Updated(nv)) => fk
+                    .columns
+                    .iter()
+                    .zip(nv)
+                    .map(|(&c, v)| cdef.columns[c].ty.coerce(v.clone()))
+                    .collect::<Result<_>>()?,
+                (FkAction::SetNull, _) => vec![Value::Null; fk.columns.len()],
+                (FkAction::SetDefault, _) => constraint::evaluator().defaults(tx, cdef, &fk.columns)?,
+            };
+            let mut n: Row = (*r).clone();
+            for (&c, val) in fk.columns.iter().zip(new_values) {
+                n[c] = val;
+            }
+            // NOT NULL is checked by the write, CHECK and the references here: the order of
+            // an UPDATE.
+            if !tx.update_latest(self.child, &k, n.clone())? {
+                continue;
+            }
+            if !cdef.checks.is_empty() {
+                constraint::evaluator().check(tx, cdef, &n)?;
+            }
+            let now = match tuple(&n, &fk.columns) {
+                Some(t) => Some(as_parent_types(pdef, &pcols, t)?),
+                None => None,
+            };
+            if now.as_ref() == Some(&v) {
+                // SET DEFAULT to the value that went away: still referencing it.
+                if !self.has_parent(tx, &mut present, &v)? {
+                    return Err(self.violation());
+                }
+            }
+            check_parents(&*tx, cdef, &n, Some(r.as_slice()), stop)?;
+            changed.push((r, Some(n)));
+        }
+        on_parent_change(tx, self.child, &changed, depth + 1, stop)
+    }
+
+    fn violation(&self) -> Error {
+        parent_violation(&self.pdef.name, &self.fk.name, &self.cdef.name)
+    }
+
+    /// Whether a parent row has the referenced values `v` (newest versions and this
+    /// transaction's writes), remembered in `present`.
+    fn has_parent(&self, tx: &AnyTxn, present: &mut HashMap<Vec<Value>, bool>, v: &[Value]) -> Result<bool> {
+        if let Some(&p) = present.get(v) {
+            return Ok(p);
+        }
+        let p = parent_exists(tx, self.parent, self.fk, v.to_vec(), None)?;
+        present.insert(v.to_vec(), p);
+        Ok(p)
+    }
+
+    /// The child rows (newest versions and this transaction's writes) whose key references
+    /// one of the `gone` values (as the parent's types), each with that value: by an index
+    /// on the key's columns when the child has one, else by a scan of the child.
+    fn referencing_rows(
+        &self,
+        tx: &AnyTxn,
+        pcols: &[usize],
+        gone: &HashMap<Vec<Value>, Fate>,
+    ) -> Result<Vec<Referencing>> {
+        let (cdef, fk) = (self.cdef, self.fk);
+        let mut found = Vec::new();
+        let mut keep = |k: &Key, r: &Arc<Row>| -> Result<()> {
             if let Some(v) = tuple(r, &fk.columns) {
-                let v = as_parent_types(&pdef, &pcols, v)?;
-                if gone.contains(&v) {
+                let v = as_parent_types(self.pdef, pcols, v)?;
+                if gone.contains_key(&v) {
                     found.push((k.clone(), r.clone(), v));
                 }
             }
-            Ok(true)
-        })?;
-        if found.is_empty() {
-            continue;
+            Ok(())
+        };
+        let Some((index, order)) = fk_index(cdef, fk) else {
+            tx.scan_latest_in(self.child, |k, r| {
+                keep(k, r)?;
+                Ok(true)
+            })?;
+            return Ok(found);
+        };
+        for v in gone.keys() {
+            // The value as the child's columns hold it, in the index's order; one they cannot
+            // hold (out of a narrower integer's range) is referenced by no row.
+            let Ok(cv) = order
+                .iter()
+                .map(|&j| cdef.columns[fk.columns[j]].ty.coerce(v[j].clone()))
+                .collect::<Result<Vec<Value>>>()
+            else {
+                continue;
+            };
+            let lo = codec::encode_key_values(&cv);
+            let hi = prefix_end(&lo);
+            let hi = hi.as_deref().map_or(Bound::Unbounded, Bound::Excluded);
+            for (k, r) in tx.index_latest_in(self.child, index, Bound::Included(lo.as_slice()), hi)? {
+                keep(&k, &r)?;
+            }
         }
-        let action = if deleted { fk.on_delete } else { fk.on_update };
-        match action {
-            FkAction::Restrict => return Err(parent_violation(&pdef.name, &fk.name, &cdef.name)),
-            FkAction::NoAction => {
-                // Values a parent row has again (re-inserted, or moved to another row by the
-                // same statement) are still referenced legitimately.
-                let mut present: HashSet<Vec<Value>> = HashSet::new();
-                tx.scan_latest_in(parent, |_, r| {
-                    if let Some(v) = tuple(r, &pcols) {
-                        if gone.contains(&v) {
-                            present.insert(v);
-                        }
-                    }
-                    Ok(true)
-                })?;
-                if found.iter().any(|(_, _, v)| !present.contains(v)) {
-                    return Err(parent_violation(&pdef.name, &fk.name, &cdef.name));
-                }
-            }
-            FkAction::Cascade => {
-                let mut removed: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
-                for (k, r, _) in found {
-                    if tx.delete_latest_in(&child, &k)? {
-                        removed.push((r, None));
-                    }
-                }
-                on_parent_change(tx, &child, &removed, depth + 1)?;
-            }
-            FkAction::SetNull => {
-                let mut updated: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
-                for (k, r, _) in found {
-                    let mut n: Row = (*r).clone();
-                    for &i in &fk.columns {
-                        n[i] = Value::Null;
-                    }
-                    // NOT NULL is checked by the write, CHECK here: the order of an UPDATE.
-                    if tx.update_latest_in(&child, &k, n.clone())? {
-                        if !cdef.checks.is_empty() {
-                            constraint::evaluator().check(tx, &cdef, &n)?;
-                        }
-                        updated.push((r, Some(n)));
-                    }
-                }
-                on_parent_change(tx, &child, &updated, depth + 1)?;
-            }
+        Ok(found)
+    }
+}
+
+/// A secondary index of `cdef` that finds every row referencing a value of `fk`: its leading
+/// columns are the key's columns (in any order), and its further columns are NOT NULL (a row
+/// with a NULL in an indexed column has no entry). Its position, and for each leading column
+/// its position in `fk.columns`.
+fn fk_index(cdef: &TableDef, fk: &ForeignKeyDef) -> Option<(usize, Vec<usize>)> {
+    let n = fk.columns.len();
+    cdef.indexes.iter().enumerate().find_map(|(i, idx)| {
+        if idx.columns.len() < n || idx.columns[n..].iter().any(|&c| cdef.columns[c].nullable) {
+            return None;
+        }
+        let order: Vec<usize> = idx.columns[..n]
+            .iter()
+            .map(|c| fk.columns.iter().position(|f| f == c))
+            .collect::<Option<_>>()?;
+        let mut distinct = order.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        (distinct.len() == n).then_some((i, order))
+    })
+}
+
+/// The smallest byte string above every string that starts with `p` (None: there is none).
+fn prefix_end(p: &[u8]) -> Option<Vec<u8>> {
+    let mut e = p.to_vec();
+    while let Some(last) = e.pop() {
+        if last < 0xFF {
+            e.push(last + 1);
+            return Some(e);
         }
     }
-    Ok(())
+    None
 }

@@ -69,6 +69,9 @@ pub struct Table {
     /// watermark is still written when they differ from the table's).
     pub(crate) ckpt_secondary: Mutex<Vec<IndexDef>>,
     pub(crate) dropped: AtomicBool,
+    /// Whether a foreign key references this table, as of a version of the database's
+    /// [`super::catalog::Referenced`]: `(version + 1) << 1 | answer`, 0 before the first.
+    referenced: AtomicU64,
 }
 
 impl Table {
@@ -99,7 +102,23 @@ impl Table {
             ckpt_generation: AtomicU64::new(0),
             ckpt_secondary: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
+            referenced: AtomicU64::new(0),
         }
+    }
+
+    /// Whether a foreign key references this table, if that was last found out at version
+    /// `version` of the referenced set.
+    #[inline]
+    pub(crate) fn referenced_as_of(&self, version: u64) -> Option<bool> {
+        let r = self.referenced.load(Ordering::Acquire);
+        (r >> 1 == version.wrapping_add(1)).then_some(r & 1 == 1)
+    }
+
+    pub(crate) fn set_referenced(&self, version: u64, referenced: bool) {
+        self.referenced.store(
+            version.wrapping_add(1) << 1 | referenced as u64,
+            Ordering::Release,
+        );
     }
 
     /// The current definition.

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use super::{
     BatchError, CancelHandle, Engine, EngineTable, EngineTxn, IndexDef, IndexKind, IndexStats, Interrupt,
-    Isolation, KeyRange, Locked, MemoryReport, RowCheck, Savepoint, SequenceDef, SequenceMemory, Stats,
-    TableDef, ViewDef,
+    Isolation, KeyRange, Locked, MemoryReport, RowCheck, Savepoint, SequenceDef, SequenceMemory,
+    StatementWrites, Stats, TableDef, ViewDef,
 };
 use crate::engine::{Database, Table, Transaction};
 use crate::error::Result;
@@ -309,11 +309,23 @@ impl EngineTxn for AnyTxn {
     fn scan_latest_in(&self, t: &AnyTable, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
         txn_table!(self, t, (tx, t) => EngineTxn::scan_latest_in(tx, t, f))
     }
+    fn index_latest_in(
+        &self,
+        t: &AnyTable,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
+        txn_table!(self, t, (tx, t) => EngineTxn::index_latest_in(tx, t, index, lo, hi))
+    }
     fn table(&self, name: &str) -> Result<AnyTable> {
         txn!(self, tx => EngineTxn::table(tx, name).map(Into::into))
     }
     fn tables(&self) -> Vec<AnyTable> {
         txn!(self, tx => EngineTxn::tables(tx).into_iter().map(Into::into).collect())
+    }
+    fn referencing(&self, name: &str) -> Vec<AnyTable> {
+        txn!(self, tx => EngineTxn::referencing(tx, name).into_iter().map(Into::into).collect())
     }
     #[inline]
     fn insert_in(&mut self, t: &AnyTable, row: Row) -> Result<Key> {
@@ -329,12 +341,6 @@ impl EngineTxn for AnyTxn {
     #[inline]
     fn delete_in(&mut self, t: &AnyTable, key: &Key) -> Result<bool> {
         txn_table!(self, t, (tx, t) => EngineTxn::delete_in(tx, t, key))
-    }
-    fn delete_latest_in(&mut self, t: &AnyTable, key: &Key) -> Result<bool> {
-        txn_table!(self, t, (tx, t) => EngineTxn::delete_latest_in(tx, t, key))
-    }
-    fn update_latest_in(&mut self, t: &AnyTable, key: &Key, row: Row) -> Result<bool> {
-        txn_table!(self, t, (tx, t) => EngineTxn::update_latest_in(tx, t, key, row))
     }
     #[inline]
     fn lock_row_by(&self, t: &AnyTable, key: &Key, stop: &Interrupt) -> Result<Locked> {
@@ -367,5 +373,29 @@ impl EngineTxn for AnyTxn {
     }
     fn rollback(self) {
         txn!(self, tx => EngineTxn::rollback(tx))
+    }
+}
+
+impl StatementWrites for AnyTxn {
+    #[inline]
+    fn insert_row(&mut self, t: &AnyTable, row: Row) -> Result<Key> {
+        txn_table!(self, t, (tx, t) => StatementWrites::insert_row(tx, t, row))
+    }
+    fn insert_rows(&mut self, t: &AnyTable, rows: Vec<Row>) -> std::result::Result<u64, BatchError> {
+        txn_table!(self, t, (tx, t) => StatementWrites::insert_rows(tx, t, rows))
+    }
+    #[inline]
+    fn update_row(&mut self, t: &AnyTable, key: &Key, row: Row) -> Result<bool> {
+        txn_table!(self, t, (tx, t) => StatementWrites::update_row(tx, t, key, row))
+    }
+    #[inline]
+    fn delete_row(&mut self, t: &AnyTable, key: &Key) -> Result<bool> {
+        txn_table!(self, t, (tx, t) => StatementWrites::delete_row(tx, t, key))
+    }
+    fn delete_latest(&mut self, t: &AnyTable, key: &Key) -> Result<bool> {
+        txn_table!(self, t, (tx, t) => StatementWrites::delete_latest(tx, t, key))
+    }
+    fn update_latest(&mut self, t: &AnyTable, key: &Key, row: Row) -> Result<bool> {
+        txn_table!(self, t, (tx, t) => StatementWrites::update_latest(tx, t, key, row))
     }
 }

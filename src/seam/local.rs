@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::{
     BatchError, CancelHandle, Engine, EngineTable, EngineTxn, IndexDef, IndexKind, IndexStats, Interrupt,
-    Isolation, KeyRange, Locked, MemoryReport, RowCheck, Savepoint, SequenceDef, SequenceMemory, Stats,
-    TableDef, ViewDef,
+    Isolation, KeyRange, Locked, MemoryReport, RowCheck, Savepoint, SequenceDef, SequenceMemory,
+    StatementWrites, Stats, TableDef, ViewDef,
 };
 use crate::engine::{Database, Table, Transaction};
 use crate::error::Result;
@@ -239,11 +239,23 @@ impl EngineTxn for Transaction {
     fn scan_latest_in(&self, t: &Arc<Table>, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
         Transaction::scan_latest_in(self, t, f)
     }
+    fn index_latest_in(
+        &self,
+        t: &Arc<Table>,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
+        Transaction::index_latest_in(self, t, index, lo, hi)
+    }
     fn table(&self, name: &str) -> Result<Arc<Table>> {
         Transaction::table(self, name)
     }
     fn tables(&self) -> Vec<Arc<Table>> {
         Transaction::tables(self)
+    }
+    fn referencing(&self, name: &str) -> Vec<Arc<Table>> {
+        Transaction::referencing(self, name)
     }
     #[inline]
     fn insert_in(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
@@ -259,12 +271,6 @@ impl EngineTxn for Transaction {
     #[inline]
     fn delete_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
         Transaction::delete_in(self, t, key)
-    }
-    fn delete_latest_in(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
-        Transaction::delete_latest_in(self, t, key)
-    }
-    fn update_latest_in(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
-        Transaction::update_latest_in(self, t, key, row)
     }
     #[inline]
     fn lock_row_by(&self, t: &Arc<Table>, key: &Key, stop: &Interrupt) -> Result<Locked> {
@@ -297,5 +303,29 @@ impl EngineTxn for Transaction {
     }
     fn rollback(self) {
         Transaction::rollback(self)
+    }
+}
+
+impl StatementWrites for Transaction {
+    #[inline]
+    fn insert_row(&mut self, t: &Arc<Table>, row: Row) -> Result<Key> {
+        Transaction::insert_row(self, t, row)
+    }
+    fn insert_rows(&mut self, t: &Arc<Table>, rows: Vec<Row>) -> std::result::Result<u64, BatchError> {
+        Transaction::insert_rows(self, t, rows)
+    }
+    #[inline]
+    fn update_row(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
+        Transaction::update_row(self, t, key, row)
+    }
+    #[inline]
+    fn delete_row(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        Transaction::delete_row(self, t, key)
+    }
+    fn delete_latest(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
+        Transaction::delete_latest(self, t, key)
+    }
+    fn update_latest(&mut self, t: &Arc<Table>, key: &Key, row: Row) -> Result<bool> {
+        Transaction::update_latest(self, t, key, row)
     }
 }

@@ -153,6 +153,26 @@ pub trait Engine: Clone + Send + Sync + 'static {
     fn location(&self) -> String;
 }
 
+/// Writes that run no CHECK or FOREIGN KEY constraint: the SQL layer's statement primitives
+/// (INSERT, UPDATE, DELETE and COPY run the constraints once per statement, after its writes:
+/// `src/sql/dml/`, `engine/fk.rs`) and the writes of the referential actions. Crate-private,
+/// so the embedded API has no way around the constraints: [`EngineTxn`]'s writes enforce them.
+pub(crate) trait StatementWrites: EngineTxn {
+    /// `insert_in` without the constraints.
+    fn insert_row(&mut self, t: &Self::Table, row: Row) -> Result<Key>;
+    /// `insert_batch_in` without the constraints: as `insert_row` of each row in turn would.
+    fn insert_rows(&mut self, t: &Self::Table, rows: Vec<Row>) -> std::result::Result<u64, BatchError>;
+    /// `update_in` without the constraints.
+    fn update_row(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
+    /// `delete_in` without the actions of the keys that reference the table.
+    fn delete_row(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
+    /// Deletes the newest version of `key` (ON DELETE CASCADE); false if there is none.
+    fn delete_latest(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
+    /// Replaces the newest version of `key` (SET NULL, SET DEFAULT, ON UPDATE CASCADE; the
+    /// key moves if the row's key columns changed, 23505 if the new key is taken).
+    fn update_latest(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
+}
+
 /// One incarnation of a table (see the contract above): cheap to clone.
 pub trait EngineTable: Clone + Send + Sync + 'static {
     fn def(&self) -> Arc<TableDef>;
@@ -234,27 +254,37 @@ pub trait EngineTxn: Send {
     /// Every row as the newest committed versions and this transaction's writes have it, in
     /// key order (foreign-key actions).
     fn scan_latest_in(&self, t: &Self::Table, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()>;
+    /// `index_scan_in` over the newest committed versions and this transaction's writes
+    /// (foreign keys: the rows referencing a parent, by an index on their columns).
+    fn index_latest_in(
+        &self,
+        t: &Self::Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>>;
     /// The table named `name` (42P01 if none).
     fn table(&self, name: &str) -> Result<Self::Table>;
-    /// Every table (the SQL layer follows foreign keys with it).
+    /// Every table.
     fn tables(&self) -> Vec<Self::Table>;
+    /// The tables with a foreign key that references the table named `name`, by name.
+    fn referencing(&self, name: &str) -> Vec<Self::Table>;
 
-    // Writes: each takes the row's lock first (see the contract).
+    // Writes: each takes the row's lock first (see the contract), and each enforces the
+    // table's CHECK constraints (23514) and FOREIGN KEYs (23503 for a missing parent, the
+    // actions of the keys that reference a deleted or re-keyed row) as one write: a refused
+    // write leaves the transaction as it was.
 
     /// Inserts a row (23505 if its key exists; 23502 and the other row checks); its key.
     fn insert_in(&mut self, t: &Self::Table, row: Row) -> Result<Key>;
-    /// Inserts `rows` as `insert_in` one after the other would, in one pass; on failure the
-    /// error names the earliest failing row and none of the batch is written.
+    /// Inserts `rows` as one INSERT of them would, in one pass; on failure the error names
+    /// the earliest failing row and none of the batch is written.
     fn insert_batch_in(&mut self, t: &Self::Table, rows: Vec<Row>) -> std::result::Result<u64, BatchError>;
     /// Replaces the row with key `key` (its key may change: a move, checked for uniqueness);
     /// false if there is no such row (or, under read committed, a concurrent delete).
     fn update_in(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
     /// Deletes the row with key `key`; false if there was none.
     fn delete_in(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
-    /// Deletes the newest version of `key` (ON DELETE CASCADE); false if there is none.
-    fn delete_latest_in(&mut self, t: &Self::Table, key: &Key) -> Result<bool>;
-    /// Replaces the newest version of `key`, keeping the key (ON DELETE SET NULL).
-    fn update_latest_in(&mut self, t: &Self::Table, key: &Key, row: Row) -> Result<bool>;
     /// Takes the row lock of `key` (waits interrupted by `stop`) and tells whether the row
     /// changed after the snapshot (40001 under snapshot isolation if it did).
     fn lock_row_by(&self, t: &Self::Table, key: &Key, stop: &Interrupt) -> Result<Locked>;

@@ -1,6 +1,7 @@
 //! The SQL layer's evaluator of CHECK constraints for the engine's write API
 //! (`engine/constraint.rs`): each table's constraints are bound once and kept while the
-//! table's definition stays the same.
+//! table's definition stays the same. It also evaluates the column defaults a foreign key's
+//! SET DEFAULT action writes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -12,9 +13,9 @@ use crate::engine::{Interrupt, TableDef};
 use crate::error::Result;
 use crate::seam::AnyTxn;
 use crate::sql::bind::Binder;
-use crate::sql::dml::{bind_checks, enforce_checks};
+use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
 use crate::sql::exec::Exec;
-use crate::sql::expr::Expr;
+use crate::sql::expr::{assign, Expr};
 use crate::sql::session::now_micros;
 use crate::types::Value;
 
@@ -56,6 +57,25 @@ impl CheckEvaluator for SqlChecks {
         let stop = Interrupt::default();
         let ex = Exec::new(tx, &[], &[], now_micros(), &stop);
         enforce_checks(def, &checks, row, &ex.ctx())
+    }
+
+    fn defaults(&self, tx: &AnyTxn, def: &Arc<TableDef>, cols: &[usize]) -> Result<Vec<Value>> {
+        let stop = Interrupt::default();
+        let ex = Exec::new(tx, &[], &[], now_micros(), &stop);
+        let cx = ex.ctx();
+        let mut b = Binder::detached();
+        cols.iter()
+            .map(|&c| {
+                let col = &def.columns[c];
+                match &col.default {
+                    None => Ok(Value::Null),
+                    Some(text) => {
+                        let v = bind_default(&mut b, text, col.ty, &col.name)?.eval(&[], &cx)?;
+                        assign(v, col.ty, &col.name)
+                    }
+                }
+            })
+            .collect()
     }
 }
 

@@ -3,6 +3,7 @@
 //! one search each. The rules are `insert_in`'s, applied to the rows in order.
 
 use super::*;
+use crate::engine::{constraint, fk};
 
 /// A failed [`Transaction::insert_batch_in`]: the error, and the position in the batch of the
 /// row it is about (`None`: the whole batch, e.g. a dropped table).
@@ -20,12 +21,72 @@ fn earliest(err: &mut Option<(usize, Error)>, row: usize, e: impl FnOnce() -> Er
 }
 
 impl Transaction {
-    /// Inserts `rows` into `t` as [`Transaction::insert_in`] would one after the other (23505
-    /// for a primary key or unique value already present, in the batch or in what this
-    /// transaction sees; 23502 and the other row checks), but in one pass: on failure the
-    /// error names the earliest failing row and none of the batch is written (row locks
-    /// taken stay held until the transaction ends, as after a failed `insert_in`).
+    /// Inserts `rows` into `t` as one INSERT statement of them would (or COPY): each row is
+    /// fitted to the columns (23502 and the other row checks) and passes the CHECK constraints
+    /// (23514), in order; then the batch goes in (23505 for a primary key or unique value
+    /// already present, in the batch or in what this transaction sees); then each row's
+    /// parents must exist (23503; their row locks are held until the transaction ends), so
+    /// rows of the batch may reference one another. On failure the error names the earliest
+    /// failing row of the first of these steps that fails, and none of the batch is written
+    /// (row locks taken stay held until the transaction ends, as after a failed `insert_in`).
     pub fn insert_batch_in(
+        &mut self,
+        t: &Arc<Table>,
+        rows: Vec<Row>,
+    ) -> std::result::Result<u64, BatchError> {
+        let def = t.def();
+        if def.checks.is_empty() && def.foreign_keys.is_empty() {
+            return self.insert_rows(t, rows);
+        }
+        let whole = |error| BatchError { row: None, error };
+        self.check_active().map_err(whole)?;
+        let rows = self
+            .as_any(|tx| {
+                let mut fitted = Vec::with_capacity(rows.len());
+                for (i, r) in rows.into_iter().enumerate() {
+                    let r = def.check_row(r).map_err(|e| (i, e));
+                    let r = r.and_then(|r| {
+                        if !def.checks.is_empty() {
+                            constraint::evaluator().check(tx, &def, &r).map_err(|e| (i, e))?;
+                        }
+                        Ok(r)
+                    });
+                    match r {
+                        Ok(r) => fitted.push(r),
+                        Err((i, error)) => return Ok(Err(BatchError { row: Some(i), error })),
+                    }
+                }
+                Ok(Ok(fitted))
+            })
+            .map_err(whole)??;
+        if def.foreign_keys.is_empty() {
+            return self.insert_rows(t, rows);
+        }
+        // The parents are checked once the whole batch is in; a failure undoes it (`nested`).
+        let mut failed_row = None;
+        let n = rows.len() as u64;
+        self.nested(|tx| {
+            let check: Vec<Row> = rows.clone();
+            tx.insert_rows(t, rows).map_err(|e| {
+                failed_row = e.row;
+                e.error
+            })?;
+            let stop = tx.stop.clone();
+            for (i, r) in check.iter().enumerate() {
+                fk::check_parents(&*tx, &def, r, None, &stop).inspect_err(|_| failed_row = Some(i))?;
+            }
+            Ok(n)
+        })
+        .map_err(|error| BatchError {
+            row: failed_row,
+            error,
+        })
+    }
+
+    /// [`Transaction::insert_batch_in`] without CHECK or FOREIGN KEY constraints (the SQL
+    /// layer's COPY: it runs them), as [`Transaction::insert_row`] would insert the rows one
+    /// after the other, in one pass.
+    pub(crate) fn insert_rows(
         &mut self,
         t: &Arc<Table>,
         rows: Vec<Row>,
@@ -37,7 +98,7 @@ impl Transaction {
         if !self.savepoints.is_empty() {
             // Under a savepoint each write is logged for undo: the ordinary path does that.
             for (i, r) in rows.into_iter().enumerate() {
-                self.insert_in(t, r)
+                self.insert_row(t, r)
                     .map_err(|error| BatchError { row: Some(i), error })?;
             }
             return Ok(n as u64);

@@ -507,9 +507,33 @@ impl Transaction {
         self.db.table(name)
     }
 
-    /// Every table (the SQL layer follows foreign keys from table to table with it).
+    /// Every table.
     pub fn tables(&self) -> Vec<Arc<Table>> {
         self.db.tables.read().values().cloned().collect()
+    }
+
+    /// Every table's current definition.
+    fn all_defs(&self) -> Vec<Arc<TableDef>> {
+        self.db.tables.read().values().map(|t| t.def()).collect()
+    }
+
+    /// The tables with a foreign key that references the table named `name` (what a delete or
+    /// key change of its rows must look at), sorted by name: the database keeps the answer
+    /// until a definition changes.
+    pub fn referencing(&self, name: &str) -> Vec<Arc<Table>> {
+        let names = self.db.referenced.referencing(name, || self.all_defs());
+        let found: Vec<Arc<Table>> = names.iter().filter_map(|n| self.db.table(n).ok()).collect();
+        if found.len() == names.len() {
+            return found;
+        }
+        // A table renamed or dropped since the answer was kept: look at every definition.
+        let mut v: Vec<Arc<Table>> = self
+            .tables()
+            .into_iter()
+            .filter(|t| t.def().foreign_keys.iter().any(|f| f.parent == name))
+            .collect();
+        v.sort_by_key(|t| t.name());
+        v
     }
 
     fn pending(&self, t: &Table, key: &Key) -> Option<&Pending> {

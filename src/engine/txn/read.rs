@@ -431,6 +431,32 @@ impl Transaction {
         lo: Bound<&[u8]>,
         hi: Bound<&[u8]>,
     ) -> Result<Vec<(Key, Arc<Row>)>> {
+        self.index_scan_at(self.snapshot, t, index, lo, hi)
+    }
+
+    /// [`Transaction::index_scan_in`] over the newest committed versions and this
+    /// transaction's own writes, whatever the snapshot (see [`Transaction::scan_latest_in`]):
+    /// the rows referencing a parent row, found by an index on their foreign key.
+    pub fn index_latest_in(
+        &self,
+        t: &Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
+        self.index_scan_at(u64::MAX, t, index, lo, hi)
+    }
+
+    /// The rows in the index range as snapshot `snapshot` and this transaction's own writes
+    /// have them (the index's entries cover every stored version, so any snapshot's rows).
+    fn index_scan_at(
+        &self,
+        snapshot: u64,
+        t: &Table,
+        index: usize,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Result<Vec<(Key, Arc<Row>)>> {
         self.check_active()?;
         let def = t.def();
         let idx = def
@@ -465,7 +491,7 @@ impl Transaction {
         };
         let mut out = Vec::new();
         for k in keys {
-            if let Some(row) = self.get_in(t, &k)? {
+            if let Some(row) = self.get_at(snapshot, t, &k)? {
                 if let Some(v) = def.index_value(&idx, &row) {
                     if in_range(&v) {
                         out.push((v, k, row));

@@ -168,6 +168,7 @@ pub fn foreign_key_def(def: &TableDef, fk: &ForeignKeyDef) -> String {
             FkAction::Restrict => "RESTRICT",
             FkAction::Cascade => "CASCADE",
             FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
         };
         s.push_str(&format!(" ON {what} {act}"));
     }
@@ -181,6 +182,7 @@ pub fn action_code(a: FkAction) -> &'static str {
         FkAction::Restrict => "r",
         FkAction::Cascade => "c",
         FkAction::SetNull => "n",
+        FkAction::SetDefault => "d",
     }
 }
 
@@ -191,6 +193,7 @@ pub fn action_name(a: FkAction) -> &'static str {
         FkAction::Restrict => "RESTRICT",
         FkAction::Cascade => "CASCADE",
         FkAction::SetNull => "SET NULL",
+        FkAction::SetDefault => "SET DEFAULT",
     }
 }
 

@@ -130,7 +130,7 @@ pub fn exec_insert(
                 .into_iter()
                 .filter_map(|(old, new)| old.map(|o| (o, Some(new))))
                 .collect();
-            fk::on_parent_change(tx, &p.table, &changed, 0)?;
+            fk::on_parent_change(tx, &p.table, &changed, 0, stop)?;
         }
         Ok((n, ret))
     }
@@ -140,10 +140,10 @@ fn apply(ops: Vec<Op>, tx: &mut AnyTxn, t: &AnyTable) -> Result<()> {
     for op in ops {
         match op {
             Op::Insert(r) => {
-                tx.insert_in(t, r)?;
+                tx.insert_row(t, r)?;
             }
             Op::Update(k, r, _) => {
-                tx.update_in(t, &k, r)?;
+                tx.update_row(t, &k, r)?;
             }
         }
     }
@@ -221,14 +221,14 @@ pub fn exec_update(
         if def.has_primary_key() && def.key_of(&new)? != k {
             moved.push((k, new));
         } else {
-            tx.update_in(t, &k, new)?;
+            tx.update_row(t, &k, new)?;
         }
     }
     for (k, _) in &moved {
-        tx.delete_in(t, k)?;
+        tx.delete_row(t, k)?;
     }
     for (_, new) in moved {
-        tx.insert_in(t, new)?;
+        tx.insert_row(t, new)?;
     }
     if p.fk {
         for (old, new) in &pairs {
@@ -236,7 +236,7 @@ pub fn exec_update(
                 fk::check_parents(tx, def, new, Some(old.as_slice()), stop)?;
             }
         }
-        fk::on_parent_change(tx, t, &pairs, 0)?;
+        fk::on_parent_change(tx, t, &pairs, 0, stop)?;
     }
     Ok((n, ret))
 }
@@ -263,12 +263,12 @@ pub fn exec_delete(
     let n = olds.len() as u64;
     let mut gone: Vec<(Arc<Row>, Option<Row>)> = Vec::new();
     for (k, old) in olds {
-        if tx.delete_in(&p.scan.table, &k)? && p.fk {
+        if tx.delete_row(&p.scan.table, &k)? && p.fk {
             gone.push((old, None));
         }
     }
     if p.fk {
-        fk::on_parent_change(tx, &p.scan.table, &gone, 0)?;
+        fk::on_parent_change(tx, &p.scan.table, &gone, 0, stop)?;
     }
     Ok((n, ret))
 }

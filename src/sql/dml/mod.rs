@@ -16,7 +16,7 @@ use super::plan::{Access, Column, Plan, Scan};
 use crate::engine::catalog::Identity;
 use crate::engine::fk;
 use crate::error::{Error, Result, SqlState};
-use crate::seam::{prelude::*, Interrupt, Locked, TableDef};
+use crate::seam::{prelude::*, Interrupt, Locked, StatementWrites, TableDef};
 use crate::types::{DataType, Key, Row, Value};
 
 mod exec;

@@ -290,17 +290,15 @@ impl Session {
                 ));
             }
         }
-        let action = |a: &Option<A::ReferentialAction>, on: &str| -> Result<FkAction> {
-            Ok(match a {
-                None | Some(A::ReferentialAction::NoAction) => FkAction::NoAction,
-                Some(A::ReferentialAction::Restrict) => FkAction::Restrict,
-                Some(A::ReferentialAction::Cascade) if on == "DELETE" => FkAction::Cascade,
-                Some(A::ReferentialAction::SetNull) if on == "DELETE" => FkAction::SetNull,
-                Some(other) => return Err(Error::unsupported(format!("ON {on} {other} is not supported"))),
-            })
+        let action = |a: &Option<A::ReferentialAction>| match a {
+            None | Some(A::ReferentialAction::NoAction) => FkAction::NoAction,
+            Some(A::ReferentialAction::Restrict) => FkAction::Restrict,
+            Some(A::ReferentialAction::Cascade) => FkAction::Cascade,
+            Some(A::ReferentialAction::SetNull) => FkAction::SetNull,
+            Some(A::ReferentialAction::SetDefault) => FkAction::SetDefault,
         };
-        let on_delete = action(&fk.on_delete, "DELETE")?;
-        let on_update = action(&fk.on_update, "UPDATE")?;
+        let on_delete = action(&fk.on_delete);
+        let on_update = action(&fk.on_update);
         if fk
             .match_kind
             .as_ref()

@@ -1,5 +1,6 @@
 //! COPY ... FROM STDIN: the statement's options, the text and CSV data formats, and loading the
-//! rows into the session's transaction a batch at a time (`Transaction::insert_batch_in`).
+//! rows into the session's transaction a batch at a time (the engine's batch insert,
+//! `StatementWrites::insert_rows`; the statement runs the constraints).
 
 use std::borrow::Cow;
 
@@ -8,7 +9,7 @@ use sqlparser::ast as A;
 use super::{now_micros, Session};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
-use crate::seam::{Interrupt, TableDef};
+use crate::seam::{Interrupt, StatementWrites, TableDef};
 use crate::sql::bind::{ident, object_name, Binder};
 use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
 use crate::sql::exec::Exec;
@@ -274,7 +275,7 @@ impl Batch {
                 .extend(self.lines.iter().copied().zip(self.rows.iter().cloned()));
         }
         let rows = std::mem::replace(&mut self.rows, Vec::with_capacity(BATCH_ROWS));
-        let n = tx.insert_batch_in(t, rows).map_err(|e| match e.row {
+        let n = tx.insert_rows(t, rows).map_err(|e| match e.row {
             Some(i) => at_line(e.error, &def.name, self.lines[i], None),
             None => e.error,
         })?;
