@@ -72,6 +72,28 @@ fn apply(db: &Database, model: &mut BTreeMap<i64, i64>, writes: &[(i64, Option<i
 
 /// The database equals the model: invariant 4, an ordered scan, and point reads of present
 /// and absent keys.
+/// Opens the database in `dir`, applies `writes` (to it and to `model`), stops it uncleanly,
+/// and opens it again: the open must replay exactly those versions onto the image without
+/// refusing it, and then answer as `model` (invariant 4). Returns that open's statistics.
+fn replay_after_unclean_stop(
+    dir: &Path,
+    model: &mut BTreeMap<i64, i64>,
+    writes: &[(i64, Option<i64>)],
+) -> augur::Stats {
+    let db = Database::open(dir, opts()).unwrap();
+    let versions = apply(&db, model, writes);
+    db.abandon();
+    let db = Database::open(dir, opts()).unwrap();
+    let s = db.stats();
+    assert!(s.recovered_unclean);
+    assert_eq!(s.index_images_refused, 0);
+    assert_eq!(s.open_replayed_versions, versions);
+    assert!(db.wait_for_sweep(Duration::from_secs(60)));
+    check(&db, model);
+    db.close().unwrap();
+    s
+}
+
 fn check(db: &Database, model: &BTreeMap<i64, i64>) {
     let live = db.verify_integrity().unwrap();
     assert_eq!(live, model.len());
@@ -190,21 +212,11 @@ fn writes_through_the_mapping_leave_the_file_unchanged() {
 fn open_after_an_unclean_stop_replays_onto_the_image() {
     let dir = tempfile::tempdir().unwrap();
     let mut model = populated(dir.path());
-    let db = Database::open(dir.path(), opts()).unwrap();
     let writes: Vec<(i64, Option<i64>)> = (0..4000)
         .map(|i| (key(i * 7), if i % 2 == 0 { None } else { Some(7 * i) }))
         .chain((50_000..52_000).map(|i| (key(i), Some(i))))
         .collect();
-    let versions = apply(&db, &mut model, &writes);
-    db.abandon();
-    let db = Database::open(dir.path(), opts()).unwrap();
-    let s = db.stats();
-    assert!(s.recovered_unclean);
-    assert_eq!(s.index_images_refused, 0);
-    assert_eq!(s.open_replayed_versions, versions);
-    assert!(db.wait_for_sweep(Duration::from_secs(60)));
-    check(&db, &model);
-    db.close().unwrap();
+    replay_after_unclean_stop(dir.path(), &mut model, &writes);
 }
 
 #[test]
@@ -357,18 +369,7 @@ fn a_dense_replay_copies_the_image_first_and_a_sparse_one_does_not() {
     }
     let image_len = || std::fs::metadata(the_image(dir.path())).unwrap().len();
     let reopen = |writes: &[(i64, Option<i64>)], model: &mut BTreeMap<i64, i64>| {
-        let db = Database::open(dir.path(), opts()).unwrap();
-        let versions = apply(&db, model, writes);
-        db.abandon();
-        let db = Database::open(dir.path(), opts()).unwrap();
-        let s = db.stats();
-        assert!(s.recovered_unclean);
-        assert_eq!(s.index_images_refused, 0);
-        assert_eq!(s.open_replayed_versions, versions);
-        assert!(db.wait_for_sweep(Duration::from_secs(60)));
-        check(&db, model);
-        db.close().unwrap();
-        s.open_copied_image_bytes
+        replay_after_unclean_stop(dir.path(), model, writes).open_copied_image_bytes
     };
 
     let len = image_len();

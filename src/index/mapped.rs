@@ -118,15 +118,7 @@ impl Mapping {
     /// read-only so that nothing is copied: the page-table work a first touch would otherwise
     /// do, done in one call. Ignored where unsupported.
     pub(crate) fn populate(&self) {
-        const MADV_POPULATE_READ: libc::c_int = 22;
-        // SAFETY: the range is exactly this live mapping; the advice only maps pages in.
-        unsafe {
-            libc::madvise(
-                self.ptr.as_ptr() as *mut libc::c_void,
-                self.len,
-                MADV_POPULATE_READ,
-            );
-        }
+        self.advise(libc::MADV_POPULATE_READ);
     }
 
     /// Gives every page of the image a private copy now (`MADV_POPULATE_WRITE`, Linux 5.14+):
@@ -134,16 +126,15 @@ impl Mapping {
     /// done by the kernel in one call. No byte changes, and [`Mapping::promote`] still moves
     /// the pages into huge pages later. Returns false where unsupported (nothing done).
     pub(crate) fn populate_write(&self) -> bool {
-        const MADV_POPULATE_WRITE: libc::c_int = 23;
-        // SAFETY: the range is exactly this live mapping, private and writable; the advice
-        // only faults its pages in as if written, leaving their contents as they are.
-        unsafe {
-            libc::madvise(
-                self.ptr.as_ptr() as *mut libc::c_void,
-                self.len,
-                MADV_POPULATE_WRITE,
-            ) == 0
-        }
+        self.advise(libc::MADV_POPULATE_WRITE)
+    }
+
+    /// `madvise` over the whole mapping; whether the kernel took the advice.
+    fn advise(&self, advice: libc::c_int) -> bool {
+        // SAFETY: the range is exactly this live mapping (private and writable); the populate
+        // advices only fault its pages in, as if read or written, leaving their contents as
+        // they are.
+        unsafe { libc::madvise(self.ptr.as_ptr() as *mut libc::c_void, self.len, advice) == 0 }
     }
 
     /// Whether whole chunks remain to be promoted.

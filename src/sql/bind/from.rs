@@ -51,17 +51,7 @@ impl Binder<'_> {
                 continue;
             }
             if is_lateral_subquery(&j.relation) {
-                let (outer, c) = match &j.join_operator {
-                    A::JoinOperator::CrossJoin(_) => (false, None),
-                    A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
-                    A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
-                    _ => {
-                        return Err(Error::new(
-                            SqlState("42P10"),
-                            "the combining JOIN type must be INNER or LEFT for a LATERAL reference",
-                        ))
-                    }
-                };
+                let (outer, c) = lateral_join_kind(&j.join_operator)?;
                 (plan, scope) = self.lateral_subquery(plan, scope, &j.relation, c, outer)?;
                 continue;
             }
@@ -230,17 +220,7 @@ impl Binder<'_> {
         fp: Plan,
         fs: Scope,
     ) -> Result<(Plan, Scope)> {
-        let (outer, c) = match &j.join_operator {
-            A::JoinOperator::CrossJoin(_) => (false, None),
-            A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => (false, Some(c)),
-            A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => (true, Some(c)),
-            _ => {
-                return Err(Error::new(
-                    SqlState("42P10"),
-                    "the combining JOIN type must be INNER or LEFT for a LATERAL reference",
-                ))
-            }
-        };
+        let (outer, c) = lateral_join_kind(&j.join_operator)?;
         let lw = scope.cols.len();
         let scope = scope.concat(fs);
         let on = self.join_condition(c, &scope, lw)?;
@@ -447,4 +427,18 @@ pub(super) fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAli
         }
     }
     scope
+}
+
+/// How a LATERAL item may be joined: whether the join is LEFT (outer), and its condition (none
+/// for CROSS JOIN and the comma); 42P10 for RIGHT and FULL joins, as PostgreSQL.
+fn lateral_join_kind(op: &A::JoinOperator) -> Result<(bool, Option<&A::JoinConstraint>)> {
+    match op {
+        A::JoinOperator::CrossJoin(_) => Ok((false, None)),
+        A::JoinOperator::Join(c) | A::JoinOperator::Inner(c) => Ok((false, Some(c))),
+        A::JoinOperator::Left(c) | A::JoinOperator::LeftOuter(c) => Ok((true, Some(c))),
+        _ => Err(Error::new(
+            SqlState("42P10"),
+            "the combining JOIN type must be INNER or LEFT for a LATERAL reference",
+        )),
+    }
 }
