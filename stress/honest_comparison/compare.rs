@@ -389,7 +389,7 @@ fn verdict_line(name: &str, holds: bool, detail: String) -> (bool, String) {
 }
 
 /// Issue 20's cell: 10M random keys.
-const TEN_M: usize = 10_000_000;
+pub const TEN_M: usize = 10_000_000;
 
 /// A ratio target at 10M random keys: Augur's speed over SQLite's (`by`: "fastest" or
 /// "default") by mean, p50 shown.

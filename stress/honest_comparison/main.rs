@@ -230,6 +230,26 @@ pub struct CellOut {
     pub seconds: f64,
 }
 
+/// One cell as the parent ran it: how long it took and, for cells whose reads leave the CPU
+/// caches, the machine's memory latency just before and just after it (it moves by a third
+/// within minutes on some machines, so two cells compared may have run on different memories).
+#[derive(Clone, Debug, Serialize)]
+pub struct CellRun {
+    pub cell: Cell,
+    pub seconds: f64,
+    /// ns per dependent load over a 1 GiB working set, (before, after); None below
+    /// [`CELL_LATENCY_FROM`] rows.
+    pub memory_ns: Option<(f64, f64)>,
+}
+
+/// Cells at or above this size measure the memory latency around them.
+pub const CELL_LATENCY_FROM: usize = 1_000_000;
+
+/// The working set and loads of the per-cell latency probe (about half a second).
+fn cell_memory_ns() -> f64 {
+    augur_bench::memlat::dependent_load_ns(1 << 30, 500_000).unwrap_or(f64::NAN)
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Cell {
     pub system: String,
@@ -382,8 +402,9 @@ fn run_parent(a: &Args) -> Result<()> {
     let mut all = CellOut::default();
     let tmp = a.data_dir.join("cells");
     std::fs::create_dir_all(&tmp)?;
-    let mut cell_seconds = Vec::new();
+    let mut cell_runs = Vec::new();
     for (i, c) in cells.iter().enumerate() {
+        let before = (c.size >= CELL_LATENCY_FROM).then(cell_memory_ns);
         let out = tmp.join(format!("{}.json", c.spec().replace(',', "-")));
         let mut cmd = Command::new(&exe);
         cmd.args(std::env::args_os().skip(1));
@@ -397,7 +418,12 @@ fn run_parent(a: &Args) -> Result<()> {
         if let Some(ch) = co.checks.iter().find(|ch| !ch.passed()) {
             bail!("wrong answers: {ch:?}");
         }
-        cell_seconds.push((c.clone(), co.seconds));
+        let memory_ns = before.map(|b| (b, cell_memory_ns()));
+        cell_runs.push(CellRun {
+            cell: c.clone(),
+            seconds: co.seconds,
+            memory_ns,
+        });
         if !a.quiet {
             let checks: u64 = co.checks.iter().map(|ch| ch.correct).sum();
             eprintln!(
@@ -427,7 +453,7 @@ fn run_parent(a: &Args) -> Result<()> {
         load_end: other_load(),
         started_utc,
         total_seconds: started.elapsed().as_secs_f64(),
-        cell_seconds,
+        cell_runs,
         machine,
         provenance: prov,
         notes,

@@ -18,7 +18,7 @@ use crate::child::{budget as budget_bytes, rocks_options};
 use crate::compare::{self, Comparison, Side, Verdict, KINDS};
 use crate::facts::Facts;
 use crate::systems::{SqliteConfig, SQLITE_PRAGMAS};
-use crate::{Args, Cell, CellOut, Check};
+use crate::{Args, CellOut, CellRun, Check};
 
 pub struct Context {
     pub args: Args,
@@ -28,7 +28,7 @@ pub struct Context {
     pub load_end: (String, String),
     pub started_utc: String,
     pub total_seconds: f64,
-    pub cell_seconds: Vec<(Cell, f64)>,
+    pub cell_runs: Vec<CellRun>,
     pub machine: Machine,
     pub provenance: Provenance,
     pub notes: Option<Notes>,
@@ -213,7 +213,12 @@ pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
         "why": why,
         "notes": ctx.notes,
         "comparisons": comps,
-        "cell_seconds": ctx.cell_seconds.iter().map(|(c, s)| json!({"cell": c, "seconds": s})).collect::<Vec<_>>(),
+        "cell_seconds": ctx.cell_runs.iter().map(|r| json!({
+            "cell": r.cell,
+            "seconds": r.seconds,
+            "memory_ns_1gib_before": r.memory_ns.map(|m| m.0),
+            "memory_ns_1gib_after": r.memory_ns.map(|m| m.1),
+        })).collect::<Vec<_>>(),
         "results": all.results,
         "checks": all.checks,
         "memory": all.memory,
@@ -457,6 +462,14 @@ fn markdown(
         let _ = writeln!(w, "### {}\n", set.title);
         for (holds, t) in &set.lines {
             let _ = writeln!(w, "- {} {t}", if *holds { "✅" } else { "❌" });
+        }
+        if set.title.starts_with("Issue 20") {
+            if let Some(l) = latency_around(&ctx.cell_runs, compare::TEN_M, "random") {
+                let _ = writeln!(
+                    w,
+                    "- Memory latency (1 GiB, before / after) around the cells these ratios compare: {l}."
+                );
+            }
         }
         let _ = writeln!(w);
     }
@@ -765,17 +778,25 @@ fn markdown(
     let _ = writeln!(w, "\n## Time per cell\n");
     let _ = writeln!(
         w,
-        "| system | config | layer | dist | rows | seconds |\n|---|---|---|---|---:|---:|"
+        "Cells of {} rows and more measure the memory latency (one dependent load over 1 GiB, as in the machine table) just before and just after they run: a ratio between two cells is also a ratio between the memories they ran on.\n",
+        fmt_count(crate::CELL_LATENCY_FROM)
     );
-    for (c, secs) in &ctx.cell_seconds {
+    let _ = writeln!(
+        w,
+        "| system | config | layer | dist | rows | seconds | memory latency before / after |\n|---|---|---|---|---:|---:|---:|"
+    );
+    for r in &ctx.cell_runs {
+        let c = &r.cell;
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {} | {} | {secs:.1} |",
+            "| {} | {} | {} | {} | {} | {:.1} | {} |",
             sys_label(&c.system),
             c.config,
             c.layer,
             c.dist,
-            fmt_count(c.size)
+            fmt_count(c.size),
+            r.seconds,
+            fmt_latency_pair(r.memory_ns)
         );
     }
     let _ = writeln!(
@@ -783,4 +804,31 @@ fn markdown(
         "\n## Charts\n\n![latency and throughput vs size](honest_comparison.svg)\n"
     );
     s
+}
+
+/// "212 / 230 ns", or "not measured".
+pub fn fmt_latency_pair(m: Option<(f64, f64)>) -> String {
+    match m {
+        Some((a, b)) => format!("{a:.0} / {b:.0} ns"),
+        None => "not measured".into(),
+    }
+}
+
+/// The memory latency around each cell of one size and distribution, as "Augur api 212 / 230
+/// ns, ..."; None when none was measured.
+fn latency_around(runs: &[CellRun], size: usize, dist: &str) -> Option<String> {
+    let parts: Vec<String> = runs
+        .iter()
+        .filter(|r| r.cell.size == size && r.cell.dist == dist)
+        .filter_map(|r| {
+            let sys = if r.cell.system == "sqlite" {
+                format!("SQLite {}", r.cell.config)
+            } else {
+                format!("{} {}", sys_label(&r.cell.system), r.cell.layer)
+            };
+            r.memory_ns
+                .map(|m| format!("{sys} {}", fmt_latency_pair(Some(m))))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
