@@ -6,7 +6,10 @@
 //! its layout (where its restart array starts) recorded beside its place in the run's block
 //! table, so no byte is returned from a block that has not passed verification, a block is
 //! verified once (twice at most, when a read and the populate pass race to it), and a read
-//! touches the block table entry, one restart offset and the entry itself.
+//! touches the block table entry, one restart offset and the entry itself. When a block's
+//! entries all have one length (rows of one size), verification records it and a read skips
+//! the restart offset; a run also keeps a sparse table of block offsets from which a read
+//! guesses the entry's place and prefetches it while the block table entry loads.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -30,6 +33,82 @@ pub(crate) struct Run {
     blocks: Vec<BlockRef>,
     /// The model from rowid to position in `blocks` (over `BlockRef::bound`).
     model: Pla,
+    /// Where in the file the model's prediction puts a row's entry, to start its load before
+    /// the block table says exactly.
+    place: Place,
+}
+
+/// A guess of a row's byte offset, to start loading it before the block table says exactly
+/// where it is: every 64th block's first rowid, offset, size and row count, and the blocks
+/// after it taken to be like it (rows of one length make them so). A wrong guess costs a
+/// wasted prefetch, never a wrong answer.
+#[derive(Debug, Default)]
+struct Place {
+    anchors: Vec<Anchor>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    first: u64,
+    offset: u64,
+    /// Rows in the block (rowids `first..first + rows`: dense in a fresh file).
+    rows: u32,
+    /// Bytes from one block to the next (its contents and the 5-byte trailer).
+    stride: u32,
+    /// Bytes per entry, when the rows and the restart array fill the block exactly.
+    entry: u32,
+}
+
+const ANCHOR_EVERY: usize = 64;
+
+impl Place {
+    fn fit(blocks: &[BlockRef], lo: u64) -> Place {
+        // Every 64th block has its anchor, in place; one that cannot be one (a block that
+        // ends the run or is not full of rows) has no rows and is never used.
+        let none = Anchor {
+            first: 0,
+            offset: 0,
+            rows: 0,
+            stride: 0,
+            entry: 0,
+        };
+        let anchors = (0..blocks.len())
+            .step_by(ANCHOR_EVERY)
+            .map(|i| {
+                let b = &blocks[i];
+                let first = if i == 0 {
+                    lo
+                } else {
+                    blocks[i - 1].bound.saturating_add(1)
+                };
+                let rows = u32::try_from(b.bound.checked_sub(first)?.checked_add(1)?).ok()?;
+                // Entries, then a restart offset per entry and the restart count.
+                let body = b.size.checked_sub(rows.checked_mul(4)?.checked_add(4)?)?;
+                Some(Anchor {
+                    first,
+                    offset: b.offset,
+                    rows,
+                    stride: b.size.checked_add(5)?,
+                    entry: body / rows,
+                })
+            })
+            .map(|a| a.unwrap_or(none))
+            .collect();
+        Place { anchors }
+    }
+
+    /// The guessed offset of row `rowid`, which the model placed near block `near`.
+    #[inline]
+    fn guess(&self, near: usize, rowid: u64) -> Option<usize> {
+        let g = (near / ANCHOR_EVERY).min(self.anchors.len().checked_sub(1)?);
+        let a = self.anchors[g];
+        if a.rows == 0 {
+            return None;
+        }
+        let d = rowid.checked_sub(a.first)?;
+        let (b, j) = (d / u64::from(a.rows), d % u64::from(a.rows));
+        usize::try_from(a.offset + b * u64::from(a.stride) + j * u64::from(a.entry)).ok()
+    }
 }
 
 /// One data block as a run sees it: what the model searches and what a read needs, together, so
@@ -44,6 +123,10 @@ struct BlockRef {
     /// array (entries never end at 0); `FAILED` if verification failed.
     restarts_at: AtomicU32,
     num_restarts: AtomicU32,
+    /// Set with `restarts_at` when the block is verified: the length of every entry when all
+    /// of them have the same length and each is a restart point (rows of one size), so entry
+    /// `j` starts at `j * stride`; 0 otherwise.
+    stride: AtomicU32,
 }
 
 const FAILED: u32 = u32::MAX;
@@ -181,6 +264,7 @@ impl SstFile {
                     size: handles[b].size as u32,
                     restarts_at: AtomicU32::new(0),
                     num_restarts: AtomicU32::new(0),
+                    stride: AtomicU32::new(0),
                 })
                 .collect();
             let hi = match last_key {
@@ -194,12 +278,14 @@ impl SstFile {
                 continue;
             }
             let model = Pla::fit(blocks.len(), |i| blocks[i].bound);
+            let place = Place::fit(&blocks, min_seen);
             runs.push(Run {
                 table,
                 lo: min_seen,
                 hi,
                 blocks,
                 model,
+                place,
             });
         }
         Ok(runs)
@@ -246,8 +332,9 @@ impl SstFile {
                 size: u64::from(br.size),
             };
             at = match self.verify(h) {
-                Ok((_, l)) => {
+                Ok((b, l)) => {
                     br.num_restarts.store(l.num_restarts as u32, Ordering::Relaxed);
+                    br.stride.store(uniform_stride(b, l), Ordering::Relaxed);
                     l.restarts_at as u32
                 }
                 Err(_) => FAILED,
@@ -265,34 +352,73 @@ impl SstFile {
         Some((&self.map.bytes()[start..start + br.size as usize], l))
     }
 
+    /// Looks `rowid` up in run `run` of this file (a point read: no cursor is kept).
+    #[inline]
+    pub(crate) fn get<'a>(&'a self, run: &'a Run, rowid: u64) -> Found<'a> {
+        match self.block_of(run, rowid) {
+            Ok(at) => find_entry(at.b, at.l, at.stride, (run.table, rowid), at.hint(rowid)),
+            Err(f) => f,
+        }
+    }
+
     /// Looks `rowid` up in run `run` of this file, and returns with the answer a cursor at the
     /// block the rowid belongs to, from which larger rowids are read without the model.
     #[inline]
     pub(crate) fn seek<'a>(&'a self, run: &'a Run, rowid: u64) -> (Found<'a>, Option<Cursor<'a>>) {
-        let n = run.blocks.len();
-        let i = run.model.lower_bound(n, rowid, |i| run.blocks[i].bound);
-        if i == n {
-            return (Found::Absent, None);
-        }
-        let Some((b, l)) = self.block(&run.blocks[i]) else {
-            return (Found::Fallback, None);
-        };
-        let first = if i == 0 {
-            run.lo
-        } else {
-            run.blocks[i - 1].bound.saturating_add(1)
+        let at = match self.block_of(run, rowid) {
+            Ok(at) => at,
+            Err(f) => return (f, None),
         };
         let mut c = Cursor {
             file: self,
             run,
-            block: i,
-            b,
-            l,
-            first,
+            block: at.block,
+            b: at.b,
+            l: at.l,
+            stride: at.stride,
+            first: at.first,
             after: 0,
             last: rowid,
         };
         (c.find(rowid), Some(c))
+    }
+
+    /// The verified block of run `run` that would hold `rowid`, or what the lookup ends with
+    /// (absent past the run, a fallback for a block that failed verification). The row's
+    /// guessed place is prefetched first, so that on rows of one length its load overlaps the
+    /// block table's: with the arithmetic of [`find_entry`] inside the block, the two cost one
+    /// memory round trip together.
+    #[inline]
+    fn block_of<'a>(&'a self, run: &'a Run, rowid: u64) -> Result<BlockAt<'a>, Found<'a>> {
+        let n = run.blocks.len();
+        let (guess, _) = run.model.predict(n, rowid);
+        if let Some(at) = run.place.guess(guess, rowid) {
+            let bytes = self.map.bytes();
+            prefetch(bytes, at);
+            prefetch(bytes, at + 64);
+            prefetch(bytes, at + 128);
+        }
+        let i = run
+            .model
+            .lower_bound_from(n, rowid, guess, |i| run.blocks[i].bound);
+        if i == n {
+            return Err(Found::Absent);
+        }
+        let br = &run.blocks[i];
+        let Some((b, l)) = self.block(br) else {
+            return Err(Found::Fallback);
+        };
+        Ok(BlockAt {
+            block: i,
+            b,
+            l,
+            stride: br.stride.load(Ordering::Relaxed) as usize,
+            first: if i == 0 {
+                run.lo
+            } else {
+                run.blocks[i - 1].bound.saturating_add(1)
+            },
+        })
     }
 
     /// Bytes of the file (mapped).
@@ -307,6 +433,7 @@ impl SstFile {
             .map(|r| {
                 r.blocks.capacity() * std::mem::size_of::<BlockRef>()
                     + r.model.heap_bytes()
+                    + r.place.anchors.capacity() * std::mem::size_of::<Anchor>()
                     + std::mem::size_of::<Run>()
             })
             .sum()
@@ -340,6 +467,30 @@ impl SstFile {
         }
     }
 
+    /// (Verified blocks with a stride, verified blocks), over every run.
+    #[cfg(test)]
+    pub(crate) fn strided_blocks(&self) -> (usize, usize) {
+        let verified = self
+            .runs
+            .iter()
+            .flat_map(|r| &r.blocks)
+            .filter(|b| b.restarts_at.load(Ordering::Relaxed) != 0);
+        (
+            verified
+                .clone()
+                .filter(|b| b.stride.load(Ordering::Relaxed) != 0)
+                .count(),
+            verified.count(),
+        )
+    }
+
+    /// Where [`SstFile::get`] guesses the entry of `rowid` lies in the file.
+    #[cfg(test)]
+    pub(crate) fn guessed_place(&self, run: &Run, rowid: u64) -> Option<usize> {
+        run.place
+            .guess(run.model.predict(run.blocks.len(), rowid).0, rowid)
+    }
+
     /// Blocks not yet verified (nor found failing), over every run.
     #[cfg(test)]
     pub(crate) fn unverified_blocks(&self) -> usize {
@@ -356,6 +507,26 @@ impl SstFile {
     }
 }
 
+/// A verified block of a run, as a lookup found it.
+struct BlockAt<'a> {
+    block: usize,
+    b: &'a [u8],
+    l: BlockLayout,
+    /// See [`BlockRef::stride`].
+    stride: usize,
+    /// The smallest rowid of the run's table the block may hold.
+    first: u64,
+}
+
+impl BlockAt<'_> {
+    /// The likely entry number of `rowid`: its distance from the block's first rowid (exact
+    /// when every entry is a restart point and nothing was collected; rowids are dense).
+    #[inline]
+    fn hint(&self, rowid: u64) -> usize {
+        rowid.saturating_sub(self.first) as usize
+    }
+}
+
 /// A verified block of one run, for reading rowids in ascending order: a rowid in this block or
 /// the next is found without the file set's search or the model (a range scan's rows are
 /// mostly adjacent, in one block or the next).
@@ -365,6 +536,7 @@ pub(crate) struct Cursor<'a> {
     block: usize,
     b: &'a [u8],
     l: BlockLayout,
+    stride: usize,
     /// The smallest rowid of the run's table the block may hold.
     first: u64,
     /// Where the entry after the last one found starts (0: none found in this block yet), and
@@ -389,6 +561,7 @@ impl<'a> Cursor<'a> {
             }
             let (b, l) = self.file.block(&blocks[i])?;
             self.first = blocks[self.block].bound.saturating_add(1);
+            self.stride = blocks[i].stride.load(Ordering::Relaxed) as usize;
             (self.block, self.b, self.l, self.after) = (i, b, l, 0);
         }
         if self.after != 0 && rowid == self.last.wrapping_add(1) {
@@ -420,7 +593,7 @@ impl<'a> Cursor<'a> {
         // Rowids are dense, so the rowid's distance from the block's first one is its likely
         // entry number (exact when every entry is a restart point and nothing was collected).
         let hint = rowid.saturating_sub(self.first) as usize;
-        let found = search_block(self.b, self.l, (self.run.table, rowid), hint).unwrap_or(Found::Fallback);
+        let found = find_entry(self.b, self.l, self.stride, (self.run.table, rowid), hint);
         self.after = match found {
             // The offset just past the value, in the block.
             Found::Value(v) => v.as_ptr() as usize - self.b.as_ptr() as usize + v.len(),
@@ -464,6 +637,48 @@ fn whole_entry<'a>(b: &'a [u8], e: &format::Entry) -> Found<'a> {
     } else {
         Found::Fallback
     }
+}
+
+/// Finds row `target` in a verified block: by arithmetic when the block's entries have one
+/// length (`stride`, entry `hint` checked to be the row), else by [`search_block`].
+#[inline]
+fn find_entry(b: &[u8], l: BlockLayout, stride: usize, target: (u32, u64), hint: usize) -> Found<'_> {
+    if stride != 0 && hint < l.num_restarts {
+        if let Ok(e) = format::entry(b, hint * stride, l.restarts_at) {
+            if e.shared == 0
+                && e.non_shared == USER_KEY + KEY_TRAILER
+                && split_key(&b[e.key_at..e.key_at + USER_KEY]) == target
+            {
+                return whole_entry(b, &e);
+            }
+        }
+    }
+    search_block(b, l, target, hint).unwrap_or(Found::Fallback)
+}
+
+/// The common length of a verified block's entries when every entry is a whole-key restart
+/// point and they all have one length (entry `j` then starts at `j * stride`); 0 otherwise.
+fn uniform_stride(b: &[u8], l: BlockLayout) -> u32 {
+    let Ok(e) = format::entry(b, 0, l.restarts_at) else {
+        return 0;
+    };
+    let stride = e.key_at + e.non_shared + e.value_len;
+    if stride * l.num_restarts != l.restarts_at {
+        return 0;
+    }
+    for j in 0..l.num_restarts {
+        let at = j * stride;
+        let ok = format::restart(b, l, j) == Ok(at)
+            && format::entry(b, at, l.restarts_at).is_ok_and(|e| {
+                e.shared == 0
+                    && e.non_shared == USER_KEY + KEY_TRAILER
+                    && e.key_at + e.non_shared + e.value_len == at + stride
+            });
+        if !ok {
+            return 0;
+        }
+    }
+    u32::try_from(stride).unwrap_or(0)
 }
 
 /// Finds row `target` (table, rowid) in a data block: the restart point `hint` first (with one

@@ -56,8 +56,38 @@ impl Pla {
     /// The first position whose key is >= `x` among the `n` keys the model was fitted to, or `n`
     /// if none: predicted, then searched within the error bound, and checked (a wrong prediction
     /// costs a full binary search, never a wrong answer).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn lower_bound(&self, n: usize, x: u64, key: impl Fn(usize) -> u64) -> usize {
+        self.lower_bound_from(n, x, self.predict(n, x).0, key)
+    }
+
+    /// The model's prediction for `x`: a position clamped to its segment and the `n` keys, and
+    /// the unclamped fractional position (which says how far into that position's range `x`
+    /// lies). No key is read.
+    #[inline]
+    pub(crate) fn predict(&self, n: usize, x: u64) -> (usize, f64) {
+        let s = self.x0.partition_point(|&k| k <= x).saturating_sub(1);
+        let (Some(&x0), Some(&y0), Some(&slope)) = (self.x0.get(s), self.y0.get(s), self.slope.get(s)) else {
+            return (0, 0.0);
+        };
+        if x <= x0 {
+            return (y0 as usize, f64::from(y0));
+        }
+        let end = self.y0.get(s + 1).map_or(n, |&y| y as usize);
+        let pos = f64::from(y0) + slope * (x - x0) as f64;
+        // A non-negative finite float: the signed conversion is one instruction.
+        ((pos as i64 as usize).min(end.saturating_sub(1)), pos)
+    }
+
+    /// [`Pla::lower_bound`] from a prediction `guess` (of [`Pla::predict`]).
+    #[inline]
+    pub(crate) fn lower_bound_from(
+        &self,
+        n: usize,
+        x: u64,
+        guess: usize,
+        key: impl Fn(usize) -> u64,
+    ) -> usize {
         let search = |mut lo: usize, mut hi: usize| {
             while lo < hi {
                 let mid = (lo + hi) / 2;
@@ -72,19 +102,9 @@ impl Pla {
         if n == 0 || x > key(n - 1) {
             return n;
         }
-        let s = self.x0.partition_point(|&k| k <= x).saturating_sub(1);
-        let (Some(&x0), Some(&y0), Some(&slope)) = (self.x0.get(s), self.y0.get(s), self.slope.get(s)) else {
-            return search(0, n);
-        };
-        let end = self.y0.get(s + 1).map_or(n, |&y| y as usize);
-        let guess = if x <= x0 {
-            y0 as usize
-        } else {
-            (y0 as usize + (slope * (x - x0) as f64) as usize).min(end.saturating_sub(1))
-        };
         // Walk from the prediction (usually right, or one off: neighbours share a cache line)
         // rather than bisecting the whole window; past the error bound, bisect everything.
-        let mut i = guess;
+        let mut i = guess.min(n - 1);
         if key(i) < x {
             for _ in 0..=EPSILON + 1 {
                 i += 1;
