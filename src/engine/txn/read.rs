@@ -198,6 +198,27 @@ impl Transaction {
         self.get_at(u64::MAX, t, key)
     }
 
+    /// Whether the row with primary key `key` exists for this transaction (its own write, else
+    /// the version its snapshot sees), as `get_in(..).is_some()` but without reading the row
+    /// when the index answers: a newest version at or below the snapshot is the one the
+    /// snapshot sees, live unless it is a tombstone. Only a newer version (a commit after the
+    /// snapshot) sends it down the version chain. An UPDATE or DELETE asks this before it
+    /// locks the row; reading the old version there was the one piece of work a durable
+    /// single-row update or delete did that an insert does not.
+    pub(super) fn exists_in(&self, t: &Table, key: &Key) -> Result<bool> {
+        self.check_active()?;
+        self.check_table(t)?;
+        if let Some(p) = self.pending(t, key) {
+            return Ok(matches!(p, Pending::Put(_)));
+        }
+        let payload = t.pk.read().get(key);
+        match payload {
+            None => Ok(false),
+            Some(p) if p & !TOMBSTONE <= self.snapshot => Ok(p & TOMBSTONE == 0),
+            Some(p) => Ok(self.db.resolve(t.id, p, self.snapshot)?.is_some()),
+        }
+    }
+
     /// The row with primary key `key`: this transaction's own write, else the version
     /// `snapshot` sees (`u64::MAX`: the newest committed one).
     fn get_at(&self, snapshot: u64, t: &Table, key: &Key) -> Result<Option<Arc<Row>>> {

@@ -209,7 +209,7 @@ impl Transaction {
     /// [`Transaction::update_row`] with the table's definition at hand.
     fn update_with(&mut self, t: &Arc<Table>, def: &TableDef, key: &Key, row: Row) -> Result<bool> {
         self.check_active()?;
-        if self.get_in(t, key)?.is_none() {
+        if !self.exists_in(t, key)? {
             return Ok(false);
         }
         if let Locked::Changed(None) = self.lock_row(t, key)? {
@@ -259,7 +259,7 @@ impl Transaction {
             return self.update_with(t, &def, key, row);
         }
         self.check_active()?;
-        if self.get_in(t, key)?.is_none() {
+        if !self.exists_in(t, key)? {
             return Ok(false);
         }
         let row = def.check_row(row)?;
@@ -287,7 +287,7 @@ impl Transaction {
     /// if there was none.
     pub(crate) fn delete_row(&mut self, t: &Arc<Table>, key: &Key) -> Result<bool> {
         self.check_active()?;
-        if self.get_in(t, key)?.is_none() {
+        if !self.exists_in(t, key)? {
             return Ok(false);
         }
         if let Locked::Changed(None) = self.lock_row(t, key)? {
@@ -330,7 +330,7 @@ impl Transaction {
     fn lock_latest(&self, t: &Arc<Table>, key: &Key) -> Result<bool> {
         Ok(match self.lock_row(t, key)? {
             Locked::Changed(r) => r.is_some(),
-            Locked::Unchanged => self.get_in(t, key)?.is_some(),
+            Locked::Unchanged => self.exists_in(t, key)?,
         })
     }
 
