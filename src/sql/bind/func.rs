@@ -18,9 +18,6 @@ impl Binder<'_> {
         if !f.within_group.is_empty() {
             return Err(unsupported("WITHIN GROUP"));
         }
-        if f.filter.is_some() && f.over.is_some() {
-            return Err(unsupported("FILTER in a window function"));
-        }
         let not_aggregate = || {
             Error::new(
                 SqlState("42809"),
@@ -148,13 +145,15 @@ impl Binder<'_> {
                 self.in_agg = true;
                 let r = self.bind_expr(&o.expr, scope);
                 self.in_agg = false;
-                let (e, _) = r?;
+                let (e, t) = r?;
                 if distinct && arg.as_ref() != Some(&e) {
                     return Err(Error::new(
                         SqlState("42P10"),
                         "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
                     ));
                 }
+                // An array orders by its elements' values, not its text.
+                let e = super::select::order_value(e, t);
                 order.push(super::select::sort_key(e, &o.options));
             }
             // FILTER (WHERE ...), over the input rows like the argument.
