@@ -315,6 +315,11 @@ impl ForeignKey<'_> {
                 Fate::Deleted => fk.on_delete,
                 Fate::Updated(_) => fk.on_update,
             };
+            // The columns the action sets: ON DELETE SET NULL / SET DEFAULT may name some.
+            let cols: &[usize] = match (fate, &fk.on_delete_set) {
+                (Fate::Deleted, Some(c)) => c,
+                _ => &fk.columns,
+            };
             let new_values: Vec<Value> = match (action, fate) {
                 (FkAction::Restrict, _) => return Err(self.violation()),
                 (FkAction::NoAction, _) => {
@@ -335,11 +340,11 @@ impl ForeignKey<'_> {
                     .zip(nv)
                     .map(|(&c, v)| cdef.columns[c].ty.coerce(v.clone()))
                     .collect::<Result<_>>()?,
-                (FkAction::SetNull, _) => vec![Value::Null; fk.columns.len()],
-                (FkAction::SetDefault, _) => constraint::evaluator().defaults(tx, cdef, &fk.columns)?,
+                (FkAction::SetNull, _) => vec![Value::Null; cols.len()],
+                (FkAction::SetDefault, _) => constraint::evaluator().defaults(tx, cdef, cols)?,
             };
             let mut n: Row = (*r).clone();
-            for (&c, val) in fk.columns.iter().zip(new_values) {
+            for (&c, val) in cols.iter().zip(new_values) {
                 n[c] = val;
             }
             // NOT NULL is checked by the write, CHECK and the references here: the order of
