@@ -559,9 +559,20 @@ impl Binder<'_> {
                     }
                 }
             }
-            ("random", 0) => (Func::Random, Ty::Float8),
-            ("gen_random_uuid", 0) => (Func::GenRandomUuid, Ty::Uuid),
+            ("random", 0) => {
+                self.volatile_calls += 1;
+                (Func::Random, Ty::Float8)
+            }
+            ("gen_random_uuid", 0) => {
+                self.volatile_calls += 1;
+                (Func::GenRandomUuid, Ty::Uuid)
+            }
+            ("clock_timestamp", 0) => {
+                self.volatile_calls += 1;
+                (Func::ClockTimestamp, Ty::TimestampTz)
+            }
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
+                self.volatile_calls += 1;
                 let want = [Ty::Text, Ty::Int8, Ty::Bool];
                 for (a, to) in args.iter_mut().zip(want) {
                     let (e, t) = a.clone();
@@ -584,8 +595,7 @@ impl Binder<'_> {
                 "now"
                 | "current_timestamp"
                 | "statement_timestamp"
-                | "transaction_timestamp"
-                | "clock_timestamp",
+                | "transaction_timestamp",
                 0,
             ) => (Func::Now, Ty::TimestampTz),
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),

@@ -269,6 +269,8 @@ pub struct Binder<'a> {
     /// The columns of the FROM items left of the function in FROM being bound, which its
     /// arguments may read (`from_fn.rs`).
     lateral: Option<Scope>,
+    /// Calls of volatile functions bound so far (see [`crate::sql::expr::SubRef::volatile`]).
+    volatile_calls: usize,
 }
 
 pub(super) enum OrderRef {
@@ -320,6 +322,7 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             set_op_leaf: false,
             lateral: None,
+            volatile_calls: 0,
         }
     }
 

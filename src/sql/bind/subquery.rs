@@ -66,6 +66,7 @@ impl Binder<'_> {
         let saved_srf = self.srf_sink.take();
         let saved_in = std::mem::replace(&mut self.in_agg, false);
         let saved_in_window = std::mem::replace(&mut self.in_window, false);
+        let volatile_before = self.volatile_calls;
         self.outer.push(OuterFrame {
             scope: scope.clone(),
             captures: Vec::new(),
@@ -83,6 +84,7 @@ impl Binder<'_> {
             SubRef {
                 id: self.subplans.len() - 1,
                 args: frame.captures,
+                volatile: self.volatile_calls > volatile_before,
             },
             cols,
         ))

@@ -50,6 +50,8 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 _ => Value::Timestamp(cx.now),
             })
         }
+        // The time of the call itself, which moves within a statement.
+        Func::ClockTimestamp => return Ok(Value::TimestampTz(crate::sql::session::now_micros())),
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
         Func::GenRandomUuid => {
             return Ok(Value::Uuid(
@@ -581,6 +583,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         Func::Coalesce
         | Func::Now
+        | Func::ClockTimestamp
         | Func::Random
         | Func::GenRandomUuid
         | Func::NextVal
