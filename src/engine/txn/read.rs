@@ -167,19 +167,20 @@ impl Transaction {
         })
     }
 
-    /// Visits every row of `t` as the newest committed versions and this transaction's own
-    /// writes make it, whatever the snapshot: what a referential action must see (the SQL
-    /// layer's foreign keys), since a row committed by a transaction whose lock this one waited
-    /// for may be newer than the snapshot.
+    /// Visits every row of `t` in `range` as the newest committed versions and this
+    /// transaction's own writes make it, whatever the snapshot: what a referential action must
+    /// see (the SQL layer's foreign keys), since a row committed by a transaction whose lock
+    /// this one waited for may be newer than the snapshot.
     pub fn scan_latest_in(
         &self,
         t: &Table,
+        range: &KeyRange,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
         self.scan_core_at(
             u64::MAX,
             t,
-            &KeyRange::all(),
+            range,
             false,
             usize::MAX,
             |k, found| match found {
