@@ -42,7 +42,8 @@ pub(super) fn take(tokens: Vec<TokenWithSpan>) -> Result<(Vec<TokenWithSpan>, Ve
         } else {
             ""
         };
-        let action = is(0, Keyword::ON) && (is(1, Keyword::DELETE) || is(1, Keyword::UPDATE)) && is(2, Keyword::SET);
+        let action =
+            is(0, Keyword::ON) && (is(1, Keyword::DELETE) || is(1, Keyword::UPDATE)) && is(2, Keyword::SET);
         if !action || set_what.is_empty() || tok(k + 4) != Some(&Token::LParen) {
             k += 1;
             continue;
@@ -193,7 +194,9 @@ mod tests {
         for s in &stmts {
             if let A::Statement::CreateTable(ct) = s {
                 let named = |fk: &A::ForeignKeyConstraint| {
-                    let cols = of(fk).unwrap().map(|c| c.iter().map(|i| i.value.clone()).collect());
+                    let cols = of(fk)
+                        .unwrap()
+                        .map(|c| c.iter().map(|i| i.value.clone()).collect());
                     (fk.foreign_table.to_string(), cols)
                 };
                 for c in &ct.columns {

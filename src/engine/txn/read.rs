@@ -177,20 +177,13 @@ impl Transaction {
         range: &KeyRange,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_core_at(
-            u64::MAX,
-            t,
-            range,
-            false,
-            usize::MAX,
-            |k, found| match found {
-                Found::Own(r) => f(k, &t.complete(r.clone())),
-                Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
-                    Some(row) => f(k, &t.complete(Arc::new(row))),
-                    None => Ok(true),
-                },
+        self.scan_core_at(u64::MAX, t, range, false, usize::MAX, |k, found| match found {
+            Found::Own(r) => f(k, &t.complete(r.clone())),
+            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                Some(row) => f(k, &t.complete(Arc::new(row))),
+                None => Ok(true),
             },
-        )
+        })
     }
 
     /// The row with primary key `key` as the newest committed version and this transaction's

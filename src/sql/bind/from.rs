@@ -235,7 +235,11 @@ impl Binder<'_> {
             Expr::Col(i) => Some(*i),
             _ => None,
         }) {
-            let table = scope.cols.get(i).and_then(|c| c.table.clone()).unwrap_or_default();
+            let table = scope
+                .cols
+                .get(i)
+                .and_then(|c| c.table.clone())
+                .unwrap_or_default();
             return Err(Error::new(
                 SqlState("42P10"),
                 format!(

@@ -591,13 +591,9 @@ impl Binder<'_> {
                     Ty::Int8,
                 )
             }
-            (
-                "now"
-                | "current_timestamp"
-                | "statement_timestamp"
-                | "transaction_timestamp",
-                0,
-            ) => (Func::Now, Ty::TimestampTz),
+            ("now" | "current_timestamp" | "statement_timestamp" | "transaction_timestamp", 0) => {
+                (Func::Now, Ty::TimestampTz)
+            }
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
             ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),

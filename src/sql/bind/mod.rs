@@ -183,7 +183,10 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
                 elem.sql_name()
             ))
         })?;
-        return Ok((arr, len.filter(|_| matches!(elem, DataType::Numeric(_) | DataType::Text(Some(_))))));
+        return Ok((
+            arr,
+            len.filter(|_| matches!(elem, DataType::Numeric(_) | DataType::Text(Some(_)))),
+        ));
     }
     let s = s.to_string();
     let (base, args) = match s.find('(') {

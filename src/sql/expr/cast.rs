@@ -83,7 +83,9 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         }
         // `varchar(n)[]`: each element truncated to n characters.
         (V::Text(s), Ty::Array(e)) if *e == Ty::Text && len.is_some() => {
-            V::Text(crate::types::array::map(&s, |x| Ok(cast(V::Text(x.to_string()), Ty::Text, len)?.to_text()))?)
+            V::Text(crate::types::array::map(&s, |x| {
+                Ok(cast(V::Text(x.to_string()), Ty::Text, len)?.to_text())
+            })?)
         }
         (V::Text(s), t) => {
             let v = Value::parse_text(&s, t.to_dt())?;
@@ -173,7 +175,9 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
         )
     };
     match (dt, &v) {
-        (DataType::Text(Some(n)), Value::Text(s)) if s.chars().count() > n as usize => return Err(too_long(n)),
+        (DataType::Text(Some(n)), Value::Text(s)) if s.chars().count() > n as usize => {
+            return Err(too_long(n))
+        }
         // `varchar(n)[]`: every element must fit, as PostgreSQL checks on assignment.
         (DataType::Array(DataType::Text(Some(n))), Value::Text(s)) => {
             let (_, items) = crate::types::array::parse(s)?;
