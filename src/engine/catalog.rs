@@ -77,6 +77,10 @@ pub struct ForeignKeyDef {
     pub parent_columns: Vec<String>,
     pub on_delete: FkAction,
     pub on_update: FkAction,
+    /// PostgreSQL 15's `ON DELETE SET NULL (cols)` / `SET DEFAULT (cols)`: the only columns
+    /// (positions, each one of `columns`) the delete action sets; None: all of `columns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_delete_set: Option<Vec<usize>>,
 }
 
 /// Which tables a foreign key references, and which tables reference each, kept between

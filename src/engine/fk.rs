@@ -15,7 +15,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use crate::engine::catalog::{FkAction, ForeignKeyDef};
-use crate::engine::{constraint, Interrupt, Locked, TableDef};
+use crate::engine::{constraint, Interrupt, KeyRange, Locked, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::{AnyTable, AnyTxn, EngineTable, EngineTxn, StatementWrites};
 use crate::types::{codec, Key, Row, Value};
@@ -315,6 +315,11 @@ impl ForeignKey<'_> {
                 Fate::Deleted => fk.on_delete,
                 Fate::Updated(_) => fk.on_update,
             };
+            // The columns the action sets: ON DELETE SET NULL / SET DEFAULT may name some.
+            let cols: &[usize] = match (fate, &fk.on_delete_set) {
+                (Fate::Deleted, Some(c)) => c,
+                _ => &fk.columns,
+            };
             let new_values: Vec<Value> = match (action, fate) {
                 (FkAction::Restrict, _) => return Err(self.violation()),
                 (FkAction::NoAction, _) => {
@@ -335,11 +340,11 @@ impl ForeignKey<'_> {
                     .zip(nv)
                     .map(|(&c, v)| cdef.columns[c].ty.coerce(v.clone()))
                     .collect::<Result<_>>()?,
-                (FkAction::SetNull, _) => vec![Value::Null; fk.columns.len()],
-                (FkAction::SetDefault, _) => constraint::evaluator().defaults(tx, cdef, &fk.columns)?,
+                (FkAction::SetNull, _) => vec![Value::Null; cols.len()],
+                (FkAction::SetDefault, _) => constraint::evaluator().defaults(tx, cdef, cols)?,
             };
             let mut n: Row = (*r).clone();
-            for (&c, val) in fk.columns.iter().zip(new_values) {
+            for (&c, val) in cols.iter().zip(new_values) {
                 n[c] = val;
             }
             // NOT NULL is checked by the write, CHECK and the references here: the order of
@@ -401,21 +406,51 @@ impl ForeignKey<'_> {
             }
             Ok(())
         };
+        // The value as the child's columns hold it, in `order` (for each indexed column its
+        // position in the key); one they cannot hold (out of a narrower integer's range) is
+        // referenced by no row.
+        let child_values = |v: &[Value], order: &[usize]| {
+            order
+                .iter()
+                .map(|&j| cdef.columns[fk.columns[j]].ty.coerce(v[j].clone()))
+                .collect::<Result<Vec<Value>>>()
+                .ok()
+        };
+        if let Some(order) = pk_prefix(cdef, fk) {
+            // The key's columns lead the child's primary key: a point read when they are all
+            // of it, else the key range they prefix.
+            for v in gone.keys() {
+                let Some(cv) = child_values(v, &order) else {
+                    continue;
+                };
+                if cv.len() == cdef.primary_key.len() {
+                    let k = cdef.key_from_values(&cv)?;
+                    if let Some(r) = tx.get_latest_in(self.child, &k)? {
+                        keep(&k, &r)?;
+                    }
+                    continue;
+                }
+                let lo = codec::encode_key_values(&cv);
+                let range = KeyRange {
+                    hi: prefix_end(&lo).map_or(Bound::Unbounded, |h| Bound::Excluded(Key::Bytes(h))),
+                    lo: Bound::Included(Key::Bytes(lo)),
+                };
+                tx.scan_latest_in(self.child, &range, |k, r| {
+                    keep(k, r)?;
+                    Ok(true)
+                })?;
+            }
+            return Ok(found);
+        }
         let Some((index, order)) = fk_index(cdef, fk) else {
-            tx.scan_latest_in(self.child, |k, r| {
+            tx.scan_latest_in(self.child, &KeyRange::all(), |k, r| {
                 keep(k, r)?;
                 Ok(true)
             })?;
             return Ok(found);
         };
         for v in gone.keys() {
-            // The value as the child's columns hold it, in the index's order; one they cannot
-            // hold (out of a narrower integer's range) is referenced by no row.
-            let Ok(cv) = order
-                .iter()
-                .map(|&j| cdef.columns[fk.columns[j]].ty.coerce(v[j].clone()))
-                .collect::<Result<Vec<Value>>>()
-            else {
+            let Some(cv) = child_values(v, &order) else {
                 continue;
             };
             let lo = codec::encode_key_values(&cv);
@@ -427,6 +462,21 @@ impl ForeignKey<'_> {
         }
         Ok(found)
     }
+}
+
+/// When the key's columns are the leading columns of `cdef`'s primary key (in any order):
+/// for each of those primary key columns, its position in `fk.columns`.
+fn pk_prefix(cdef: &TableDef, fk: &ForeignKeyDef) -> Option<Vec<usize>> {
+    let n = fk.columns.len();
+    let lead = cdef.primary_key.get(..n)?;
+    let order: Vec<usize> = lead
+        .iter()
+        .map(|c| fk.columns.iter().position(|f| f == c))
+        .collect::<Option<_>>()?;
+    let mut distinct = order.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    (n > 0 && distinct.len() == n).then_some(order)
 }
 
 /// A secondary index of `cdef` that finds every row referencing a value of `fk`: its leading

@@ -306,8 +306,13 @@ impl EngineTxn for AnyTxn {
     fn get_latest_in(&self, t: &AnyTable, key: &Key) -> Result<Option<Arc<Row>>> {
         txn_table!(self, t, (tx, t) => EngineTxn::get_latest_in(tx, t, key))
     }
-    fn scan_latest_in(&self, t: &AnyTable, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
-        txn_table!(self, t, (tx, t) => EngineTxn::scan_latest_in(tx, t, f))
+    fn scan_latest_in(
+        &self,
+        t: &AnyTable,
+        range: &KeyRange,
+        f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        txn_table!(self, t, (tx, t) => EngineTxn::scan_latest_in(tx, t, range, f))
     }
     fn index_latest_in(
         &self,

@@ -236,8 +236,13 @@ impl EngineTxn for Transaction {
     fn get_latest_in(&self, t: &Arc<Table>, key: &Key) -> Result<Option<Arc<Row>>> {
         Transaction::get_latest_in(self, t, key)
     }
-    fn scan_latest_in(&self, t: &Arc<Table>, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()> {
-        Transaction::scan_latest_in(self, t, f)
+    fn scan_latest_in(
+        &self,
+        t: &Arc<Table>,
+        range: &KeyRange,
+        f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()> {
+        Transaction::scan_latest_in(self, t, range, f)
     }
     fn index_latest_in(
         &self,

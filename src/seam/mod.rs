@@ -251,9 +251,14 @@ pub trait EngineTxn: Send {
     ) -> Result<Vec<(Key, Arc<Row>)>>;
     /// The newest committed version of `key`, or this transaction's own write (foreign keys).
     fn get_latest_in(&self, t: &Self::Table, key: &Key) -> Result<Option<Arc<Row>>>;
-    /// Every row as the newest committed versions and this transaction's writes have it, in
-    /// key order (foreign-key actions).
-    fn scan_latest_in(&self, t: &Self::Table, f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>) -> Result<()>;
+    /// Every row in `range` as the newest committed versions and this transaction's writes
+    /// have it, in key order (foreign-key actions).
+    fn scan_latest_in(
+        &self,
+        t: &Self::Table,
+        range: &KeyRange,
+        f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
+    ) -> Result<()>;
     /// `index_scan_in` over the newest committed versions and this transaction's writes
     /// (foreign keys: the rows referencing a parent, by an index on their columns).
     fn index_latest_in(

@@ -16,6 +16,7 @@ mod parse;
 mod plan;
 mod result;
 mod session;
+mod set_columns;
 
 pub(crate) use checks::check_evaluator;
 pub use lexer::nesting_estimate;

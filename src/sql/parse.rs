@@ -55,8 +55,9 @@ pub(super) fn with_stack<T>(n: usize, f: impl FnOnce() -> T) -> T {
 /// Parses tokens (statements separated by `;`, checked by [`check_depth`]); syntax errors are
 /// 42601.
 pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statement>> {
+    let (tokens, set_lists) = super::set_columns::take(tokens)?;
     let dialect = PostgreSqlDialect {};
-    Parser::new(&dialect)
+    let mut stmts = Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
         .map_err(|e| {
@@ -66,7 +67,9 @@ pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statemen
             let msg = e.to_string();
             let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_string();
             Error::syntax(format!("syntax error: {msg}"))
-        })
+        })?;
+    super::set_columns::attach(&mut stmts, set_lists)?;
+    Ok(stmts)
 }
 
 /// Parses SQL text (PostgreSQL dialect) into statements; syntax errors are 42601, statements

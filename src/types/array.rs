@@ -223,16 +223,18 @@ impl DataType {
 
     /// The array type whose elements are `elem`, keeping a `numeric(p, s)` element's typmod
     /// (which every element of a `numeric(p, s)[]` column or cast is rounded to, as in
-    /// PostgreSQL); otherwise as [`DataType::array_of`].
+    /// PostgreSQL) and a `varchar(n)` element's length (which every element of a
+    /// `varchar(n)[]` column must fit, and a cast truncates each element to); otherwise as
+    /// [`DataType::array_of`].
     pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
         match elem {
-            DataType::Numeric(Some(_)) => Some(DataType::Array(intern(elem))),
+            DataType::Numeric(Some(_)) | DataType::Text(Some(_)) => Some(DataType::Array(intern(elem))),
             e => DataType::array_of(e),
         }
     }
 }
 
-/// A `numeric(p, s)` element type with a `'static` life, for [`DataType::Array`]: one per
+/// A `numeric(p, s)` or `varchar(n)` element type with a `'static` life, for [`DataType::Array`]: one per
 /// typmod ever used, kept for the life of the process (there are at most a few hundred
 /// thousand typmods, and a program uses a handful).
 fn intern(elem: DataType) -> &'static DataType {
@@ -265,6 +267,8 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
         DataType::TimestampTz => 1185,
         DataType::Interval => 1187,
         DataType::Numeric(_) => 1231,
+        // `varchar(n)[]`: `_varchar`, as PostgreSQL names a column or cast of that type.
+        DataType::Text(Some(_)) => 1015,
         DataType::Uuid => 2951,
         DataType::Jsonb => 3807,
         // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
@@ -275,20 +279,26 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
 /// Reads the text of an array of `elem` values into its canonical text form: each element
 /// read as its type and printed back.
 pub(super) fn parse_typed(s: &str, elem: DataType) -> Result<Value> {
+    map(s, |x| Ok(Value::parse_text(x, elem)?.to_text())).map(Value::Text)
+}
+
+/// The array whose elements are `f` of the elements of the array `s` (both in text form; NULL
+/// elements stay NULL), with the same lower bound.
+pub fn map(s: &str, mut f: impl FnMut(&str) -> Result<Option<String>>) -> Result<String> {
     let (lower, items) = parse(s)?;
     let mut out = Vec::with_capacity(items.len());
     for x in &items {
         out.push(match x {
             None => None,
-            Some(x) => Value::parse_text(x, elem)?.to_text(),
+            Some(x) => f(x)?,
         });
     }
     let body = format(out.iter().map(Option::as_deref));
-    Ok(Value::Text(if lower == 1 || out.is_empty() {
+    Ok(if lower == 1 || out.is_empty() {
         body
     } else {
         format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
-    }))
+    })
 }
 
 /// Bytes that order arrays of `elem` (in text form) as PostgreSQL's array_cmp orders them,

@@ -167,29 +167,23 @@ impl Transaction {
         })
     }
 
-    /// Visits every row of `t` as the newest committed versions and this transaction's own
-    /// writes make it, whatever the snapshot: what a referential action must see (the SQL
-    /// layer's foreign keys), since a row committed by a transaction whose lock this one waited
-    /// for may be newer than the snapshot.
+    /// Visits every row of `t` in `range` as the newest committed versions and this
+    /// transaction's own writes make it, whatever the snapshot: what a referential action must
+    /// see (the SQL layer's foreign keys), since a row committed by a transaction whose lock
+    /// this one waited for may be newer than the snapshot.
     pub fn scan_latest_in(
         &self,
         t: &Table,
+        range: &KeyRange,
         mut f: impl FnMut(&Key, &Arc<Row>) -> Result<bool>,
     ) -> Result<()> {
-        self.scan_core_at(
-            u64::MAX,
-            t,
-            &KeyRange::all(),
-            false,
-            usize::MAX,
-            |k, found| match found {
-                Found::Own(r) => f(k, &t.complete(r.clone())),
-                Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
-                    Some(row) => f(k, &t.complete(Arc::new(row))),
-                    None => Ok(true),
-                },
+        self.scan_core_at(u64::MAX, t, range, false, usize::MAX, |k, found| match found {
+            Found::Own(r) => f(k, &t.complete(r.clone())),
+            Found::Stored(b) => match crate::types::codec::decode_version(b)?.row {
+                Some(row) => f(k, &t.complete(Arc::new(row))),
+                None => Ok(true),
             },
-        )
+        })
     }
 
     /// The row with primary key `key` as the newest committed version and this transaction's

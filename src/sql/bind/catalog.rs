@@ -200,10 +200,12 @@ impl Binder<'_> {
                 let whens = types::TYPES
                     .iter()
                     .map(|t| {
-                        let shown = if matches!(t.oid, 1042 | 1043) {
-                            // display(typmod - 4) when a length is given.
+                        let shown = if matches!(t.oid, 1042 | 1043 | 1014 | 1015) {
+                            // display(typmod - 4) when a length is given (`character
+                            // varying(n)[]` for the array types).
+                            let array = matches!(t.oid, 1014 | 1015);
                             let with_len = Expr::Concat(
-                                Box::new(lit_text(format!("{}(", t.display))),
+                                Box::new(lit_text(format!("{}(", t.display.trim_end_matches("[]")))),
                                 Box::new(Expr::Concat(
                                     Box::new(as_text(Expr::Arith(
                                         ArOp::Sub,
@@ -211,7 +213,7 @@ impl Binder<'_> {
                                         Box::new(lit_int(4)),
                                         Ty::Int8,
                                     ))),
-                                    Box::new(lit_text(")")),
+                                    Box::new(lit_text(if array { ")[]" } else { ")" })),
                                 )),
                             );
                             Expr::Case {

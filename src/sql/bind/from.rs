@@ -46,16 +46,26 @@ impl Binder<'_> {
         joins: &[A::Join],
     ) -> Result<(Plan, Scope)> {
         for j in joins {
-            if let Some(items) = lateral_values(&j.relation) {
+            let right_or_full = matches!(
+                j.join_operator,
+                A::JoinOperator::Right(_) | A::JoinOperator::RightOuter(_) | A::JoinOperator::FullOuter(_)
+            );
+            let inner = matches!(
+                j.join_operator,
+                A::JoinOperator::CrossJoin(_) | A::JoinOperator::Join(_) | A::JoinOperator::Inner(_)
+            );
+            if let Some(items) = lateral_values(&j.relation).filter(|_| inner) {
                 (plan, scope) = self.lateral_join(plan, scope, j, items)?;
                 continue;
             }
-            if is_lateral_subquery(&j.relation) {
+            if is_lateral_subquery(&j.relation) && !right_or_full {
                 let (outer, c) = lateral_join_kind(&j.join_operator)?;
                 (plan, scope) = self.lateral_subquery(plan, scope, &j.relation, c, outer)?;
                 continue;
             }
-            let (rp, rs) = if from_fn::is_function(&j.relation) {
+            let (rp, rs) = if is_lateral_subquery(&j.relation) {
+                self.unreferencing_lateral(&j.relation, &scope)?
+            } else if from_fn::is_function(&j.relation) {
                 let (fp, fs, reads) = self.bind_lateral_factor(&j.relation, &scope)?;
                 if reads {
                     (plan, scope) = self.lateral_function_join(plan, scope, j, fp, fs)?;
@@ -206,6 +216,45 @@ impl Binder<'_> {
             outer,
         };
         Ok((plan, scope))
+    }
+
+    /// The LATERAL subquery `f` on the right of a RIGHT or FULL join, as PostgreSQL allows it:
+    /// only when it reads nothing of the left side (`scope`), and then as a plain derived
+    /// table; reading a left column is 42P10, as in PostgreSQL.
+    fn unreferencing_lateral(&mut self, f: &A::TableFactor, scope: &Scope) -> Result<(Plan, Scope)> {
+        let A::TableFactor::Derived {
+            subquery,
+            alias: Some(alias),
+            ..
+        } = f
+        else {
+            return Err(Error::syntax("subquery in FROM must have an alias"));
+        };
+        let (sub, cols) = self.subquery(subquery, scope)?;
+        if let Some(i) = sub.args.iter().find_map(|a| match a {
+            Expr::Col(i) => Some(*i),
+            _ => None,
+        }) {
+            let table = scope
+                .cols
+                .get(i)
+                .and_then(|c| c.table.clone())
+                .unwrap_or_default();
+            return Err(Error::new(
+                SqlState("42P10"),
+                format!(
+                    "invalid reference to FROM-clause entry for table \"{table}\" (the combining JOIN type must be INNER or LEFT for a LATERAL reference)"
+                ),
+            ));
+        }
+        if !sub.args.is_empty() {
+            return Err(unsupported(
+                "a RIGHT or FULL JOIN LATERAL subquery that reads an enclosing query",
+            ));
+        }
+        // Reads nothing outside itself: its plan runs as the join's right side.
+        let plan = std::mem::replace(&mut self.subplans[sub.id], Plan::Values(vec![]));
+        Ok((plan, derived_scope(&ident(&alias.name), &cols, Some(alias))))
     }
 
     /// `left [CROSS | INNER | LEFT] JOIN f(...)` of a function `f` whose arguments read the

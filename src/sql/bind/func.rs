@@ -18,9 +18,6 @@ impl Binder<'_> {
         if !f.within_group.is_empty() {
             return Err(unsupported("WITHIN GROUP"));
         }
-        if f.filter.is_some() && f.over.is_some() {
-            return Err(unsupported("FILTER in a window function"));
-        }
         let not_aggregate = || {
             Error::new(
                 SqlState("42809"),
@@ -148,13 +145,15 @@ impl Binder<'_> {
                 self.in_agg = true;
                 let r = self.bind_expr(&o.expr, scope);
                 self.in_agg = false;
-                let (e, _) = r?;
+                let (e, t) = r?;
                 if distinct && arg.as_ref() != Some(&e) {
                     return Err(Error::new(
                         SqlState("42P10"),
                         "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
                     ));
                 }
+                // An array orders by its elements' values, not its text.
+                let e = super::select::order_value(e, t);
                 order.push(super::select::sort_key(e, &o.options));
             }
             // FILTER (WHERE ...), over the input rows like the argument.
@@ -560,9 +559,20 @@ impl Binder<'_> {
                     }
                 }
             }
-            ("random", 0) => (Func::Random, Ty::Float8),
-            ("gen_random_uuid", 0) => (Func::GenRandomUuid, Ty::Uuid),
+            ("random", 0) => {
+                self.volatile_calls += 1;
+                (Func::Random, Ty::Float8)
+            }
+            ("gen_random_uuid", 0) => {
+                self.volatile_calls += 1;
+                (Func::GenRandomUuid, Ty::Uuid)
+            }
+            ("clock_timestamp", 0) => {
+                self.volatile_calls += 1;
+                (Func::ClockTimestamp, Ty::TimestampTz)
+            }
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
+                self.volatile_calls += 1;
                 let want = [Ty::Text, Ty::Int8, Ty::Bool];
                 for (a, to) in args.iter_mut().zip(want) {
                     let (e, t) = a.clone();
@@ -581,14 +591,9 @@ impl Binder<'_> {
                     Ty::Int8,
                 )
             }
-            (
-                "now"
-                | "current_timestamp"
-                | "statement_timestamp"
-                | "transaction_timestamp"
-                | "clock_timestamp",
-                0,
-            ) => (Func::Now, Ty::TimestampTz),
+            ("now" | "current_timestamp" | "statement_timestamp" | "transaction_timestamp", 0) => {
+                (Func::Now, Ty::TimestampTz)
+            }
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
             ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),

@@ -174,8 +174,8 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
     // `int[]`, `int[3]`, `int[][]`: PostgreSQL neither enforces sizes nor dimensions, so every
     // one is the array of the element type (of one dimension in Augur).
     if let Some(i) = s.find('[').filter(|_| s.trim_end().ends_with(']')) {
-        // A varchar(n) element's length is not kept (the elements are text); a numeric(p, s)
-        // element's typmod is, and applies to each element.
+        // A varchar(n) element's length and a numeric(p, s) element's typmod are kept, and
+        // apply to each element.
         let (elem, len) = type_of_name(s[..i].trim_end())?;
         let arr = DataType::array_keeping_typmod(elem).ok_or_else(|| {
             Error::unsupported(format!(
@@ -183,7 +183,10 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
                 elem.sql_name()
             ))
         })?;
-        return Ok((arr, len.filter(|_| matches!(elem, DataType::Numeric(_)))));
+        return Ok((
+            arr,
+            len.filter(|_| matches!(elem, DataType::Numeric(_) | DataType::Text(Some(_)))),
+        ));
     }
     let s = s.to_string();
     let (base, args) = match s.find('(') {
@@ -269,6 +272,8 @@ pub struct Binder<'a> {
     /// The columns of the FROM items left of the function in FROM being bound, which its
     /// arguments may read (`from_fn.rs`).
     lateral: Option<Scope>,
+    /// Calls of volatile functions bound so far (see [`crate::sql::expr::SubRef::volatile`]).
+    volatile_calls: usize,
 }
 
 pub(super) enum OrderRef {
@@ -320,6 +325,7 @@ impl<'a> Binder<'a> {
             windows: Vec::new(),
             set_op_leaf: false,
             lateral: None,
+            volatile_calls: 0,
         }
     }
 

@@ -6,8 +6,8 @@ use sqlparser::ast as A;
 
 use super::{Binder, Scope};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::expr::{CmpOp, Expr, SubRef, Ty};
-use crate::sql::plan::Column;
+use crate::sql::expr::{CmpOp, Expr, Func, SubRef, Ty};
+use crate::sql::plan::{Column, Plan};
 use crate::types::Value;
 
 /// An enclosing query seen from a subquery: its scope, and the expressions over its rows the
@@ -66,6 +66,7 @@ impl Binder<'_> {
         let saved_srf = self.srf_sink.take();
         let saved_in = std::mem::replace(&mut self.in_agg, false);
         let saved_in_window = std::mem::replace(&mut self.in_window, false);
+        let volatile_before = self.volatile_calls;
         self.outer.push(OuterFrame {
             scope: scope.clone(),
             captures: Vec::new(),
@@ -83,6 +84,7 @@ impl Binder<'_> {
             SubRef {
                 id: self.subplans.len() - 1,
                 args: frame.captures,
+                volatile: self.volatile_calls > volatile_before,
             },
             cols,
         ))
@@ -103,6 +105,7 @@ impl Binder<'_> {
         }
         let st = cols[0].ty;
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
+        let x = self.key_arrays(x, &s, st);
         if xt != st && xt != Ty::Unknown && !(xt.is_int() && st.is_int()) {
             let (op, all) = if negated {
                 (CmpOp::Ne, true)
@@ -112,6 +115,28 @@ impl Binder<'_> {
             return Ok((Expr::Quant(op, Box::new(x), s, all), Ty::Bool));
         }
         Ok((Expr::InSub(Box::new(x), s, negated), Ty::Bool))
+    }
+
+    /// When the subquery's column `ty` is an array type: `x` and that column as the bytes
+    /// arrays compare by ([`Func::ArrayKey`]: element by element as the element type, so
+    /// `{9} < {10}` and `{1.5} = {1.50}`), for the membership test and comparisons. Returns
+    /// `x` to compare.
+    fn key_arrays(&mut self, x: Expr, s: &SubRef, ty: Ty) -> Expr {
+        if !matches!(ty, Ty::Array(_)) {
+            return x;
+        }
+        let key = |e: Expr| Expr::Func(Func::ArrayKey, vec![e], ty);
+        let plan = std::mem::replace(&mut self.subplans[s.id], Plan::Values(vec![]));
+        self.subplans[s.id] = match plan {
+            // Keyed in its own projection, which decorrelation may still turn into a join.
+            Plan::Project(input, mut proj) if !proj.is_empty() => {
+                let first = std::mem::replace(&mut proj[0], Expr::Lit(Value::Null));
+                proj[0] = key(first);
+                Plan::Project(input, proj)
+            }
+            p => Plan::Project(Box::new(p), vec![key(Expr::Col(0))]),
+        };
+        key(x)
     }
 
     /// `x op ANY (subquery)` / `x op ALL (subquery)`.
@@ -161,6 +186,7 @@ impl Binder<'_> {
             return Err(Error::syntax("subquery has too many columns"));
         }
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
+        let x = self.key_arrays(x, &s, cols[0].ty);
         let quant = Expr::Quant(op, Box::new(x), s, all);
         Ok(match array {
             // Over a NULL array the answer is NULL (not the empty set's false / true), as in

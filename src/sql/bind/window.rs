@@ -5,7 +5,7 @@
 
 use sqlparser::ast as A;
 
-use super::select::sort_key;
+use super::select::{order_value, sort_key};
 use super::{ident, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Ty};
@@ -44,7 +44,7 @@ impl Binder<'_> {
         // Arguments, PARTITION BY and ORDER BY may hold aggregates but no window function.
         let sink = self.win_sink.take();
         let saved_in = std::mem::replace(&mut self.in_window, true);
-        let r = self.bind_window_parts(name, w, args, star, scope);
+        let r = self.bind_window_parts(name, w, args, star, f.filter.as_deref(), scope);
         self.win_sink = sink;
         self.in_window = saved_in;
         let (spec, ty) = r?;
@@ -65,6 +65,7 @@ impl Binder<'_> {
         w: &A::WindowSpec,
         args: &[&A::Expr],
         star: bool,
+        filter: Option<&A::Expr>,
         scope: &Scope,
     ) -> Result<(WinSpec, Ty)> {
         let mut bound = Vec::new();
@@ -167,15 +168,33 @@ impl Binder<'_> {
             }
             other => return Err(unsupported(format!("window function {other}"))),
         };
+        // `FILTER (WHERE ...)`: only the rows it is true for are aggregated; PostgreSQL has
+        // it for aggregates used as window functions only.
+        let func = match (func, filter) {
+            (WinFunc::Agg(mut a), Some(w)) => {
+                let (e, t) = self.bind_noagg(w, scope, "FILTER")?;
+                a.filter = Some(self.require_bool(e, t, "FILTER")?);
+                WinFunc::Agg(a)
+            }
+            (_, Some(_)) => {
+                return Err(Error::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "FILTER is not implemented for non-aggregate window functions",
+                ))
+            }
+            (f, None) => f,
+        };
+        // Arrays partition and order by their elements' values, not their text.
         let mut partition = Vec::new();
         for e in &w.partition_by {
-            partition.push(self.bind_expr(e, scope)?.0);
+            let (e, t) = self.bind_expr(e, scope)?;
+            partition.push(order_value(e, t));
         }
         let mut order = Vec::new();
         let mut order_ty = Vec::new();
         for o in &w.order_by {
             let (e, t) = self.bind_expr(&o.expr, scope)?;
-            order.push(sort_key(e, &o.options));
+            order.push(sort_key(order_value(e, t), &o.options));
             order_ty.push(t);
         }
         let frame = match &w.window_frame {

@@ -171,6 +171,10 @@ pub fn foreign_key_def(def: &TableDef, fk: &ForeignKeyDef) -> String {
             FkAction::SetDefault => "SET DEFAULT",
         };
         s.push_str(&format!(" ON {what} {act}"));
+        if let (Some(set), "DELETE") = (&fk.on_delete_set, what) {
+            let set: Vec<String> = set.iter().map(|&c| quote_ident(&def.columns[c].name)).collect();
+            s.push_str(&format!(" ({})", set.join(", ")));
+        }
     }
     s
 }

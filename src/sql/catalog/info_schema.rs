@@ -176,7 +176,11 @@ fn columns(s: &Snapshot) -> Result<Relation> {
                 int(pos),
                 c.default.clone().map_or(N, Value::Text),
                 yes_no(nullable),
-                text(pt.map_or("USER-DEFINED", |p| p.display)),
+                // Arrays are `ARRAY` here (their element type is in element_types).
+                text(match c.ty {
+                    DataType::Array(_) => "ARRAY",
+                    _ => pt.map_or("USER-DEFINED", |p| p.display),
+                }),
                 max_len,
                 octets,
                 prec,

@@ -224,13 +224,14 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
     by_oid(oid)
 }
 
-/// The OID and type modifier of a column of type `t` (`varchar(n)`: n + 4, `numeric(p, s)`
+/// The OID and type modifier of a column of type `t` (`varchar(n)` and `varchar(n)[]`: n + 4, `numeric(p, s)`
 /// and `numeric(p, s)[]`: ((p << 16) | s) + 4, as PostgreSQL).
 pub fn column_type(t: DataType) -> (i64, i64) {
     let typmod = match t {
         DataType::Text(Some(n)) => n as i64 + 4,
         DataType::Numeric(Some(m)) => i64::from(crate::sql::expr::numeric_len(m)) + 4,
         DataType::Array(DataType::Numeric(Some(m))) => i64::from(crate::sql::expr::numeric_len(*m)) + 4,
+        DataType::Array(DataType::Text(Some(n))) => *n as i64 + 4,
         _ => -1,
     };
     (t.pg_oid() as i64, typmod)
@@ -243,6 +244,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
     };
     match (oid, typmod) {
         (1042 | 1043, Some(m)) if m >= 4 => format!("{}({})", t.display, m - 4),
+        (1014 | 1015, Some(m)) if m >= 4 => format!("{}({})[]", t.display.trim_end_matches("[]"), m - 4),
         (1700, Some(m)) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
         (1231, Some(m)) if m >= 4 => format!("numeric({},{})[]", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
         _ => t.display.into(),

@@ -28,7 +28,7 @@ pub(super) fn lateral(
             .iter()
             .map(|e| e.eval(&l, cx))
             .collect::<Result<Vec<_>>>()?;
-        let res = cx.subs.run_subquery(sub.id, args)?;
+        let res = cx.subs.run_subquery(sub.id, args, sub.volatile)?;
         let mut met = false;
         for r in &res.rows {
             let mut row = Vec::with_capacity(l.len() + width);
@@ -56,28 +56,16 @@ pub(super) fn lateral(
 const CACHE_LIMIT: usize = 4096;
 
 impl SubqueryRunner for Exec<'_> {
-    fn run_subquery(&self, n: usize, args: Vec<Value>) -> Result<Arc<SubResult>> {
+    fn run_subquery(&self, n: usize, args: Vec<Value>, fresh: bool) -> Result<Arc<SubResult>> {
+        let fresh = fresh && !args.is_empty();
         let key = (n, args);
+        if fresh {
+            return Ok(Arc::new(self.run_uncached(n, &key.1)?));
+        }
         if let Some(r) = self.cache.borrow().get(&key) {
             return Ok(r.clone());
         }
-        let plan = self
-            .subplans
-            .get(n)
-            .ok_or_else(|| Error::internal("no such subquery"))?;
-        let cx = self.ctx_with(key.1.clone());
-        let rows = run(plan, &cx)?;
-        let mut set = HashSet::new();
-        let mut has_null = false;
-        for r in &rows {
-            match r.first() {
-                Some(Value::Null) | None => has_null = true,
-                Some(v) => {
-                    set.insert(v.clone());
-                }
-            }
-        }
-        let r = Arc::new(SubResult { rows, set, has_null });
+        let r = Arc::new(self.run_uncached(n, &key.1)?);
         let mut c = self.cache.borrow_mut();
         if c.len() >= CACHE_LIMIT {
             c.clear();
@@ -92,5 +80,28 @@ impl SubqueryRunner for Exec<'_> {
 
     fn set_work_table(&self, id: usize, rows: Arc<Vec<Row>>) {
         self.work.borrow_mut().insert(id, rows);
+    }
+}
+
+impl Exec<'_> {
+    /// Runs subquery `n` with the argument values `args`.
+    fn run_uncached(&self, n: usize, args: &[Value]) -> Result<SubResult> {
+        let plan = self
+            .subplans
+            .get(n)
+            .ok_or_else(|| Error::internal("no such subquery"))?;
+        let cx = self.ctx_with(args.to_vec());
+        let rows = run(plan, &cx)?;
+        let mut set = HashSet::new();
+        let mut has_null = false;
+        for r in &rows {
+            match r.first() {
+                Some(Value::Null) | None => has_null = true,
+                Some(v) => {
+                    set.insert(v.clone());
+                }
+            }
+        }
+        Ok(SubResult { rows, set, has_null })
     }
 }

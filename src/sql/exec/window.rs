@@ -42,11 +42,20 @@ fn one(rows: &[Row], spec: &WinSpec, cx: &Ctx) -> Result<Vec<Value>> {
     let mut part = Vec::with_capacity(n);
     let mut keys = Vec::with_capacity(n);
     let mut args = Vec::with_capacity(n);
+    // An aggregate's FILTER: whether each row is aggregated.
+    let filter = match &spec.func {
+        WinFunc::Agg(a) => a.filter.as_ref(),
+        _ => None,
+    };
+    let mut kept = Vec::with_capacity(if filter.is_some() { n } else { 0 });
     for r in rows {
         cx.check()?;
         part.push(eval_all(&spec.partition, r, cx)?);
         keys.push(eval_all(&order_exprs, r, cx)?);
         args.push(eval_all(&spec.args, r, cx)?);
+        if let Some(f) = filter {
+            kept.push(f.test(r, cx)?);
+        }
     }
     let pflags = vec![(false, false); spec.partition.len()];
     let oflags: Vec<(bool, bool)> = spec.order.iter().map(|k| (k.desc, k.nulls_first)).collect();
@@ -62,7 +71,7 @@ fn one(rows: &[Row], spec: &WinSpec, cx: &Ctx) -> Result<Vec<Value>> {
         while e < n && compare_rows(&part[idx[s]], &part[idx[e]], &pflags) == Ordering::Equal {
             e += 1;
         }
-        partition(&idx[s..e], &keys, &oflags, &args, spec, &mut out)?;
+        partition(&idx[s..e], &keys, &oflags, &args, &kept, spec, &mut out)?;
         s = e;
     }
     Ok(out)
@@ -80,11 +89,13 @@ fn offset(v: &Value, what: &str) -> Result<Option<i64>> {
 }
 
 /// Fills `out` for the rows `p` (positions in input order) of one partition, in window order.
+/// `kept` (empty without a FILTER): whether each row passes the aggregate's FILTER.
 fn partition(
     p: &[usize],
     keys: &[Vec<Value>],
     oflags: &[(bool, bool)],
     args: &[Vec<Value>],
+    kept: &[bool],
     spec: &WinSpec,
     out: &mut [Value],
 ) -> Result<()> {
@@ -153,13 +164,17 @@ fn partition(
         }
         WinFunc::Agg(a) => {
             let arg = |j: usize| args[p[j]].first().cloned().unwrap_or(Value::Null);
+            let add = |acc: &mut Acc, j: usize| match kept.get(p[j]) {
+                Some(false) => Ok(()),
+                _ => acc.add(a, arg(j)),
+            };
             if f.start == FrameEdge::Preceding(None) {
                 let mut acc = Acc::new(a);
                 let mut upto = 0;
                 for i in 0..m {
                     let (_, e) = bounds(i);
                     while upto < e {
-                        acc.add(a, arg(upto))?;
+                        add(&mut acc, upto)?;
                         upto += 1;
                     }
                     out[p[i]] = acc.clone().finish(a)?;
@@ -169,7 +184,7 @@ fn partition(
                     let (s, e) = bounds(i);
                     let mut acc = Acc::new(a);
                     for j in s..e {
-                        acc.add(a, arg(j))?;
+                        add(&mut acc, j)?;
                     }
                     out[p[i]] = acc.finish(a)?;
                 }

@@ -81,6 +81,12 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             let dt = DataType::array_keeping_typmod(DataType::Numeric(numeric_mod(len)));
             Value::parse_text(&s, dt.unwrap_or(DataType::Text(None)))?
         }
+        // `varchar(n)[]`: each element truncated to n characters.
+        (V::Text(s), Ty::Array(e)) if *e == Ty::Text && len.is_some() => {
+            V::Text(crate::types::array::map(&s, |x| {
+                Ok(cast(V::Text(x.to_string()), Ty::Text, len)?.to_text())
+            })?)
+        }
         (V::Text(s), t) => {
             let v = Value::parse_text(&s, t.to_dt())?;
             if t == Ty::Float8 {
@@ -162,13 +168,24 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
         DataType::Array(DataType::Numeric(Some(m))) => cast(v, ty, Some(numeric_len(*m)))?,
         _ => cast(v, ty, None)?,
     };
-    if let (DataType::Text(Some(n)), Value::Text(s)) = (dt, &v) {
-        if s.chars().count() > n as usize {
-            return Err(Error::new(
-                SqlState::STRING_DATA_RIGHT_TRUNCATION,
-                format!("value too long for type character varying({n}) (column \"{col}\")"),
-            ));
+    let too_long = |n: u32| {
+        Error::new(
+            SqlState::STRING_DATA_RIGHT_TRUNCATION,
+            format!("value too long for type character varying({n}) (column \"{col}\")"),
+        )
+    };
+    match (dt, &v) {
+        (DataType::Text(Some(n)), Value::Text(s)) if s.chars().count() > n as usize => {
+            return Err(too_long(n))
         }
+        // `varchar(n)[]`: every element must fit, as PostgreSQL checks on assignment.
+        (DataType::Array(DataType::Text(Some(n))), Value::Text(s)) => {
+            let (_, items) = crate::types::array::parse(s)?;
+            if items.iter().flatten().any(|x| x.chars().count() > *n as usize) {
+                return Err(too_long(*n));
+            }
+        }
+        _ => {}
     }
     Ok(v)
 }

@@ -274,5 +274,5 @@ fn sub(s: &SubRef, row: &[Value], cx: &Ctx) -> Result<Arc<SubResult>> {
         .iter()
         .map(|a| a.eval(row, cx))
         .collect::<Result<Vec<_>>>()?;
-    cx.subs.run_subquery(s.id, args)
+    cx.subs.run_subquery(s.id, args, s.volatile)
 }

@@ -50,6 +50,8 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 _ => Value::Timestamp(cx.now),
             })
         }
+        // The time of the call itself, which moves within a statement.
+        Func::ClockTimestamp => return Ok(Value::TimestampTz(crate::sql::session::now_micros())),
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
         Func::GenRandomUuid => {
             return Ok(Value::Uuid(
@@ -217,23 +219,11 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             };
             let len = int_arg(&vals[2]).map(|l| l as u32);
             let from = Ty::from_dt(DataType::from_sql_name(from, None)?);
-            let (lower, items) = crate::types::array::parse(a)?;
-            let mut out = Vec::with_capacity(items.len());
-            for x in items {
-                out.push(match x {
-                    None => None,
-                    Some(x) => {
-                        let v = super::cast(Value::Text(x), from, None)?;
-                        super::cast(v, *to, len)?.to_text()
-                    }
-                });
-            }
-            let body = crate::types::array::format(out.iter().map(Option::as_deref));
-            Ok(Value::Text(if lower == 1 || out.is_empty() {
-                body
-            } else {
-                format!("[{lower}:{}]={body}", lower + out.len() as i64 - 1)
-            }))
+            crate::types::array::map(a, |x| {
+                let v = super::cast(Value::Text(x.to_string()), from, None)?;
+                Ok(super::cast(v, *to, len)?.to_text())
+            })
+            .map(Value::Text)
         }
         _ if vals.iter().any(Value::is_null) => null,
         Func::ArrayKey => Ok(Value::Bytes(crate::types::array::sort_key(
@@ -593,6 +583,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         Func::Coalesce
         | Func::Now
+        | Func::ClockTimestamp
         | Func::Random
         | Func::GenRandomUuid
         | Func::NextVal

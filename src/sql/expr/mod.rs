@@ -292,6 +292,8 @@ pub enum Func {
     Greatest,
     Least,
     Now,
+    /// `clock_timestamp()`: the time of each call (now() is the statement's start).
+    ClockTimestamp,
     Trim,
     Ltrim,
     Rtrim,
@@ -386,6 +388,11 @@ pub enum Func {
 pub struct SubRef {
     pub id: usize,
     pub args: Vec<Expr>,
+    /// The subquery calls a volatile function (random, nextval, clock_timestamp, ...): when
+    /// correlated, it runs again for every row that evaluates it, never from the cache by
+    /// argument values (PostgreSQL re-runs such a subquery per row; an uncorrelated one still
+    /// runs once per statement, as PostgreSQL's InitPlan does).
+    pub volatile: bool,
 }
 
 /// A bound expression. Column references are positions in the input row.
@@ -598,6 +605,7 @@ impl SubRef {
         Ok(SubRef {
             id: self.id,
             args: self.args.into_iter().map(f).collect::<Result<_>>()?,
+            volatile: self.volatile,
         })
     }
 }
@@ -625,7 +633,9 @@ pub struct SubResult {
 /// Evaluates subqueries (by number, with their argument values) on demand, caching results;
 /// implemented by the executor.
 pub trait SubqueryRunner {
-    fn run_subquery(&self, n: usize, args: Vec<Value>) -> Result<Arc<SubResult>>;
+    /// Runs subquery `n` for `args`, or reuses its result for the same `args` unless `fresh`
+    /// (a correlated subquery that calls a volatile function, [`SubRef::volatile`]).
+    fn run_subquery(&self, n: usize, args: Vec<Value>, fresh: bool) -> Result<Arc<SubResult>>;
     /// The rows the current round of recursive CTE `id` reads (see `Plan::Recursive`).
     fn work_table(&self, id: usize) -> Arc<Vec<Row>>;
     fn set_work_table(&self, id: usize, rows: Arc<Vec<Row>>);

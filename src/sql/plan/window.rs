@@ -103,6 +103,7 @@ impl WinSpec {
         }
         if let WinFunc::Agg(a) = &mut self.func {
             a.arg = self.args.first().cloned();
+            a.filter = a.filter.take().map(&mut *f).transpose()?;
         }
         Ok(self)
     }

@@ -299,6 +299,25 @@ impl Session {
         };
         let on_delete = action(&fk.on_delete);
         let on_update = action(&fk.on_update);
+        // PostgreSQL 15's `ON DELETE SET NULL (cols)`: columns of the key, each set alone.
+        let on_delete_set = match crate::sql::set_columns::of(fk)? {
+            None => None,
+            Some(set) => {
+                let mut pos = Vec::with_capacity(set.len());
+                for c in &set {
+                    let name = ident(c);
+                    let i = def.column_index(&name).map_err(|_| missing(&name))?;
+                    if !columns.contains(&i) {
+                        return Err(Error::new(
+                            SqlState("42P10"),
+                            format!("column \"{name}\" referenced in ON DELETE SET action must be part of foreign key"),
+                        ));
+                    }
+                    pos.push(i);
+                }
+                Some(pos)
+            }
+        };
         if fk
             .match_kind
             .as_ref()
@@ -318,6 +337,7 @@ impl Session {
             parent_columns,
             on_delete,
             on_update,
+            on_delete_set,
         })
     }
 
@@ -632,6 +652,10 @@ impl Session {
             .filter(|f| !f.columns.contains(&i))
             .map(|f| ForeignKeyDef {
                 columns: f.columns.iter().map(|&p| shift(p)).collect(),
+                on_delete_set: f
+                    .on_delete_set
+                    .as_ref()
+                    .map(|set| set.iter().map(|&p| shift(p)).collect()),
                 ..f.clone()
             })
             .collect();

@@ -89,7 +89,7 @@ pub(super) fn constraints(s: &Snapshot) -> Result<Relation> {
         ("conpfeqop", T),
         ("conppeqop", T),
         ("conffeqop", T),
-        ("confdelsetcols", T),
+        ("confdelsetcols", I2_ARRAY),
         ("conexclop", T),
         ("conbin", T),
     ];
@@ -163,6 +163,9 @@ pub(super) fn constraints(s: &Snapshot) -> Result<Relation> {
         r[13] = text(deparse::action_code(fk.def.on_delete));
         r[14] = text("s");
         r[19] = attnums(&fk.parent_columns, true);
+        if let Some(set) = &fk.def.on_delete_set {
+            r[23] = attnums(set, true);
+        }
         rows.push(r);
     }
     relation(cols, rows)
