@@ -23,8 +23,8 @@ pub mod store;
 pub mod types;
 
 pub use engine::{
-    ColumnDef, Database, IndexDef, Isolation, KeyRange, Locked, Options, Savepoint, SequenceDef, Stats,
-    Table, TableDef, Transaction,
+    ColumnDef, Database, ImageCheck, IndexDef, Isolation, KeyRange, Locked, Options, Savepoint, SequenceDef,
+    Stats, Table, TableDef, Transaction,
 };
 pub use error::{Error, Result, SqlState};
 pub use sql::{Session, StatementResult, TxStatus};

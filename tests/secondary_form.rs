@@ -413,7 +413,12 @@ fn a_refused_image_rebuilds_the_secondary_indexes_from_the_replay() {
     let images = files(dir.path(), "alex");
     assert_eq!(images.len(), 1);
     corrupt(&images[0], 0.5);
-    let db = Database::open(dir.path(), opts()).unwrap();
+    // Refused at open: its data nodes checked before open returns, not lazily.
+    let at_open = Options {
+        image_check: augur::ImageCheck::AtOpen,
+        ..opts()
+    };
+    let db = Database::open(dir.path(), at_open).unwrap();
     let s = db.stats();
     assert_eq!(s.index_images_refused, 1);
     assert_eq!(

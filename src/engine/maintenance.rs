@@ -37,10 +37,14 @@ pub(crate) fn run(inner: Arc<Inner>) {
         // Map the files RocksDB flushed, compacted or ingested since the last look (one property
         // read when nothing changed).
         inner.store.refresh_direct();
-        // Bring newly mapped files into the page tables (and, after a large load, back into the
-        // page cache), 16 MiB per step; sleep only when there is nothing to do.
+        // First the index images opened with lazy checks: a data node checked per step.
+        // Then bring newly mapped files into the page tables (and, after a large load, back
+        // into the page cache), 16 MiB per step; sleep only when there is nothing to do.
         // Then move mapped index images into huge pages, 16 MiB per step.
-        if !inner.store.direct().populate_step(16 << 20) && !super::memory::promote_step(&inner, 8) {
+        if !check_step(&inner)
+            && !inner.store.direct().populate_step(16 << 20)
+            && !super::memory::promote_step(&inner, 8)
+        {
             std::thread::sleep(Duration::from_millis(20).min(interval));
         }
         if last.elapsed() < interval {
@@ -68,6 +72,29 @@ pub(crate) fn run(inner: Arc<Inner>) {
             }
         }
     }
+}
+
+/// The background pass over index images opened with lazy checks ([`ImageCheck::Lazy`]): checks
+/// the next unchecked data node of some table's image, under the index's read lock (readers
+/// go on; a reader that needs that node waits for its check). A table whose checks are all
+/// done (or one failed) then has its lazy state dropped under the write lock (`KeyIndex::settle`,
+/// which swaps in the index rebuilt from the rows if a node failed). Returns whether it did
+/// anything.
+///
+/// [`ImageCheck::Lazy`]: super::ImageCheck::Lazy
+fn check_step(inner: &Inner) -> bool {
+    let background = inner.opts.image_check == super::ImageCheck::Lazy;
+    let tables: Vec<_> = inner.tables.read().values().cloned().collect();
+    for t in tables {
+        if background && t.pk.read().check_step() {
+            return true;
+        }
+        if t.pk.read().checks_done() {
+            t.pk.write().settle();
+            return true;
+        }
+    }
+    false
 }
 
 /// Advances the sweep after an unclean open: scans (when due), then collects; returns whether it

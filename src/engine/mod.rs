@@ -58,7 +58,7 @@ use rocksdb::WriteBatch;
 pub use catalog::{ColumnDef, IndexDef, TableDef};
 pub use interrupt::{canceled_by_user, statement_timeout, CancelHandle, Interrupt, Request};
 pub use memory::MemoryReport;
-pub use options::{IndexStats, Options, Stats};
+pub use options::{ImageCheck, IndexStats, Options, Stats};
 pub use sequence::SequenceDef;
 pub use table::Table;
 pub use txn::{

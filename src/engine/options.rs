@@ -37,6 +37,24 @@ pub struct Options {
     /// until its own recovery succeeds, which after a full device is never while less than a
     /// memtable's worth of space is free ("When the disk fails" in docs/ARCHITECTURE.md).
     pub stalled_write_limit: Duration,
+    /// When open checksums the data nodes of the primary indexes' images (default
+    /// [`ImageCheck::Lazy`]).
+    pub image_check: ImageCheck,
+}
+
+/// When the data nodes of an index image (nearly all of its bytes) are checksummed. The header,
+/// the node directory and the model nodes are checked at open in every case, and a node that
+/// fails is never read: the index is rebuilt from the rows (`docs/ARCHITECTURE.md`,
+/// "Recovery").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageCheck {
+    /// All of them before open returns.
+    AtOpen,
+    /// Each the first time a read or write touches it, and the rest by the maintenance thread
+    /// in the background, from the open on.
+    Lazy,
+    /// Each the first time a read or write touches it, and no background pass (for tests).
+    OnTouchOnly,
 }
 
 impl Default for Options {
@@ -50,6 +68,7 @@ impl Default for Options {
             maintenance_interval: Duration::from_millis(200),
             resume_free_bytes: 64 << 20,
             stalled_write_limit: Duration::from_secs(10),
+            image_check: ImageCheck::Lazy,
         }
     }
 }
@@ -108,6 +127,9 @@ pub struct Stats {
     /// Index images refused at open (checksum, format, or not the checkpoint's own), their
     /// indexes rebuilt from the rows.
     pub index_images_refused: u64,
+    /// Index images a data node of which failed its checksum after the open returned (checked
+    /// lazily: [`ImageCheck::Lazy`]), their indexes rebuilt from the rows.
+    pub index_images_damaged: u64,
     /// Open's time for the secondary indexes (microseconds, summed over tables): loading each
     /// table's persisted form and applying the replayed versions, or rebuilding from the rows.
     pub open_secondary_us: u64,

@@ -22,9 +22,11 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 use super::catalog::TableDef;
+use super::options::ImageCheck;
 use super::secondary_form::{self, form_path, Entry};
 use super::{Inner, Table};
 use crate::error::{Error, Result};
+use crate::index::alex::Checks;
 use crate::index::keyed::{IndexKind, KeyIndex, TOMBSTONE};
 use crate::index::mapped::Mapping;
 use crate::store::{idxsnap_key, CF_CATALOG, CF_IDXSNAP, CF_META};
@@ -155,6 +157,9 @@ struct OpenTimes {
     secondary_refused: u64,
     /// The verify time of the table being opened (taken out of its map time).
     verify_last: Duration,
+    /// The time the table being opened spent checking the rest of a lazily checked image
+    /// before its replay (counted as verify, taken out of its replay time).
+    replay_checks: Duration,
 }
 
 pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
@@ -232,8 +237,9 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     Ok(())
 }
 
-fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Table> {
+fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Result<Table> {
     let store = &inner.store;
+    let image_damaged = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let kind = def.key_kind();
     let header = match store.get_meta(&format!("ckpt/{}", def.id))? {
         Some(h) => Some(CkptHeader::decode(&h)?),
@@ -242,7 +248,7 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
     let generation = header.as_ref().map_or(0, |h| h.generation);
     let t_map = Instant::now();
     // The checkpoint: the index at `watermark` (deleted keys left out).
-    let (base, watermark) = match &header {
+    let (mut base, mut watermark) = match &header {
         None => (Base::Sorted(Vec::new()), 0),
         Some(
             h @ CkptHeader {
@@ -258,7 +264,7 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
                 form: CkptForm::Image { nonce, len },
                 ..
             },
-        ) => match open_image(inner, &def, h, *nonce, *len, times) {
+        ) => match open_image(inner, &def, h, *nonce, *len, &image_damaged, times) {
             Ok(pk) => (Base::Index(pk), h.watermark),
             Err(why) => {
                 // Never trusted: the index is rebuilt from every stored version instead.
@@ -276,45 +282,24 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
     // indexes, each version's index values too (its row is read here anyway).
     let t_replay = Instant::now();
     let indexed = !def.indexes.is_empty();
-    let mut tail: Vec<(Key, u64, IndexValues)> = Vec::new();
-    store.for_each_row(def.id, watermark + 1, u64::MAX, |rowid, bytes| {
-        if indexed {
-            let v = decode_version(bytes)?;
-            let (tomb, values) = match &v.row {
-                Some(row) => (
-                    false,
-                    def.indexes.iter().map(|i| def.index_value(i, row)).collect(),
-                ),
-                None => (true, Vec::new()),
-            };
-            tail.push((v.key, rowid | if tomb { TOMBSTONE } else { 0 }, values));
-        } else {
-            let (tomb, _, key) = decode_version_header(bytes)?;
-            tail.push((key, rowid | if tomb { TOMBSTONE } else { 0 }, Vec::new()));
-        }
-        Ok(true)
-    })?;
-    times.replayed += tail.len() as u64;
-    // Newest version per key wins: a stable sort keeps position order among equal keys.
-    tail.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut newest: Vec<(Key, u64)> = Vec::with_capacity(tail.len());
-    let mut newest_values: Vec<IndexValues> = Vec::new();
-    for (k, p, values) in tail {
-        match newest.last_mut() {
-            Some(last) if last.0 == k => {
-                last.1 = p;
-                if indexed {
-                    *newest_values.last_mut().expect("one per key") = values;
-                }
-            }
-            _ => {
-                newest.push((k, p));
-                if indexed {
-                    newest_values.push(values);
-                }
-            }
+    let (mut newest, mut newest_values, mut versions) = read_since(inner, &def, watermark)?;
+    // An image opened with lazy checks is checked whole before anything is replayed onto it,
+    // or read from it for `stale` below: the rebuild a node failing later would start reads
+    // the rows as they are, past the checkpoint. A failed node refuses the image here.
+    if let (false, Base::Index(pk)) = (newest.is_empty(), &base) {
+        let t = Instant::now();
+        let ok = pk.check_all();
+        times.verify += t.elapsed();
+        times.replay_checks += t.elapsed();
+        if !ok {
+            tracing::warn!(table = %def.name, "index image refused: a data node failed its checksum; rebuilding the index from the rows");
+            times.images_refused += 1;
+            base = Base::Sorted(Vec::new());
+            watermark = 0;
+            (newest, newest_values, versions) = read_since(inner, &def, 0)?;
         }
     }
+    times.replayed += versions;
     // For the secondary indexes: the checkpointed versions of the keys written since (their
     // entries in the form are stale), and the entries of those keys' newest versions.
     let stale: HashSet<u64> = if indexed && watermark > 0 {
@@ -351,16 +336,72 @@ fn load_table(inner: &Inner, def: TableDef, times: &mut OpenTimes) -> Result<Tab
         Base::Sorted(entries) if newest.is_empty() => bulk(kind, entries),
         Base::Sorted(entries) => bulk(kind, merge_newest(entries, newest)),
     };
-    let t = Table::new(def, pk);
+    let mut t = Table::new(def, pk);
+    t.image_damaged = image_damaged;
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
-    times.replay += t_replay.elapsed();
+    times.replay += t_replay
+        .elapsed()
+        .saturating_sub(std::mem::take(&mut times.replay_checks));
     if indexed {
         let t_sec = Instant::now();
         open_secondary(inner, &t, header.as_ref(), watermark, &stale, delta, times)?;
         times.secondary += t_sec.elapsed();
     }
     Ok(t)
+}
+
+/// What [`read_since`] returns: the newest version per key, their secondary index values, and
+/// the number of versions read.
+type Since = (Vec<(Key, u64)>, Vec<IndexValues>, u64);
+
+/// The versions of `def`'s table written after `watermark`: the newest per key, in key order
+/// (with the top bit for a tombstone), with its secondary index values when the table has
+/// secondary indexes; and how many versions there were.
+fn read_since(inner: &Inner, def: &TableDef, watermark: u64) -> Result<Since> {
+    let indexed = !def.indexes.is_empty();
+    let mut tail: Vec<(Key, u64, IndexValues)> = Vec::new();
+    inner
+        .store
+        .for_each_row(def.id, watermark + 1, u64::MAX, |rowid, bytes| {
+            if indexed {
+                let v = decode_version(bytes)?;
+                let (tomb, values) = match &v.row {
+                    Some(row) => (
+                        false,
+                        def.indexes.iter().map(|i| def.index_value(i, row)).collect(),
+                    ),
+                    None => (true, Vec::new()),
+                };
+                tail.push((v.key, rowid | if tomb { TOMBSTONE } else { 0 }, values));
+            } else {
+                let (tomb, _, key) = decode_version_header(bytes)?;
+                tail.push((key, rowid | if tomb { TOMBSTONE } else { 0 }, Vec::new()));
+            }
+            Ok(true)
+        })?;
+    let versions = tail.len() as u64;
+    // Newest version per key wins: a stable sort keeps position order among equal keys.
+    tail.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut newest: Vec<(Key, u64)> = Vec::with_capacity(tail.len());
+    let mut newest_values: Vec<IndexValues> = Vec::new();
+    for (k, p, values) in tail {
+        match newest.last_mut() {
+            Some(last) if last.0 == k => {
+                last.1 = p;
+                if indexed {
+                    *newest_values.last_mut().expect("one per key") = values;
+                }
+            }
+            _ => {
+                newest.push((k, p));
+                if indexed {
+                    newest_values.push(values);
+                }
+            }
+        }
+    }
+    Ok((newest, newest_values, versions))
 }
 
 /// The encoded values a row version puts into each secondary index (None: a NULL column, no
@@ -428,7 +469,12 @@ fn open_secondary(
             }
         }
         None => {
+            // An index rebuilt from the rows while this reads it (a damaged image node,
+            // `rebuild_from_rows`) holds deleted keys too, as tombstones.
             for (k, p) in t.pk.read().entries() {
+                if p & TOMBSTONE != 0 {
+                    continue;
+                }
                 let v = inner.fetch(t.id, p)?;
                 if let Some(row) = &v.row {
                     t.add_secondary_entries(row, &k, p);
@@ -514,14 +560,18 @@ fn image_tag(table: u32, generation: u64, watermark: u64, nonce: u64) -> [u64; 4
     [table as u64, generation, watermark, nonce]
 }
 
-/// Maps and checks the image a checkpoint header names. Every array is checksummed; that pass
-/// also maps the whole image in, so reads after open do not fault.
+/// Maps and checks the image a checkpoint header names: its header, directory and model nodes;
+/// its data nodes too with [`ImageCheck::AtOpen`] (a pass that also maps the whole image in, so
+/// reads after open do not fault), otherwise each on first use or in the background, with the
+/// rows to rebuild the index from if one fails ([`rebuild_from_rows`]).
+#[allow(clippy::too_many_arguments)]
 fn open_image(
-    inner: &Inner,
+    inner: &Arc<Inner>,
     def: &TableDef,
     h: &CkptHeader,
     nonce: u64,
     len: u64,
+    damaged: &Arc<std::sync::atomic::AtomicBool>,
     times: &mut OpenTimes,
 ) -> std::result::Result<KeyIndex, String> {
     if def.key_kind() != IndexKind::Alex {
@@ -536,9 +586,17 @@ fn open_image(
             map.len()
         ));
     }
-    map.populate();
+    let checks = match inner.opts.image_check {
+        ImageCheck::AtOpen => {
+            map.populate();
+            Checks::All
+        }
+        ImageCheck::Lazy | ImageCheck::OnTouchOnly => {
+            Checks::Lazy(rebuild_from_rows(inner, def, damaged.clone()))
+        }
+    };
     let t = Instant::now();
-    let r = KeyIndex::from_image(map, true);
+    let r = KeyIndex::from_image(map, checks);
     times.verify_last = t.elapsed();
     times.verify += times.verify_last;
     let (pk, tag) = r.map_err(|e| format!("{}: {e}", path.display()))?;
@@ -546,6 +604,55 @@ fn open_image(
         return Err(format!("{}: written for another checkpoint", path.display()));
     }
     Ok(pk)
+}
+
+/// What an index opened lazily from its image is rebuilt from if a data node fails its check
+/// after the open (`index::alex::lazy`): every stored version of the table, the newest per key,
+/// tombstones kept (with the top bit, as the index holds them: a snapshot may still need to see
+/// past one). Read through one RocksDB iterator, so from one consistent state, without taking
+/// engine locks: it runs inside a read or write of the index, under its lock; commits whose rows
+/// it did not see publish to the index after it is replaced, and the collector's removals of
+/// tombstones from it are under the same lock (a tombstone it puts back is an entry no
+/// snapshot needs, harmless). Logs the failure, counts it (`Stats::index_images_damaged`) and
+/// has the table checkpointed soon, so that the next open maps a good image.
+fn rebuild_from_rows(
+    inner: &Arc<Inner>,
+    def: &TableDef,
+    damaged: Arc<std::sync::atomic::AtomicBool>,
+) -> crate::index::alex::Rebuild<i64> {
+    let weak = Arc::downgrade(inner);
+    let (table, name) = (def.id, def.name.clone());
+    Box::new(move || {
+        tracing::error!(table = %name, "index image: a data node failed its checksum after the open; rebuilding the index from the rows");
+        damaged.store(true, Ordering::Release);
+        let inner = weak.upgrade().ok_or("the database is closed")?;
+        inner.stats.lock().index_images_damaged += 1;
+        inner
+            .versions_since_ckpt
+            .store(inner.opts.checkpoint_every, Ordering::Relaxed);
+        let mut all: Vec<(i64, u64)> = Vec::new();
+        inner
+            .store
+            .for_each_row(table, 0, u64::MAX, |rowid, bytes| {
+                let (tomb, _, key) = decode_version_header(bytes)?;
+                if let Key::Int(k) = key {
+                    all.push((k, rowid | if tomb { TOMBSTONE } else { 0 }));
+                }
+                Ok(true)
+            })
+            .map_err(|e| e.to_string())?;
+        // Rowid order within a key survives the stable sort: the last is the newest.
+        all.sort_by_key(|e| e.0);
+        let mut newest: Vec<(i64, u64)> = Vec::with_capacity(all.len());
+        for e in all {
+            match newest.last_mut() {
+                Some(last) if last.0 == e.0 => *last = e,
+                _ => newest.push(e),
+            }
+        }
+        tracing::info!(table = %name, keys = newest.len(), "index rebuilt from the rows");
+        Ok(newest)
+    })
 }
 
 /// Deletes image and secondary index files no table's checkpoint names (left by dropped tables, by checkpoints a
@@ -661,7 +768,10 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
         let w = c.next_rowid - 1;
         // Under the commit lock, as index definitions change.
         let indexes = t.def().indexes.clone();
-        if w == t.ckpt_watermark.load(Ordering::Acquire) && *t.ckpt_secondary.lock() == indexes {
+        if w == t.ckpt_watermark.load(Ordering::Acquire)
+            && *t.ckpt_secondary.lock() == indexes
+            && !t.image_damaged.load(Ordering::Acquire)
+        {
             return Ok(());
         }
         let pk = t.pk.read();
@@ -740,6 +850,7 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
     t.ckpt_generation.store(generation, Ordering::Release);
     t.ckpt_watermark.store(watermark, Ordering::Release);
     *t.ckpt_secondary.lock() = in_form;
+    t.image_damaged.store(false, Ordering::Release);
     Ok(())
 }
 

@@ -69,6 +69,10 @@ pub struct Table {
     /// watermark is still written when they differ from the table's).
     pub(crate) ckpt_secondary: Mutex<Vec<IndexDef>>,
     pub(crate) dropped: AtomicBool,
+    /// Set when a data node of the image this table's index was opened from failed its lazy
+    /// check: the next checkpoint is written even at an unchanged watermark, so that the next
+    /// open does not map that image again.
+    pub(crate) image_damaged: Arc<AtomicBool>,
     /// Whether a foreign key references this table, as of a version of the database's
     /// [`super::catalog::Referenced`]: `(version + 1) << 1 | answer`, 0 before the first.
     referenced: AtomicU64,
@@ -76,9 +80,14 @@ pub struct Table {
 
 impl Table {
     pub(crate) fn new(def: TableDef, pk: KeyIndex) -> Table {
-        let hidden_next = match (def.has_primary_key(), pk.last()) {
-            (false, Some((Key::Int(i), _))) => i.saturating_add(1),
-            _ => 1,
+        // Only without a primary key: `last` reads a data node (and on an image opened lazily,
+        // checksums it).
+        let hidden_next = match def.has_primary_key() {
+            false => match pk.last() {
+                Some((Key::Int(i), _)) => i.saturating_add(1),
+                _ => 1,
+            },
+            true => 1,
         };
         let secondary = def
             .indexes
@@ -103,6 +112,7 @@ impl Table {
             ckpt_secondary: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
             referenced: AtomicU64::new(0),
+            image_damaged: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -180,6 +190,12 @@ impl Table {
     /// The primary index's memory, heap and mapped image apart (for a memory budget).
     pub fn index_bytes(&self) -> IndexBytes {
         self.pk.read().bytes()
+    }
+
+    /// Whether data nodes of the image the primary index was opened from are still to be
+    /// checksummed (lazily: [`super::ImageCheck::Lazy`]), none having failed so far.
+    pub fn index_checks_pending(&self) -> bool {
+        self.pk.read().checks_pending()
     }
 
     /// Bytes of the secondary indexes' entries (each entry's value and key bytes, its rowid,

@@ -9,7 +9,7 @@ use std::ops::Bound;
 
 use std::sync::Arc;
 
-use super::alex::{Alex, ImageError, ImageTag};
+use super::alex::{Alex, Checks, ImageError, ImageTag};
 use super::mapped::{HugePage, Mapping};
 use crate::types::Key;
 
@@ -102,7 +102,7 @@ impl KeyIndex {
 
     pub fn get(&self, key: &Key) -> Option<u64> {
         match (self, key) {
-            (KeyIndex::Alex(a), Key::Int(i)) => a.get(*i),
+            (KeyIndex::Alex(a), Key::Int(i)) => a.read(|a| a.get(*i)),
             (KeyIndex::BTree(b), Key::Bytes(k)) => b.get(k).copied(),
             _ => None,
         }
@@ -155,12 +155,16 @@ impl KeyIndex {
                 if bounds_empty(lo, hi) {
                     return false;
                 }
-                let r = a.range((lo, hi));
-                if reverse {
-                    out.extend(r.rev().take(limit).map(|(k, v)| (Key::Int(k), v)));
-                } else {
-                    out.extend(r.take(limit).map(|(k, v)| (Key::Int(k), v)));
-                }
+                a.read(|a| {
+                    // Again from the start if this runs a second time (`Alex::read`).
+                    out.truncate(start);
+                    let r = a.range((lo, hi));
+                    if reverse {
+                        out.extend(r.rev().take(limit).map(|(k, v)| (Key::Int(k), v)));
+                    } else {
+                        out.extend(r.take(limit).map(|(k, v)| (Key::Int(k), v)));
+                    }
+                });
             }
             KeyIndex::BTree(b) => {
                 let (Some(lo), Some(hi)) = (bytes_bound(lo), bytes_bound(hi)) else {
@@ -184,7 +188,10 @@ impl KeyIndex {
     pub fn entries(&self) -> Vec<(Key, u64)> {
         let mut out = Vec::with_capacity(self.len());
         match self {
-            KeyIndex::Alex(a) => out.extend(a.iter().map(|(k, v)| (Key::Int(k), v))),
+            KeyIndex::Alex(a) => a.read(|a| {
+                out.clear();
+                out.extend(a.iter().map(|(k, v)| (Key::Int(k), v)));
+            }),
             KeyIndex::BTree(b) => out.extend(b.iter().map(|(k, v)| (Key::Bytes(k.clone()), *v))),
         }
         out
@@ -192,14 +199,14 @@ impl KeyIndex {
 
     pub fn first(&self) -> Option<(Key, u64)> {
         match self {
-            KeyIndex::Alex(a) => a.min().map(|(k, v)| (Key::Int(k), v)),
+            KeyIndex::Alex(a) => a.read(|a| a.min()).map(|(k, v)| (Key::Int(k), v)),
             KeyIndex::BTree(b) => b.first_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
         }
     }
 
     pub fn last(&self) -> Option<(Key, u64)> {
         match self {
-            KeyIndex::Alex(a) => a.max().map(|(k, v)| (Key::Int(k), v)),
+            KeyIndex::Alex(a) => a.read(|a| a.max()).map(|(k, v)| (Key::Int(k), v)),
             KeyIndex::BTree(b) => b.last_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
         }
     }
@@ -288,14 +295,61 @@ impl KeyIndex {
     pub fn open_image(path: &std::path::Path, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {
         let map = Mapping::open(path).map_err(|e| ImageError::Invalid(format!("{}: {e}", path.display())))?;
         map.populate();
-        KeyIndex::from_image(map, verify)
+        KeyIndex::from_image(map, if verify { Checks::All } else { Checks::None })
     }
 
-    /// An ALEX index read in place from a mapped image written by [`KeyIndex::to_image`];
-    /// `verify` checks every array's checksum too. Returns the image's tag.
-    pub(crate) fn from_image(map: Arc<Mapping>, verify: bool) -> Result<(KeyIndex, ImageTag), ImageError> {
-        let (a, tag) = Alex::from_image(map, verify)?;
+    /// An ALEX index read in place from a mapped image written by [`KeyIndex::to_image`],
+    /// its arrays checked as `checks` says. Returns the image's tag.
+    pub(crate) fn from_image(
+        map: Arc<Mapping>,
+        checks: Checks<i64>,
+    ) -> Result<(KeyIndex, ImageTag), ImageError> {
+        let (a, tag) = Alex::from_image(map, checks)?;
         Ok((KeyIndex::Alex(a), tag))
+    }
+
+    /// For an index opened with lazy checks: checks the next data node of its image nobody has
+    /// checked (`Alex::check_step`). Returns false when none is left to start.
+    pub(crate) fn check_step(&self) -> bool {
+        match self {
+            KeyIndex::Alex(a) => a.check_step(),
+            KeyIndex::BTree(_) => false,
+        }
+    }
+
+    /// Whether the lazy checks are over (all passed, or one failed) and [`KeyIndex::settle`]
+    /// would drop their state, swapping in the rebuilt index if one failed.
+    pub(crate) fn checks_done(&self) -> bool {
+        match self {
+            KeyIndex::Alex(a) => a.lazy_done(),
+            KeyIndex::BTree(_) => false,
+        }
+    }
+
+    /// Checks every data node of a lazily checked image that is left, now, without rebuilding
+    /// anything: whether all of them matched (true for an index not opened lazily).
+    pub(crate) fn check_all(&self) -> bool {
+        match self {
+            KeyIndex::Alex(a) => a.check_all(),
+            KeyIndex::BTree(_) => true,
+        }
+    }
+
+    /// Whether data nodes of the image are still unchecked (none failed so far).
+    pub fn checks_pending(&self) -> bool {
+        match self {
+            KeyIndex::Alex(a) => a.checks_pending(),
+            KeyIndex::BTree(_) => false,
+        }
+    }
+
+    /// Checks every data node of a lazily checked image that is left, and ends the lazy state
+    /// (replacing the index by the one rebuilt from its source if a node failed). Writes do
+    /// this themselves; the maintenance thread calls it once the checks are done.
+    pub(crate) fn settle(&mut self) {
+        if let KeyIndex::Alex(a) = self {
+            a.settle();
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::data_node::{DataNode, Layout, Slot};
 use super::layout::INIT_DENSITY;
+use super::lazy::{Lazy, Rebuild};
 use super::model::LinearModel;
 use super::model_node::{ModelNode, MAX_FANOUT};
 use super::{stats, Alex, AlexKey, Node, NONE};
@@ -35,6 +36,19 @@ const DATA: u32 = 2;
 /// to the state it was taken at (the engine stores table, generation, watermark, a random id).
 pub type ImageTag = [u64; 4];
 
+/// Which of an image's arrays `Alex::from_image` checksums (the header and the directory
+/// always are).
+pub enum Checks<K: AlexKey> {
+    /// None (tools and measurements).
+    None,
+    /// Every array, before the index is returned.
+    All,
+    /// The model nodes' arrays now; each data node's the first time it is touched, or when
+    /// `Alex::check_step` reaches it. A node that fails is never read: the index is rebuilt
+    /// with the function given (see `lazy.rs`).
+    Lazy(Rebuild<K>),
+}
+
 /// Why an image cannot be used. Either way the caller rebuilds the index from its source.
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
@@ -53,7 +67,7 @@ fn hash(b: &[u8]) -> u64 {
 }
 
 /// The checksum of a data node's two arrays.
-fn hash2(slots: &[u8], bitmap: &[u8]) -> u64 {
+pub(super) fn hash2(slots: &[u8], bitmap: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64_with_seed(bitmap, hash(slots))
 }
 
@@ -108,6 +122,11 @@ impl<K: AlexKey> Alex<K> {
     /// engine drops deleted keys this way). The image carries `tag`, returned by
     /// `Alex::from_image`.
     pub fn to_image(&self, tag: ImageTag, keep: impl Fn(u64) -> bool) -> Vec<u8> {
+        // It walks the arena, not the checked accessors.
+        let this = self.settled();
+        if !std::ptr::eq(this, self) {
+            return this.to_image(tag, keep);
+        }
         let mut rebuilt: std::collections::HashMap<usize, DataNode<K>> = Default::default();
         let mut len = self.len;
         for (id, n) in self.nodes.iter().enumerate() {
@@ -216,9 +235,9 @@ impl<K: AlexKey> Alex<K> {
 
     /// Opens an index from a mapped image, its arrays read in place (the first write to a page
     /// copies it: see `index::mapped`). Checks the header, the directory's checksum and every
-    /// bound, alignment and id; with `verify`, also every node's arrays against their checksums
-    /// (this reads the whole image, which also maps all of it in). Returns the image's tag.
-    pub(crate) fn from_image(map: Arc<Mapping>, verify: bool) -> Result<(Self, ImageTag), ImageError> {
+    /// bound, alignment and id; and the arrays `checks` says against their checksums (all of
+    /// them reads the whole image, which also maps all of it in). Returns the image's tag.
+    pub(crate) fn from_image(map: Arc<Mapping>, checks: Checks<K>) -> Result<(Self, ImageTag), ImageError> {
         let b = map.bytes();
         if b.len() < HEADER || b[..8] != MAGIC {
             return Err(invalid("not an ALEX index image"));
@@ -337,7 +356,8 @@ impl<K: AlexKey> Alex<K> {
         {
             return Err(invalid("key count differs from the nodes'"));
         }
-        if verify {
+        let data_now = matches!(checks, Checks::All);
+        if !matches!(checks, Checks::None) {
             for (id, r) in recs.iter().enumerate() {
                 let ok = match r {
                     Rec::Free => true,
@@ -349,13 +369,26 @@ impl<K: AlexKey> Alex<K> {
                         bitmap,
                         hash: h,
                         ..
-                    } => hash2(&b[slots.0..slots.1], &b[bitmap.0..bitmap.1]) == *h,
+                    } => !data_now || hash2(&b[slots.0..slots.1], &b[bitmap.0..bitmap.1]) == *h,
                 };
                 if !ok {
                     return Err(ImageError::Checksum(format!("node {id}")));
                 }
             }
         }
+        let lazy = match checks {
+            Checks::Lazy(rebuild) => {
+                let want = recs
+                    .iter()
+                    .map(|r| match r {
+                        Rec::Data { hash, .. } => Some(*hash),
+                        _ => None,
+                    })
+                    .collect();
+                Some(Box::new(Lazy::new(want, rebuild)))
+            }
+            _ => None,
+        };
         // Arrays in place. `b` is not used past this point (the arrays may be written later).
         let mut cutter = ArrayCutter::new(map.clone());
         let elems = |r: (usize, usize), size: usize| (r.0, (r.1 - r.0) / size);
@@ -458,6 +491,7 @@ impl<K: AlexKey> Alex<K> {
                 ood_right: 0,
                 counters: stats::Counters::default(),
                 image: Some(map),
+                lazy,
             },
             tag,
         ))

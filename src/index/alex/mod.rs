@@ -15,13 +15,15 @@ mod data_node;
 mod image;
 mod iter;
 mod layout;
+mod lazy;
 mod model;
 mod model_node;
 mod stats;
 mod tree;
 
-pub use image::{ImageError, ImageTag};
+pub use image::{Checks, ImageError, ImageTag};
 pub use iter::Range;
+pub use lazy::Rebuild;
 pub use stats::AlexStats;
 
 use crate::index::mapped::{Mapping, Plain};
@@ -169,6 +171,9 @@ pub struct Alex<K: AlexKey> {
     pub(crate) counters: stats::Counters,
     /// The image this index was opened from, while any of its nodes may lie in it.
     pub(crate) image: Option<std::sync::Arc<Mapping>>,
+    /// Opened from an image whose data nodes are checked on first use (`lazy.rs`): until all
+    /// are checked, or one failed.
+    pub(crate) lazy: Option<Box<lazy::Lazy<K>>>,
 }
 
 impl<K: AlexKey> Default for Alex<K> {
@@ -198,6 +203,7 @@ impl<K: AlexKey> Alex<K> {
             ood_right: 0,
             counters: stats::Counters::default(),
             image: None,
+            lazy: None,
         }
     }
 
@@ -220,6 +226,7 @@ impl<K: AlexKey> Alex<K> {
             ood_right: 0,
             counters: stats::Counters::default(),
             image: None,
+            lazy: None,
         };
         t.build_from_sorted(sorted);
         Ok(t)
@@ -230,6 +237,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return Err(AlexError::InvalidKey);
         }
+        self.settle();
         self.insert_impl(key, payload)
     }
 
@@ -239,6 +247,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
+        self.settle();
         if let Some(old) = self.update(key, payload) {
             return Some(old);
         }
@@ -261,6 +270,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
+        self.settle();
         let leaf = self.leaf_for(key);
         self.data_mut(leaf).update(key, payload)
     }
@@ -270,6 +280,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
+        self.settle();
         self.remove_impl(key)
     }
 
@@ -325,10 +336,11 @@ impl<K: AlexKey> Alex<K> {
 
     // ---- arena helpers ----
 
+    /// Data node `id`, to read (checked first on an index opened lazily: `lazy.rs`).
     #[inline]
     pub(crate) fn data(&self, id: u32) -> &DataNode<K> {
         match &self.nodes[id as usize] {
-            Node::Data(d) => d,
+            Node::Data(d) => self.usable(id, d),
             _ => unreachable_node(),
         }
     }
@@ -341,9 +353,13 @@ impl<K: AlexKey> Alex<K> {
         }
     }
 
-    /// The data node that owns `key`, by reference (one arena access per level, no id).
+    /// The data node that owns `key`, by reference (one arena access per level, no id), to
+    /// read (checked first on an index opened lazily).
     #[inline]
     pub(crate) fn leaf_ref(&self, key: K) -> &DataNode<K> {
+        if self.lazy.is_some() {
+            return self.data(self.leaf_for(key));
+        }
         let mut node = &self.nodes[self.root as usize];
         loop {
             match node {

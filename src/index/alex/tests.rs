@@ -149,7 +149,7 @@ fn through_image(t: &Alex<i64>, dir: &std::path::Path, keep: impl Fn(u64) -> boo
     let path = dir.join("t.alex");
     std::fs::write(&path, t.to_image([1, 2, 3, 4], keep)).unwrap();
     let map = crate::index::mapped::Mapping::open(&path).unwrap();
-    let (back, tag) = Alex::from_image(map, true).unwrap();
+    let (back, tag) = Alex::from_image(map, Checks::All).unwrap();
     assert_eq!(tag, [1, 2, 3, 4]);
     back
 }
@@ -275,19 +275,78 @@ fn a_damaged_image_is_refused() {
         b[at] ^= 0x10;
         std::fs::write(&path, &b).unwrap();
         let map = crate::index::mapped::Mapping::open(&path).unwrap();
-        assert!(Alex::<i64>::from_image(map, true).is_err(), "byte {at}");
+        assert!(Alex::<i64>::from_image(map, Checks::All).is_err(), "byte {at}");
     }
-    // Without the checksum pass a damaged array goes unnoticed: `verify` is what catches it.
+    // Without the checksum pass a damaged array goes unnoticed: `Checks::All` is what catches it.
     let mut b = good.clone();
     let at = good.len() / 2;
     b[at] ^= 0x10;
     std::fs::write(&path, &b).unwrap();
     let map = crate::index::mapped::Mapping::open(&path).unwrap();
-    assert!(Alex::<i64>::from_image(map, false).is_ok());
+    assert!(Alex::<i64>::from_image(map, Checks::None).is_ok());
     // Another key type.
     std::fs::write(&path, &good).unwrap();
     let map = crate::index::mapped::Mapping::open(&path).unwrap();
-    assert!(Alex::<i64>::from_image(map.clone(), true).is_ok());
-    assert!(Alex::<u64>::from_image(map.clone(), true).is_err());
-    assert!(Alex::<f64>::from_image(map, true).is_err());
+    assert!(Alex::<i64>::from_image(map.clone(), Checks::All).is_ok());
+    assert!(Alex::<u64>::from_image(map.clone(), Checks::All).is_err());
+    assert!(Alex::<f64>::from_image(map, Checks::All).is_err());
+}
+
+/// An image with one data node damaged, opened with lazy checks: opening notices nothing;
+/// reads through `Alex::read` answer right whether or not they touch the node (those that do
+/// are answered from the index the rebuild function builds, called once); the other nodes'
+/// answers come from the image until then; a write settles the index onto the rebuilt one.
+#[test]
+fn a_lazily_checked_image_never_answers_from_a_damaged_node() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    // 16 dense runs far apart: model nodes over several data nodes.
+    let mut v: Vec<(i64, u64)> = (0..300_000i64)
+        .map(|k| (((k % 16) << 58) + (k / 16) * 7, k as u64))
+        .collect();
+    v.sort_unstable();
+    let t = Alex::bulk_load(&v).unwrap();
+    let mut b = t.to_image([0; 4], |_| true);
+    // The last data node in key order, the middle of its slots.
+    let last = t.leaf_for(v[v.len() - 1].0);
+    let first_of_last = t.data(last).min_key;
+    assert!(first_of_last > v[0].0, "more than one data node");
+    drop(t);
+    // Find that node's slots in the image by the directory (record: slots offset at 8).
+    let rec = 128 + 112 * last as usize;
+    let off = u64::from_le_bytes(b[rec + 8..rec + 16].try_into().unwrap()) as usize;
+    let cap = u64::from_le_bytes(b[rec + 16..rec + 24].try_into().unwrap()) as usize;
+    b[off + cap * 16 / 2] ^= 0x10;
+    let path = dir.path().join("lazy.alex");
+    std::fs::write(&path, &b).unwrap();
+    let map = crate::index::mapped::Mapping::open(&path).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (c, source) = (calls.clone(), v.clone());
+    let rebuild: Rebuild<i64> = Box::new(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        Ok(source.clone())
+    });
+    let (mut a, _) = Alex::<i64>::from_image(map, Checks::Lazy(rebuild)).unwrap();
+    assert!(a.checks_pending());
+    // Keys of the other nodes: from the image, nothing rebuilt.
+    for &(k, p) in v.iter().filter(|e| e.0 < first_of_last).step_by(97) {
+        assert_eq!(a.read(|a| a.get(k)), Some(p));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // The damaged node's keys, and a scan across it: right, from the rebuilt index.
+    for &(k, p) in v.iter().filter(|e| e.0 >= first_of_last).step_by(13) {
+        assert_eq!(a.read(|a| a.get(k)), Some(p));
+    }
+    let all: Vec<(i64, u64)> = a.read(|a| a.iter().collect());
+    assert_eq!(all, v);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(a.lazy_done());
+    // A write settles onto the rebuilt index (no second rebuild) and applies to it.
+    a.upsert(1, 1);
+    assert!(a.lazy.is_none() && a.image.is_none());
+    assert_eq!(a.get(1), Some(1));
+    assert_eq!(a.len(), v.len() + 1);
+    a.check_invariants().unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
