@@ -467,8 +467,13 @@ impl ForeignKey<'_> {
 /// When the key's columns are the leading columns of `cdef`'s primary key (in any order):
 /// for each of those primary key columns, its position in `fk.columns`.
 fn pk_prefix(cdef: &TableDef, fk: &ForeignKeyDef) -> Option<Vec<usize>> {
+    lead_positions(cdef.primary_key.get(..fk.columns.len())?, fk)
+}
+
+/// For each of `lead` (column numbers), its position in `fk.columns`, when `lead` holds each
+/// of the key's columns exactly once.
+fn lead_positions(lead: &[usize], fk: &ForeignKeyDef) -> Option<Vec<usize>> {
     let n = fk.columns.len();
-    let lead = cdef.primary_key.get(..n)?;
     let order: Vec<usize> = lead
         .iter()
         .map(|c| fk.columns.iter().position(|f| f == c))
@@ -489,14 +494,7 @@ fn fk_index(cdef: &TableDef, fk: &ForeignKeyDef) -> Option<(usize, Vec<usize>)> 
         if idx.columns.len() < n || idx.columns[n..].iter().any(|&c| cdef.columns[c].nullable) {
             return None;
         }
-        let order: Vec<usize> = idx.columns[..n]
-            .iter()
-            .map(|c| fk.columns.iter().position(|f| f == c))
-            .collect::<Option<_>>()?;
-        let mut distinct = order.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        (distinct.len() == n).then_some((i, order))
+        lead_positions(&idx.columns[..n], fk).map(|order| (i, order))
     })
 }
 
