@@ -391,7 +391,7 @@ impl SstFile {
     #[inline]
     fn block_of<'a>(&'a self, run: &'a Run, rowid: u64) -> Result<BlockAt<'a>, Found<'a>> {
         let n = run.blocks.len();
-        let (guess, _) = run.model.predict(n, rowid);
+        let guess = run.model.predict(n, rowid);
         if let Some(at) = run.place.guess(guess, rowid) {
             let bytes = self.map.bytes();
             prefetch(bytes, at);
@@ -487,8 +487,7 @@ impl SstFile {
     /// Where [`SstFile::get`] guesses the entry of `rowid` lies in the file.
     #[cfg(test)]
     pub(crate) fn guessed_place(&self, run: &Run, rowid: u64) -> Option<usize> {
-        run.place
-            .guess(run.model.predict(run.blocks.len(), rowid).0, rowid)
+        run.place.guess(run.model.predict(run.blocks.len(), rowid), rowid)
     }
 
     /// Blocks not yet verified (nor found failing), over every run.

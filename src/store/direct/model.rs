@@ -58,25 +58,24 @@ impl Pla {
     /// costs a full binary search, never a wrong answer).
     #[cfg(test)]
     pub(crate) fn lower_bound(&self, n: usize, x: u64, key: impl Fn(usize) -> u64) -> usize {
-        self.lower_bound_from(n, x, self.predict(n, x).0, key)
+        self.lower_bound_from(n, x, self.predict(n, x), key)
     }
 
-    /// The model's prediction for `x`: a position clamped to its segment and the `n` keys, and
-    /// the unclamped fractional position (which says how far into that position's range `x`
-    /// lies). No key is read.
+    /// The model's prediction for `x`: a position clamped to its segment and the `n` keys. No
+    /// key is read.
     #[inline]
-    pub(crate) fn predict(&self, n: usize, x: u64) -> (usize, f64) {
+    pub(crate) fn predict(&self, n: usize, x: u64) -> usize {
         let s = self.x0.partition_point(|&k| k <= x).saturating_sub(1);
         let (Some(&x0), Some(&y0), Some(&slope)) = (self.x0.get(s), self.y0.get(s), self.slope.get(s)) else {
-            return (0, 0.0);
+            return 0;
         };
         if x <= x0 {
-            return (y0 as usize, f64::from(y0));
+            return y0 as usize;
         }
         let end = self.y0.get(s + 1).map_or(n, |&y| y as usize);
         let pos = f64::from(y0) + slope * (x - x0) as f64;
         // A non-negative finite float: the signed conversion is one instruction.
-        ((pos as i64 as usize).min(end.saturating_sub(1)), pos)
+        (pos as i64 as usize).min(end.saturating_sub(1))
     }
 
     /// [`Pla::lower_bound`] from a prediction `guess` (of [`Pla::predict`]).
