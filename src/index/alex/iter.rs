@@ -2,6 +2,7 @@
 
 use std::ops::Bound;
 
+use super::data_node::DataNode;
 use super::tree::Pos;
 use super::{Alex, AlexKey};
 
@@ -10,6 +11,10 @@ pub struct Range<'a, K: AlexKey> {
     tree: &'a Alex<K>,
     /// Next position to yield from the front and from the back; `None` once exhausted.
     ends: Option<(Pos, Pos)>,
+    /// The data nodes of the front and back positions, so that stepping inside one takes no
+    /// arena lookup (a range scan's rows are mostly neighbours in one node).
+    front: Option<&'a DataNode<K>>,
+    back: Option<&'a DataNode<K>>,
 }
 
 impl<'a, K: AlexKey> Range<'a, K> {
@@ -28,7 +33,14 @@ impl<'a, K: AlexKey> Range<'a, K> {
             (Some(f), Some(b)) if tree.entry_at(f).0 <= tree.entry_at(b).0 => Some((f, b)),
             _ => None,
         };
-        Range { tree, ends }
+        let front = ends.map(|((leaf, _), _)| tree.data(leaf));
+        let back = ends.map(|(_, (leaf, _))| tree.data(leaf));
+        Range {
+            tree,
+            ends,
+            front,
+            back,
+        }
     }
 }
 
@@ -38,14 +50,22 @@ impl<K: AlexKey> Iterator for Range<'_, K> {
     #[inline]
     fn next(&mut self) -> Option<(K, u64)> {
         let (f, b) = self.ends?;
-        let item = self.tree.entry_at(f);
+        let d = self.front?;
+        let s = d.slots[f.1];
         self.ends = if f == b {
             None
+        } else if let Some(n) = d.next_set(f.1 + 1) {
+            Some(((f.0, n), b))
         } else {
-            // `f` is before `b`, so a next position exists.
-            self.tree.next_pos(f).map(|n| (n, b))
+            // `f` is before `b`, so a next position exists, in a later node.
+            let n = match d.next {
+                super::NONE => None,
+                next => self.tree.first_pos_from(next, 0),
+            };
+            self.front = n.map(|(leaf, _)| self.tree.data(leaf));
+            n.map(|n| (n, b))
         };
-        Some(item)
+        Some((s.key, s.val))
     }
 }
 
@@ -53,13 +73,22 @@ impl<K: AlexKey> DoubleEndedIterator for Range<'_, K> {
     #[inline]
     fn next_back(&mut self) -> Option<(K, u64)> {
         let (f, b) = self.ends?;
-        let item = self.tree.entry_at(b);
+        let d = self.back?;
+        let s = d.slots[b.1];
         self.ends = if f == b {
             None
+        } else if let Some(p) = b.1.checked_sub(1).and_then(|from| d.prev_set(from)) {
+            Some((f, (b.0, p)))
         } else {
-            self.tree.prev_pos(b).map(|p| (f, p))
+            // `b` is after `f`, so a previous position exists, in an earlier node.
+            let p = match d.prev {
+                super::NONE => None,
+                prev => self.tree.last_pos_upto(prev, Some(usize::MAX)),
+            };
+            self.back = p.map(|(leaf, _)| self.tree.data(leaf));
+            p.map(|p| (f, p))
         };
-        Some(item)
+        Some((s.key, s.val))
     }
 }
 

@@ -752,14 +752,6 @@ impl<K: AlexKey> Alex<K> {
         self.last_pos_upto(self.edge_leaf(true), Some(usize::MAX))
     }
 
-    pub(crate) fn next_pos(&self, p: Pos) -> Option<Pos> {
-        self.first_pos_from(p.0, p.1 + 1)
-    }
-
-    pub(crate) fn prev_pos(&self, p: Pos) -> Option<Pos> {
-        self.last_pos_upto(p.0, p.1.checked_sub(1))
-    }
-
     /// First key `>= key` (`> key` when `strict`).
     pub(crate) fn pos_lower_bound(&self, key: K, strict: bool) -> Option<Pos> {
         if !key.is_valid() {
