@@ -1,0 +1,40 @@
+//! Engine behaviour: the invariants of docs/INVARIANTS.md, tested through the embedded API.
+//! One test binary; its modules by topic.
+
+mod scans;
+mod storage;
+mod txn;
+
+use std::time::Duration;
+
+use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
+
+fn opts() -> Options {
+    Options {
+        maintenance_interval: Duration::from_millis(10),
+        checkpoint_every: 500,
+        ..Options::default()
+    }
+}
+
+fn kv_table(db: &Database, name: &str) {
+    db.create_table(
+        TableDef::new(
+            name,
+            vec![
+                ColumnDef::new("k", DataType::Int8),
+                ColumnDef::new("v", DataType::Int8),
+            ],
+            &["k"],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+}
+
+fn val(db: &Database, table: &str, k: i64) -> Option<i64> {
+    db.get(table, &Key::Int(k)).unwrap().map(|r| match r[1] {
+        Value::Int(v) => v,
+        ref o => panic!("unexpected {o:?}"),
+    })
+}
