@@ -11,7 +11,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
+use augur::{Database, Key, Options, Value};
+
+mod common;
 
 /// No background collection or checkpoint unless `background`: the rounds that run are the
 /// ones the test starts.
@@ -28,18 +30,8 @@ fn opts(background: bool) -> Options {
 
 fn open(path: &Path, background: bool) -> Database {
     let db = Database::open(path, opts(background)).unwrap();
-    db.create_table_if_not_exists(
-        TableDef::new(
-            "kv",
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Int8),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    db.create_table_if_not_exists(common::int_pair_table("kv"))
+        .unwrap();
     db
 }
 

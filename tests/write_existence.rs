@@ -2,31 +2,17 @@
 //! version is one the snapshot sees (no row read), and down the version chain when a later
 //! commit wrote the key. The answers must be those of reading the row.
 
-use std::time::Duration;
+use augur::{Database, Isolation, Key, Options, SqlState, Value};
 
-use augur::{ColumnDef, DataType, Database, Isolation, Key, Options, SqlState, TableDef, Value};
+mod common;
 
+/// No collector round between the steps below: tombstones stay in the index.
 fn opts() -> Options {
-    Options {
-        // No collector round between the steps below: tombstones stay in the index.
-        maintenance_interval: Duration::from_secs(3600),
-        ..Options::default()
-    }
+    common::quiet_maintenance()
 }
 
 fn kv(db: &Database) {
-    db.create_table(
-        TableDef::new(
-            "t",
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Int8),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    db.create_table(common::int_pair_table("t")).unwrap();
 }
 
 fn row(k: i64, v: i64) -> Vec<Value> {

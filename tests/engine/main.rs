@@ -1,13 +1,15 @@
 //! Engine behaviour: the invariants of docs/INVARIANTS.md, tested through the embedded API.
 //! One test binary; its modules by topic.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod scans;
 mod storage;
 mod txn;
 
 use std::time::Duration;
 
-use augur::{ColumnDef, DataType, Database, Key, Options, TableDef, Value};
+use augur::{Database, Key, Options, Value};
 
 fn opts() -> Options {
     Options {
@@ -18,18 +20,7 @@ fn opts() -> Options {
 }
 
 fn kv_table(db: &Database, name: &str) {
-    db.create_table(
-        TableDef::new(
-            name,
-            vec![
-                ColumnDef::new("k", DataType::Int8),
-                ColumnDef::new("v", DataType::Int8),
-            ],
-            &["k"],
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    db.create_table(common::int_pair_table(name)).unwrap();
 }
 
 fn val(db: &Database, table: &str, k: i64) -> Option<i64> {
