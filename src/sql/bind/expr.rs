@@ -56,6 +56,14 @@ impl Binder<'_> {
         if from == to || to == Ty::Unknown {
             return Ok(e);
         }
+        if from == Ty::Bpchar {
+            // character(n) to any other type goes through text, without its trailing blanks.
+            let e = match e {
+                Expr::Lit(Value::Text(s)) => Expr::Lit(Value::Text(s.trim_end_matches(' ').to_string())),
+                e => Expr::Func(Func::Rtrim, vec![e], Ty::Text),
+            };
+            return self.coerce(e, Ty::Text, to);
+        }
         Ok(match e {
             Expr::Lit(v) => Expr::Lit(cast(v, to, None)?),
             Expr::Param(i, Ty::Unknown) => {
@@ -146,6 +154,21 @@ impl Binder<'_> {
         (r, rt): (Expr, Ty),
         op: &str,
     ) -> Result<(Expr, Expr)> {
+        if lt == Ty::Bpchar || rt == Ty::Bpchar {
+            // character(n) compares without trailing blanks: an untyped literal beside it is
+            // read as character too (`c = 'a  '` is true for 'a'), and both sides as text.
+            let mut as_text = |e: Expr, t: Ty| -> Result<(Expr, Ty)> {
+                match t {
+                    Ty::Unknown | Ty::Bpchar => {
+                        let e = self.coerce(e, t, Ty::Bpchar)?;
+                        Ok((self.coerce(e, Ty::Bpchar, Ty::Text)?, Ty::Text))
+                    }
+                    t => Ok((e, t)),
+                }
+            };
+            let (l, r) = (as_text(l, lt)?, as_text(r, rt)?);
+            return self.comparable(l, r, op);
+        }
         let target = match (lt, rt) {
             (Ty::Unknown, Ty::Unknown) => Ty::Text,
             (Ty::Unknown, t) | (t, Ty::Unknown) => t,
@@ -379,14 +402,25 @@ impl Binder<'_> {
                         self.array_cat(l, r)?
                     }
                     B::StringConcat => {
-                        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
                         if !texty(l.1) && !texty(r.1) {
                             return Err(Error::new(
                                 SqlState::UNDEFINED_FUNCTION,
                                 format!("operator does not exist: {} || {}", l.1.name(), r.1.name()),
                             ));
                         }
-                        (Expr::Concat(Box::new(l.0), Box::new(r.0)), Ty::Text)
+                        // character(n) operands are text without their trailing blanks.
+                        let l = if l.1 == Ty::Bpchar {
+                            self.coerce(l.0, Ty::Bpchar, Ty::Text)?
+                        } else {
+                            l.0
+                        };
+                        let r = if r.1 == Ty::Bpchar {
+                            self.coerce(r.0, Ty::Bpchar, Ty::Text)?
+                        } else {
+                            r.0
+                        };
+                        (Expr::Concat(Box::new(l), Box::new(r)), Ty::Text)
                     }
                     B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
                         let ci = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
@@ -465,7 +499,13 @@ impl Binder<'_> {
                 let mut out = Vec::new();
                 for (x, t) in items {
                     let target = if t.is_num() && ty.is_num() { t } else { ty };
-                    out.push(self.coerce(x, t, target)?);
+                    let x = self.coerce(x, t, target)?;
+                    // character(n) compares without trailing blanks (see `comparable`).
+                    out.push(if target == Ty::Bpchar {
+                        self.coerce(x, Ty::Bpchar, Ty::Text)?
+                    } else {
+                        x
+                    });
                 }
                 let x = out.remove(0);
                 if let Ty::Array(_) = ty {
@@ -556,15 +596,24 @@ impl Binder<'_> {
             } => {
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 let (p, pt) = self.bind_expr(pattern, scope)?;
-                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
                 if !texty(xt) || !texty(pt) {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} ~~ {}", xt.name(), pt.name()),
                     ));
                 }
-                let x = self.coerce(x, xt, Ty::Text)?;
-                let p = self.coerce(p, pt, Ty::Text)?;
+                // A character(n) operand keeps its blanks here (PostgreSQL's bpcharlike).
+                let x = if xt == Ty::Bpchar {
+                    x
+                } else {
+                    self.coerce(x, xt, Ty::Text)?
+                };
+                let p = if pt == Ty::Bpchar {
+                    p
+                } else {
+                    self.coerce(p, pt, Ty::Text)?
+                };
                 let esc = match escape_char {
                     Some(c) => Some(Box::new(self.bind_expr(c, scope)?.0)),
                     None => None,
@@ -869,21 +918,36 @@ impl Binder<'_> {
         not: bool,
         sym: &str,
     ) -> Result<(Expr, Ty)> {
-        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
         if !texty(xt) || !texty(pt) {
             return Err(Error::new(
                 SqlState::UNDEFINED_FUNCTION,
                 format!("operator does not exist: {} {sym} {}", xt.name(), pt.name()),
             ));
         }
-        let x = self.coerce(x, xt, Ty::Text)?;
-        let p = self.coerce(p, pt, Ty::Text)?;
+        // A character(n) operand keeps its blanks here (PostgreSQL's bpcharregexeq).
+        let x = if xt == Ty::Bpchar {
+            x
+        } else {
+            self.coerce(x, xt, Ty::Text)?
+        };
+        let p = if pt == Ty::Bpchar {
+            p
+        } else {
+            self.coerce(p, pt, Ty::Text)?
+        };
         let f = if ci { Func::RegexIMatch } else { Func::RegexMatch };
         let m = Expr::Func(f, vec![x, p], Ty::Bool);
         Ok((if not { Expr::Not(Box::new(m)) } else { m }, Ty::Bool))
     }
 
     pub(super) fn cast_expr(&mut self, x: Expr, xt: Ty, to: Ty, len: Option<u32>) -> Result<(Expr, Ty)> {
+        // character(n) to another type: through text, without its trailing blanks.
+        let (x, xt) = if xt == Ty::Bpchar && to != Ty::Bpchar {
+            (self.coerce(x, Ty::Bpchar, Ty::Text)?, Ty::Text)
+        } else {
+            (x, xt)
+        };
         if !cast_allowed(xt, to) {
             return Err(Error::new(
                 SqlState("42846"),
