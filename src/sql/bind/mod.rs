@@ -9,6 +9,7 @@ mod from;
 mod from_fn;
 mod func;
 mod join_chain;
+mod ops;
 mod select;
 mod set_op;
 mod srf;
