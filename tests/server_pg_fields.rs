@@ -71,7 +71,7 @@ const VIOLATIONS: &[(&str, SqlState, &str, &str)] = &[
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn constraint_violations_carry_detail_apart() {
-    let (_tmp, _srv, c) = fresh().await;
+    let (_tmp, srv, c) = fresh().await;
     c.batch_execute(
         "CREATE TABLE parent (p int PRIMARY KEY, u text UNIQUE);
          CREATE TABLE child (c int PRIMARY KEY, p int REFERENCES parent(p), n text NOT NULL,
@@ -95,6 +95,24 @@ async fn constraint_violations_carry_detail_apart() {
             assert_eq!(db.detail(), Some(detail), "{sql}");
         }
     }
+    // A unique index conflict found only at COMMIT (two open transactions took the same
+    // value) names the value too.
+    let c2 = server_util::pg_connect(srv.port, "").await;
+    c.batch_execute("BEGIN; INSERT INTO parent VALUES (7, 'dup')")
+        .await
+        .unwrap();
+    c2.batch_execute("BEGIN; INSERT INTO parent VALUES (8, 'dup')")
+        .await
+        .unwrap();
+    c.batch_execute("COMMIT").await.unwrap();
+    let e = c2.batch_execute("COMMIT").await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION);
+    assert_eq!(
+        db.message(),
+        "duplicate key value violates unique constraint \"parent_u_key\""
+    );
+    assert_eq!(db.detail(), Some("Key (u)=(dup) already exists."));
     // Nothing of it was written, and an error without a DETAIL sends none.
     let e = c.batch_execute("SELECT 1/0").await.unwrap_err();
     assert_eq!(e.as_db_error().and_then(|d| d.detail()), None);
