@@ -96,6 +96,10 @@ pub enum Error {
     /// such as the line of a COPY's data); see [`Error::with_context`].
     #[error("{error}")]
     Context { error: Box<Error>, context: String },
+    /// A SQL error with PostgreSQL's DETAIL (the values a constraint violation is about),
+    /// sent as its own field; see [`Error::with_detail`].
+    #[error("{error}")]
+    Detail { error: Box<Error>, detail: String },
 }
 
 impl Error {
@@ -113,7 +117,25 @@ impl Error {
             Error::Storage(_) => SqlState::IO_ERROR,
             Error::OutcomeUnknown(_) => SqlState::TRANSACTION_RESOLUTION_UNKNOWN,
             Error::Corrupt(_) => SqlState::DATA_CORRUPTED,
-            Error::Context { error, .. } => error.sqlstate(),
+            Error::Context { error, .. } | Error::Detail { error, .. } => error.sqlstate(),
+        }
+    }
+
+    /// The error with PostgreSQL's DETAIL `detail` (`Key (k)=(1) already exists.`), which
+    /// the server sends as the DETAIL field, apart from the message.
+    pub fn with_detail(self, detail: impl Into<String>) -> Error {
+        Error::Detail {
+            error: Box::new(self),
+            detail: detail.into(),
+        }
+    }
+
+    /// The error's DETAIL, if it has one ([`Error::with_detail`]).
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Error::Detail { detail, .. } => Some(detail),
+            Error::Context { error, .. } => error.detail(),
+            _ => None,
         }
     }
 
@@ -121,7 +143,7 @@ impl Error {
     /// field); other errors, and errors that already say where, are returned unchanged.
     pub fn with_context(self, context: impl Into<String>) -> Error {
         match self {
-            e @ Error::Sql { .. } => Error::Context {
+            e @ (Error::Sql { .. } | Error::Detail { .. }) => Error::Context {
                 error: Box::new(e),
                 context: context.into(),
             },
@@ -133,6 +155,7 @@ impl Error {
     pub fn context(&self) -> Option<&str> {
         match self {
             Error::Context { context, .. } => Some(context),
+            Error::Detail { error, .. } => error.context(),
             _ => None,
         }
     }

@@ -353,7 +353,9 @@ impl TableDef {
             ));
         }
         let mut out = Vec::with_capacity(row.len());
-        for (v, c) in row.into_iter().zip(&self.columns) {
+        let mut rest = row.into_iter();
+        for c in &self.columns {
+            let Some(v) = rest.next() else { break };
             let v = c.ty.coerce(v).map_err(|e| match e {
                 Error::Sql { state, message } => Error::Sql {
                     state,
@@ -362,13 +364,16 @@ impl TableDef {
                 e => e,
             })?;
             if v.is_null() && !c.nullable {
+                out.push(v);
+                out.extend(rest);
                 return Err(Error::new(
                     SqlState::NOT_NULL_VIOLATION,
                     format!(
                         "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                         c.name, self.name
                     ),
-                ));
+                )
+                .with_detail(failing_row(&out)));
             }
             out.push(v);
         }
@@ -415,4 +420,28 @@ impl TableDef {
         }
         Some(codec::encode_key_values(&vals))
     }
+
+    /// PostgreSQL's `Key (a, b)=(1, x)` for columns `cols` of `row`, as the DETAIL of a
+    /// unique or foreign key violation names the values.
+    pub fn key_detail(&self, cols: &[usize], row: &[Value]) -> String {
+        let names: Vec<&str> = cols
+            .iter()
+            .map(|&i| self.columns.get(i).map_or("?", |c| c.name.as_str()))
+            .collect();
+        let vals: Vec<String> = cols
+            .iter()
+            .map(|&i| self.value_at(row, i).to_text().unwrap_or_else(|| "null".into()))
+            .collect();
+        format!("Key ({})=({})", names.join(", "), vals.join(", "))
+    }
+}
+
+/// PostgreSQL's DETAIL for a row that breaks a NOT NULL or CHECK constraint: `Failing row
+/// contains (1, null, x).`
+pub fn failing_row(row: &[Value]) -> String {
+    let vals: Vec<String> = row
+        .iter()
+        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    format!("Failing row contains ({}).", vals.join(", "))
 }

@@ -197,7 +197,12 @@ pub(crate) fn check_parents<T: EngineTxn>(
         }
         let parent = tx.table(&fk.parent)?;
         if !parent_exists(tx, &parent, fk, vals, Some(stop))? {
-            return Err(child_violation(&child.name, &fk.name));
+            let detail = format!(
+                "{} is not present in table \"{}\".",
+                child.key_detail(&fk.columns, row),
+                fk.parent
+            );
+            return Err(child_violation(&child.name, &fk.name).with_detail(detail));
         }
     }
     Ok(())
@@ -321,10 +326,10 @@ impl ForeignKey<'_> {
                 _ => &fk.columns,
             };
             let new_values: Vec<Value> = match (action, fate) {
-                (FkAction::Restrict, _) => return Err(self.violation()),
+                (FkAction::Restrict, _) => return Err(self.violation(&v)),
                 (FkAction::NoAction, _) => {
                     if !self.has_parent(tx, &mut present, &v)? {
-                        return Err(self.violation());
+                        return Err(self.violation(&v));
                     }
                     continue;
                 }
@@ -362,7 +367,7 @@ impl ForeignKey<'_> {
             if now.as_ref() == Some(&v) {
                 // SET DEFAULT to the value that went away: still referencing it.
                 if !self.has_parent(tx, &mut present, &v)? {
-                    return Err(self.violation());
+                    return Err(self.violation(&v));
                 }
             }
             check_parents(&*tx, cdef, &n, Some(r.as_slice()), stop)?;
@@ -371,8 +376,19 @@ impl ForeignKey<'_> {
         on_parent_change(tx, self.child, &changed, depth + 1, stop)
     }
 
-    fn violation(&self) -> Error {
-        parent_violation(&self.pdef.name, &self.fk.name, &self.cdef.name)
+    /// 23503 for the parent values `v` a child row still references.
+    fn violation(&self, v: &[Value]) -> Error {
+        let vals: Vec<String> = v
+            .iter()
+            .map(|x| x.to_text().unwrap_or_else(|| "null".into()))
+            .collect();
+        let detail = format!(
+            "Key ({})=({}) is still referenced from table \"{}\".",
+            self.fk.parent_columns.join(", "),
+            vals.join(", "),
+            self.cdef.name
+        );
+        parent_violation(&self.pdef.name, &self.fk.name, &self.cdef.name).with_detail(detail)
     }
 
     /// Whether a parent row has the referenced values `v` (newest versions and this

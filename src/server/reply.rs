@@ -18,6 +18,7 @@ pub fn error_info(e: &Error) -> ErrorInfo {
         Error::Sql { message, .. } => message.clone(),
         other => other.to_string(),
     };
+    let detail = e.detail().map(str::to_owned);
     let context = e.context().map(str::to_owned);
     // FATAL ends the connection (pgwire closes it after sending): see Error::ends_connection.
     let severity = if e.ends_connection() {
@@ -27,6 +28,7 @@ pub fn error_info(e: &Error) -> ErrorInfo {
     };
     let mut info = ErrorInfo::new(severity.to_owned(), e.sqlstate().code().to_owned(), msg);
     info.where_context = context;
+    info.detail = detail;
     info
 }
 

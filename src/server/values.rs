@@ -48,9 +48,12 @@ pub fn type_size(t: DataType) -> i16 {
         DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
         DataType::Date => 4,
         DataType::Bool => 1,
-        DataType::Text(_) | DataType::Bytea | DataType::Numeric(_) | DataType::Jsonb | DataType::Array(_) => {
-            -1
-        }
+        DataType::Text(_)
+        | DataType::Bpchar(_)
+        | DataType::Bytea
+        | DataType::Numeric(_)
+        | DataType::Jsonb
+        | DataType::Array(_) => -1,
         DataType::Uuid | DataType::Interval => 16,
     }
 }
@@ -59,7 +62,7 @@ pub fn type_size(t: DataType) -> i16 {
 /// else -1.
 pub fn type_modifier(t: DataType) -> i32 {
     match t {
-        DataType::Text(Some(n)) => n as i32 + 4,
+        DataType::Text(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
         DataType::Numeric(Some(m)) => crate::sql::expr::numeric_len(m) as i32 + 4,
         _ => -1,
     }
@@ -199,7 +202,7 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 buf.put_slice(s.as_bytes());
             }
         },
-        DataType::Text(_) => put_text(buf, v),
+        DataType::Text(_) | DataType::Bpchar(_) => put_text(buf, v),
         DataType::Numeric(_) => {
             let d = match v {
                 Value::Numeric(d) => *d,

@@ -55,13 +55,13 @@ impl CheckEvaluator for SqlChecks {
     fn check(&self, tx: &AnyTxn, def: &Arc<TableDef>, row: &[Value]) -> Result<()> {
         let checks = self.bound(def)?;
         let stop = Interrupt::default();
-        let ex = Exec::new(tx, &[], &[], now_micros(), &stop);
+        let ex = Exec::new(tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
         enforce_checks(def, &checks, row, &ex.ctx())
     }
 
     fn defaults(&self, tx: &AnyTxn, def: &Arc<TableDef>, cols: &[usize]) -> Result<Vec<Value>> {
         let stop = Interrupt::default();
-        let ex = Exec::new(tx, &[], &[], now_micros(), &stop);
+        let ex = Exec::new(tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
         let cx = ex.ctx();
         let mut b = Binder::detached();
         cols.iter()

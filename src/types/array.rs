@@ -167,7 +167,7 @@ pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
 
 /// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
 /// elements numeric).
-static ARRAY_ELEMENTS: [DataType; 14] = [
+static ARRAY_ELEMENTS: [DataType; 15] = [
     DataType::Int2,
     DataType::Int4,
     DataType::Int8,
@@ -182,6 +182,7 @@ static ARRAY_ELEMENTS: [DataType; 14] = [
     DataType::Uuid,
     DataType::Interval,
     DataType::Jsonb,
+    DataType::Bpchar(None),
 ];
 
 /// An array type's element in a stored definition (a table's or view's columns): the element
@@ -216,6 +217,7 @@ impl DataType {
         let elem = match elem {
             DataType::Text(_) => DataType::Text(None),
             DataType::Numeric(_) => DataType::Numeric(None),
+            DataType::Bpchar(_) => DataType::Bpchar(None),
             e => e,
         };
         ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
@@ -228,7 +230,9 @@ impl DataType {
     /// [`DataType::array_of`].
     pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
         match elem {
-            DataType::Numeric(Some(_)) | DataType::Text(Some(_)) => Some(DataType::Array(intern(elem))),
+            DataType::Numeric(Some(_)) | DataType::Text(Some(_)) | DataType::Bpchar(Some(_)) => {
+                Some(DataType::Array(intern(elem)))
+            }
             e => DataType::array_of(e),
         }
     }
@@ -269,6 +273,7 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
         DataType::Numeric(_) => 1231,
         // `varchar(n)[]`: `_varchar`, as PostgreSQL names a column or cast of that type.
         DataType::Text(Some(_)) => 1015,
+        DataType::Bpchar(_) => 1014,
         DataType::Uuid => 2951,
         DataType::Jsonb => 3807,
         // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.

@@ -29,4 +29,4 @@ pub use jsonb::Json;
 pub use rowref::{JsonbRef, RowRef, RowRefIter, ValueRef};
 pub use rust_decimal::Decimal;
 pub use uuid::Uuid;
-pub use value::{format_float, numeric_typmod, DataType, Key, Row, Value};
+pub use value::{bpchar_assign, bpchar_pad, format_float, numeric_typmod, DataType, Key, Row, Value};

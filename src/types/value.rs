@@ -40,6 +40,10 @@ pub enum DataType {
     /// result, the catalog's array columns). Its values are [`Value::Text`] in PostgreSQL's
     /// text form ([`super::array`]); its elements are one of [`DataType::array_of`]'s types.
     Array(#[serde(with = "super::array::array_element")] &'static DataType),
+    /// `character(n)` (`char(n)`, `bpchar`): text blank-padded to n characters when stored;
+    /// trailing blanks are insignificant in comparisons and dropped by a cast to text. `None`
+    /// is `bpchar` without a length.
+    Bpchar(Option<u32>),
 }
 
 impl DataType {
@@ -53,7 +57,9 @@ impl DataType {
             "double precision" | "float8" | "float" | "double" => DataType::Float8,
             "boolean" | "bool" => DataType::Bool,
             "text" | "string" => DataType::Text(None),
-            "varchar" | "character varying" | "char" | "character" | "bpchar" => DataType::Text(len),
+            "varchar" | "character varying" => DataType::Text(len),
+            "char" | "character" => DataType::Bpchar(Some(len.unwrap_or(1))),
+            "bpchar" => DataType::Bpchar(len),
             "bytea" => DataType::Bytea,
             "timestamp" | "timestamp without time zone" => DataType::Timestamp,
             "date" => DataType::Date,
@@ -91,6 +97,8 @@ impl DataType {
             DataType::Interval => "interval".into(),
             DataType::Jsonb => "jsonb".into(),
             DataType::Array(e) => format!("{}[]", e.sql_name()),
+            DataType::Bpchar(None) => "bpchar".into(),
+            DataType::Bpchar(Some(n)) => format!("character({n})"),
         }
     }
 
@@ -113,6 +121,7 @@ impl DataType {
             DataType::Interval => 1186,
             DataType::Jsonb => 3802,
             DataType::Array(e) => super::array::array_oid(e),
+            DataType::Bpchar(_) => 1042,
         }
     }
 
@@ -126,6 +135,7 @@ impl DataType {
             DataType::Bool => "bool",
             DataType::Text(None) => "text",
             DataType::Text(Some(_)) => "varchar",
+            DataType::Bpchar(_) => "bpchar",
             DataType::Bytea => "bytea",
             DataType::Timestamp => "timestamp",
             DataType::Date => "date",
@@ -148,6 +158,7 @@ impl DataType {
                 DataType::Uuid => "_uuid",
                 DataType::Interval => "_interval",
                 DataType::Jsonb => "_jsonb",
+                DataType::Bpchar(_) => "_bpchar",
                 _ => "_text",
             },
         }
@@ -203,6 +214,7 @@ impl DataType {
                 }
                 V::Text(s)
             }
+            (T::Bpchar(n), V::Text(s)) => V::Text(bpchar_assign(s, *n)?),
             (T::Bytea, V::Bytes(b)) => V::Bytes(b),
             (T::Timestamp, V::Timestamp(t)) => V::Timestamp(t),
             (T::Date, V::Date(d)) => V::Date(d),
@@ -229,6 +241,39 @@ impl DataType {
             }
         })
     }
+}
+
+/// A text as a `character(n)` column stores it: blank-padded to n characters; 22001 when it
+/// is longer than n but for trailing blanks, which are cut (PostgreSQL's rule).
+pub fn bpchar_assign(s: String, n: Option<u32>) -> Result<String> {
+    let Some(n) = n else { return Ok(s) };
+    let count = s.chars().count();
+    if count > n as usize {
+        let (keep, rest): (String, String) = {
+            let i = s.char_indices().nth(n as usize).map_or(s.len(), |(i, _)| i);
+            (s[..i].to_string(), s[i..].to_string())
+        };
+        if rest.chars().any(|c| c != ' ') {
+            return Err(Error::new(
+                SqlState::STRING_DATA_RIGHT_TRUNCATION,
+                format!("value too long for type character({n})"),
+            ));
+        }
+        return Ok(keep);
+    }
+    Ok(bpchar_pad(s, n))
+}
+
+/// `s` blank-padded to n characters (an explicit cast to `character(n)` first cuts it to n).
+pub fn bpchar_pad(mut s: String, n: u32) -> String {
+    let count = s.chars().count();
+    if count > n as usize {
+        let i = s.char_indices().nth(n as usize).map_or(s.len(), |(i, _)| i);
+        s.truncate(i);
+    } else {
+        s.extend(std::iter::repeat_n(' ', n as usize - count));
+    }
+    s
 }
 
 /// A numeric value as a column of `numeric(precision, scale)` (`Some`) or `numeric` stores it.
@@ -352,7 +397,7 @@ impl Value {
                 "f" | "false" | "no" | "n" | "off" | "0" => Value::Bool(false),
                 _ => return Err(bad("boolean")),
             },
-            DataType::Text(_) => t.coerce(Value::Text(s.to_string()))?,
+            DataType::Text(_) | DataType::Bpchar(_) => t.coerce(Value::Text(s.to_string()))?,
             // PostgreSQL: bad hex-format data is 22023, bad escape-format data 22P02.
             DataType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
                 if s.starts_with("\\x") {

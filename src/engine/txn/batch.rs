@@ -141,7 +141,7 @@ impl Transaction {
             }
             for w in keyed.windows(2) {
                 if w[0].0 == w[1].0 {
-                    earliest(&mut err, w[1].1, || Self::duplicate_key(t));
+                    earliest(&mut err, w[1].1, || Self::duplicate_key(t, &w[1].2));
                 }
             }
         }
@@ -210,6 +210,7 @@ impl Transaction {
                                 SqlState::UNIQUE_VIOLATION,
                                 format!("duplicate key value violates unique constraint \"{}\"", idx.name),
                             )
+                            .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, r)))
                         });
                         break 'rows;
                     }
@@ -233,13 +234,13 @@ impl Transaction {
                 let own = self.writes.get(&t.id).map(|w| &w.ops).filter(|o| !o.is_empty());
                 let locks = self.locks.borrow();
                 let held = locks.get(&t.id);
-                for (j, (k, i, _)) in keyed.iter().enumerate() {
+                for (j, (k, i, r)) in keyed.iter().enumerate() {
                     match own.and_then(|o| o.get(k)) {
-                        Some(Pending::Put(_)) => earliest(&mut err, *i, || Self::duplicate_key(t)),
+                        Some(Pending::Put(_)) => earliest(&mut err, *i, || Self::duplicate_key(t, r)),
                         Some(Pending::Delete) => {}
                         None if held.is_some_and(|m| m.contains_key(k)) => {
                             if self.committed_live(t, k) {
-                                earliest(&mut err, *i, || Self::duplicate_key(t));
+                                earliest(&mut err, *i, || Self::duplicate_key(t, r));
                             }
                         }
                         None => to_lock.push(j),
@@ -259,23 +260,23 @@ impl Transaction {
                     if busy_it.next_if_eq(&&x).is_some() {
                         continue;
                     }
-                    let (k, i, _) = &keyed[j];
+                    let (k, i, r) = &keyed[j];
                     let latest = pk.get(k).unwrap_or(0);
                     if latest != 0 && latest & TOMBSTONE == 0 {
-                        earliest(&mut err, *i, || Self::duplicate_key(t));
+                        earliest(&mut err, *i, || Self::duplicate_key(t, r));
                     }
                     m.insert(k.clone(), latest);
                 }
             }
             // Keys another transaction holds: wait for each as `insert_in` would.
             for x in busy {
-                let (k, i, _) = &keyed[to_lock[x]];
+                let (k, i, r) = &keyed[to_lock[x]];
                 if err.as_ref().is_some_and(|(e, _)| e < i) {
                     continue;
                 }
                 self.acquire(t, k, &self.stop).map_err(at(*i))?;
                 if self.committed_live(t, k) {
-                    earliest(&mut err, *i, || Self::duplicate_key(t));
+                    earliest(&mut err, *i, || Self::duplicate_key(t, r));
                 }
             }
             if let Some((row, error)) = err {

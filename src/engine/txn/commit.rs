@@ -280,7 +280,8 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
                 continue;
             };
             if mine.insert(v.clone(), k).is_some() {
-                return Err(unique_err(&idx.name));
+                return Err(unique_err(&idx.name)
+                    .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, row))));
             }
             for k2 in sec[i].candidates(Bound::Included(&v), Bound::Included(&v)) {
                 if &k2 == k || ops.contains_key(&k2) {
@@ -291,7 +292,10 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
                     if p & TOMBSTONE == 0 {
                         let ver = db.fetch(t.id, p)?;
                         if ver.row.as_ref().and_then(|r| def.index_value(idx, r)).as_ref() == Some(&v) {
-                            return Err(unique_err(&idx.name));
+                            return Err(unique_err(&idx.name).with_detail(format!(
+                                "{} already exists.",
+                                def.key_detail(&idx.columns, row)
+                            )));
                         }
                     }
                 }

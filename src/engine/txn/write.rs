@@ -55,8 +55,9 @@ impl Transaction {
         self.as_any(|tx| fk::on_parent_change(tx, &parent, changes, 0, &stop))
     }
 
-    pub(super) fn duplicate_key(t: &Table) -> Error {
+    pub(super) fn duplicate_key(t: &Table, row: &[Value]) -> Error {
         let def = t.def();
+        let detail = format!("{} already exists.", def.key_detail(&def.primary_key, row));
         Error::new(
             SqlState::UNIQUE_VIOLATION,
             format!(
@@ -66,6 +67,7 @@ impl Transaction {
                     .unwrap_or_else(|| format!("{}_pkey", def.name))
             ),
         )
+        .with_detail(detail)
     }
 
     /// Checks unique secondary indexes for `row` (with key `key`) against what this transaction sees.
@@ -86,7 +88,8 @@ impl Transaction {
                 return Err(Error::new(
                     SqlState::UNIQUE_VIOLATION,
                     format!("duplicate key value violates unique constraint \"{}\"", idx.name),
-                ));
+                )
+                .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, row))));
             }
         }
         Ok(())
@@ -144,14 +147,14 @@ impl Transaction {
         // the key's lock, the newest committed version decides (a row committed after this
         // snapshot is a duplicate too, as in PostgreSQL).
         match self.pending(t, &key) {
-            Some(Pending::Put(_)) => return Err(Self::duplicate_key(t)),
+            Some(Pending::Put(_)) => return Err(Self::duplicate_key(t, &row)),
             Some(Pending::Delete) => {}
             None if def.has_primary_key() => {
                 // Unique checks are not snapshot-bound: a row another transaction committed
                 // after this snapshot is a duplicate (23505), as in PostgreSQL.
                 self.acquire(t, &key, &self.stop)?;
                 if self.committed_live(t, &key) {
-                    return Err(Self::duplicate_key(t));
+                    return Err(Self::duplicate_key(t, &row));
                 }
             }
             None => {} // a fresh hidden row identity
@@ -230,7 +233,7 @@ impl Transaction {
                 }
             };
             if taken {
-                return Err(Self::duplicate_key(t));
+                return Err(Self::duplicate_key(t, &row));
             }
             self.put_pending(t, key.clone(), Pending::Delete);
         }
@@ -365,7 +368,7 @@ impl Transaction {
         };
         if &new_key != key {
             if self.lock_latest(t, &new_key)? {
-                return Err(Self::duplicate_key(t));
+                return Err(Self::duplicate_key(t, &row));
             }
             self.put_pending(t, key.clone(), Pending::Delete);
         }

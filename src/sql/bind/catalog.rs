@@ -186,6 +186,9 @@ impl Binder<'_> {
     pub(super) fn catalog_func(&mut self, name: &str, args: &[(Expr, Ty)]) -> Result<Option<(Expr, Ty)>> {
         let n = args.len();
         let r = match (name, n) {
+            // The argument's type as PostgreSQL names it (`unknown` for an untyped literal);
+            // a regtype in PostgreSQL, its name as text here.
+            ("pg_typeof", 1) => return Ok(Some((lit_text(args[0].1.name()), Ty::Text))),
             ("format_type", 2) => {
                 let oid = self.oid_arg(args[0].clone(), name)?;
                 let m = self.oid_arg(args[1].clone(), name)?;

@@ -56,6 +56,14 @@ impl Binder<'_> {
         if from == to || to == Ty::Unknown {
             return Ok(e);
         }
+        if from == Ty::Bpchar {
+            // character(n) to any other type goes through text, without its trailing blanks.
+            let e = match e {
+                Expr::Lit(Value::Text(s)) => Expr::Lit(Value::Text(s.trim_end_matches(' ').to_string())),
+                e => Expr::Func(Func::Rtrim, vec![e], Ty::Text),
+            };
+            return self.coerce(e, Ty::Text, to);
+        }
         Ok(match e {
             Expr::Lit(v) => Expr::Lit(cast(v, to, None)?),
             Expr::Param(i, Ty::Unknown) => {
@@ -146,6 +154,21 @@ impl Binder<'_> {
         (r, rt): (Expr, Ty),
         op: &str,
     ) -> Result<(Expr, Expr)> {
+        if lt == Ty::Bpchar || rt == Ty::Bpchar {
+            // character(n) compares without trailing blanks: an untyped literal beside it is
+            // read as character too (`c = 'a  '` is true for 'a'), and both sides as text.
+            let mut as_text = |e: Expr, t: Ty| -> Result<(Expr, Ty)> {
+                match t {
+                    Ty::Unknown | Ty::Bpchar => {
+                        let e = self.coerce(e, t, Ty::Bpchar)?;
+                        Ok((self.coerce(e, Ty::Bpchar, Ty::Text)?, Ty::Text))
+                    }
+                    t => Ok((e, t)),
+                }
+            };
+            let (l, r) = (as_text(l, lt)?, as_text(r, rt)?);
+            return self.comparable(l, r, op);
+        }
         let target = match (lt, rt) {
             (Ty::Unknown, Ty::Unknown) => Ty::Text,
             (Ty::Unknown, t) | (t, Ty::Unknown) => t,
@@ -379,14 +402,25 @@ impl Binder<'_> {
                         self.array_cat(l, r)?
                     }
                     B::StringConcat => {
-                        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
                         if !texty(l.1) && !texty(r.1) {
                             return Err(Error::new(
                                 SqlState::UNDEFINED_FUNCTION,
                                 format!("operator does not exist: {} || {}", l.1.name(), r.1.name()),
                             ));
                         }
-                        (Expr::Concat(Box::new(l.0), Box::new(r.0)), Ty::Text)
+                        // character(n) operands are text without their trailing blanks.
+                        let l = if l.1 == Ty::Bpchar {
+                            self.coerce(l.0, Ty::Bpchar, Ty::Text)?
+                        } else {
+                            l.0
+                        };
+                        let r = if r.1 == Ty::Bpchar {
+                            self.coerce(r.0, Ty::Bpchar, Ty::Text)?
+                        } else {
+                            r.0
+                        };
+                        (Expr::Concat(Box::new(l), Box::new(r)), Ty::Text)
                     }
                     B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
                         let ci = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
@@ -465,7 +499,13 @@ impl Binder<'_> {
                 let mut out = Vec::new();
                 for (x, t) in items {
                     let target = if t.is_num() && ty.is_num() { t } else { ty };
-                    out.push(self.coerce(x, t, target)?);
+                    let x = self.coerce(x, t, target)?;
+                    // character(n) compares without trailing blanks (see `comparable`).
+                    out.push(if target == Ty::Bpchar {
+                        self.coerce(x, Ty::Bpchar, Ty::Text)?
+                    } else {
+                        x
+                    });
                 }
                 let x = out.remove(0);
                 if let Ty::Array(_) = ty {
@@ -556,15 +596,24 @@ impl Binder<'_> {
             } => {
                 let (x, xt) = self.bind_expr(expr, scope)?;
                 let (p, pt) = self.bind_expr(pattern, scope)?;
-                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+                let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
                 if !texty(xt) || !texty(pt) {
                     return Err(Error::new(
                         SqlState::UNDEFINED_FUNCTION,
                         format!("operator does not exist: {} ~~ {}", xt.name(), pt.name()),
                     ));
                 }
-                let x = self.coerce(x, xt, Ty::Text)?;
-                let p = self.coerce(p, pt, Ty::Text)?;
+                // A character(n) operand keeps its blanks here (PostgreSQL's bpcharlike).
+                let x = if xt == Ty::Bpchar {
+                    x
+                } else {
+                    self.coerce(x, xt, Ty::Text)?
+                };
+                let p = if pt == Ty::Bpchar {
+                    p
+                } else {
+                    self.coerce(p, pt, Ty::Text)?
+                };
                 let esc = match escape_char {
                     Some(c) => Some(Box::new(self.bind_expr(c, scope)?.0)),
                     None => None,
@@ -781,109 +830,13 @@ impl Binder<'_> {
         })
     }
 
-    /// jsonb's operators: `->` (a field by text key or an element by integer index, as jsonb),
-    /// `->>` (the same as text), `#>` / `#>>` (by a path, `text[]`), `@>` / `<@` (containment),
-    /// `?` (a key or string element), `?|` / `?&` (any / all of a `text[]` of keys), `||`
-    /// (concatenation) and `-` (a key, an index or a `text[]` of keys removed). An untyped
-    /// literal is jsonb where the operator takes jsonb, else the key, path or index type.
-    fn json_op(
-        &mut self,
-        op: &A::BinaryOperator,
-        (l, lt): (Expr, Ty),
-        (r, rt): (Expr, Ty),
-    ) -> Result<(Expr, Ty)> {
-        use A::BinaryOperator as B;
-        let undefined = || {
-            Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
-            )
-        };
-        let jsonb_side = |t: Ty| matches!(t, Ty::Jsonb | Ty::Unknown);
-        if !jsonb_side(lt) {
-            return Err(undefined());
-        }
-        let l = self.coerce(l, lt, Ty::Jsonb)?;
-        let text_array = Ty::Array(&Ty::Text);
-        let bool_fn = |f: Func, a: Expr, b: Expr| Ok((Expr::Func(f, vec![a, b], Ty::Bool), Ty::Bool));
-        match op {
-            B::AtArrow | B::ArrowAt | B::StringConcat => {
-                if !jsonb_side(rt) {
-                    return Err(undefined());
-                }
-                let r = self.coerce(r, rt, Ty::Jsonb)?;
-                return match op {
-                    B::AtArrow => bool_fn(Func::JsonContains, l, r),
-                    B::ArrowAt => bool_fn(Func::JsonContains, r, l),
-                    _ => Ok((Expr::Func(Func::JsonConcat, vec![l, r], Ty::Jsonb), Ty::Jsonb)),
-                };
-            }
-            B::Question => {
-                if !matches!(rt, Ty::Text | Ty::Unknown) {
-                    return Err(undefined());
-                }
-                let r = self.coerce(r, rt, Ty::Text)?;
-                return bool_fn(Func::JsonHasKey, l, r);
-            }
-            B::QuestionPipe | B::QuestionAnd | B::HashArrow | B::HashLongArrow => {
-                if !(rt == text_array || rt == Ty::Unknown) {
-                    return Err(undefined());
-                }
-                let r = self.coerce(r, rt, text_array)?;
-                return match op {
-                    B::QuestionPipe => bool_fn(Func::JsonHasAnyKey, l, r),
-                    B::QuestionAnd => bool_fn(Func::JsonHasAllKeys, l, r),
-                    B::HashArrow => Ok((Expr::Func(Func::JsonPath, vec![l, r], Ty::Jsonb), Ty::Jsonb)),
-                    _ => Ok((Expr::Func(Func::JsonPathText, vec![l, r], Ty::Text), Ty::Text)),
-                };
-            }
-            B::Minus => {
-                let (f, r) = match rt {
-                    Ty::Text | Ty::Unknown => (Func::JsonDeleteKey, self.coerce(r, rt, Ty::Text)?),
-                    t if t.is_int() => (Func::JsonDeleteIndex, r),
-                    t if t == text_array => (Func::JsonDeleteKeys, r),
-                    _ => return Err(undefined()),
-                };
-                return Ok((Expr::Func(f, vec![l, r], Ty::Jsonb), Ty::Jsonb));
-            }
-            _ => {}
-        }
-        let r = match rt {
-            Ty::Text | Ty::Unknown => self.coerce(r, rt, Ty::Text)?,
-            t if t.is_int() => r,
-            _ => return Err(undefined()),
-        };
-        Ok(if *op == B::LongArrow {
-            (Expr::Func(Func::JsonGetText, vec![l, r], Ty::Text), Ty::Text)
-        } else {
-            (Expr::Func(Func::JsonGet, vec![l, r], Ty::Jsonb), Ty::Jsonb)
-        })
-    }
-
-    /// `x ~ p` and its variants (`ci`: `~*`, `not`: `!~`), over text.
-    fn regex_op(
-        &mut self,
-        (x, xt): (Expr, Ty),
-        (p, pt): (Expr, Ty),
-        ci: bool,
-        not: bool,
-        sym: &str,
-    ) -> Result<(Expr, Ty)> {
-        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
-        if !texty(xt) || !texty(pt) {
-            return Err(Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!("operator does not exist: {} {sym} {}", xt.name(), pt.name()),
-            ));
-        }
-        let x = self.coerce(x, xt, Ty::Text)?;
-        let p = self.coerce(p, pt, Ty::Text)?;
-        let f = if ci { Func::RegexIMatch } else { Func::RegexMatch };
-        let m = Expr::Func(f, vec![x, p], Ty::Bool);
-        Ok((if not { Expr::Not(Box::new(m)) } else { m }, Ty::Bool))
-    }
-
     pub(super) fn cast_expr(&mut self, x: Expr, xt: Ty, to: Ty, len: Option<u32>) -> Result<(Expr, Ty)> {
+        // character(n) to another type: through text, without its trailing blanks.
+        let (x, xt) = if xt == Ty::Bpchar && to != Ty::Bpchar {
+            (self.coerce(x, Ty::Bpchar, Ty::Text)?, Ty::Text)
+        } else {
+            (x, xt)
+        };
         if !cast_allowed(xt, to) {
             return Err(Error::new(
                 SqlState("42846"),

@@ -371,7 +371,7 @@ impl Binder<'_> {
             )
         };
         let n = args.len();
-        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown);
+        let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
         let intish = |t: Ty| t.is_int() || t == Ty::Unknown;
         let lit = |v: Value, t: Ty| Ok((Expr::Lit(v), t));
         macro_rules! text_args {
@@ -405,7 +405,8 @@ impl Binder<'_> {
                 (Func::Length, Ty::Int4)
             }
             ("octet_length", 1) => {
-                if args[0].1 != Ty::Bytea {
+                // character(n) counts its blanks (PostgreSQL's bpcharoctetlen).
+                if !matches!(args[0].1, Ty::Bytea | Ty::Bpchar) {
                     text_args!(0);
                 }
                 (Func::OctetLength, Ty::Int4)
@@ -591,9 +592,8 @@ impl Binder<'_> {
                     Ty::Int8,
                 )
             }
-            ("now" | "current_timestamp" | "statement_timestamp" | "transaction_timestamp", 0) => {
-                (Func::Now, Ty::TimestampTz)
-            }
+            ("now" | "current_timestamp" | "transaction_timestamp", 0) => (Func::Now, Ty::TimestampTz),
+            ("statement_timestamp", 0) => (Func::StatementTimestamp, Ty::TimestampTz),
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
             ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),

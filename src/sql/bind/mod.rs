@@ -9,6 +9,7 @@ mod from;
 mod from_fn;
 mod func;
 mod join_chain;
+mod ops;
 mod select;
 mod set_op;
 mod srf;
@@ -185,7 +186,12 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
         })?;
         return Ok((
             arr,
-            len.filter(|_| matches!(elem, DataType::Numeric(_) | DataType::Text(Some(_)))),
+            len.filter(|_| {
+                matches!(
+                    elem,
+                    DataType::Numeric(_) | DataType::Text(Some(_)) | DataType::Bpchar(Some(_))
+                )
+            }),
         ));
     }
     let s = s.to_string();
@@ -223,10 +229,14 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
         "timestamp with time zone" | "timestamptz" => DataType::TimestampTz,
         "serial" | "serial4" => DataType::Int4,
         "bigserial" | "serial8" => DataType::Int8,
-        "character" | "char" | "bpchar" => DataType::Text(len.or(Some(1))),
         _ => DataType::from_sql_name(&base, len)?,
     };
-    Ok((t, if matches!(t, DataType::Text(_)) { len } else { None }))
+    let len = match t {
+        DataType::Text(_) => len,
+        DataType::Bpchar(n) => n,
+        _ => None,
+    };
+    Ok((t, len))
 }
 
 pub struct Binder<'a> {

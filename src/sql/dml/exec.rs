@@ -41,7 +41,7 @@ pub fn exec_insert(
     tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
-    now: i64,
+    now: crate::sql::exec::Clock,
     stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let mut ops = Vec::new();
@@ -185,7 +185,7 @@ pub fn exec_update(
     tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
-    now: i64,
+    now: crate::sql::exec::Clock,
     stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let def = &p.scan.def;
@@ -246,7 +246,7 @@ pub fn exec_delete(
     tx: &mut AnyTxn,
     params: &[Value],
     subplans: &[Plan],
-    now: i64,
+    now: crate::sql::exec::Clock,
     stop: &Interrupt,
 ) -> Result<(u64, Vec<Row>)> {
     let (olds, ret) = {

@@ -13,7 +13,7 @@ use super::exec::{run, scan_rows, Exec};
 use super::expr::{assign, has_subquery, Ctx, Expr, Ty};
 use super::plan::access::apply_filter;
 use super::plan::{Access, Column, Plan, Scan};
-use crate::engine::catalog::Identity;
+use crate::engine::catalog::{failing_row, Identity};
 use crate::engine::fk;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::{prelude::*, Interrupt, Locked, StatementWrites, TableDef};
@@ -70,11 +70,29 @@ fn assignable(from: Ty, to: DataType) -> bool {
     from == Ty::Unknown
         || Ty::from_dt(to) == from
         || (from.is_num() && to.is_numeric())
-        || matches!(to, DataType::Text(_))
+        || matches!(to, DataType::Text(_) | DataType::Bpchar(_))
+        // text[] and character(n)[] assign to each other (their elements are strings).
+        || (matches!(from, Ty::Array(Ty::Text | Ty::Bpchar))
+            && matches!(to, DataType::Array(DataType::Text(_) | DataType::Bpchar(_))))
         // PostgreSQL's assignment casts among date, timestamp and timestamptz (pgbench's
         // TPC-B stores CURRENT_TIMESTAMP, a timestamptz, into a timestamp column).
         || (matches!(from, Ty::Date | Ty::Timestamp | Ty::TimestampTz)
             && matches!(to, DataType::Date | DataType::Timestamp | DataType::TimestampTz))
+}
+
+/// Whether output column `i` of `plan` is only ever an untyped NULL (`SELECT NULL`, a
+/// VALUES column of NULLs), which PostgreSQL stores in a column of any type, although the
+/// query's column reads as text.
+fn null_output(plan: &Plan, i: usize) -> bool {
+    let null = |e: Option<&Expr>| matches!(e, Some(Expr::Lit(Value::Null)));
+    match plan {
+        Plan::Values(rows) => rows.iter().all(|r| null(r.get(i))),
+        Plan::Project(_, es) => null(es.get(i)),
+        Plan::Sort(p, _) | Plan::Distinct(p, _) | Plan::Filter(p, _) | Plan::Limit { input: p, .. } => {
+            null_output(p, i)
+        }
+        _ => false,
+    }
 }
 
 fn type_error(col: &str, to: DataType, from: Ty) -> Error {
@@ -149,12 +167,13 @@ pub fn enforce_checks(def: &TableDef, checks: &[(String, Expr)], row: &[Value], 
                     "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
                     c.name, def.name
                 ),
-            ));
+            )
+            .with_detail(failing_row(row)));
         }
     }
     for (name, e) in checks {
         if let Value::Bool(false) = e.eval(row, cx)? {
-            return Err(check_violation(&def.name, name));
+            return Err(check_violation(&def.name, name).with_detail(failing_row(row)));
         }
     }
     Ok(())
@@ -380,12 +399,12 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
             let (plan, cols) = b.bind_query(src)?;
             arity(cols.len(), &targets)?;
             targets.truncate(cols.len());
-            for (c, &t) in cols.iter().zip(&targets) {
+            for (i, (c, &t)) in cols.iter().zip(&targets).enumerate() {
                 let col = &def.columns[t];
                 if col.identity == Some(Identity::Always) {
                     return Err(identity_insert_error(&col.name));
                 }
-                if !assignable(c.ty, col.ty) {
+                if !assignable(c.ty, col.ty) && !null_output(&plan, i) {
                     return Err(type_error(&col.name, col.ty, c.ty));
                 }
             }

@@ -35,7 +35,7 @@ pub struct Exec<'a> {
     pub tx: &'a AnyTxn,
     pub params: &'a [Value],
     pub subplans: &'a [Plan],
-    pub now: i64,
+    pub now: Clock,
     /// When the statement must stop (57014): statement_timeout, a cancel request.
     pub stop: &'a Interrupt,
     /// Subquery results by (subquery, argument values): see `subquery.rs`.
@@ -44,12 +44,28 @@ pub struct Exec<'a> {
     work: RefCell<HashMap<usize, Arc<Vec<Row>>>>,
 }
 
+/// The times a statement's date/time functions read, fixed for the statement: `now()`,
+/// `current_timestamp` and `transaction_timestamp()` give the transaction's start (the
+/// statement's outside a transaction block), `statement_timestamp()` the statement's.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock {
+    pub txn: i64,
+    pub stmt: i64,
+}
+
+impl Clock {
+    /// A statement that is its own transaction, starting at `t` (microseconds since 1970).
+    pub fn at(t: i64) -> Clock {
+        Clock { txn: t, stmt: t }
+    }
+}
+
 impl<'a> Exec<'a> {
     pub fn new(
         tx: &'a AnyTxn,
         params: &'a [Value],
         subplans: &'a [Plan],
-        now: i64,
+        now: Clock,
         stop: &'a Interrupt,
     ) -> Exec<'a> {
         Exec {
@@ -73,7 +89,8 @@ impl<'a> Exec<'a> {
             tx: self.tx,
             params: self.params,
             subs: self,
-            now: self.now,
+            now: self.now.txn,
+            stmt_now: self.now.stmt,
             outer,
             stop: self.stop,
             ticks: std::cell::Cell::new(0),

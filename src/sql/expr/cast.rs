@@ -39,7 +39,8 @@ fn timestamp_error(s: &str, ty: Ty) -> Error {
 
 /// Whether a cast from `from` to `to` exists (checked when binding).
 pub fn cast_allowed(from: Ty, to: Ty) -> bool {
-    if from == to || from == Ty::Unknown || to == Ty::Text || from == Ty::Text {
+    let texty = |t: Ty| matches!(t, Ty::Text | Ty::Bpchar);
+    if from == to || from == Ty::Unknown || texty(to) || texty(from) {
         return true;
     }
     match (from, to) {
@@ -61,7 +62,17 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             Some(n) if s.chars().count() > n as usize => V::Text(s.chars().take(n as usize).collect()),
             _ => V::Text(s),
         },
-        (V::Bool(b), Ty::Text) => cast(V::Text(if b { "true" } else { "false" }.into()), Ty::Text, len)?,
+        (V::Text(s), Ty::Bpchar) => V::Text(match len {
+            Some(n) => crate::types::bpchar_pad(s, n),
+            None => s,
+        }),
+        (V::Bool(b), t @ (Ty::Text | Ty::Bpchar)) => {
+            cast(V::Text(if b { "true" } else { "false" }.into()), t, len)?
+        }
+        (v, Ty::Bpchar) => {
+            let s = text_of(&v).unwrap_or_default();
+            return cast(V::Text(s), Ty::Bpchar, len);
+        }
         (v, Ty::Text) => {
             let s = text_of(&v).unwrap_or_default();
             return cast(V::Text(s), Ty::Text, len);
@@ -82,9 +93,10 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             Value::parse_text(&s, dt.unwrap_or(DataType::Text(None)))?
         }
         // `varchar(n)[]`: each element truncated to n characters.
-        (V::Text(s), Ty::Array(e)) if *e == Ty::Text && len.is_some() => {
+        // `character(n)[]`: each element cut or blank-padded to n characters.
+        (V::Text(s), Ty::Array(e)) if matches!(e, Ty::Text | Ty::Bpchar) && len.is_some() => {
             V::Text(crate::types::array::map(&s, |x| {
-                Ok(cast(V::Text(x.to_string()), Ty::Text, len)?.to_text())
+                Ok(cast(V::Text(x.to_string()), *e, len)?.to_text())
             })?)
         }
         (V::Text(s), t) => {
@@ -168,6 +180,17 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
         DataType::Array(DataType::Numeric(Some(m))) => cast(v, ty, Some(numeric_len(*m)))?,
         _ => cast(v, ty, None)?,
     };
+    match (dt, &v) {
+        (DataType::Bpchar(n @ Some(_)), Value::Text(s)) => {
+            return Ok(Value::Text(crate::types::bpchar_assign(s.clone(), n)?))
+        }
+        (DataType::Array(DataType::Bpchar(n @ Some(_))), Value::Text(s)) => {
+            let padded =
+                crate::types::array::map(s, |x| Ok(Some(crate::types::bpchar_assign(x.to_string(), *n)?)))?;
+            return Ok(Value::Text(padded));
+        }
+        _ => {}
+    }
     let too_long = |n: u32| {
         Error::new(
             SqlState::STRING_DATA_RIGHT_TRUNCATION,

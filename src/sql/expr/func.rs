@@ -51,6 +51,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             })
         }
         // The time of the call itself, which moves within a statement.
+        Func::StatementTimestamp => return Ok(Value::TimestampTz(cx.stmt_now)),
         Func::ClockTimestamp => return Ok(Value::TimestampTz(crate::sql::session::now_micros())),
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
         Func::GenRandomUuid => {
@@ -221,6 +222,13 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             let from = Ty::from_dt(DataType::from_sql_name(from, None)?);
             crate::types::array::map(a, |x| {
                 let v = super::cast(Value::Text(x.to_string()), from, None)?;
+                // character(n) elements lose their trailing blanks as any other type.
+                let v = match v {
+                    Value::Text(s) if from == Ty::Bpchar && *to != Ty::Bpchar => {
+                        Value::Text(s.trim_end_matches(' ').to_string())
+                    }
+                    v => v,
+                };
                 Ok(super::cast(v, *to, len)?.to_text())
             })
             .map(Value::Text)
@@ -584,6 +592,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         Func::Coalesce
         | Func::Now
         | Func::ClockTimestamp
+        | Func::StatementTimestamp
         | Func::Random
         | Func::GenRandomUuid
         | Func::NextVal

@@ -42,10 +42,13 @@ pub enum Ty {
     /// PostgreSQL's array form; its elements are one of [`Ty::array`]'s types.
     Array(&'static Ty),
     Unknown,
+    /// `character(n)` / `bpchar`: text whose trailing blanks do not count; used as text
+    /// (functions, `||`, comparisons) it is cast to text, which drops them.
+    Bpchar,
 }
 
 /// The types an array's elements may have.
-static ARRAY_ELEMENTS: [Ty; 14] = [
+static ARRAY_ELEMENTS: [Ty; 15] = [
     Ty::Int2,
     Ty::Int4,
     Ty::Int8,
@@ -60,6 +63,7 @@ static ARRAY_ELEMENTS: [Ty; 14] = [
     Ty::Uuid,
     Ty::Interval,
     Ty::Jsonb,
+    Ty::Bpchar,
 ];
 
 impl Ty {
@@ -94,6 +98,7 @@ impl Ty {
             DataType::Uuid => Ty::Uuid,
             DataType::Interval => Ty::Interval,
             DataType::Jsonb => Ty::Jsonb,
+            DataType::Bpchar(_) => Ty::Bpchar,
             DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
         }
     }
@@ -114,6 +119,7 @@ impl Ty {
             Ty::Uuid => DataType::Uuid,
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
+            Ty::Bpchar => DataType::Bpchar(None),
             Ty::Array(e) => DataType::array_of(e.to_dt()).unwrap_or(DataType::Text(None)),
         }
     }
@@ -134,6 +140,7 @@ impl Ty {
             Ty::Uuid => "uuid",
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
+            Ty::Bpchar => "character",
             Ty::Array(e) => match e {
                 Ty::Int2 => "smallint[]",
                 Ty::Int4 => "integer[]",
@@ -148,6 +155,7 @@ impl Ty {
                 Ty::Uuid => "uuid[]",
                 Ty::Interval => "interval[]",
                 Ty::Jsonb => "jsonb[]",
+                Ty::Bpchar => "character[]",
                 _ => "text[]",
             },
             Ty::Unknown => "unknown",
@@ -196,6 +204,10 @@ impl Ty {
         }
         if b == Ty::Unknown || a == b {
             return Some(a);
+        }
+        // text is the string category's preferred type: character(n) with text is text.
+        if matches!((a, b), (Ty::Bpchar, Ty::Text) | (Ty::Text, Ty::Bpchar)) {
+            return Some(Ty::Text);
         }
         if a.is_num() && b.is_num() {
             return Some(if a.num_rank() >= b.num_rank() { a } else { b });
@@ -294,6 +306,7 @@ pub enum Func {
     Now,
     /// `clock_timestamp()`: the time of each call (now() is the statement's start).
     ClockTimestamp,
+    StatementTimestamp,
     Trim,
     Ltrim,
     Rtrim,
@@ -647,6 +660,8 @@ pub struct Ctx<'a> {
     pub params: &'a [Value],
     pub subs: &'a dyn SubqueryRunner,
     pub now: i64,
+    /// The statement's start (`statement_timestamp()`); `now` is the transaction's.
+    pub stmt_now: i64,
     /// The argument values of the correlated subquery being run ([`Expr::Outer`]).
     pub outer: Vec<Value>,
     /// When the statement must stop (`statement_timeout`, a cancel request); checked by

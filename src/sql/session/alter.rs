@@ -365,7 +365,7 @@ impl Session {
             .collect::<Result<_>>()?;
         let stop = self.interrupt();
         let tx = self.db.begin();
-        let ex = Exec::new(&tx, &[], &[], now_micros(), &stop);
+        let ex = Exec::new(&tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
         let cx = ex.ctx();
         let names: Vec<String> = new.columns.iter().map(|c| c.name.clone()).collect();
         let check = |row: &[Value]| -> Result<()> {
@@ -548,7 +548,7 @@ impl Session {
             }
             let stop = self.interrupt();
             let tx = self.db.begin();
-            let ex = Exec::new(&tx, &[], &[], now_micros(), &stop);
+            let ex = Exec::new(&tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
             let v = assign(e.eval(&[], &ex.ctx())?, ty, &cname)?;
             col.missing = Some(v).filter(|v| !v.is_null());
         }

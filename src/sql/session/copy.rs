@@ -157,7 +157,7 @@ impl Session {
             checks: &checks,
         };
         let stop = self.interrupt();
-        let now = now_micros();
+        let now = crate::sql::exec::Clock::at(now_micros());
         self.with_tx(|tx, db| {
             tx.set_interrupt(stop.clone());
             let r = (|| {

@@ -64,6 +64,8 @@ pub struct Session {
     backend_pid: Option<i32>,
     /// Plans of plain-text statements by shape (`plan_cache.rs`).
     plan_cache: plan_cache::PlanCache,
+    /// When the open transaction block began (`now()` inside it); read only while `tx` is Some.
+    block_start: i64,
 }
 
 pub(crate) fn now_micros() -> i64 {
@@ -128,6 +130,7 @@ impl Session {
             lock_timeout: None,
             backend_pid: None,
             plan_cache: plan_cache::PlanCache::default(),
+            block_start: 0,
         }
     }
 
@@ -437,7 +440,8 @@ impl Session {
         }
         self.under_block_rules(|s| {
             let stop = s.interrupt();
-            s.with_tx(|tx, _| lend_planned(&planned, tx, params, &stop, &mut lent))
+            let clock = s.clock();
+            s.with_tx(|tx, _| lend_planned(&planned, tx, params, clock, &stop, &mut lent))
         })
     }
 
@@ -517,6 +521,14 @@ impl Session {
         }))
     }
 
+    /// The times of the statement starting now: its own, and its transaction block's start
+    /// (the statement's own outside a block).
+    fn clock(&self) -> crate::sql::exec::Clock {
+        let stmt = now_micros();
+        let txn = if self.tx.is_some() { self.block_start } else { stmt };
+        crate::sql::exec::Clock { txn, stmt }
+    }
+
     fn run_statement(
         &mut self,
         st: &A::Statement,
@@ -532,6 +544,7 @@ impl Session {
                         tx.set_isolation(iso);
                     }
                     self.tx = Some(tx);
+                    self.block_start = now_micros();
                 }
                 return cmd("BEGIN");
             }
@@ -618,7 +631,8 @@ impl Session {
                     ),
                 };
                 let stop = self.interrupt();
-                self.with_tx(|tx, _| exec_planned(&planned, tx, params, &stop))
+                let clock = self.clock();
+                self.with_tx(|tx, _| exec_planned(&planned, tx, params, clock, &stop))
             }
             A::Statement::Explain {
                 statement, analyze, ..

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use sqlparser::ast as A;
 
-use super::now_micros;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{Interrupt, TableDef, ViewDef};
 use crate::sql::dml::{exec_delete, exec_insert, exec_update, DeletePlan, InsertPlan, UpdatePlan};
+use crate::sql::exec::Clock;
 use crate::sql::exec::{lend, lends_in_place, run, Exec, PointLend};
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Access, Column, Plan, Scan};
@@ -109,12 +109,13 @@ pub(super) fn exec_planned(
     p: &PlannedStmt,
     tx: &mut AnyTxn,
     params: &[Value],
+    clock: Clock,
     stop: &Interrupt,
 ) -> Result<StatementResult> {
     // Lock waits inside the engine's write calls (an INSERT waiting for another transaction's
     // insert of the same key) are interrupted like the executor's own.
     tx.set_interrupt(stop.clone());
-    let r = exec_statement(p, tx, params, stop);
+    let r = exec_statement(p, tx, params, clock, stop);
     tx.set_interrupt(Interrupt::default());
     r
 }
@@ -124,6 +125,7 @@ pub(super) fn lend_planned(
     p: &PlannedStmt,
     tx: &mut AnyTxn,
     params: &[Value],
+    clock: Clock,
     stop: &Interrupt,
     f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
 ) -> Result<u64> {
@@ -138,7 +140,7 @@ pub(super) fn lend_planned(
         tx.set_interrupt(stop.clone());
     }
     let r = {
-        let ex = Exec::new(tx, params, &p.subplans, now_micros(), stop);
+        let ex = Exec::new(tx, params, &p.subplans, clock, stop);
         let cx = ex.ctx();
         lend(plan, &cx, f)
     };
@@ -152,10 +154,10 @@ fn exec_statement(
     p: &PlannedStmt,
     tx: &mut AnyTxn,
     params: &[Value],
+    now: Clock,
     stop: &Interrupt,
 ) -> Result<StatementResult> {
     check_params(&p.params, params)?;
-    let now = now_micros();
     let cols = |c: &[Column]| {
         c.iter()
             .map(|c| (c.name.clone(), c.ty.to_dt()))

@@ -1,0 +1,169 @@
+//! What PostgreSQL 15 clients read off the wire besides values, against `augur serve` with
+//! tokio-postgres: a constraint violation's DETAIL as its own error field (not folded into the
+//! message), through both protocols; `character(n)` described as bpchar (OIDs 1042 / 1014,
+//! with its length as the modifier) and sent blank-padded in both formats.
+
+mod server_util;
+
+use server_util::Server;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, SimpleQueryMessage};
+
+async fn fresh() -> (tempfile::TempDir, Server, Client) {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let c = server_util::pg_connect(srv.port, "").await;
+    (tmp, srv, c)
+}
+
+/// The texts PostgreSQL 15 sends (checked with psql's `\set VERBOSITY verbose`).
+const VIOLATIONS: &[(&str, SqlState, &str, &str)] = &[
+    (
+        "INSERT INTO parent VALUES (1, 'b')",
+        SqlState::UNIQUE_VIOLATION,
+        "duplicate key value violates unique constraint \"parent_pkey\"",
+        "Key (p)=(1) already exists.",
+    ),
+    (
+        "INSERT INTO parent VALUES (2, 'a')",
+        SqlState::UNIQUE_VIOLATION,
+        "duplicate key value violates unique constraint \"parent_u_key\"",
+        "Key (u)=(a) already exists.",
+    ),
+    (
+        "INSERT INTO child VALUES (11, 5, 'x', 1, NULL)",
+        SqlState::FOREIGN_KEY_VIOLATION,
+        "insert or update on table \"child\" violates foreign key constraint \"child_p_fkey\"",
+        "Key (p)=(5) is not present in table \"parent\".",
+    ),
+    (
+        "DELETE FROM parent WHERE p = 1",
+        SqlState::FOREIGN_KEY_VIOLATION,
+        "update or delete on table \"parent\" violates foreign key constraint \"child_p_fkey\" on table \"child\"",
+        "Key (p)=(1) is still referenced from table \"child\".",
+    ),
+    (
+        "UPDATE parent SET p = 3 WHERE p = 1",
+        SqlState::FOREIGN_KEY_VIOLATION,
+        "update or delete on table \"parent\" violates foreign key constraint \"child_p_fkey\" on table \"child\"",
+        "Key (p)=(1) is still referenced from table \"child\".",
+    ),
+    (
+        "INSERT INTO child VALUES (12, 1, NULL, 1, 'ab')",
+        SqlState::NOT_NULL_VIOLATION,
+        "null value in column \"n\" of relation \"child\" violates not-null constraint",
+        "Failing row contains (12, 1, null, 1, ab ).",
+    ),
+    (
+        "INSERT INTO child VALUES (13, 1, 'y', -1, 'ab')",
+        SqlState::CHECK_VIOLATION,
+        "new row for relation \"child\" violates check constraint \"child_q_check\"",
+        "Failing row contains (13, 1, y, -1, ab ).",
+    ),
+    (
+        "INSERT INTO comp VALUES (1, 'x'), (1, 'x')",
+        SqlState::UNIQUE_VIOLATION,
+        "duplicate key value violates unique constraint \"comp_pkey\"",
+        "Key (a, b)=(1, x) already exists.",
+    ),
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn constraint_violations_carry_detail_apart() {
+    let (_tmp, srv, c) = fresh().await;
+    c.batch_execute(
+        "CREATE TABLE parent (p int PRIMARY KEY, u text UNIQUE);
+         CREATE TABLE child (c int PRIMARY KEY, p int REFERENCES parent(p), n text NOT NULL,
+                             q int CHECK (q > 0), b char(3));
+         CREATE TABLE comp (a int, b text, PRIMARY KEY (a, b));
+         INSERT INTO parent VALUES (1, 'a');
+         INSERT INTO child VALUES (10, 1, 'x', 1, 'z');",
+    )
+    .await
+    .unwrap();
+    for &(sql, ref state, message, detail) in VIOLATIONS {
+        // The simple protocol (batch_execute), then the extended one (execute).
+        let simple = c.batch_execute(sql).await.unwrap_err();
+        let extended = c.execute(sql, &[]).await.unwrap_err();
+        for e in [simple, extended] {
+            let db = e
+                .as_db_error()
+                .unwrap_or_else(|| panic!("{sql}: not a server error: {e}"));
+            assert_eq!(db.code(), state, "{sql}");
+            assert_eq!(db.message(), message, "{sql}");
+            assert_eq!(db.detail(), Some(detail), "{sql}");
+        }
+    }
+    // A unique index conflict found only at COMMIT (two open transactions took the same
+    // value) names the value too.
+    let c2 = server_util::pg_connect(srv.port, "").await;
+    c.batch_execute("BEGIN; INSERT INTO parent VALUES (7, 'dup')")
+        .await
+        .unwrap();
+    c2.batch_execute("BEGIN; INSERT INTO parent VALUES (8, 'dup')")
+        .await
+        .unwrap();
+    c.batch_execute("COMMIT").await.unwrap();
+    let e = c2.batch_execute("COMMIT").await.unwrap_err();
+    let db = e.as_db_error().expect("a server error");
+    assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION);
+    assert_eq!(
+        db.message(),
+        "duplicate key value violates unique constraint \"parent_u_key\""
+    );
+    assert_eq!(db.detail(), Some("Key (u)=(dup) already exists."));
+    // Nothing of it was written, and an error without a DETAIL sends none.
+    let e = c.batch_execute("SELECT 1/0").await.unwrap_err();
+    assert_eq!(e.as_db_error().and_then(|d| d.detail()), None);
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM child", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bpchar_in_both_formats() {
+    let (_tmp, _srv, c) = fresh().await;
+    c.batch_execute("CREATE TABLE bp (id int PRIMARY KEY, c char(3), a char(2)[])")
+        .await
+        .unwrap();
+    let ins = c.prepare("INSERT INTO bp VALUES ($1, $2, $3)").await.unwrap();
+    assert_eq!(ins.params()[1], Type::BPCHAR);
+    assert_eq!(ins.params()[2], Type::BPCHAR_ARRAY);
+    c.execute(&ins, &[&1i32, &"a", &vec![Some("x"), None]])
+        .await
+        .unwrap();
+    let e = c
+        .execute(&ins, &[&2i32, &"abcd", &None::<Vec<&str>>])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::STRING_DATA_RIGHT_TRUNCATION));
+
+    // Binary results (tokio-postgres's prepared queries): padded, typed bpchar.
+    let sel = c.prepare("SELECT c, a FROM bp WHERE c = $1").await.unwrap();
+    assert_eq!(sel.params()[0], Type::BPCHAR);
+    assert_eq!(sel.columns()[0].type_(), &Type::BPCHAR);
+    assert_eq!(sel.columns()[1].type_(), &Type::BPCHAR_ARRAY);
+    let row = c.query_one(&sel, &[&"a  "]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "a  ");
+    assert_eq!(
+        row.get::<_, Vec<Option<String>>>(1),
+        vec![Some("x ".to_string()), None]
+    );
+
+    // Text results (the simple protocol).
+    let msgs = c.simple_query("SELECT c, a, c::text FROM bp").await.unwrap();
+    let row = msgs
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .expect("a row");
+    assert_eq!(row.get(0), Some("a  "));
+    assert_eq!(row.get(1), Some("{\"x \",NULL}"));
+    assert_eq!(row.get(2), Some("a"));
+}
