@@ -262,7 +262,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join("index.alex");
     let t0 = Instant::now();
-    let image = idx.to_image([0; 4]).expect("an ALEX index");
+    let image = idx.to_image([0; 4])?.expect("an ALEX index");
     let ser = t0.elapsed();
     std::fs::write(&path, &image)?;
     std::fs::File::open(&path)?.sync_all()?;
@@ -310,7 +310,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
         while t0.elapsed() < Duration::from_secs(1) {
             let k = keys[rng.random_range(0..keys.len())];
             let s = Instant::now();
-            let got = idx.get(&Key::Int(k));
+            let got = idx.get(&Key::Int(k))?;
             h.record(s.elapsed().as_nanos() as u64)?;
             anyhow::ensure!(got.is_some(), "key {k} missing");
         }
@@ -318,7 +318,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
         for _ in 0..h.len() {
             let k = keys[rng.random_range(0..keys.len())];
             let s = Instant::now();
-            let got = idx.get(&Key::Int(k));
+            let got = idx.get(&Key::Int(k))?;
             warm.record(s.elapsed().as_nanos() as u64)?;
             anyhow::ensure!(got.is_some(), "key {k} missing");
         }
@@ -343,12 +343,16 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
                 let t0 = Instant::now();
                 let mut found = 0usize;
                 for &k in &probe {
-                    found += idx.get(&Key::Int(k)).is_some() as usize;
+                    found += idx.get(&Key::Int(k)).ok().flatten().is_some() as usize;
                 }
                 let plain = t0.elapsed().as_nanos() as f64 / probe.len() as f64;
                 let t0 = Instant::now();
                 for &k in &probe {
-                    found += tier.get(&k).copied().or_else(|| idx.get(&Key::Int(k))).is_some() as usize;
+                    found += tier
+                        .get(&k)
+                        .copied()
+                        .or_else(|| idx.get(&Key::Int(k)).ok().flatten())
+                        .is_some() as usize;
                 }
                 let tiered = t0.elapsed().as_nanos() as f64 / probe.len() as f64;
                 anyhow::ensure!(found == 2 * probe.len(), "lookups missed");

@@ -302,15 +302,16 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
     times.replayed += versions;
     // For the secondary indexes: the checkpointed versions of the keys written since (their
     // entries in the form are stale), and the entries of those keys' newest versions.
-    let stale: HashSet<u64> = if indexed && watermark > 0 {
-        newest
-            .iter()
-            .filter_map(|(k, _)| base.get(k))
-            .filter(|p| p & TOMBSTONE == 0)
-            .collect()
-    } else {
-        HashSet::new()
-    };
+    let mut stale: HashSet<u64> = HashSet::new();
+    if indexed && watermark > 0 {
+        for (k, _) in &newest {
+            if let Some(p) = base.get(k)? {
+                if p & TOMBSTONE == 0 {
+                    stale.insert(p);
+                }
+            }
+        }
+    }
     let delta: Vec<(Key, u64, IndexValues)> = newest
         .iter()
         .zip(newest_values)
@@ -332,11 +333,11 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
             }
             pk
         }
-        Base::Index(pk) => bulk(kind, merge_newest(pk.entries(), newest)),
+        Base::Index(pk) => bulk(kind, merge_newest(pk.entries()?, newest)),
         Base::Sorted(entries) if newest.is_empty() => bulk(kind, entries),
         Base::Sorted(entries) => bulk(kind, merge_newest(entries, newest)),
     };
-    let mut t = Table::new(def, pk);
+    let mut t = Table::new(def, pk)?;
     t.image_damaged = image_damaged;
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
@@ -471,7 +472,7 @@ fn open_secondary(
         None => {
             // An index rebuilt from the rows while this reads it (a damaged image node,
             // `rebuild_from_rows`) holds deleted keys too, as tombstones.
-            for (k, p) in t.pk.read().entries() {
+            for (k, p) in t.pk.read().entries()? {
                 if p & TOMBSTONE != 0 {
                     continue;
                 }
@@ -494,9 +495,9 @@ enum Base {
 
 impl Base {
     /// The checkpoint's entry for `k`.
-    fn get(&self, k: &Key) -> Option<u64> {
+    fn get(&self, k: &Key) -> Result<Option<u64>> {
         match self {
-            Base::Sorted(e) => e.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| e[i].1),
+            Base::Sorted(e) => Ok(e.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| e[i].1)),
             Base::Index(pk) => pk.get(k),
         }
     }
@@ -623,10 +624,12 @@ fn rebuild_from_rows(
     let weak = Arc::downgrade(inner);
     let (table, name) = (def.id, def.name.clone());
     Box::new(move || {
-        tracing::error!(table = %name, "index image: a data node failed its checksum after the open; rebuilding the index from the rows");
-        damaged.store(true, Ordering::Release);
         let inner = weak.upgrade().ok_or("the database is closed")?;
-        inner.stats.lock().index_images_damaged += 1;
+        // Once per damaged image (this runs again after a failed read of the rows).
+        if !damaged.swap(true, Ordering::AcqRel) {
+            tracing::error!(table = %name, "index image: a data node failed its checksum after the open; rebuilding the index from the rows");
+            inner.stats.lock().index_images_damaged += 1;
+        }
         inner
             .versions_since_ckpt
             .store(inner.opts.checkpoint_every, Ordering::Relaxed);
@@ -775,10 +778,10 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
             return Ok(());
         }
         let pk = t.pk.read();
-        let snapshot = match pk.to_image(image_tag(t.id, generation, w, nonce)) {
+        let snapshot = match pk.to_image(image_tag(t.id, generation, w, nonce))? {
             Some(image) => Snapshot::Image(image),
             None => Snapshot::Sorted(
-                pk.entries()
+                pk.entries()?
                     .into_iter()
                     .filter(|(_, p)| p & TOMBSTONE == 0)
                     .collect(),
