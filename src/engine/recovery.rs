@@ -168,10 +168,13 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     // A brand-new database (no counters yet) has nothing to recover.
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
     let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
+    let t_marker = Instant::now();
     let mut b = WriteBatch::default();
     b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
+    let marker = t_marker.elapsed();
 
+    let t_catalog = Instant::now();
     let next_table_id = store.get_meta_u64("next_table_id")?.unwrap_or(1).max(1) as u32;
     let next_rowid = store
         .get_meta_u64("next_rowid")?
@@ -185,8 +188,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
             serde_json::from_slice(&v).map_err(|e| Error::Corrupt(format!("catalog entry: {e}")))?;
         defs.push(def);
     }
+    let catalog = t_catalog.elapsed();
     let mut max_table_id = 0;
     let mut times = OpenTimes::default();
+    let t_tables = Instant::now();
     {
         let mut tables = inner.tables.write();
         for def in defs {
@@ -195,6 +200,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
             tables.insert(t.name(), Arc::new(t));
         }
     }
+    let tables_other = t_tables
+        .elapsed()
+        .saturating_sub(times.map + times.verify + times.replay + times.secondary);
+    let t_rest = Instant::now();
     remove_unused_images(inner);
     if times.images_refused + times.secondary_refused > 0 {
         // The refused images' (or forms') tables were rebuilt from their rows: checkpoint them
@@ -223,6 +232,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         s.secondary_loaded = times.secondary_loaded;
         s.secondary_rebuilt = times.secondary_rebuilt;
         s.secondary_forms_refused = times.secondary_refused;
+        s.open_marker_us = marker.as_micros() as u64;
+        s.open_catalog_us = catalog.as_micros() as u64;
+        s.open_tables_other_us = tables_other.as_micros() as u64;
+        s.open_rest_us = t_rest.elapsed().as_micros() as u64;
     }
     tracing::info!(
         ms = t0.elapsed().as_millis() as u64,
