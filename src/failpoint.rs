@@ -13,6 +13,8 @@
 //!   as in RocksDB's `DBImpl::DelayWrite`, until background work is cancelled, then fails, and
 //!   the store's probes of `rocksdb.is-write-stopped` and `rocksdb.background-errors` say so.
 //! - `bulk-index-build`: building a bulk load's index fails (configure it with `panic`).
+//! - `store-row-scan`: a read of a table's rows in rowid order (`Store::for_each_row`, what an
+//!   index is rebuilt from) fails with an I/O error.
 
 /// Whether point `name` is on (a `return` action); runs its other actions (`panic`, `sleep`,
 /// `pause`) in place.

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use augur::engine::BULK_COMMIT_ROWS;
-use augur::{Database, Key, KeyRange, Options, SqlState};
+use augur::{Database, ImageCheck, Key, KeyRange, Options, SqlState};
 
 mod common;
 use common::{kv, quiet_maintenance, row};
@@ -180,4 +180,93 @@ fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit()
     // missing.
     let db = Database::open(dir.path(), o).unwrap();
     check(&db, -1..100);
+}
+
+/// The byte offset of the middle of the slot array of the last data node holding keys (in key
+/// order) of the index image `image`, and that node's key range (the image's layout as
+/// `tests/index_image.rs`'s `far_data_node` reads it: 128-byte header with the node count at
+/// 24; 112-byte directory records: kind at 0 (2 = data), slots offset at 8, capacity at 16,
+/// min and max key at 72 and 80).
+fn far_data_node(image: &[u8]) -> (usize, i64, i64) {
+    let u64_at = |at: usize| u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
+    let mut best: Option<(i64, usize, i64)> = None;
+    for id in 0..u64_at(24) as usize {
+        let r = 128 + 112 * id;
+        if u32::from_le_bytes(image[r..r + 4].try_into().unwrap()) != 2 {
+            continue;
+        }
+        let (off, cap) = (u64_at(r + 8) as usize, u64_at(r + 16) as usize);
+        let (min, max) = (u64_at(r + 72) as i64, u64_at(r + 80) as i64);
+        if best.is_none_or(|b| min > b.0) && min < max {
+            best = Some((min, off + cap * 16 / 2, max));
+        }
+    }
+    let (min, at, max) = best.expect("a data node holding keys");
+    (at, min, max)
+}
+
+/// A double fault: a data node of the index image fails its checksum on first touch, and the
+/// rows the index would be rebuilt from cannot be read either (`store-row-scan`). Reads and
+/// commits that need the index fail with XX001 (data_corrupted) instead of panicking, nothing
+/// is changed, every later read tries again, and once the rows can be read the next read
+/// rebuilds the index and every answer is right.
+#[test]
+fn a_damaged_image_node_whose_rows_cannot_be_read_fails_cleanly_and_is_retried() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        image_check: ImageCheck::OnTouchOnly,
+        checkpoint_every: u64::MAX,
+        ..quiet_maintenance()
+    };
+    // 16 dense runs far apart: model nodes over several data nodes.
+    let clustered = |i: i64| ((i % 16) << 58) + (i / 16) * 7;
+    let n = 200_000;
+    {
+        let db = Database::open(dir.path(), o.clone()).unwrap();
+        kv(&db);
+        db.bulk_insert("kv", (0..n).map(|i| row(clustered(i)))).unwrap();
+        db.close().unwrap();
+    }
+    let images: Vec<_> = std::fs::read_dir(dir.path().join("index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(images.len(), 1, "{images:?}");
+    let mut b = std::fs::read(&images[0]).unwrap();
+    let (at, min, max) = far_data_node(&b);
+    b[at] ^= 0x40;
+    std::fs::write(&images[0], b).unwrap();
+
+    let db = Database::open(dir.path(), o.clone()).unwrap();
+    assert_eq!(db.stats().index_images_damaged, 0);
+    let in_node = (0..n).map(clustered).find(|&k| (min..=max).contains(&k)).unwrap();
+    {
+        let _p = Point::on("store-row-scan", "return");
+        for _ in 0..3 {
+            let tx = db.begin();
+            let e = tx.get("kv", &Key::Int(in_node)).unwrap_err();
+            assert_eq!(e.sqlstate(), SqlState::DATA_CORRUPTED, "{e}");
+            let e = tx.scan("kv", KeyRange::all()).unwrap_err();
+            assert_eq!(e.sqlstate(), SqlState::DATA_CORRUPTED, "{e}");
+        }
+        // A commit that needs the index fails before anything of it is stored.
+        let e = db
+            .transaction(|tx| tx.upsert("kv", row(clustered(3))).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::DATA_CORRUPTED, "{e}");
+    }
+    // The rows can be read again: the next read rebuilds the index and answers right.
+    let tx = db.begin();
+    assert_eq!(tx.get("kv", &Key::Int(in_node)).unwrap().unwrap(), row(in_node));
+    drop(tx);
+    assert_eq!(db.stats().index_images_damaged, 1);
+    assert_eq!(db.verify_integrity().unwrap(), n as usize);
+    check(&db, {
+        let mut all: Vec<i64> = (0..n).map(clustered).collect();
+        all.sort();
+        all.into_iter()
+    });
+    db.close().unwrap();
 }

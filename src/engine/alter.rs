@@ -74,7 +74,7 @@ impl Inner {
         }
         if let Some(check) = check {
             let snapshot = c.next_rowid - 1;
-            let entries = t.pk.read().entries();
+            let entries = t.pk.read().entries()?;
             for (_, p) in entries {
                 if let Some(row) = self.resolve(t.id, p, snapshot)? {
                     let row = def.complete_row(Arc::unwrap_or_clone(row));

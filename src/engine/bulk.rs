@@ -126,7 +126,7 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
     if !empty {
         let pk = t.pk.read();
         for (k, _) in &keyed {
-            match pk.get(k) {
+            match pk.get(k)? {
                 None => prevs.push(0),
                 Some(p) if p & TOMBSTONE != 0 => prevs.push(p),
                 Some(p) => {

@@ -36,7 +36,7 @@ impl Inner {
         );
         self.store.write_sync(b)?;
         c.next_table_id += 1;
-        let t = Arc::new(Table::new(def.clone(), KeyIndex::new(def.key_kind())));
+        let t = Arc::new(Table::new(def.clone(), KeyIndex::new(def.key_kind()))?);
         self.tables.write().insert(def.name.clone(), t.clone());
         self.referenced.changed();
         Ok(t)
@@ -108,7 +108,7 @@ impl Inner {
         let mut rows: Vec<(Key, Row)> = Vec::new();
         if copy_rows {
             let snapshot = c.next_rowid - 1;
-            let entries = old.pk.read().entries();
+            let entries = old.pk.read().entries()?;
             for (k, p) in entries {
                 if let Some(row) = self.resolve(old.id, p, snapshot)? {
                     let row = def.check_row(map(old_def.complete_row(Arc::unwrap_or_clone(row)))?)?;
@@ -158,7 +158,7 @@ impl Inner {
         let t = Arc::new(Table::new(
             def.clone(),
             KeyIndex::bulk_load(def.key_kind(), entries),
-        ));
+        )?);
         for (i, (k, row)) in rows.iter().enumerate() {
             t.add_secondary_entries(row, k, c.next_rowid - rows.len() as u64 + i as u64);
         }
@@ -198,7 +198,7 @@ impl Inner {
         // Build from the newest version of every key.
         let snapshot = c.next_rowid - 1;
         let mut entries = std::collections::BTreeSet::new();
-        for (k, p) in t.pk.read().entries() {
+        for (k, p) in t.pk.read().entries()? {
             if let Some(row) = self.resolve(t.id, p, snapshot)? {
                 if let Some(val) = def.index_value(&index, &row) {
                     entries.insert((val, k, p & !TOMBSTONE));

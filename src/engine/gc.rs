@@ -161,7 +161,7 @@ fn collect_ready(inner: &Inner, ready: &[GcItem]) -> Result<(usize, Vec<(u32, u6
                     // if this round fails and the item is retried.
                     let _c = inner.commit.lock();
                     let mut pk = t.pk.write();
-                    if pk.get(key) == Some(item.rowid | TOMBSTONE) {
+                    if pk.get(key)? == Some(item.rowid | TOMBSTONE) {
                         pk.remove(key);
                     }
                 }
@@ -285,7 +285,7 @@ pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<Option<usize>>
 /// The position the index held for `key` when the database was opened (walking back from the
 /// current entry past versions committed since).
 fn version_at_open(inner: &Inner, t: &Table, key: &Key, open_watermark: u64) -> Result<Option<u64>> {
-    let Some(p) = t.pk.read().get(key) else {
+    let Some(p) = t.pk.read().get(key)? else {
         return Ok(None);
     };
     version_at(inner, t.id, p & !TOMBSTONE, open_watermark)

@@ -50,7 +50,7 @@ impl Inner {
                 .collect();
             let from_index: Vec<(Key, u64)> =
                 t.pk.read()
-                    .entries()
+                    .entries()?
                     .into_iter()
                     .filter(|(_, p)| p & TOMBSTONE == 0)
                     .collect();
@@ -75,7 +75,7 @@ impl Inner {
                     from_rows.get(first_diff),
                     k,
                     history.get(&k),
-                    t.pk.read().get(&k),
+                    t.pk.read().get(&k).ok().flatten(),
                     t.ckpt_watermark.load(Ordering::Acquire),
                     _c.next_rowid
                 )));

@@ -127,6 +127,7 @@ pub(super) fn open_inner(
     let open_store_us = t_store.elapsed().as_micros() as u64;
     let w = wake.clone();
     store.set_on_fault(Box::new(move || w.notify()));
+    let t_setup = std::time::Instant::now();
     let inner = Arc::new(Inner {
         cache: ArcSwap::from_pointee(RowCache::new(if opts.memory_budget.is_some() {
             0
@@ -176,15 +177,21 @@ pub(super) fn open_inner(
             .next_txn
             .store(old.next_txn.load(Ordering::Relaxed), Ordering::Relaxed);
     }
+    let setup = t_setup.elapsed();
     recovery::recover(&inner)?;
+    let t_rest = std::time::Instant::now();
     memory::fit_caches(&inner);
-    inner.stats.lock().open_store_us = open_store_us;
     let bg_inner = inner.clone();
     let handle = std::thread::Builder::new()
         .name("augur-maintenance".into())
         .spawn(move || maintenance::run(bg_inner))
         .map_err(|e| Error::Storage(format!("cannot start maintenance thread: {e}")))?;
     *inner.maint.lock() = Some(handle);
+    let mut s = inner.stats.lock();
+    s.open_store_us = open_store_us;
+    s.open_setup_us = setup.as_micros() as u64;
+    s.open_rest_us += t_rest.elapsed().as_micros() as u64;
+    drop(s);
     Ok(inner)
 }
 

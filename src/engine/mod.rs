@@ -436,7 +436,7 @@ impl Database {
                 }
                 Ok(true)
             })?;
-        let p = t.pk.read().get(key);
+        let p = t.pk.read().get(key)?;
         Ok((out, p, t.ckpt_watermark.load(Ordering::Acquire)))
     }
 

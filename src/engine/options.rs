@@ -113,8 +113,18 @@ pub struct Stats {
     /// summed over tables, reading the index checkpoints
     /// (mapping images and reading their node directories; or reading sorted chunks and
     /// bulk-loading them), checksumming images, and replaying the versions written after the
-    /// checkpoints (`open_secondary_us` apart). The rest of `recovery_ms` is RocksDB and catalog.
+    /// checkpoints (`open_secondary_us` apart). The other phases below account for the rest.
     pub open_store_us: u64,
+    /// Open's other phases (microseconds): the engine's in-memory state (the row cache's set
+    /// table is allocated and initialized here), clearing the clean-shutdown marker (a synced write);
+    /// reading the counters and the catalog; the tables' work outside the index phases (their
+    /// definitions and `Table::new`); and after recovery, removing unused image files, fitting
+    /// the caches to a memory budget and starting the maintenance thread.
+    pub open_setup_us: u64,
+    pub open_marker_us: u64,
+    pub open_catalog_us: u64,
+    pub open_tables_other_us: u64,
+    pub open_rest_us: u64,
     pub open_map_us: u64,
     pub open_verify_us: u64,
     pub open_replay_us: u64,

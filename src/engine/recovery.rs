@@ -168,10 +168,13 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     // A brand-new database (no counters yet) has nothing to recover.
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
     let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
+    let t_marker = Instant::now();
     let mut b = WriteBatch::default();
     b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
     store.write_sync(b)?;
+    let marker = t_marker.elapsed();
 
+    let t_catalog = Instant::now();
     let next_table_id = store.get_meta_u64("next_table_id")?.unwrap_or(1).max(1) as u32;
     let next_rowid = store
         .get_meta_u64("next_rowid")?
@@ -185,8 +188,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
             serde_json::from_slice(&v).map_err(|e| Error::Corrupt(format!("catalog entry: {e}")))?;
         defs.push(def);
     }
+    let catalog = t_catalog.elapsed();
     let mut max_table_id = 0;
     let mut times = OpenTimes::default();
+    let t_tables = Instant::now();
     {
         let mut tables = inner.tables.write();
         for def in defs {
@@ -195,6 +200,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
             tables.insert(t.name(), Arc::new(t));
         }
     }
+    let tables_other = t_tables
+        .elapsed()
+        .saturating_sub(times.map + times.verify + times.replay + times.secondary);
+    let t_rest = Instant::now();
     remove_unused_images(inner);
     if times.images_refused + times.secondary_refused > 0 {
         // The refused images' (or forms') tables were rebuilt from their rows: checkpoint them
@@ -223,6 +232,10 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         s.secondary_loaded = times.secondary_loaded;
         s.secondary_rebuilt = times.secondary_rebuilt;
         s.secondary_forms_refused = times.secondary_refused;
+        s.open_marker_us = marker.as_micros() as u64;
+        s.open_catalog_us = catalog.as_micros() as u64;
+        s.open_tables_other_us = tables_other.as_micros() as u64;
+        s.open_rest_us = t_rest.elapsed().as_micros() as u64;
     }
     tracing::info!(
         ms = t0.elapsed().as_millis() as u64,
@@ -302,15 +315,16 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
     times.replayed += versions;
     // For the secondary indexes: the checkpointed versions of the keys written since (their
     // entries in the form are stale), and the entries of those keys' newest versions.
-    let stale: HashSet<u64> = if indexed && watermark > 0 {
-        newest
-            .iter()
-            .filter_map(|(k, _)| base.get(k))
-            .filter(|p| p & TOMBSTONE == 0)
-            .collect()
-    } else {
-        HashSet::new()
-    };
+    let mut stale: HashSet<u64> = HashSet::new();
+    if indexed && watermark > 0 {
+        for (k, _) in &newest {
+            if let Some(p) = base.get(k)? {
+                if p & TOMBSTONE == 0 {
+                    stale.insert(p);
+                }
+            }
+        }
+    }
     let delta: Vec<(Key, u64, IndexValues)> = newest
         .iter()
         .zip(newest_values)
@@ -332,11 +346,11 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
             }
             pk
         }
-        Base::Index(pk) => bulk(kind, merge_newest(pk.entries(), newest)),
+        Base::Index(pk) => bulk(kind, merge_newest(pk.entries()?, newest)),
         Base::Sorted(entries) if newest.is_empty() => bulk(kind, entries),
         Base::Sorted(entries) => bulk(kind, merge_newest(entries, newest)),
     };
-    let mut t = Table::new(def, pk);
+    let mut t = Table::new(def, pk)?;
     t.image_damaged = image_damaged;
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
@@ -471,7 +485,7 @@ fn open_secondary(
         None => {
             // An index rebuilt from the rows while this reads it (a damaged image node,
             // `rebuild_from_rows`) holds deleted keys too, as tombstones.
-            for (k, p) in t.pk.read().entries() {
+            for (k, p) in t.pk.read().entries()? {
                 if p & TOMBSTONE != 0 {
                     continue;
                 }
@@ -494,9 +508,9 @@ enum Base {
 
 impl Base {
     /// The checkpoint's entry for `k`.
-    fn get(&self, k: &Key) -> Option<u64> {
+    fn get(&self, k: &Key) -> Result<Option<u64>> {
         match self {
-            Base::Sorted(e) => e.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| e[i].1),
+            Base::Sorted(e) => Ok(e.binary_search_by(|(x, _)| x.cmp(k)).ok().map(|i| e[i].1)),
             Base::Index(pk) => pk.get(k),
         }
     }
@@ -623,10 +637,12 @@ fn rebuild_from_rows(
     let weak = Arc::downgrade(inner);
     let (table, name) = (def.id, def.name.clone());
     Box::new(move || {
-        tracing::error!(table = %name, "index image: a data node failed its checksum after the open; rebuilding the index from the rows");
-        damaged.store(true, Ordering::Release);
         let inner = weak.upgrade().ok_or("the database is closed")?;
-        inner.stats.lock().index_images_damaged += 1;
+        // Once per damaged image (this runs again after a failed read of the rows).
+        if !damaged.swap(true, Ordering::AcqRel) {
+            tracing::error!(table = %name, "index image: a data node failed its checksum after the open; rebuilding the index from the rows");
+            inner.stats.lock().index_images_damaged += 1;
+        }
         inner
             .versions_since_ckpt
             .store(inner.opts.checkpoint_every, Ordering::Relaxed);
@@ -775,10 +791,10 @@ pub(crate) fn checkpoint_table(inner: &Inner, t: &Table) -> Result<()> {
             return Ok(());
         }
         let pk = t.pk.read();
-        let snapshot = match pk.to_image(image_tag(t.id, generation, w, nonce)) {
+        let snapshot = match pk.to_image(image_tag(t.id, generation, w, nonce))? {
             Some(image) => Snapshot::Image(image),
             None => Snapshot::Sorted(
-                pk.entries()
+                pk.entries()?
                     .into_iter()
                     .filter(|(_, p)| p & TOMBSTONE == 0)
                     .collect(),

@@ -115,7 +115,7 @@ fn copy_index(inner: &Inner, t: &Table, w: u64, d: &IndexDef, out: &mut Vec<u8>)
             // The key's version at `w`: its entry now, unless a commit since moved it past `w`
             // (then back along its version chain; collection, which could delete those
             // versions, is held off by the caller).
-            let at_w = match pk.get(&e.1) {
+            let at_w = match pk.get(&e.1)? {
                 Some(p) if p & !TOMBSTONE <= w => Some(p & !TOMBSTONE),
                 Some(p) => super::gc::version_at(inner, t.id, p & !TOMBSTONE, w)?,
                 None => None,

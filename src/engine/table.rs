@@ -79,11 +79,12 @@ pub struct Table {
 }
 
 impl Table {
-    pub(crate) fn new(def: TableDef, pk: KeyIndex) -> Table {
+    /// `Err`: the index cannot be read (a damaged image that could not be rebuilt).
+    pub(crate) fn new(def: TableDef, pk: KeyIndex) -> crate::Result<Table> {
         // Only without a primary key: `last` reads a data node (and on an image opened lazily,
         // checksums it).
         let hidden_next = match def.has_primary_key() {
-            false => match pk.last() {
+            false => match pk.last()? {
                 Some((Key::Int(i), _)) => i.saturating_add(1),
                 _ => 1,
             },
@@ -99,7 +100,7 @@ impl Table {
             .collect();
         let ncols = AtomicUsize::new(def.columns.len());
         let missing = RwLock::new(Arc::new(def.missing_values()));
-        Table {
+        Ok(Table {
             id: def.id,
             def: RwLock::new(Arc::new(def)),
             ncols,
@@ -113,7 +114,7 @@ impl Table {
             dropped: AtomicBool::new(false),
             referenced: AtomicU64::new(0),
             image_damaged: Arc::new(AtomicBool::new(false)),
-        }
+        })
     }
 
     /// Whether a foreign key references this table, if that was last found out at version

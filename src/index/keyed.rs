@@ -9,7 +9,7 @@ use std::ops::Bound;
 
 use std::sync::Arc;
 
-use super::alex::{Alex, Checks, ImageError, ImageTag};
+use super::alex::{Alex, Checks, ImageError, ImageTag, Unavailable};
 use super::mapped::{HugePage, Mapping};
 use crate::types::Key;
 
@@ -100,12 +100,14 @@ impl KeyIndex {
         }
     }
 
-    pub fn get(&self, key: &Key) -> Option<u64> {
-        match (self, key) {
-            (KeyIndex::Alex(a), Key::Int(i)) => a.read(|a| a.get(*i)),
+    /// The payload of `key`. `Err` (on every read of an index): an index whose image failed
+    /// its check after the open and which could not be rebuilt from the rows (`alex::lazy`).
+    pub fn get(&self, key: &Key) -> crate::Result<Option<u64>> {
+        Ok(match (self, key) {
+            (KeyIndex::Alex(a), Key::Int(i)) => a.read(|a| a.get(*i)).map_err(unavailable)?,
             (KeyIndex::BTree(b), Key::Bytes(k)) => b.get(k).copied(),
             _ => None,
-        }
+        })
     }
 
     /// Inserts or replaces; returns the old payload.
@@ -145,15 +147,15 @@ impl KeyIndex {
         reverse: bool,
         limit: usize,
         out: &mut Vec<(Key, u64)>,
-    ) -> bool {
+    ) -> crate::Result<bool> {
         let start = out.len();
         match self {
             KeyIndex::Alex(a) => {
                 let (Some(lo), Some(hi)) = (int_bound(lo), int_bound(hi)) else {
-                    return false;
+                    return Ok(false);
                 };
                 if bounds_empty(lo, hi) {
-                    return false;
+                    return Ok(false);
                 }
                 a.read(|a| {
                     // Again from the start if this runs a second time (`Alex::read`).
@@ -164,14 +166,15 @@ impl KeyIndex {
                     } else {
                         out.extend(r.take(limit).map(|(k, v)| (Key::Int(k), v)));
                     }
-                });
+                })
+                .map_err(unavailable)?;
             }
             KeyIndex::BTree(b) => {
                 let (Some(lo), Some(hi)) = (bytes_bound(lo), bytes_bound(hi)) else {
-                    return false;
+                    return Ok(false);
                 };
                 if bytes_bounds_empty(&lo, &hi) {
-                    return false;
+                    return Ok(false);
                 }
                 let r = b.range::<Vec<u8>, _>((lo, hi));
                 if reverse {
@@ -181,34 +184,42 @@ impl KeyIndex {
                 }
             }
         }
-        out.len() - start == limit
+        Ok(out.len() - start == limit)
     }
 
     /// Every entry in key order.
-    pub fn entries(&self) -> Vec<(Key, u64)> {
+    pub fn entries(&self) -> crate::Result<Vec<(Key, u64)>> {
         let mut out = Vec::with_capacity(self.len());
         match self {
-            KeyIndex::Alex(a) => a.read(|a| {
-                out.clear();
-                out.extend(a.iter().map(|(k, v)| (Key::Int(k), v)));
-            }),
+            KeyIndex::Alex(a) => a
+                .read(|a| {
+                    out.clear();
+                    out.extend(a.iter().map(|(k, v)| (Key::Int(k), v)));
+                })
+                .map_err(unavailable)?,
             KeyIndex::BTree(b) => out.extend(b.iter().map(|(k, v)| (Key::Bytes(k.clone()), *v))),
         }
-        out
+        Ok(out)
     }
 
-    pub fn first(&self) -> Option<(Key, u64)> {
-        match self {
-            KeyIndex::Alex(a) => a.read(|a| a.min()).map(|(k, v)| (Key::Int(k), v)),
+    pub fn first(&self) -> crate::Result<Option<(Key, u64)>> {
+        Ok(match self {
+            KeyIndex::Alex(a) => a
+                .read(|a| a.min())
+                .map_err(unavailable)?
+                .map(|(k, v)| (Key::Int(k), v)),
             KeyIndex::BTree(b) => b.first_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
-        }
+        })
     }
 
-    pub fn last(&self) -> Option<(Key, u64)> {
-        match self {
-            KeyIndex::Alex(a) => a.read(|a| a.max()).map(|(k, v)| (Key::Int(k), v)),
+    pub fn last(&self) -> crate::Result<Option<(Key, u64)>> {
+        Ok(match self {
+            KeyIndex::Alex(a) => a
+                .read(|a| a.max())
+                .map_err(unavailable)?
+                .map(|(k, v)| (Key::Int(k), v)),
             KeyIndex::BTree(b) => b.last_key_value().map(|(k, v)| (Key::Bytes(k.clone()), *v)),
-        }
+        })
     }
 
     /// Bytes the structure holds, heap and mapped apart (counted by the structure itself).
@@ -238,10 +249,12 @@ impl KeyIndex {
 
     /// The index as an image to map at the next open (ALEX only; `None` for the B-tree):
     /// tombstoned keys are left out, as a checkpoint does.
-    pub fn to_image(&self, tag: ImageTag) -> Option<Vec<u8>> {
+    pub fn to_image(&self, tag: ImageTag) -> crate::Result<Option<Vec<u8>>> {
         match self {
-            KeyIndex::Alex(a) => Some(a.to_image(tag, |p| p & TOMBSTONE == 0)),
-            KeyIndex::BTree(_) => None,
+            KeyIndex::Alex(a) => Ok(Some(
+                a.to_image(tag, |p| p & TOMBSTONE == 0).map_err(unavailable)?,
+            )),
+            KeyIndex::BTree(_) => Ok(None),
         }
     }
 
@@ -351,6 +364,12 @@ impl KeyIndex {
             a.settle();
         }
     }
+}
+
+/// An index that cannot answer (a damaged image whose rebuild from the rows failed): SQLSTATE
+/// XX001, as for any persisted bytes that cannot be used.
+fn unavailable(e: Unavailable) -> crate::Error {
+    crate::Error::Corrupt(e.to_string())
 }
 
 /// Converts a key bound to an i64 bound. `None` when the bound cannot match any integer key.

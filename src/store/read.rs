@@ -43,6 +43,9 @@ impl Store {
         to: u64,
         f: impl FnMut(u64, &[u8]) -> Result<bool>,
     ) -> Result<()> {
+        if crate::failpoint::hit("store-row-scan") {
+            return Err(Error::Storage("IO error: injected read failure".into()));
+        }
         let mut ro = ReadOptions::default();
         ro.fill_cache(false);
         ro.set_readahead_size(2 << 20);

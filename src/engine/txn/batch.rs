@@ -261,7 +261,13 @@ impl Transaction {
                         continue;
                     }
                     let (k, i, r) = &keyed[j];
-                    let latest = pk.get(k).unwrap_or(0);
+                    let latest = match pk.get(k) {
+                        Ok(p) => p.unwrap_or(0),
+                        Err(e) => {
+                            earliest(&mut err, *i, || e);
+                            0
+                        }
+                    };
                     if latest != 0 && latest & TOMBSTONE == 0 {
                         earliest(&mut err, *i, || Self::duplicate_key(t, r));
                     }

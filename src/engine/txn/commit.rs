@@ -99,7 +99,7 @@ impl Transaction {
             let locked = locks.get(&w.table.id);
             let mut p = Vec::with_capacity(w.ops.len());
             for k in w.ops.keys() {
-                let cur = pk.get(k).unwrap_or(0);
+                let cur = pk.get(k)?.unwrap_or(0);
                 let changed = match locked.and_then(|m| m.get(k)) {
                     // A tombstone the collector removed from the index meanwhile is no change.
                     Some(&seen) => cur != seen && !(cur == 0 && seen & TOMBSTONE != 0),
@@ -288,7 +288,7 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
                     continue; // replaced or deleted by this transaction
                 }
                 // Does the newest committed version of k2 still hold v?
-                if let Some(p) = pk.get(&k2) {
+                if let Some(p) = pk.get(&k2)? {
                     if p & TOMBSTONE == 0 {
                         let ver = db.fetch(t.id, p)?;
                         if ver.row.as_ref().and_then(|r| def.index_value(idx, r)).as_ref() == Some(&v) {

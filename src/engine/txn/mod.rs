@@ -417,7 +417,7 @@ impl Transaction {
                 return Err(e);
             }
         }
-        let latest = t.pk.read().get(key).unwrap_or(0);
+        let latest = t.pk.read().get(key)?.unwrap_or(0);
         self.locks
             .borrow_mut()
             .entry(t.id)

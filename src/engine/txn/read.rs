@@ -52,7 +52,7 @@ impl Transaction {
                 Pending::Delete => None,
             });
         }
-        let payload = t.pk.read().get(key);
+        let payload = t.pk.read().get(key)?;
         let Some(p) = payload else {
             return Ok(None);
         };
@@ -205,7 +205,7 @@ impl Transaction {
         if let Some(p) = self.pending(t, key) {
             return Ok(matches!(p, Pending::Put(_)));
         }
-        let payload = t.pk.read().get(key);
+        let payload = t.pk.read().get(key)?;
         match payload {
             None => Ok(false),
             Some(p) if p & !TOMBSTONE <= self.snapshot => Ok(p & TOMBSTONE == 0),
@@ -224,7 +224,7 @@ impl Transaction {
                 Pending::Delete => None,
             });
         }
-        let payload = t.pk.read().get(key);
+        let payload = t.pk.read().get(key)?;
         match payload {
             None => Ok(None),
             Some(p) => Ok(self.db.resolve(t.id, p, snapshot)?.map(|r| t.complete(r))),
@@ -291,7 +291,7 @@ impl Transaction {
             let mut next_in_pre = 0;
             let more =
                 t.pk.read()
-                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, limit, &mut batch);
+                    .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, limit, &mut batch)?;
             limit = SCAN_BATCH;
             for (i, (k, p)) in batch.iter().enumerate() {
                 if i == next_fetch {
@@ -405,7 +405,7 @@ impl Transaction {
                 false,
                 SCAN_BATCH,
                 &mut batch,
-            );
+            )?;
             for (k, p) in &batch {
                 // Keys this transaction wrote were counted from its own writes.
                 if mine.is_some_and(|ops| ops.contains_key(k)) {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::data_node::{DataNode, Layout, Slot};
 use super::layout::INIT_DENSITY;
-use super::lazy::{Lazy, Rebuild};
+use super::lazy::{Lazy, Rebuild, Unavailable};
 use super::model::LinearModel;
 use super::model_node::{ModelNode, MAX_FANOUT};
 use super::{stats, Alex, AlexKey, Node, NONE};
@@ -121,9 +121,11 @@ impl<K: AlexKey> Alex<K> {
     /// left out: the data nodes holding any are written as rebuilt copies of the rest (the
     /// engine drops deleted keys this way). The image carries `tag`, returned by
     /// `Alex::from_image`.
-    pub fn to_image(&self, tag: ImageTag, keep: impl Fn(u64) -> bool) -> Vec<u8> {
+    /// `Unavailable`: part of the image this index was opened from failed its check and the
+    /// index could not be rebuilt from its source.
+    pub fn to_image(&self, tag: ImageTag, keep: impl Fn(u64) -> bool) -> Result<Vec<u8>, Unavailable> {
         // It walks the arena, not the checked accessors.
-        let this = self.settled();
+        let this = self.settled()?;
         if !std::ptr::eq(this, self) {
             return this.to_image(tag, keep);
         }
@@ -230,7 +232,7 @@ impl<K: AlexKey> Alex<K> {
         put(&mut out, 88, dir_hash);
         let header_hash = hash(&out[..120]);
         put(&mut out, 120, header_hash);
-        out
+        Ok(out)
     }
 
     /// Opens an index from a mapped image, its arrays read in place (the first write to a page

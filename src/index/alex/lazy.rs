@@ -14,14 +14,24 @@
 //!   damaged afterwards (by this read or any other), throws the result away and runs the read
 //!   again on the index rebuilt from its source (the engine's rows). So a result is returned
 //!   only if every node it used passed its check, or it comes from the rebuilt index.
-//! - Writes (`insert`, `upsert`, `update`, `remove`) first settle the index: every data node
-//!   left is checked, then the lazy state is dropped, and a damaged index is replaced by the
-//!   rebuilt one before the write is applied to it. A write therefore never changes (and no
-//!   later check ever hashes) a byte that was not checked, and the rebuilt index, built from
-//!   the rows, already holds every write whose rows were stored before it was built.
+//! - Writes (`insert`, `upsert`, `update`, `remove`) check the nodes they touch, before they
+//!   change or copy them: the leaf of the key (which an expansion or a split rebuilds from),
+//!   and the edge leaves a root expansion moves keys out of (read through `Alex::data`, so
+//!   checked on the way). A node a write changes is therefore always one that passed its check,
+//!   and is never hashed again (its check is settled). Nodes the write does not touch keep
+//!   their image bytes, unchanged, and are checked by a later read or the background pass.
+//!   If a node the write touches fails, the write's effect on this index is thrown away and
+//!   it runs again on the index rebuilt from the source (`Alex::write`): the rebuilt index,
+//!   built from the rows, already holds every write whose rows were stored before it was built.
+//! - If the source cannot be read either (a double fault), nothing is answered: a read returns
+//!   [`Unavailable`], a write leaves the damaged index as it is (its rows are stored, so the
+//!   rebuild, when it succeeds, holds it), and the next read or write tries the rebuild again.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
 
 use super::data_node::DataNode;
 use super::{Alex, AlexKey, Node};
@@ -31,6 +41,13 @@ use crate::index::mapped::{as_bytes, prefault};
 /// its image failed its check. The engine's reads every stored version of the table. `Err`:
 /// the source could not be read.
 pub type Rebuild<K> = Box<dyn Fn() -> Result<Vec<(K, u64)>, String> + Send + Sync>;
+
+/// A part of the index's image failed its checksum and the index could not be rebuilt from its
+/// source (the source's read failed): no answer is known to be right. Nothing is changed; the
+/// next read or write tries the rebuild again.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("an index image failed its checksum and the index cannot be rebuilt from its source: {0}")]
+pub struct Unavailable(pub String);
 
 /// The state of an index whose data nodes are not all checked yet (see the module comment).
 pub(crate) struct Lazy<K: AlexKey> {
@@ -50,7 +67,15 @@ pub(crate) struct Lazy<K: AlexKey> {
     stand_in: DataNode<K>,
     rebuild: Rebuild<K>,
     replacement: OnceLock<Alex<K>>,
+    /// Held while the replacement is being built, so that one caller builds it at a time.
+    building: Mutex<()>,
+    /// When a build of the replacement last failed: the background pass waits
+    /// [`RETRY_AFTER`] before trying again (reads and writes try at once).
+    failed_at: Mutex<Option<Instant>>,
 }
+
+/// How long the background pass waits after a failed rebuild before it tries another.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 impl<K: AlexKey> Lazy<K> {
     /// The lazy state of an index whose data nodes' arrays should have the checksums `want`
@@ -67,13 +92,19 @@ impl<K: AlexKey> Lazy<K> {
             stand_in: DataNode::empty(),
             rebuild,
             replacement: OnceLock::new(),
+            building: Mutex::new(()),
+            failed_at: Mutex::new(None),
         }
     }
 
     /// Node `id` (`d`) checked, once: `d` if its arrays match their checksum, else the stand-in
     /// (and the index is marked damaged before this returns).
+    /// Nodes created since the open (ids past the image's arena) are not the image's: they pass.
     fn gate<'a>(&'a self, id: u32, d: &'a DataNode<K>) -> &'a DataNode<K> {
-        let ok = *self.checked[id as usize].get_or_init(|| {
+        let Some(cell) = self.checked.get(id as usize) else {
+            return d;
+        };
+        let ok = *cell.get_or_init(|| {
             let Some(want) = self.want[id as usize] else {
                 return true;
             };
@@ -100,36 +131,46 @@ impl<K: AlexKey> Lazy<K> {
         self.damaged.load(Ordering::Acquire)
     }
 
-    /// The index rebuilt from the source (built by the first caller; the others wait for it).
-    fn replacement(&self) -> &Alex<K> {
-        self.replacement.get_or_init(|| rebuilt(&self.rebuild))
+    /// The index rebuilt from the source (built by one caller; the others wait for it). A
+    /// failed build leaves nothing behind: the next caller tries again.
+    fn replacement(&self) -> Result<&Alex<K>, Unavailable> {
+        if let Some(r) = self.replacement.get() {
+            return Ok(r);
+        }
+        let _one = self.building.lock();
+        if let Some(r) = self.replacement.get() {
+            return Ok(r);
+        }
+        let built = rebuilt(&self.rebuild).inspect_err(|_| *self.failed_at.lock() = Some(Instant::now()))?;
+        Ok(self.replacement.get_or_init(|| built))
     }
 
-    fn into_replacement(self) -> Alex<K> {
-        let Lazy {
-            replacement, rebuild, ..
-        } = self;
-        replacement.into_inner().unwrap_or_else(|| rebuilt(&rebuild))
+    /// The rebuilt index, by value (built now if no read built it yet); `Err` gives the
+    /// lazy state back unchanged.
+    fn into_replacement(mut self: Box<Self>) -> Result<Alex<K>, (Box<Self>, Unavailable)> {
+        if let Some(r) = self.replacement.take() {
+            return Ok(r);
+        }
+        match rebuilt(&self.rebuild) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                *self.failed_at.lock() = Some(Instant::now());
+                Err((self, e))
+            }
+        }
     }
 }
 
-/// An index built from what `rebuild` reads. If the source cannot be read either, no answer
-/// can be given that is known to be right: this panics (the image failed its checksum and the
-/// rows cannot be read; the next open tries again).
-fn rebuilt<K: AlexKey>(rebuild: &Rebuild<K>) -> Alex<K> {
-    let entries = match rebuild() {
-        Ok(e) => e,
-        Err(e) => {
-            panic!("an index image failed its checksum and the index cannot be rebuilt from its source: {e}")
-        }
-    };
-    Alex::bulk_load(&entries).unwrap_or_else(|_| {
+/// An index built from what `rebuild` reads; `Unavailable` if the source cannot be read.
+fn rebuilt<K: AlexKey>(rebuild: &Rebuild<K>) -> Result<Alex<K>, Unavailable> {
+    let entries = rebuild().map_err(Unavailable)?;
+    Ok(Alex::bulk_load(&entries).unwrap_or_else(|_| {
         let mut a = Alex::new();
         for (k, v) in entries {
             a.upsert(k, v);
         }
         a
-    })
+    }))
 }
 
 impl<K: AlexKey> Alex<K> {
@@ -146,28 +187,83 @@ impl<K: AlexKey> Alex<K> {
     /// Runs the read `f` on this index, or, if a part of its image failed its check (found by
     /// `f` itself or by anything else before `f` returned), on the index rebuilt from its
     /// source. Every read the engine makes of an index goes through this (see the module
-    /// comment); `f` may run twice.
+    /// comment); `f` may run twice. `Unavailable`: the rebuild failed (a later call retries).
     #[inline]
-    pub(crate) fn read<R>(&self, mut f: impl FnMut(&Alex<K>) -> R) -> R {
+    pub(crate) fn read<R>(&self, mut f: impl FnMut(&Alex<K>) -> R) -> Result<R, Unavailable> {
         let Some(l) = &self.lazy else {
-            return f(self);
+            return Ok(f(self));
         };
         if !l.damaged() {
             let r = f(self);
             if !l.damaged() {
-                return r;
+                return Ok(r);
             }
         }
-        f(l.replacement())
+        Ok(f(l.replacement()?))
+    }
+
+    /// Runs the write `f` on this index. On an index opened lazily, `f` checks what it touches
+    /// on its way (`Alex::touch`, `Alex::data`); if a node failed (then or before), what `f` did
+    /// here is thrown away and it runs on the index rebuilt from the source instead, which
+    /// replaces this one. `None`: the rebuild failed; nothing is applied and the index stays
+    /// damaged (a later read or write retries the rebuild).
+    pub(crate) fn write<R>(&mut self, mut f: impl FnMut(&mut Alex<K>) -> R) -> Option<R> {
+        let Some(l) = &self.lazy else {
+            return Some(f(self));
+        };
+        if !l.damaged() {
+            let r = f(self);
+            match &self.lazy {
+                Some(l) if l.damaged() => {}
+                _ => return Some(r),
+            }
+        }
+        if !self.replace_damaged() {
+            return None;
+        }
+        Some(f(self))
+    }
+
+    /// On a damaged index: replaces it by the rebuilt one (true), or leaves it as it is if
+    /// the rebuild failed (false, logged).
+    #[cold]
+    #[inline(never)]
+    fn replace_damaged(&mut self) -> bool {
+        let Some(l) = self.lazy.take() else {
+            return true;
+        };
+        match l.into_replacement() {
+            Ok(r) => {
+                *self = r;
+                true
+            }
+            Err((l, e)) => {
+                tracing::error!(error = %e, "index write not applied: the index stays damaged until it can be rebuilt");
+                self.lazy = Some(l);
+                false
+            }
+        }
+    }
+
+    /// Before a write changes or copies data node `id`: checks it if it is not yet checked.
+    /// False if it failed (the write must stop and leave the rest to `Alex::write`).
+    #[inline]
+    pub(crate) fn touch(&self, id: u32) -> bool {
+        match (&self.lazy, &self.nodes[id as usize]) {
+            (Some(l), Node::Data(d)) if !l.all_good.load(Ordering::Acquire) => {
+                !std::ptr::eq(l.gate(id, d), &l.stand_in)
+            }
+            _ => true,
+        }
     }
 
     /// This index with every data node checked (checking those left now), or the rebuilt
     /// index if one failed: for reads that walk the arena rather than the accessors
     /// (`to_image`, `check_invariants`).
-    pub(crate) fn settled(&self) -> &Alex<K> {
+    pub(crate) fn settled(&self) -> Result<&Alex<K>, Unavailable> {
         match &self.lazy {
             Some(l) if !self.check_all() => l.replacement(),
-            _ => self,
+            _ => Ok(self),
         }
     }
 
@@ -184,22 +280,14 @@ impl<K: AlexKey> Alex<K> {
         !l.damaged()
     }
 
-    /// Before a write: checks every data node left, drops the lazy state, and replaces a
-    /// damaged index by the rebuilt one.
-    #[inline]
+    /// Once the checks are over: checks every data node left, drops the lazy state, and
+    /// replaces a damaged index by the rebuilt one (or, if that cannot be built, keeps the
+    /// lazy state so that reads keep trying; logged).
     pub(crate) fn settle(&mut self) {
-        if self.lazy.is_some() {
-            self.settle_slow();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn settle_slow(&mut self) {
-        let damaged = !std::ptr::eq(self.settled(), self);
-        let l = self.lazy.take().expect("checked above");
-        if damaged {
-            *self = l.into_replacement();
+        if self.lazy.is_some() && self.check_all() {
+            self.lazy = None;
+        } else {
+            self.replace_damaged();
         }
     }
 
@@ -215,7 +303,7 @@ impl<K: AlexKey> Alex<K> {
                 return false;
             };
             if let Node::Data(d) = n {
-                if l.checked[id].get().is_none() {
+                if l.checked.get(id).is_some_and(|c| c.get().is_none()) {
                     l.gate(id as u32, d);
                     return true;
                 }
@@ -225,11 +313,16 @@ impl<K: AlexKey> Alex<K> {
     }
 
     /// Whether the lazy state is over (every data node checked, or one failed) but still
-    /// held: [`Alex::settle`] would drop it (and swap in the rebuilt index if damaged).
+    /// held: [`Alex::settle`] would drop it (and swap in the rebuilt index if damaged). False
+    /// for a while after a failed rebuild, so that the background pass does not retry at once.
     pub(crate) fn lazy_done(&self) -> bool {
-        self.lazy
-            .as_ref()
-            .is_some_and(|l| l.damaged() || l.left.load(Ordering::Acquire) == 0)
+        self.lazy.as_ref().is_some_and(|l| {
+            if l.damaged() {
+                l.failed_at.lock().is_none_or(|t| t.elapsed() >= RETRY_AFTER)
+            } else {
+                l.left.load(Ordering::Acquire) == 0
+            }
+        })
     }
 
     /// Whether data nodes of the image are still unchecked (and none failed so far).

@@ -23,7 +23,7 @@ mod tree;
 
 pub use image::{Checks, ImageError, ImageTag};
 pub use iter::Range;
-pub use lazy::Rebuild;
+pub use lazy::{Rebuild, Unavailable};
 pub use stats::AlexStats;
 
 use crate::index::mapped::{Mapping, Plain};
@@ -149,6 +149,10 @@ pub enum AlexError {
     /// The key cannot be stored (f64 NaN).
     #[error("invalid key (NaN)")]
     InvalidKey,
+    /// Part of the index's image failed its checksum and the index could not be rebuilt from
+    /// its source: nothing was changed (see `lazy.rs`).
+    #[error("index unavailable: its image is damaged and it cannot be rebuilt now")]
+    Unavailable,
 }
 
 /// Sentinel id meaning "no node".
@@ -237,8 +241,8 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return Err(AlexError::InvalidKey);
         }
-        self.settle();
-        self.insert_impl(key, payload)
+        self.write(|a| a.insert_impl(key, payload))
+            .unwrap_or(Err(AlexError::Unavailable))
     }
 
     /// Inserts or replaces; returns the old payload if the key was present.
@@ -247,13 +251,15 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
-        self.settle();
-        if let Some(old) = self.update(key, payload) {
-            return Some(old);
-        }
-        // Cannot be a duplicate: the key was just found absent.
-        let _ = self.insert_impl(key, payload);
-        None
+        self.write(|a| {
+            if let Some(old) = a.update_impl(key, payload) {
+                return Some(old);
+            }
+            // Cannot be a duplicate: the key was just found absent.
+            let _ = a.insert_impl(key, payload);
+            None
+        })
+        .flatten()
     }
 
     /// The payload of `key`, if present.
@@ -270,8 +276,14 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
-        self.settle();
+        self.write(|a| a.update_impl(key, payload)).flatten()
+    }
+
+    fn update_impl(&mut self, key: K, payload: u64) -> Option<u64> {
         let leaf = self.leaf_for(key);
+        if !self.touch(leaf) {
+            return None;
+        }
         self.data_mut(leaf).update(key, payload)
     }
 
@@ -280,8 +292,7 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
-        self.settle();
-        self.remove_impl(key)
+        self.write(|a| a.remove_impl(key)).flatten()
     }
 
     /// Ordered iterator (forward and reverse) over the keys within `r`.

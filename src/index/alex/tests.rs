@@ -147,7 +147,7 @@ fn sliding_window_of_appends_and_removals_of_the_oldest() {
 /// Writes `t` as an image to a file in `dir` and opens it again, mapped.
 fn through_image(t: &Alex<i64>, dir: &std::path::Path, keep: impl Fn(u64) -> bool) -> Alex<i64> {
     let path = dir.join("t.alex");
-    std::fs::write(&path, t.to_image([1, 2, 3, 4], keep)).unwrap();
+    std::fs::write(&path, t.to_image([1, 2, 3, 4], keep).unwrap()).unwrap();
     let map = crate::index::mapped::Mapping::open(&path).unwrap();
     let (back, tag) = Alex::from_image(map, Checks::All).unwrap();
     assert_eq!(tag, [1, 2, 3, 4]);
@@ -268,7 +268,7 @@ fn a_damaged_image_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let v: Vec<(i64, u64)> = (0..200_000i64).map(|k| (k * k, k as u64)).collect();
     let t = Alex::bulk_load(&v).unwrap();
-    let good = t.to_image([0; 4], |_| true);
+    let good = t.to_image([0; 4], |_| true).unwrap();
     let path = dir.path().join("bad.alex");
     for at in [0, 20, 130, good.len() / 2] {
         let mut b = good.clone();
@@ -307,7 +307,7 @@ fn a_lazily_checked_image_never_answers_from_a_damaged_node() {
         .collect();
     v.sort_unstable();
     let t = Alex::bulk_load(&v).unwrap();
-    let mut b = t.to_image([0; 4], |_| true);
+    let mut b = t.to_image([0; 4], |_| true).unwrap();
     // The last data node in key order, the middle of its slots.
     let last = t.leaf_for(v[v.len() - 1].0);
     let first_of_last = t.data(last).min_key;
@@ -331,14 +331,14 @@ fn a_lazily_checked_image_never_answers_from_a_damaged_node() {
     assert!(a.checks_pending());
     // Keys of the other nodes: from the image, nothing rebuilt.
     for &(k, p) in v.iter().filter(|e| e.0 < first_of_last).step_by(97) {
-        assert_eq!(a.read(|a| a.get(k)), Some(p));
+        assert_eq!(a.read(|a| a.get(k)), Ok(Some(p)));
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     // The damaged node's keys, and a scan across it: right, from the rebuilt index.
     for &(k, p) in v.iter().filter(|e| e.0 >= first_of_last).step_by(13) {
-        assert_eq!(a.read(|a| a.get(k)), Some(p));
+        assert_eq!(a.read(|a| a.get(k)), Ok(Some(p)));
     }
-    let all: Vec<(i64, u64)> = a.read(|a| a.iter().collect());
+    let all: Vec<(i64, u64)> = a.read(|a| a.iter().collect()).unwrap();
     assert_eq!(all, v);
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert!(a.lazy_done());
@@ -349,4 +349,133 @@ fn a_lazily_checked_image_never_answers_from_a_damaged_node() {
     assert_eq!(a.len(), v.len() + 1);
     a.check_invariants().unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+/// An image of 300,000 keys in 16 dense runs far apart (model nodes over several data nodes)
+/// with one byte changed in the slots of the last data node in key order, opened lazily with
+/// a source that reads `rows` (and fails while `fail` is set). Returns the index, the first
+/// key of the damaged node and the number of rebuilds so far.
+#[allow(clippy::type_complexity)]
+fn lazy_with_a_damaged_last_node(
+    dir: &std::path::Path,
+    rows: std::sync::Arc<std::sync::Mutex<std::collections::BTreeMap<i64, u64>>>,
+    fail: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (Alex<i64>, i64, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let v: Vec<(i64, u64)> = rows.lock().unwrap().iter().map(|(&k, &p)| (k, p)).collect();
+    let t = Alex::bulk_load(&v).unwrap();
+    let mut b = t.to_image([0; 4], |_| true).unwrap();
+    let last = t.leaf_for(v[v.len() - 1].0);
+    let first_of_last = t.data(last).min_key;
+    assert!(first_of_last > v[0].0, "more than one data node");
+    let rec = 128 + 112 * last as usize;
+    let off = u64::from_le_bytes(b[rec + 8..rec + 16].try_into().unwrap()) as usize;
+    let cap = u64::from_le_bytes(b[rec + 16..rec + 24].try_into().unwrap()) as usize;
+    b[off + cap * 16 / 2] ^= 0x10;
+    let path = dir.join("lazy.alex");
+    std::fs::write(&path, &b).unwrap();
+    let map = crate::index::mapped::Mapping::open(&path).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let rebuild: Rebuild<i64> = Box::new(move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        if fail.load(Ordering::SeqCst) {
+            return Err("the source cannot be read".into());
+        }
+        Ok(rows.lock().unwrap().iter().map(|(&k, &p)| (k, p)).collect())
+    });
+    let (a, _) = Alex::<i64>::from_image(map, Checks::Lazy(rebuild)).unwrap();
+    (a, first_of_last, calls)
+}
+
+fn clustered_rows() -> std::collections::BTreeMap<i64, u64> {
+    (0..300_000i64)
+        .map(|k| (((k % 16) << 58) + (k / 16) * 7, k as u64))
+        .collect()
+}
+
+/// Writes on a lazily checked image check only the nodes they touch: writes (inserts that
+/// expand and split, updates, removes) away from the damaged node leave the other nodes
+/// unchecked and build nothing; a write into the damaged node is caught by that write, which
+/// lands on the index rebuilt from the source (which holds every write stored before it).
+#[test]
+fn lazy_writes_check_only_what_they_touch() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let rows = Arc::new(Mutex::new(clustered_rows()));
+    let (mut a, first_of_last, calls) =
+        lazy_with_a_damaged_last_node(dir.path(), rows.clone(), Arc::new(AtomicBool::new(false)));
+    let mut model = rows.lock().unwrap().clone();
+    // Writes to the first run only (keys 0, 7, 14, ...: inserts fill its gaps, enough to make
+    // its nodes expand or split; every 5th existing key updated, every 11th removed).
+    for i in 0..20_000i64 {
+        let (k, p) = (i * 7 + 3, 1_000_000 + i as u64);
+        rows.lock().unwrap().insert(k, p);
+        model.insert(k, p);
+        assert_eq!(a.insert(k, p), Ok(()));
+        let old = i * 7;
+        if i % 5 == 0 && model.contains_key(&old) {
+            rows.lock().unwrap().insert(old, p);
+            assert_eq!(a.upsert(old, p), model.insert(old, p));
+        }
+        if i % 11 == 0 {
+            rows.lock().unwrap().remove(&(old + 3));
+            assert_eq!(a.remove(old + 3), model.remove(&(old + 3)));
+        }
+    }
+    let c = a.stats().counters;
+    assert!(c.expansions + c.splits_sideways + c.splits_downward > 0, "{c:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "nothing rebuilt");
+    assert!(a.checks_pending(), "the untouched nodes are still unchecked");
+    for (&k, &p) in model.range(..first_of_last).step_by(101) {
+        assert_eq!(a.read(|a| a.get(k)), Ok(Some(p)));
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // A write into the damaged node: caught by it, applied to the rebuilt index.
+    let k = *model.range(first_of_last..).next().unwrap().0;
+    rows.lock().unwrap().insert(k, 7);
+    model.insert(k, 7);
+    // The rebuilt index already holds the write's row (stored before the index write): the
+    // upsert finds its own payload there.
+    assert_eq!(a.upsert(k, 7), Some(7));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(a.lazy.is_none() && a.image.is_none());
+    let all: Vec<(i64, u64)> = a.iter().collect();
+    assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+    a.check_invariants().unwrap();
+}
+
+/// The damaged node found with a source that cannot be read (a double fault): reads say
+/// `Unavailable` and writes change nothing (no panic); each later call tries the rebuild again;
+/// once the source reads, answers are right.
+#[test]
+fn a_damaged_node_with_an_unreadable_source_is_unavailable_then_retried() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let rows = Arc::new(Mutex::new(clustered_rows()));
+    let fail = Arc::new(AtomicBool::new(true));
+    let (mut a, first_of_last, calls) = lazy_with_a_damaged_last_node(dir.path(), rows.clone(), fail.clone());
+    let model = rows.lock().unwrap().clone();
+    let (&k, &p) = model.range(first_of_last..).next().unwrap();
+    assert!(a.read(|a| a.get(k)).is_err());
+    assert!(a.read(|a| a.iter().count()).is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "each read tried the rebuild");
+    // Writes: nothing applied, the index stays damaged (the source holds the write).
+    rows.lock().unwrap().insert(5, 5);
+    assert_eq!(a.insert(5, 5), Err(AlexError::Unavailable));
+    assert_eq!(a.upsert(k, p), None);
+    assert!(a.lazy.is_some());
+    assert!(a.to_image([0; 4], |_| true).is_err());
+    assert!(a.check_invariants().is_err());
+    fail.store(false, Ordering::SeqCst);
+    assert_eq!(a.read(|a| a.get(k)), Ok(Some(p)));
+    assert_eq!(a.read(|a| a.get(5)), Ok(Some(5)));
+    let n = a.read(|a| a.iter().count()).unwrap();
+    assert_eq!(n, model.len() + 1);
+    a.settle();
+    assert!(a.lazy.is_none());
+    a.check_invariants().unwrap();
 }

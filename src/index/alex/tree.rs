@@ -214,6 +214,11 @@ impl<K: AlexKey> Alex<K> {
         let mut rounds = 0;
         loop {
             let leaf = self.leaf_for(key);
+            if !self.touch(leaf) {
+                // A node of the image that failed its check: `Alex::write` runs this again on
+                // the rebuilt index.
+                return Ok(());
+            }
             let dn = self.data_mut(leaf);
             if !dn.is_full() || rounds >= 8 {
                 if dn.is_full() {
@@ -687,6 +692,9 @@ impl<K: AlexKey> Alex<K> {
 
     pub(crate) fn remove_impl(&mut self, key: K) -> Option<u64> {
         let leaf = self.leaf_for(key);
+        if !self.touch(leaf) {
+            return None;
+        }
         let dn = self.data_mut(leaf);
         let v = dn.remove(key)?;
         if dn.should_contract() {
@@ -788,7 +796,7 @@ impl<K: AlexKey> Alex<K> {
     #[doc(hidden)]
     pub fn check_invariants(&self) -> Result<(), String> {
         // It walks the arena, not the checked accessors.
-        let this = self.settled();
+        let this = self.settled().map_err(|e| e.to_string())?;
         if !std::ptr::eq(this, self) {
             return this.check_invariants();
         }
