@@ -163,7 +163,7 @@ fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit()
     let (tx, rx) = mpsc::channel();
     let closing = db.clone();
     let t0 = Instant::now();
-    std::thread::spawn(move || {
+    let closer = std::thread::spawn(move || {
         let r = closing.close();
         let _ = tx.send((r, t0.elapsed()));
     });
@@ -175,6 +175,9 @@ fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit()
     assert!(!e.is_outcome_unknown(), "nothing reached the WAL: {e}");
     assert_eq!(e.sqlstate(), SqlState::IO_ERROR, "{e}");
     assert!(took >= limit, "ended after {took:?}, before the limit");
+    // Both handles gone before the reopen (the closing thread's clone too: it may still hold
+    // it after sending, and the open would find RocksDB's lock taken).
+    closer.join().unwrap();
     drop(db);
     // The close was not clean (no marker): the next open recovers, and nothing acknowledged is
     // missing.
