@@ -11,7 +11,7 @@ use augur::engine::BULK_COMMIT_ROWS;
 use augur::{Database, ImageCheck, Key, KeyRange, Options, SqlState};
 
 mod common;
-use common::{kv, quiet_maintenance, row};
+use common::{far_data_node, kv, quiet_maintenance, row};
 
 /// Fail points are process-wide: one test at a time.
 fn serial() -> MutexGuard<'static, ()> {
@@ -183,29 +183,6 @@ fn a_write_stalled_during_close_is_ended_with_a_definite_error_after_the_limit()
     // missing.
     let db = Database::open(dir.path(), o).unwrap();
     check(&db, -1..100);
-}
-
-/// The byte offset of the middle of the slot array of the last data node holding keys (in key
-/// order) of the index image `image`, and that node's key range (the image's layout as
-/// `tests/index_image.rs`'s `far_data_node` reads it: 128-byte header with the node count at
-/// 24; 112-byte directory records: kind at 0 (2 = data), slots offset at 8, capacity at 16,
-/// min and max key at 72 and 80).
-fn far_data_node(image: &[u8]) -> (usize, i64, i64) {
-    let u64_at = |at: usize| u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
-    let mut best: Option<(i64, usize, i64)> = None;
-    for id in 0..u64_at(24) as usize {
-        let r = 128 + 112 * id;
-        if u32::from_le_bytes(image[r..r + 4].try_into().unwrap()) != 2 {
-            continue;
-        }
-        let (off, cap) = (u64_at(r + 8) as usize, u64_at(r + 16) as usize);
-        let (min, max) = (u64_at(r + 72) as i64, u64_at(r + 80) as i64);
-        if best.is_none_or(|b| min > b.0) && min < max {
-            best = Some((min, off + cap * 16 / 2, max));
-        }
-    }
-    let (min, at, max) = best.expect("a data node holding keys");
-    (at, min, max)
 }
 
 /// A double fault: a data node of the index image fails its checksum on first touch, and the

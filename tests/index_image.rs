@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use augur::{ColumnDef, DataType, Database, ImageCheck, Key, KeyRange, Options, TableDef, Value};
 
+mod common;
+use common::far_data_node;
+
 fn opts() -> Options {
     Options {
         maintenance_interval: Duration::from_millis(10),
@@ -401,30 +404,6 @@ fn a_dense_replay_copies_the_image_first_and_a_sparse_one_does_not() {
     assert!(!db.stats().recovered_unclean);
     check(&db, &model);
     db.close().unwrap();
-}
-
-/// A data node of `image` far from the root (the last leaf holding keys, in key order), by
-/// the image's directory (`index::alex::image`: 128-byte header with the node count at 24;
-/// 112-byte records: kind at 0 (2 = data), slots offset at 8, capacity at 16, min and max key
-/// at 72 and 80): the byte offset of the middle of its slot array, and its key range.
-fn far_data_node(image: &[u8]) -> (usize, i64, i64) {
-    let u64_at = |at: usize| u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
-    let nodes = u64_at(24) as usize;
-    // (min key, middle of the slots, max key)
-    let mut best: Option<(i64, usize, i64)> = None;
-    for id in 0..nodes {
-        let r = 128 + 112 * id;
-        if u32::from_le_bytes(image[r..r + 4].try_into().unwrap()) != 2 {
-            continue;
-        }
-        let (off, cap) = (u64_at(r + 8) as usize, u64_at(r + 16) as usize);
-        let (min, max) = (u64_at(r + 72) as i64, u64_at(r + 80) as i64);
-        if best.is_none_or(|b| min > b.0) && min < max {
-            best = Some((min, off + cap * 16 / 2, max));
-        }
-    }
-    let (min, at, max) = best.expect("a data node holding keys");
-    (at, min, max)
 }
 
 /// A database with 300,000 keys in 16 dense runs far apart (so that the index is model nodes

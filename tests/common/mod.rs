@@ -1,6 +1,7 @@
 //! Helpers shared by test binaries: the storage-fault tests' (disk_faults, failpoints,
 //! durable_wal) one-table schema and its rows, and the `(k int8, v int8)` table of the engine
-//! tests. Each binary uses some of them.
+//! tests, and where an index image keeps a data node far from the root. Each binary uses
+//! some of them.
 #![allow(dead_code)]
 
 use std::time::Duration;
@@ -48,4 +49,28 @@ pub fn int_pair_table(name: &str) -> TableDef {
         &["k"],
     )
     .unwrap()
+}
+
+/// A data node of `image` far from the root (the last leaf holding keys, in key order), by
+/// the image's directory (`index::alex::image`: 128-byte header with the node count at 24;
+/// 112-byte records: kind at 0 (2 = data), slots offset at 8, capacity at 16, min and max key
+/// at 72 and 80): the byte offset of the middle of its slot array, and its key range.
+pub fn far_data_node(image: &[u8]) -> (usize, i64, i64) {
+    let u64_at = |at: usize| u64::from_le_bytes(image[at..at + 8].try_into().unwrap());
+    let nodes = u64_at(24) as usize;
+    // (min key, middle of the slots, max key)
+    let mut best: Option<(i64, usize, i64)> = None;
+    for id in 0..nodes {
+        let r = 128 + 112 * id;
+        if u32::from_le_bytes(image[r..r + 4].try_into().unwrap()) != 2 {
+            continue;
+        }
+        let (off, cap) = (u64_at(r + 8) as usize, u64_at(r + 16) as usize);
+        let (min, max) = (u64_at(r + 72) as i64, u64_at(r + 80) as i64);
+        if best.is_none_or(|b| min > b.0) && min < max {
+            best = Some((min, off + cap * 16 / 2, max));
+        }
+    }
+    let (min, at, max) = best.expect("a data node holding keys");
+    (at, min, max)
 }

@@ -604,16 +604,8 @@ impl Binder<'_> {
                     ));
                 }
                 // A character(n) operand keeps its blanks here (PostgreSQL's bpcharlike).
-                let x = if xt == Ty::Bpchar {
-                    x
-                } else {
-                    self.coerce(x, xt, Ty::Text)?
-                };
-                let p = if pt == Ty::Bpchar {
-                    p
-                } else {
-                    self.coerce(p, pt, Ty::Text)?
-                };
+                let x = self.text_keeping_blanks(x, xt)?;
+                let p = self.text_keeping_blanks(p, pt)?;
                 let esc = match escape_char {
                     Some(c) => Some(Box::new(self.bind_expr(c, scope)?.0)),
                     None => None,

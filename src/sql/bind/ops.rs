@@ -7,6 +7,16 @@ use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{Expr, Func, Ty};
 
 impl Binder<'_> {
+    /// A text operand of a pattern match: a `character(n)` value as it is (with its blanks,
+    /// as PostgreSQL's bpchar pattern operators read it), any other text type as `text`.
+    pub(super) fn text_keeping_blanks(&mut self, e: Expr, t: Ty) -> Result<Expr> {
+        if t == Ty::Bpchar {
+            Ok(e)
+        } else {
+            self.coerce(e, t, Ty::Text)
+        }
+    }
+
     /// jsonb's operators: `->` (a field by text key or an element by integer index, as jsonb),
     /// `->>` (the same as text), `#>` / `#>>` (by a path, `text[]`), `@>` / `<@` (containment),
     /// `?` (a key or string element), `?|` / `?&` (any / all of a `text[]` of keys), `||`
@@ -103,16 +113,8 @@ impl Binder<'_> {
             ));
         }
         // A character(n) operand keeps its blanks here (PostgreSQL's bpcharregexeq).
-        let x = if xt == Ty::Bpchar {
-            x
-        } else {
-            self.coerce(x, xt, Ty::Text)?
-        };
-        let p = if pt == Ty::Bpchar {
-            p
-        } else {
-            self.coerce(p, pt, Ty::Text)?
-        };
+        let x = self.text_keeping_blanks(x, xt)?;
+        let p = self.text_keeping_blanks(p, pt)?;
         let f = if ci { Func::RegexIMatch } else { Func::RegexMatch };
         let m = Expr::Func(f, vec![x, p], Ty::Bool);
         Ok((if not { Expr::Not(Box::new(m)) } else { m }, Ty::Bool))
