@@ -13,7 +13,7 @@ use rocksdb::WriteBatch;
 
 use super::gc::GcItem;
 use super::{Database, Inner};
-use crate::error::{Error, Result, SqlState};
+use crate::error::{Error, Result};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
 use crate::store::{row_key, CF_META};
 use crate::types::codec::{encode_version, set_version_prev};
@@ -58,7 +58,7 @@ impl Database {
                 batch.keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             }
             if batch.keyed.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(duplicate(&def.name, def.pkey_name.as_deref()));
+                return Err(super::catalog::unique_violation(&def.pkey_constraint()));
             }
         } else {
             let rows: Vec<Row> = rows.map(|r| def.check_row(r)).collect::<Result<_>>()?;
@@ -97,17 +97,6 @@ impl Encoded {
     }
 }
 
-fn duplicate(table: &str, pkey: Option<&str>) -> Error {
-    Error::new(
-        SqlState::UNIQUE_VIOLATION,
-        format!(
-            "duplicate key value violates unique constraint \"{}\"",
-            pkey.map(str::to_string)
-                .unwrap_or_else(|| format!("{table}_pkey"))
-        ),
-    )
-}
-
 fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result<u64> {
     db.check_open()?;
     let Encoded { keyed, bytes } = batch;
@@ -132,7 +121,7 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
                 Some(p) => {
                     if db.resolve(t.id, p, latest)?.is_some() {
                         let def = t.def();
-                        return Err(duplicate(&def.name, def.pkey_name.as_deref()));
+                        return Err(super::catalog::unique_violation(&def.pkey_constraint()));
                     }
                     prevs.push(p);
                 }

@@ -428,20 +428,44 @@ impl TableDef {
             .iter()
             .map(|&i| self.columns.get(i).map_or("?", |c| c.name.as_str()))
             .collect();
-        let vals: Vec<String> = cols
-            .iter()
-            .map(|&i| self.value_at(row, i).to_text().unwrap_or_else(|| "null".into()))
-            .collect();
-        format!("Key ({})=({})", names.join(", "), vals.join(", "))
+        let vals = value_list(cols.iter().map(|&i| self.value_at(row, i)));
+        format!("Key ({})=({vals})", names.join(", "))
     }
+
+    /// The primary key's constraint name (`<table>_pkey` unless one was given).
+    pub fn pkey_constraint(&self) -> String {
+        self.pkey_name
+            .clone()
+            .unwrap_or_else(|| format!("{}_pkey", self.name))
+    }
+
+    /// 23505 for `row`, whose columns `cols` repeat a value unique constraint `constraint`
+    /// already holds, with PostgreSQL's DETAIL (`Key (k)=(1) already exists.`).
+    pub fn unique_violation(&self, constraint: &str, cols: &[usize], row: &[Value]) -> Error {
+        unique_violation(constraint).with_detail(format!("{} already exists.", self.key_detail(cols, row)))
+    }
+}
+
+/// 23505 for unique constraint `constraint`, without the values (see
+/// [`TableDef::unique_violation`]).
+pub fn unique_violation(constraint: &str) -> Error {
+    Error::new(
+        SqlState::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{constraint}\""),
+    )
+}
+
+/// Values as a DETAIL lists them: `1, null, x`.
+pub fn value_list<V: std::borrow::Borrow<Value>>(vals: impl IntoIterator<Item = V>) -> String {
+    let vals: Vec<String> = vals
+        .into_iter()
+        .map(|v| v.borrow().to_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    vals.join(", ")
 }
 
 /// PostgreSQL's DETAIL for a row that breaks a NOT NULL or CHECK constraint: `Failing row
 /// contains (1, null, x).`
 pub fn failing_row(row: &[Value]) -> String {
-    let vals: Vec<String> = row
-        .iter()
-        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
-        .collect();
-    format!("Failing row contains ({}).", vals.join(", "))
+    format!("Failing row contains ({}).", value_list(row))
 }

@@ -378,14 +378,10 @@ impl ForeignKey<'_> {
 
     /// 23503 for the parent values `v` a child row still references.
     fn violation(&self, v: &[Value]) -> Error {
-        let vals: Vec<String> = v
-            .iter()
-            .map(|x| x.to_text().unwrap_or_else(|| "null".into()))
-            .collect();
         let detail = format!(
             "Key ({})=({}) is still referenced from table \"{}\".",
             self.fk.parent_columns.join(", "),
-            vals.join(", "),
+            super::catalog::value_list(v),
             self.cdef.name
         );
         parent_violation(&self.pdef.name, &self.fk.name, &self.cdef.name).with_detail(detail)

@@ -205,13 +205,7 @@ impl Transaction {
                         }
                     }
                     if taken || !seen[x].insert(v) {
-                        earliest(&mut err, *i, || {
-                            Error::new(
-                                SqlState::UNIQUE_VIOLATION,
-                                format!("duplicate key value violates unique constraint \"{}\"", idx.name),
-                            )
-                            .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, r)))
-                        });
+                        earliest(&mut err, *i, || def.unique_violation(&idx.name, &idx.columns, r));
                         break 'rows;
                     }
                 }

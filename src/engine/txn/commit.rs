@@ -280,8 +280,7 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
                 continue;
             };
             if mine.insert(v.clone(), k).is_some() {
-                return Err(unique_err(&idx.name)
-                    .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, row))));
+                return Err(def.unique_violation(&idx.name, &idx.columns, row));
             }
             for k2 in sec[i].candidates(Bound::Included(&v), Bound::Included(&v)) {
                 if &k2 == k || ops.contains_key(&k2) {
@@ -292,10 +291,7 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
                     if p & TOMBSTONE == 0 {
                         let ver = db.fetch(t.id, p)?;
                         if ver.row.as_ref().and_then(|r| def.index_value(idx, r)).as_ref() == Some(&v) {
-                            return Err(unique_err(&idx.name).with_detail(format!(
-                                "{} already exists.",
-                                def.key_detail(&idx.columns, row)
-                            )));
+                            return Err(def.unique_violation(&idx.name, &idx.columns, row));
                         }
                     }
                 }
@@ -303,11 +299,4 @@ fn check_unique_committed(db: &Inner, t: &Table, ops: &BTreeMap<Key, Pending>) -
         }
     }
     Ok(())
-}
-
-fn unique_err(name: &str) -> Error {
-    Error::new(
-        SqlState::UNIQUE_VIOLATION,
-        format!("duplicate key value violates unique constraint \"{name}\""),
-    )
 }

@@ -57,17 +57,7 @@ impl Transaction {
 
     pub(super) fn duplicate_key(t: &Table, row: &[Value]) -> Error {
         let def = t.def();
-        let detail = format!("{} already exists.", def.key_detail(&def.primary_key, row));
-        Error::new(
-            SqlState::UNIQUE_VIOLATION,
-            format!(
-                "duplicate key value violates unique constraint \"{}\"",
-                def.pkey_name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}_pkey", def.name))
-            ),
-        )
-        .with_detail(detail)
+        def.unique_violation(&def.pkey_constraint(), &def.primary_key, row)
     }
 
     /// Checks unique secondary indexes for `row` (with key `key`) against what this transaction sees.
@@ -85,11 +75,7 @@ impl Transaction {
                 .into_iter()
                 .any(|(k, _)| &k != key);
             if conflict {
-                return Err(Error::new(
-                    SqlState::UNIQUE_VIOLATION,
-                    format!("duplicate key value violates unique constraint \"{}\"", idx.name),
-                )
-                .with_detail(format!("{} already exists.", def.key_detail(&idx.columns, row))));
+                return Err(def.unique_violation(&idx.name, &idx.columns, row));
             }
         }
         Ok(())

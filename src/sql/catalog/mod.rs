@@ -91,10 +91,7 @@ pub fn indexes_of(t: &AnyTable, def: &TableDef) -> Vec<IndexInfo> {
     let mut v = Vec::new();
     if def.has_primary_key() {
         v.push(IndexInfo {
-            name: def
-                .pkey_name
-                .clone()
-                .unwrap_or_else(|| format!("{}_pkey", def.name)),
+            name: def.pkey_constraint(),
             oid: base + 1,
             columns: def.primary_key.clone(),
             unique: true,
