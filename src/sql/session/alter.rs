@@ -7,7 +7,7 @@
 use sqlparser::ast as A;
 use sqlparser::tokenizer::Token;
 
-use super::{now_micros, Session};
+use super::Session;
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
 use crate::engine::fk;
 use crate::engine::{ColumnDef, IndexDef, TableDef};
@@ -365,7 +365,7 @@ impl Session {
             .collect::<Result<_>>()?;
         let stop = self.interrupt();
         let tx = self.db.begin();
-        let ex = Exec::new(&tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
+        let ex = Exec::new(&tx, &[], &[], self.clock(), &stop);
         let cx = ex.ctx();
         let names: Vec<String> = new.columns.iter().map(|c| c.name.clone()).collect();
         let check = |row: &[Value]| -> Result<()> {
@@ -548,7 +548,7 @@ impl Session {
             }
             let stop = self.interrupt();
             let tx = self.db.begin();
-            let ex = Exec::new(&tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
+            let ex = Exec::new(&tx, &[], &[], self.clock(), &stop);
             let v = assign(e.eval(&[], &ex.ctx())?, ty, &cname)?;
             col.missing = Some(v).filter(|v| !v.is_null());
         }

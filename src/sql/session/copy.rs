@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use sqlparser::ast as A;
 
-use super::{now_micros, Session};
+use super::Session;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{Interrupt, StatementWrites, TableDef};
@@ -157,7 +157,7 @@ impl Session {
             checks: &checks,
         };
         let stop = self.interrupt();
-        let now = crate::sql::exec::Clock::at(now_micros());
+        let now = self.clock();
         self.with_tx(|tx, db| {
             tx.set_interrupt(stop.clone());
             let r = (|| {
