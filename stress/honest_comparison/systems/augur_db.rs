@@ -7,7 +7,7 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use augur::{
     ColumnDef, DataType, Database, Key, KeyRange, Options, RowRef, Session, StatementResult, Table, TableDef,
     Value, ValueRef,
@@ -214,13 +214,19 @@ impl System for AugurApi {
 
 pub struct AugurSql {
     api: AugurApi,
+    /// The session and its statements; None while the database is closed (a session holds the
+    /// database open).
+    sql: Option<SqlSide>,
+    sync: bool,
+}
+
+struct SqlSide {
     s: Session,
     p_get: Arc<augur::sql::Prepared>,
     p_range: Arc<augur::sql::Prepared>,
     p_update: Arc<augur::sql::Prepared>,
     p_delete: Arc<augur::sql::Prepared>,
     p_insert: Arc<augur::sql::Prepared>,
-    sync: bool,
 }
 
 /// Rows per `Session::copy_in` call of the COPY load (one transaction block around all calls).
@@ -229,6 +235,21 @@ const COPY_CHUNK_ROWS: usize = 65_536;
 /// Lowercase hex digits: the bytea text of a COPY is made a byte at a time inside the timed
 /// span, so by table lookup rather than a formatter call per byte.
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+impl SqlSide {
+    /// A new session on `db` and its prepared statements.
+    fn new(db: Database) -> Result<SqlSide> {
+        let mut s = Session::new(db);
+        Ok(SqlSide {
+            p_get: s.prepare("SELECT v FROM t WHERE k = $1")?,
+            p_range: s.prepare("SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2")?,
+            p_update: s.prepare("UPDATE t SET v = $2 WHERE k = $1")?,
+            p_delete: s.prepare("DELETE FROM t WHERE k = $1")?,
+            p_insert: s.prepare("INSERT INTO t (k, v) VALUES ($1, $2)")?,
+            s,
+        })
+    }
+}
 
 impl AugurSql {
     pub fn create(path: &Path, opts: Options) -> Result<Self> {
@@ -242,26 +263,18 @@ impl AugurSql {
             t: Some(t),
             warm_wait_ms: 0.0,
         };
-        let mut s = Session::new(db);
-        let p_get = s.prepare("SELECT v FROM t WHERE k = $1")?;
-        let p_range = s.prepare("SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2")?;
-        let p_update = s.prepare("UPDATE t SET v = $2 WHERE k = $1")?;
-        let p_delete = s.prepare("DELETE FROM t WHERE k = $1")?;
-        let p_insert = s.prepare("INSERT INTO t (k, v) VALUES ($1, $2)")?;
         Ok(AugurSql {
             api,
-            s,
-            p_get,
-            p_range,
-            p_update,
-            p_delete,
-            p_insert,
+            sql: Some(SqlSide::new(db)?),
             sync: true,
         })
     }
+    fn sql(&mut self) -> Result<&mut SqlSide> {
+        self.sql.as_mut().context("augur sql: the database is closed")
+    }
     fn set_sync(&mut self, sync: bool) -> Result<()> {
         if sync != self.sync {
-            self.s.execute(
+            self.sql()?.s.execute(
                 if sync {
                     "SET synchronous_commit = on"
                 } else {
@@ -284,8 +297,9 @@ impl System for AugurSql {
         // PostgreSQL's text format (bytea as \\x hex), made here and handed over in chunks,
         // all inside one transaction block so the load commits (durably) once.
         self.set_sync(true)?;
-        self.s.execute("BEGIN", &[])?;
-        let st = match self.s.execute("COPY t (k, v) FROM STDIN", &[])?.pop() {
+        let s = &mut self.sql()?.s;
+        s.execute("BEGIN", &[])?;
+        let st = match s.execute("COPY t (k, v) FROM STDIN", &[])?.pop() {
             Some(StatementResult::CopyIn(st)) => st,
             other => bail!("COPY did not ask for data: {other:?}"),
         };
@@ -303,27 +317,32 @@ impl System for AugurSql {
                 }
                 text.push('\n');
             }
-            let n = self.s.copy_in(&st, text.as_bytes())?;
+            let n = s.copy_in(&st, text.as_bytes())?;
             if n != chunk.len() as u64 {
                 bail!("COPY loaded {n} of {} rows", chunk.len());
             }
         }
-        self.s.execute("COMMIT", &[])?;
+        s.execute("COMMIT", &[])?;
         Ok(())
     }
     fn close(&mut self) -> Result<()> {
-        // Between repeated loads; the SQL cells are not reopened.
+        // The session and its statements hold the database open: they go first.
+        self.sql = None;
         self.api.close()
     }
-    fn reopen(&mut self, _probe: u64) -> Result<()> {
-        bail!("reopen is measured on the API layer only")
+    fn reopen(&mut self, probe: u64) -> Result<()> {
+        self.api.reopen(probe)?;
+        self.sql = Some(SqlSide::new(self.api.db().clone())?);
+        self.sync = true;
+        Ok(())
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
         // Rows lent (`query_prepared_with`), as rusqlite's `get_ref` lends SQLite's: one copy,
         // into `out`, as on the other sides.
-        let p = self.p_get.clone();
+        let q = self.sql()?;
+        let p = q.p_get.clone();
         let mut bad = None;
-        let n = self.s.query_prepared_with(&p, &[Value::Int(ik(k))], |vals| {
+        let n = q.s.query_prepared_with(&p, &[Value::Int(ik(k))], |vals| {
             match vals.first() {
                 Some(ValueRef::Bytes(b)) => out.extend_from_slice(b),
                 other => bad = Some(format!("{other:?}")),
@@ -336,19 +355,19 @@ impl System for AugurSql {
         Ok(n > 0)
     }
     fn range(&mut self, k: u64, n: usize, keys: &mut Vec<u64>, vals: &mut Vec<u8>) -> Result<()> {
-        let p = self.p_range.clone();
+        let q = self.sql()?;
+        let p = q.p_range.clone();
         let mut bad = None;
-        self.s
-            .query_prepared_with(&p, &[Value::Int(ik(k)), Value::Int(n as i64)], |row| {
-                match row {
-                    [ValueRef::Int(i), ValueRef::Bytes(b)] => {
-                        keys.push(uk(*i));
-                        vals.extend_from_slice(b);
-                    }
-                    other => bad = Some(format!("{other:?}")),
+        q.s.query_prepared_with(&p, &[Value::Int(ik(k)), Value::Int(n as i64)], |row| {
+            match row {
+                [ValueRef::Int(i), ValueRef::Bytes(b)] => {
+                    keys.push(uk(*i));
+                    vals.extend_from_slice(b);
                 }
-                Ok(())
-            })?;
+                other => bad = Some(format!("{other:?}")),
+            }
+            Ok(())
+        })?;
         if let Some(b) = bad {
             bail!("unexpected row {b}");
         }
@@ -356,22 +375,24 @@ impl System for AugurSql {
     }
     fn update(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
         self.set_sync(sync)?;
-        let p = self.p_update.clone();
-        let r = self
-            .s
-            .execute_prepared(&p, &[Value::Int(ik(k)), Value::Bytes(v.to_vec())])?;
+        let q = self.sql()?;
+        let p = q.p_update.clone();
+        let r =
+            q.s.execute_prepared(&p, &[Value::Int(ik(k)), Value::Bytes(v.to_vec())])?;
         Ok(r.count() == 1)
     }
     fn delete(&mut self, k: u64, sync: bool) -> Result<bool> {
         self.set_sync(sync)?;
-        let p = self.p_delete.clone();
-        let r = self.s.execute_prepared(&p, &[Value::Int(ik(k))])?;
+        let q = self.sql()?;
+        let p = q.p_delete.clone();
+        let r = q.s.execute_prepared(&p, &[Value::Int(ik(k))])?;
         Ok(r.count() == 1)
     }
     fn insert(&mut self, k: u64, v: &[u8], sync: bool) -> Result<bool> {
         self.set_sync(sync)?;
-        let p = self.p_insert.clone();
-        match self
+        let q = self.sql()?;
+        let p = q.p_insert.clone();
+        match q
             .s
             .execute_prepared(&p, &[Value::Int(ik(k)), Value::Bytes(v.to_vec())])
         {
