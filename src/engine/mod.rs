@@ -68,7 +68,7 @@ pub use view::ViewDef;
 
 use crate::error::{Error, Result, SqlState};
 use crate::store::{Store, CF_META};
-use crate::types::{Key, Row};
+use crate::types::{Key, Row, RowRef};
 use cache::RowCache;
 pub(crate) use lifecycle::sweep_fails;
 use lifecycle::{
@@ -238,6 +238,38 @@ impl Database {
     /// [`Transaction::set_isolation`]).
     pub fn begin(&self) -> Transaction {
         Transaction::new(self.core.cur.load_full())
+    }
+
+    /// Reads the row with primary key `key` (for tables without a primary key: its row
+    /// identity) as of now, outside any transaction, and lends it to `f` in place; `None` when
+    /// there is no such row. What `begin()` then [`Transaction::get_with`] returns, without a
+    /// transaction's set-up: an autocommit read (the SQL layer's point SELECT outside a
+    /// transaction block reads this way).
+    ///
+    /// ```
+    /// # use augur::{Database, Options, TableDef, ColumnDef, DataType, Value, Key, ValueRef};
+    /// # let dir = tempfile::tempdir()?;
+    /// let db = Database::open(dir.path(), Options::default())?;
+    /// let t = db.create_table(TableDef::new("kv", vec![
+    ///     ColumnDef::new("k", DataType::Int8),
+    ///     ColumnDef::new("v", DataType::Int8),
+    /// ], &["k"])?)?;
+    /// db.insert("kv", vec![Value::Int(7), Value::Int(70)])?;
+    /// let v = db.get_with(&t, &Key::Int(7), |row| matches!(row.get(1), Ok(Some(ValueRef::Int(70)))))?;
+    /// assert_eq!(v, Some(true));
+    /// assert_eq!(db.get_with(&t, &Key::Int(8), |_| ())?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn get_with<R>(&self, t: &Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+        let inner = self.core.cur.load();
+        inner.check_open()?;
+        if t.is_dropped() {
+            return Err(txn::table_gone(&inner, u64::MAX, t));
+        }
+        // The snapshot is registered for the read, as a transaction's is, so that old
+        // versions it may follow are not collected under it.
+        let snapshot = SnapshotGuard::new(&inner);
+        txn::read_stored(&inner, t, key, snapshot.0, f)
     }
 
     /// Runs `f` in a transaction and commits it; rolls back if `f` fails.
@@ -579,5 +611,21 @@ impl Inner {
         self.versions_since_ckpt.store(0, Ordering::Release);
         self.stats.lock().checkpoints += 1;
         Ok(())
+    }
+}
+
+/// A snapshot registered for one read outside a transaction ([`Database::get_with`]); ends
+/// when dropped.
+struct SnapshotGuard<'a>(u64, &'a Inner);
+
+impl<'a> SnapshotGuard<'a> {
+    fn new(db: &'a Inner) -> SnapshotGuard<'a> {
+        SnapshotGuard(db.begin_snapshot(), db)
+    }
+}
+
+impl Drop for SnapshotGuard<'_> {
+    fn drop(&mut self) {
+        self.1.end_snapshot(self.0);
     }
 }

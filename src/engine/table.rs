@@ -137,6 +137,12 @@ impl Table {
         self.def.read().clone()
     }
 
+    /// Whether `d` is the current definition (as `Arc::ptr_eq(&def(), d)`, without the clone).
+    #[inline]
+    pub fn has_def(&self, d: &Arc<TableDef>) -> bool {
+        Arc::ptr_eq(&self.def.read(), d)
+    }
+
     pub(crate) fn set_def(&self, def: TableDef) {
         // The padding first: a reader that sees the new width finds values for it.
         *self.missing.write() = Arc::new(def.missing_values());

@@ -100,6 +100,12 @@ impl Engine for AnyEngine {
         engine!(self, e => Engine::begin(e).into())
     }
     #[inline]
+    fn get_with<R>(&self, t: &AnyTable, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+        match (self, t) {
+            (AnyEngine::Local(e), AnyTable::Local(t)) => Engine::get_with(e, t, key, f),
+        }
+    }
+    #[inline]
     fn table(&self, name: &str) -> Result<AnyTable> {
         engine!(self, e => Engine::table(e, name).map(Into::into))
     }
@@ -206,6 +212,10 @@ impl EngineTable for AnyTable {
     #[inline]
     fn def(&self) -> Arc<TableDef> {
         table!(self, t => EngineTable::def(t))
+    }
+    #[inline]
+    fn has_def(&self, d: &Arc<TableDef>) -> bool {
+        table!(self, t => EngineTable::has_def(t, d))
     }
     fn name(&self) -> String {
         table!(self, t => EngineTable::name(t))

@@ -26,6 +26,10 @@ impl Engine for Database {
         Database::begin(self)
     }
     #[inline]
+    fn get_with<R>(&self, t: &Arc<Table>, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+        Database::get_with(self, t, key, f)
+    }
+    #[inline]
     fn table(&self, name: &str) -> Result<Arc<Table>> {
         Database::table(self, name)
     }
@@ -132,6 +136,10 @@ impl EngineTable for Arc<Table> {
     #[inline]
     fn def(&self) -> Arc<TableDef> {
         Table::def(self)
+    }
+    #[inline]
+    fn has_def(&self, d: &Arc<TableDef>) -> bool {
+        Table::has_def(self, d)
     }
     fn name(&self) -> String {
         Table::name(self)

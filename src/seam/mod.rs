@@ -73,6 +73,9 @@ pub trait Engine: Clone + Send + Sync + 'static {
 
     /// A new transaction, under snapshot isolation until [`EngineTxn::set_isolation`].
     fn begin(&self) -> Self::Txn;
+    /// The row of `t` with primary key `key` as of now, outside any transaction (an autocommit
+    /// read), lent to `f`; `None` when there is none.
+    fn get_with<R>(&self, t: &Self::Table, key: &Key, f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>>;
     /// The table named `name` (42P01 if none).
     fn table(&self, name: &str) -> Result<Self::Table>;
     /// Every table, ordered by name.
@@ -176,6 +179,8 @@ pub(crate) trait StatementWrites: EngineTxn {
 /// One incarnation of a table (see the contract above): cheap to clone.
 pub trait EngineTable: Clone + Send + Sync + 'static {
     fn def(&self) -> Arc<TableDef>;
+    /// Whether `d` is the current definition (a prepared plan's check, without a clone).
+    fn has_def(&self, d: &Arc<TableDef>) -> bool;
     fn name(&self) -> String;
     /// Whether DROP, TRUNCATE or a rebuild replaced this incarnation (plans re-check it).
     fn is_dropped(&self) -> bool;

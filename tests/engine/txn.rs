@@ -499,3 +499,84 @@ proptest! {
         prop_assert_eq!(db.verify_integrity().unwrap(), committed.len());
     }
 }
+
+/// `Database::get_with`, the read outside a transaction: the newest committed row, never a
+/// pending write of an open transaction, while an older snapshot still reads its own versions
+/// (the autocommit read's snapshot registers and ends without disturbing them), through
+/// commits, deletes, garbage collection and a checkpoint; and a clear error for a dropped table.
+#[test]
+fn autocommit_reads_see_the_newest_committed_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), opts()).unwrap();
+    kv_table(&db, "t");
+    let t = db.table("t").unwrap();
+    let read = |k: i64| {
+        db.get_with(&t, &Key::Int(k), |row| match row.get(1) {
+            Ok(Some(augur::ValueRef::Int(v))) => v,
+            other => panic!("unexpected {other:?}"),
+        })
+        .unwrap()
+    };
+    let mut model: BTreeMap<i64, i64> = BTreeMap::new();
+    db.transaction(|tx| {
+        for k in 0..300 {
+            tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+            model.insert(k, k);
+        }
+        Ok(())
+    })
+    .unwrap();
+    let old = db.begin();
+    let old_model = model.clone();
+    let mut pending = db.begin();
+    pending
+        .update("t", &Key::Int(5), vec![Value::Int(5), Value::Int(-5)])
+        .unwrap();
+    pending
+        .insert("t", vec![Value::Int(1000), Value::Int(1)])
+        .unwrap();
+    for round in 0..6i64 {
+        db.transaction(|tx| {
+            for k in (round..300).step_by(7) {
+                if k == 5 {
+                    continue; // locked by `pending`
+                }
+                if (k + round) % 3 == 0 {
+                    tx.delete("t", &Key::Int(k))?;
+                    model.remove(&k);
+                } else if let Some(v) = model.get_mut(&k) {
+                    tx.update("t", &Key::Int(k), vec![Value::Int(k), Value::Int(k * 10 + round)])?;
+                    *v = k * 10 + round;
+                } else {
+                    tx.insert("t", vec![Value::Int(k), Value::Int(round)])?;
+                    model.insert(k, round);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+        db.collect_garbage().unwrap();
+        if round == 3 {
+            db.checkpoint().unwrap();
+        }
+        for k in -1..=300 {
+            assert_eq!(read(k), model.get(&k).copied(), "key {k}, round {round}");
+        }
+        assert_eq!(read(1000), None, "a pending insert is not read");
+        for k in 0..300 {
+            let seen = old.get("t", &Key::Int(k)).unwrap().map(|r| r[1].clone());
+            assert_eq!(
+                seen,
+                old_model.get(&k).map(|&v| Value::Int(v)),
+                "old snapshot, key {k}"
+            );
+        }
+    }
+    pending.commit().unwrap();
+    assert_eq!(read(5), Some(-5));
+    assert_eq!(read(1000), Some(1));
+    drop(old);
+    db.drop_table("t", false).unwrap();
+    let e = db.get_with(&t, &Key::Int(1), |_| ()).unwrap_err();
+    assert_eq!(e.sqlstate(), SqlState::UNDEFINED_TABLE);
+}

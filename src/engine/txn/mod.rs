@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 pub use batch::BatchError;
+pub(crate) use read::read_stored;
 
 use super::catalog::TableDef;
 use super::gc::GcItem;
@@ -490,17 +491,7 @@ impl Transaction {
 
     #[cold]
     fn table_gone(&self, t: &Table) -> Error {
-        if let Some(e) = self.db.retired_error(self.id) {
-            return e;
-        }
-        let name = t.name();
-        if self.db.table(&name).is_ok() {
-            return Error::new(
-                SqlState::SERIALIZATION_FAILURE,
-                format!("could not serialize access: relation \"{name}\" was replaced while this statement ran; retry it"),
-            );
-        }
-        Error::undefined_table(&name)
+        table_gone(&self.db, self.id, t)
     }
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
@@ -600,4 +591,21 @@ impl Transaction {
             )
         })
     }
+}
+
+/// The error for a read or write of table `t` after it was dropped or replaced, by
+/// transaction `txn` of `db` (see [`Transaction::check_table`]).
+#[cold]
+pub(crate) fn table_gone(db: &Inner, txn: u64, t: &Table) -> Error {
+    if let Some(e) = db.retired_error(txn) {
+        return e;
+    }
+    let name = t.name();
+    if db.table(&name).is_ok() {
+        return Error::new(
+            SqlState::SERIALIZATION_FAILURE,
+            format!("could not serialize access: relation \"{name}\" was replaced while this statement ran; retry it"),
+        );
+    }
+    Error::undefined_table(&name)
 }

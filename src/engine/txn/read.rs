@@ -5,6 +5,36 @@ use std::collections::btree_map;
 
 use super::*;
 
+/// The stored row with primary key `key` as `snapshot` sees it, lent to `f` in place; `None`
+/// when there is none. The part of a point read after the transaction's own writes
+/// ([`Transaction::get_with`]), and all of one outside a transaction
+/// ([`crate::Database::get_with`]).
+#[inline]
+pub(crate) fn read_stored<R>(
+    db: &Inner,
+    t: &Table,
+    key: &Key,
+    snapshot: u64,
+    f: impl FnOnce(RowRef<'_>) -> R,
+) -> Result<Option<R>> {
+    let payload = t.pk.read().get(key)?;
+    let Some(p) = payload else {
+        return Ok(None);
+    };
+    let files = db.files();
+    let Some(bytes) = db.resolve_bytes(&files, t.id, p, snapshot)? else {
+        return Ok(None);
+    };
+    Ok(match crate::types::codec::row_view(&bytes)? {
+        None => None,
+        Some(v) if t.is_short(v.len()) => {
+            let missing = t.missing_values();
+            Some(f(RowRef::stored_padded(v, &missing)))
+        }
+        Some(v) => Some(f(RowRef::stored(v))),
+    })
+}
+
 impl Transaction {
     /// Reads the row with primary key `key` (for tables without a primary key: its row identity).
     pub fn get(&self, table: &str, key: &Key) -> Result<Option<Row>> {
@@ -52,22 +82,7 @@ impl Transaction {
                 Pending::Delete => None,
             });
         }
-        let payload = t.pk.read().get(key)?;
-        let Some(p) = payload else {
-            return Ok(None);
-        };
-        let files = self.db.files();
-        let Some(bytes) = self.db.resolve_bytes(&files, t.id, p, self.snapshot)? else {
-            return Ok(None);
-        };
-        Ok(match crate::types::codec::row_view(&bytes)? {
-            None => None,
-            Some(v) if t.is_short(v.len()) => {
-                let missing = t.missing_values();
-                Some(f(RowRef::stored_padded(v, &missing)))
-            }
-            Some(v) => Some(f(RowRef::stored(v))),
-        })
+        read_stored(&self.db, t, key, self.snapshot, f)
     }
 
     /// Visits rows with primary key in `range`, in key order (descending when `reverse`),

@@ -4,7 +4,7 @@
 //! its rows are lent from the materialized result. A point read by a bigint parameter
 //! ([`PointLend`]) goes straight to the engine's read, without the executor's set-up.
 
-use super::{key_value, limit_of, read_access, run, stop_count, Lent};
+use super::{int_key, limit_of, read_access, run, stop_count, Lent};
 use crate::error::{Error, Result};
 use crate::seam::prelude::*;
 use crate::sql::expr::{Ctx, Expr, Ty};
@@ -86,10 +86,25 @@ impl PointLend {
     /// to `f`; returns how many rows (0 or 1).
     pub fn lend(&self, tx: &AnyTxn, x: i64, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
         // A value outside the key column's type (an int4 key read by 2^40) matches no row.
-        let Some(Value::Int(k)) = key_value(Value::Int(x), self.key_ty)? else {
+        let Some(k) = int_key(x, self.key_ty) else {
             return Ok(0);
         };
         let lent = tx.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;
+        lent.transpose().map(|r| r.map_or(0, |()| 1))
+    }
+
+    /// [`PointLend::lend`] outside a transaction: an autocommit read of the newest committed
+    /// row, without a transaction's set-up ([`Engine::get_with`]).
+    pub fn lend_now(
+        &self,
+        db: &AnyEngine,
+        x: i64,
+        f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<u64> {
+        let Some(k) = int_key(x, self.key_ty) else {
+            return Ok(0);
+        };
+        let lent = db.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;
         lent.transpose().map(|r| r.map_or(0, |()| 1))
     }
 }

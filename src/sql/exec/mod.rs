@@ -102,14 +102,7 @@ impl<'a> Exec<'a> {
 pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
     Ok(match (v, dt) {
         (Value::Null, _) => None,
-        (Value::Int(i), t) if t.is_integer() => {
-            let ok = match t {
-                DataType::Int2 => i16::try_from(i).is_ok(),
-                DataType::Int4 => i32::try_from(i).is_ok(),
-                _ => true,
-            };
-            ok.then_some(Value::Int(i))
-        }
+        (Value::Int(i), t) if t.is_integer() => int_key(i, t).map(Value::Int),
         (Value::Float(f), t) if t.is_integer() => {
             if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 {
                 return key_value(Value::Int(f as i64), t);
@@ -135,6 +128,18 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
             Err(e) => return Err(e),
         },
     })
+}
+
+/// Integer `i` as a key of integer column type `t`, or None when it lies outside the type
+/// (then no row has it).
+#[inline]
+pub fn int_key(i: i64, t: DataType) -> Option<i64> {
+    let ok = match t {
+        DataType::Int2 => i16::try_from(i).is_ok(),
+        DataType::Int4 => i32::try_from(i).is_ok(),
+        _ => true,
+    };
+    ok.then_some(i)
 }
 
 /// The primary key for key column values, or None when no row can have it.

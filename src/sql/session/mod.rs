@@ -434,7 +434,7 @@ impl Session {
                         tx.begin_statement();
                         point.lend(tx, x, &mut lent)
                     }
-                    None => point.lend(&s.db.begin(), x, &mut lent),
+                    None => point.lend_now(&s.db, x, &mut lent),
                 }
             });
         }

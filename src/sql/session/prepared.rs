@@ -40,10 +40,7 @@ pub(super) struct PlannedStmt {
 impl PlannedStmt {
     pub(super) fn valid(&self) -> bool {
         !self.reads_catalog
-            && self
-                .deps
-                .iter()
-                .all(|(t, d)| !t.is_dropped() && Arc::ptr_eq(&t.def(), d))
+            && self.deps.iter().all(|(t, d)| !t.is_dropped() && t.has_def(d))
             && self.views.as_ref().is_none_or(|(db, vs)| {
                 vs.iter().all(|v| {
                     db.view(&v.name)

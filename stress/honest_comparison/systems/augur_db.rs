@@ -1,5 +1,5 @@
-//! Augur as a system under test: the embedded API (`Database`, `Transaction::get_with` /
-//! `scan_first`) and the SQL layer (`Session` with prepared statements, rows lent by
+//! Augur as a system under test: the embedded API (`Database::get_with`,
+//! `Transaction::scan_first`) and the SQL layer (`Session` with prepared statements, rows lent by
 //! `query_prepared_with`, COPY for the load).
 
 use std::fmt::Write as _;
@@ -140,10 +140,13 @@ impl System for AugurApi {
         Ok(n)
     }
     fn get(&mut self, k: u64, out: &mut Vec<u8>) -> Result<bool> {
-        // The row lent in place (as rusqlite's `get_ref` lends SQLite's cell): one copy, into
-        // `out`, as on the other sides.
-        let tx = self.db().begin();
-        match tx.get_with(self.t(), &Key::Int(ik(k)), |row| bytes_of(row, out))? {
+        // An autocommit read, as rusqlite's SELECT outside a transaction is, with the row lent
+        // in place (as rusqlite's `get_ref` lends SQLite's cell): one copy, into `out`, as on
+        // the other sides.
+        match self
+            .db()
+            .get_with(self.t(), &Key::Int(ik(k)), |row| bytes_of(row, out))?
+        {
             Some(r) => r.map(|()| true),
             None => Ok(false),
         }
