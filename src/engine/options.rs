@@ -117,7 +117,7 @@ pub struct Stats {
     pub open_store_us: u64,
     /// Open's other phases (microseconds): the engine's in-memory state (the row cache's set
     /// table is mapped here, not written: its pages are faulted in by use), clearing the
-    /// clean-shutdown marker (a synced write); reading the counters and the catalog; the
+    /// clean-shutdown marker (a WAL write; the first durable write after the open syncs it); reading the counters and the catalog; the
     /// tables' work outside the index phases (their definitions and `Table::new`); and after
     /// recovery, removing unused image files, fitting the caches to a memory budget and
     /// starting the maintenance thread.
