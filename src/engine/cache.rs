@@ -18,20 +18,38 @@
 //! table occupy a contiguous stretch of the table that stays in the CPU caches, where hashed
 //! rowids touched a random line of the whole table (64 MiB at the default budget) every time.
 //! A range scan over rows loaded in key order also walks adjacent sets.
+//!
+//! The set table costs nothing to create whatever its size: it is an anonymous mapping, which
+//! the kernel hands out zero-filled without touching a page, and all-zero bytes are a valid
+//! table of empty, unlocked sets (`Line`). A set's page is faulted in (zeroed by the kernel)
+//! by its first use; the whole table is charged to the budget from the start all the same.
 
+use std::cell::UnsafeCell;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use memmap2::{MmapOptions, MmapRaw};
+use parking_lot::lock_api::RawMutex as _;
+use parking_lot::RawMutex;
 
 pub(crate) type Bytes = Arc<[u8]>;
 
 const WAYS: usize = 4;
 
-#[derive(Default)]
+/// Four ways. Every field is one whose all-zero bytes are a valid value, and all-zero is the
+/// empty set: integers, and `Option<NonNull<u8>>`, whose `None` the standard library documents
+/// as all zeros ("Rust further guarantees that `transmute::<_, Option<T>>([0u8;
+/// size_of::<T>()])` is sound and produces `Option::<T>::None`" for `T` = `ptr::NonNull<U>`
+/// with `U: Sized`: `core::option`, section "Representation").
 struct Set {
     rowid: [u64; WAYS],
-    data: [Option<Bytes>; WAYS],
+    /// Each way's entry, an `Arc<[u8]>` taken apart by `Arc::into_raw`: its data pointer
+    /// (`None`: the way is empty) and its length. The way owns that one strong count.
+    data: [Option<NonNull<u8>>; WAYS],
+    len: [usize; WAYS],
     /// The set's access counter when each way was last used (wrapping; the way furthest
     /// behind `clock` is the least recently used).
     used: [u8; WAYS],
@@ -65,17 +83,168 @@ impl Set {
             .max_by_key(|&w| self.clock.wrapping_sub(self.used[w]))
             .expect("WAYS > 0")
     }
+
+    /// The length of way `w`'s entry, if it holds one.
+    fn entry_len(&self, w: usize) -> Option<usize> {
+        self.data[w].map(|_| self.len[w])
+    }
+
+    /// A new reference to way `w`'s entry.
+    fn entry(&self, w: usize) -> Option<Bytes> {
+        let p = self.data[w]?;
+        let raw = std::ptr::slice_from_raw_parts(p.as_ptr() as *const u8, self.len[w]);
+        // SAFETY: `raw` is what `Arc::into_raw` returned for the entry `put` stored, whose strong
+        // count this way still owns (only `take` gives it up, clearing the way), so the
+        // allocation is live. `ManuallyDrop` leaves that count to the way; the clone adds one.
+        let held = ManuallyDrop::new(unsafe { Arc::from_raw(raw) });
+        Some(Arc::clone(&held))
+    }
+
+    /// Empties way `w`, returning its entry.
+    fn take(&mut self, w: usize) -> Option<Bytes> {
+        let p = self.data[w].take()?;
+        let raw = std::ptr::slice_from_raw_parts(p.as_ptr() as *const u8, self.len[w]);
+        // SAFETY: as in `entry`; the way's count moves to the returned `Arc` and the way no
+        // longer refers to it (cleared above), so it is released exactly once.
+        Some(unsafe { Arc::from_raw(raw) })
+    }
+
+    /// Stores `v` in way `w` (releasing what it held).
+    fn put(&mut self, w: usize, rowid: u64, v: Bytes) {
+        drop(self.take(w));
+        self.len[w] = v.len();
+        let p = Arc::into_raw(v) as *const u8 as *mut u8;
+        self.data[w] = Some(NonNull::new(p).expect("Arc::into_raw is never null"));
+        self.rowid[w] = rowid;
+    }
 }
 
-#[repr(align(128))]
-#[derive(Default)]
-struct Line(Mutex<Set>);
+/// One set and its lock, two cache lines. `repr(C)` with a lock and a set whose all-zero bytes
+/// are valid: all-zero is an unlocked empty set (the table is a zero-filled mapping).
+#[repr(C, align(128))]
+struct Line {
+    lock: RawMutex,
+    set: UnsafeCell<Set>,
+}
+
+// parking_lot's raw mutex is one byte, and its unlocked initial value is the zero byte: so a zero
+// byte is an unlocked `RawMutex` (a one-byte type without pointers is its byte). Checked at
+// compile time, so a parking_lot that changed either fails the build rather than the table.
+const _: () = assert!(std::mem::size_of::<RawMutex>() == 1);
+// SAFETY: transmuting a one-byte value of a type without padding to `u8` reads its one
+// initialized byte.
+const _: () = assert!(unsafe { std::mem::transmute::<RawMutex, u8>(RawMutex::INIT) } == 0);
+const _: () = assert!(std::mem::size_of::<Line>() == 128);
+
+// SAFETY: a `Line`'s set is only reached through `Line::lock`, which holds the mutex for as long
+// as the reference lives, so shared `Line`s hand out one `&mut Set` at a time. The entries a set
+// points to are `Arc<[u8]>`, which are `Send + Sync`.
+unsafe impl Sync for Line {}
+
+impl Line {
+    fn lock(&self) -> Locked<'_> {
+        self.lock.lock();
+        Locked(self)
+    }
+}
+
+/// A locked set; unlocks when dropped.
+struct Locked<'a>(&'a Line);
+
+impl Deref for Locked<'_> {
+    type Target = Set;
+    fn deref(&self) -> &Set {
+        // SAFETY: this guard holds the line's mutex (see `Sync for Line`).
+        unsafe { &*self.0.set.get() }
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut Set {
+        // SAFETY: as in `deref`; `&mut self` makes this the only reference through the guard.
+        unsafe { &mut *self.0.set.get() }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this guard locked the mutex in `Line::lock` and has not unlocked it.
+        unsafe { self.0.lock.unlock() }
+    }
+}
+
+/// The set table: `len` lines in an anonymous mapping of their size.
+struct Table {
+    map: Option<MmapRaw>,
+    len: usize,
+}
+
+impl Table {
+    /// `len` empty sets. Without the memory for them (the mapping refused), none: a cache that
+    /// keeps nothing.
+    fn new(len: usize) -> Table {
+        if len == 0 {
+            return Table { map: None, len: 0 };
+        }
+        let bytes = len * std::mem::size_of::<Line>();
+        match MmapOptions::new().len(bytes).map_anon() {
+            Ok(m) => {
+                let m = MmapRaw::from(m);
+                // With 4 KiB pages nearly every lookup of this tens-of-MiB table also missed
+                // the TLB (engine_perf, 100K rows, all cached: 868 -> 707 ns per point read
+                // with huge pages). Advice only; fresh pages, so nothing to drop first.
+                #[cfg(target_os = "linux")]
+                let _ = m.advise(memmap2::Advice::HugePage);
+                Table { map: Some(m), len }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    error = %e,
+                    bytes,
+                    "no memory for the row cache's set table: rows are not cached"
+                );
+                Table { map: None, len: 0 }
+            }
+        }
+    }
+
+    #[inline]
+    fn lines(&self) -> &[Line] {
+        match &self.map {
+            // SAFETY: the mapping is `len` lines long, readable and writable, page-aligned (so
+            // aligned for `Line`), and lives as long as `self`. It was zero-filled by the kernel
+            // (an anonymous mapping), and all-zero bytes are a valid `Line` (unlocked, empty;
+            // see `Line`); after that it is changed only through `Line::lock`. The pointer is the
+            // mapping's own (`as_mut_ptr`, not derived from a shared reference), so writes
+            // through the `UnsafeCell`s are allowed.
+            Some(m) => unsafe { std::slice::from_raw_parts(m.as_mut_ptr() as *const Line, self.len) },
+            None => &[],
+        }
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        let Some(m) = &self.map else { return };
+        // SAFETY: as in `lines`; `&mut self` makes this the only reference to the table, so
+        // the sets are reached without their locks. (Locking would write every line, making
+        // the kernel allocate the pages of sets never used; reading them maps its zero page.)
+        let lines = unsafe { std::slice::from_raw_parts_mut(m.as_mut_ptr() as *mut Line, self.len) };
+        // Release the entries the sets own (the mapping itself knows nothing of them).
+        for line in lines {
+            let s = line.set.get_mut();
+            for w in 0..WAYS {
+                drop(s.take(w));
+            }
+        }
+    }
+}
 
 /// Bytes charged per entry beyond its data (slot share, Arc header).
 const ENTRY_OVERHEAD: usize = 48;
 
 pub(crate) struct RowCache {
-    sets: Box<[Line]>,
+    sets: Table,
     mask: u64,
     budget: usize,
     used: AtomicUsize,
@@ -109,16 +278,17 @@ impl RowCache {
         } else {
             (bytes / 512).max(64).next_power_of_two()
         };
-        let mut sets: Vec<Line> = Vec::with_capacity(nsets);
-        // With 4 KiB pages nearly every lookup of this tens-of-MiB table also missed the TLB
-        // (engine_perf, 100K rows, all cached: 868 -> 707 ns per point read with huge pages).
-        crate::index::mem::advise_huge_pages(&mut sets);
-        sets.extend((0..nsets).map(|_| Line::default()));
-        let sets = sets.into_boxed_slice();
+        let sets = Table::new(nsets);
+        let nsets = sets.len;
         let table_bytes = nsets * std::mem::size_of::<Line>();
         RowCache {
             mask: (nsets as u64).saturating_sub(1),
-            budget: bytes.saturating_sub(table_bytes),
+            // No table (none asked for, or no memory for it): nothing is cached.
+            budget: if nsets == 0 {
+                0
+            } else {
+                bytes.saturating_sub(table_bytes)
+            },
             used: AtomicUsize::new(table_bytes),
             sets,
             hits: AtomicU64::new(0),
@@ -132,11 +302,8 @@ impl RowCache {
     }
 
     #[inline]
-    fn set(&self, rowid: u64) -> Option<&Mutex<Set>> {
-        if self.sets.is_empty() {
-            return None;
-        }
-        Some(&self.sets[self.set_index(rowid)].0)
+    fn set(&self, rowid: u64) -> Option<&Line> {
+        self.sets.lines().get(self.set_index(rowid))
     }
 
     pub fn get(&self, rowid: u64) -> Option<Bytes> {
@@ -144,7 +311,7 @@ impl RowCache {
             let mut s = s.lock();
             let w = s.find(rowid)?;
             s.touch(w);
-            s.data[w].clone()
+            s.entry(w)
         });
         if r.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
@@ -165,32 +332,34 @@ impl RowCache {
     /// in the CPU cache. A prefetch is only a hint: an entry evicted in between is simply
     /// looked up again and reported as missing if it is gone.
     pub fn get_many(&self, rowids: &[u64], found: &mut Vec<(u64, Bytes)>, missing: &mut Vec<u64>) {
-        if self.sets.is_empty() {
+        let lines = self.sets.lines();
+        if lines.is_empty() {
             missing.extend_from_slice(rowids);
             self.misses.fetch_add(rowids.len() as u64, Ordering::Relaxed);
             return;
         }
         for &r in rowids {
-            prefetch(&self.sets[self.set_index(r)]);
+            prefetch(&lines[self.set_index(r)]);
         }
         for &r in rowids {
-            let s = self.sets[self.set_index(r)].0.lock();
-            if let Some(d) = s.find(r).and_then(|w| s.data[w].as_ref()) {
+            let s = lines[self.set_index(r)].lock();
+            if let Some(w) = s.find(r) {
+                let (d, len) = (s.data[w].expect("found"), s.len[w]);
                 // The allocation starts with the Arc's two counters (16 bytes), then the
                 // entry's bytes: fetch the lines the clone and the decoder will touch.
-                let start = (Arc::as_ptr(d) as *const u8).wrapping_sub(16);
-                for line in (0..16 + d.len()).step_by(64).take(4) {
+                let start = (d.as_ptr() as *const u8).wrapping_sub(16);
+                for line in (0..16 + len).step_by(64).take(4) {
                     prefetch(start.wrapping_add(line));
                 }
             }
         }
         let before = found.len();
         for &r in rowids {
-            let mut s = self.sets[self.set_index(r)].0.lock();
+            let mut s = lines[self.set_index(r)].lock();
             match s.find(r) {
                 Some(w) => {
                     s.touch(w);
-                    found.push((r, s.data[w].clone().expect("checked")));
+                    found.push((r, s.entry(w).expect("checked")));
                 }
                 None => missing.push(r),
             }
@@ -206,14 +375,13 @@ impl RowCache {
         let add = v.len() + ENTRY_OVERHEAD;
         let mut s = set.lock();
         let way = s.way_for(rowid);
-        let old = s.data[way].as_ref().map_or(0, |d| d.len() + ENTRY_OVERHEAD);
+        let old = s.entry_len(way).map_or(0, |len| len + ENTRY_OVERHEAD);
         if self.used.load(Ordering::Relaxed) + add > self.budget + old + self.table_bytes() {
             return; // over budget: keep what is cached
         }
         self.used.fetch_add(add, Ordering::Relaxed);
         self.used.fetch_sub(old, Ordering::Relaxed);
-        s.rowid[way] = rowid;
-        s.data[way] = Some(v);
+        s.put(way, rowid, v);
         s.touch(way);
     }
 
@@ -222,7 +390,7 @@ impl RowCache {
         let mut s = set.lock();
         for w in 0..WAYS {
             if s.rowid[w] == rowid {
-                if let Some(d) = s.data[w].take() {
+                if let Some(d) = s.take(w) {
                     self.used.fetch_sub(d.len() + ENTRY_OVERHEAD, Ordering::Relaxed);
                 }
             }
@@ -230,7 +398,7 @@ impl RowCache {
     }
 
     fn table_bytes(&self) -> usize {
-        self.sets.len() * std::mem::size_of::<Line>()
+        self.sets.len * std::mem::size_of::<Line>()
     }
 
     /// An empty cache that goes on counting from `old`'s hits and misses (a resize).

@@ -116,10 +116,11 @@ pub struct Stats {
     /// checkpoints (`open_secondary_us` apart). The other phases below account for the rest.
     pub open_store_us: u64,
     /// Open's other phases (microseconds): the engine's in-memory state (the row cache's set
-    /// table is allocated and initialized here), clearing the clean-shutdown marker (a synced write);
-    /// reading the counters and the catalog; the tables' work outside the index phases (their
-    /// definitions and `Table::new`); and after recovery, removing unused image files, fitting
-    /// the caches to a memory budget and starting the maintenance thread.
+    /// table is mapped here, not written: its pages are faulted in by use), clearing the
+    /// clean-shutdown marker (a WAL write; the first durable write after the open syncs it); reading the counters and the catalog; the
+    /// tables' work outside the index phases (their definitions and `Table::new`); and after
+    /// recovery, removing unused image files, fitting the caches to a memory budget and
+    /// starting the maintenance thread.
     pub open_setup_us: u64,
     pub open_marker_us: u64,
     pub open_catalog_us: u64,

@@ -167,11 +167,18 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
     let store = &inner.store;
     // A brand-new database (no counters yet) has nothing to recover.
     let fresh = store.get_meta("next_table_id")?.is_none() && store.get_meta("next_rowid")?.is_none();
-    let clean = fresh || store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
+    let marked = store.get_meta("clean_shutdown")?.as_deref() == Some(&[1u8][..]);
+    let clean = fresh || marked;
     let t_marker = Instant::now();
-    let mut b = WriteBatch::default();
-    b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
-    store.write_sync(b)?;
+    if marked {
+        // Cleared through the WAL without waiting for its fsync: the first write made durable
+        // after the open carries it (docs/INVARIANTS.md, "The clean-shutdown marker never
+        // outlives a change"). Absent, there is nothing to clear.
+        let mut b = WriteBatch::default();
+        b.delete_cf(store.db()?.cf(CF_META), b"clean_shutdown");
+        let ticket = store.append(b)?;
+        store.sync_before_ingest(ticket);
+    }
     let marker = t_marker.elapsed();
 
     let t_catalog = Instant::now();

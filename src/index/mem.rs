@@ -1,9 +1,9 @@
-//! Memory advice shared by the index and the engine's caches.
+//! Memory advice for the index's large arrays.
 
 /// Asks the kernel to back the allocation behind the still-empty `v` with transparent huge
-/// pages. For arrays of tens or hundreds of MiB read at random (ALEX's slot arrays, the row
-/// cache's set table), 4 KiB pages make nearly every access also miss the TLB, and at 100M keys
-/// the page-table walk itself misses the cache; with 2 MiB pages it disappears. Advice only:
+/// pages. For arrays of tens or hundreds of MiB read at random (ALEX's slot arrays), 4 KiB
+/// pages make nearly every access also miss the TLB, and at 100M keys the page-table walk
+/// itself misses the cache; with 2 MiB pages it disappears. Advice only:
 /// where THP is off or unsupported nothing changes, and allocations smaller than one huge page
 /// are left alone (no system call).
 ///

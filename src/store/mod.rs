@@ -186,6 +186,10 @@ pub struct Store {
     /// extended ahead of them ([`Store::extend_wal`]).
     wal_bytes: AtomicU64,
     wal_ahead: Mutex<wal::WalAhead>,
+    /// The ticket of a WAL write that must be on stable storage before anything is made durable
+    /// outside the WAL (an ingested file): the clearing of the clean-shutdown marker, appended
+    /// at open without an fsync of its own. 0: none.
+    sync_before_ingest: AtomicU64,
 }
 
 impl Store {
@@ -286,6 +290,7 @@ impl Store {
             background_stopped: AtomicBool::new(false),
             wal_bytes: AtomicU64::new(0),
             wal_ahead: Mutex::new(wal::WalAhead::default()),
+            sync_before_ingest: AtomicU64::new(0),
         };
         // The WAL RocksDB opened is extended before the first commit appends to it.
         store.extend_wal();
@@ -455,6 +460,11 @@ impl Store {
         fill: impl FnOnce(&mut dyn FnMut(&[u8], &[u8]) -> Result<()>) -> Result<()>,
     ) -> Result<()> {
         self.check_poisoned()?;
+        // An ingestion syncs no WAL: what the WAL holds that must precede it goes first.
+        let before = self.sync_before_ingest.load(Ordering::Acquire);
+        if before != 0 {
+            self.wait_durable(before)?;
+        }
         let dir = self.path.join("ingest");
         std::fs::create_dir_all(&dir)?;
         let file = dir.join(format!(
@@ -507,6 +517,12 @@ impl Store {
         // the mapping (`direct::Direct::populate_step`).
         self.refresh_direct();
         Ok(())
+    }
+
+    /// Makes every later ingestion wait until the write with `ticket` is on stable storage
+    /// (see [`Store::ingest_rows`]).
+    pub(crate) fn sync_before_ingest(&self, ticket: u64) {
+        self.sync_before_ingest.fetch_max(ticket, Ordering::AcqRel);
     }
 
     /// A durable write (catalog changes, checkpoints): appended and synced like a commit, so

@@ -128,6 +128,56 @@ fn checkpoint_plus_replay_equals_rows_after_reopen() {
     assert_eq!(val(&db, "t", 1200), Some(-1200));
 }
 
+/// The clean-shutdown marker is cleared at open without an fsync of its own: the first write
+/// made durable afterwards carries it. An ingested file syncs no WAL, so a large commit waits for
+/// that fsync first (docs/INVARIANTS.md, "The clean-shutdown marker never outlives a change").
+#[test]
+fn a_clean_open_leaves_the_markers_fsync_to_the_first_durable_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        sync_commits: false,
+        checkpoint_every: u64::MAX,
+        ..opts()
+    };
+    let insert = |db: &Database, keys: std::ops::Range<i64>| {
+        db.transaction(|tx| {
+            for k in keys.clone() {
+                tx.insert("t", vec![Value::Int(k), Value::Int(k)])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    };
+    {
+        let db = Database::open(dir.path(), o.clone()).unwrap();
+        kv_table(&db, "t");
+        insert(&db, 0..10);
+        db.close().unwrap();
+    }
+    let db = Database::open(dir.path(), o.clone()).unwrap();
+    assert!(!db.stats().recovered_unclean);
+    assert_eq!(db.stats().wal_syncs, 0, "the open syncs nothing");
+    // A small commit that is not durable: through the WAL, no fsync.
+    insert(&db, 10..20);
+    assert_eq!(db.stats().wal_syncs, 0);
+    // A large one is ingested as a file, durable without the WAL: the marker's clearing is
+    // synced before it, once.
+    let bulk = augur::engine::BULK_COMMIT_ROWS as i64;
+    insert(&db, 100..100 + bulk);
+    assert_eq!(
+        db.stats().wal_syncs,
+        1,
+        "the clearing is synced before the ingestion"
+    );
+    insert(&db, 200_000..200_000 + bulk);
+    assert_eq!(db.stats().wal_syncs, 1, "and only before the first");
+    // The process dies: the next open sweeps, and every row is there.
+    db.abandon();
+    let db = Database::open(dir.path(), o).unwrap();
+    assert!(db.stats().recovered_unclean);
+    assert_eq!(db.verify_integrity().unwrap(), 20 + 2 * bulk as usize);
+}
+
 #[test]
 fn bulk_insert_is_atomic_and_checks_duplicates() {
     let dir = tempfile::tempdir().unwrap();
