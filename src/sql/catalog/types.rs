@@ -195,6 +195,8 @@ pub const TYPES: &[PgType] = &[
         base(1700, "numeric", "numeric", -1, false, "N", 1231, "numeric_", "i"),
         "m",
     ),
+    base(2206, "regtype", "regtype", 4, true, "N", 2211, "regtype", "i"),
+    array(2211, "_regtype", "regtype[]", 2206, "i"),
     base(2950, "uuid", "uuid", 16, false, "U", 2951, "uuid_", "c"),
     array(2951, "_uuid", "uuid[]", 2950, "i"),
     base(3802, "jsonb", "jsonb", -1, false, "U", 3807, "jsonb_", "i"),
