@@ -53,13 +53,6 @@ pub struct Clock {
     pub stmt: i64,
 }
 
-impl Clock {
-    /// A statement that is its own transaction, starting at `t` (microseconds since 1970).
-    pub fn at(t: i64) -> Clock {
-        Clock { txn: t, stmt: t }
-    }
-}
-
 impl<'a> Exec<'a> {
     pub fn new(
         tx: &'a AnyTxn,
