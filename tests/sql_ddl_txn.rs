@@ -189,3 +189,28 @@ fn truncate_in_a_block_commits_or_rolls_back_with_it() {
     ok(&mut s, "COMMIT");
     assert_eq!(rows(&mut s, "SELECT id FROM t"), vec![vec![Value::Int(7)]]);
 }
+
+#[test]
+fn a_volatile_default_added_in_a_block_is_refused_and_keeps_the_rows() {
+    // The rewrite a volatile DEFAULT needs reads committed rows only: in a block, whose own
+    // rows are not committed, it is refused (PostgreSQL runs it) and the block's rows stay.
+    let (_dir, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE vb (id int PRIMARY KEY)");
+    ok(&mut s, "INSERT INTO vb VALUES (1), (2), (3)");
+    assert_eq!(
+        code(s.execute("ALTER TABLE vb ADD COLUMN g uuid DEFAULT gen_random_uuid()", &[])),
+        "0A000"
+    );
+    ok(&mut s, "ROLLBACK");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE vb (id int PRIMARY KEY)");
+    ok(&mut s, "INSERT INTO vb VALUES (1), (2), (3)");
+    ok(&mut s, "ALTER TABLE vb ADD COLUMN k int DEFAULT 7");
+    ok(&mut s, "COMMIT");
+    assert_eq!(
+        rows(&mut s, "SELECT count(*), sum(k) FROM vb"),
+        vec![vec![Value::Int(3), Value::Int(21)]]
+    );
+}

@@ -575,7 +575,14 @@ impl Session {
             let mut b = Binder::new(&self.db, None);
             let e = bind_default(&mut b, text, ty, &cname)?;
             if is_volatile(&e) {
-                // Each stored row gets its own evaluation: the table is rewritten below.
+                // Each stored row gets its own evaluation: the table is rewritten below. The
+                // engine's rewrite reads committed rows only, so a block's own rows (a block
+                // alters only tables it created) would not be rewritten.
+                if self.tx.is_some() {
+                    return Err(Error::unsupported(
+                        "ALTER TABLE ADD COLUMN with a volatile DEFAULT (nextval, random, clock_timestamp) is not supported inside a transaction block",
+                    ));
+                }
                 fill = Some(e);
             } else {
                 let stop = self.interrupt();
