@@ -346,6 +346,19 @@ impl Session {
         })
     }
 
+    /// Refuses `what`, which rewrites a table's rows, inside a transaction block that has
+    /// written rows: the engine's rewrite (`Database::rebuild_table_with`) reads committed rows
+    /// only, so the block's own rows would be left out of the new table (PostgreSQL rewrites
+    /// them too). A block alters only tables it created (25001 otherwise).
+    fn check_rewrite(&self, what: &str) -> Result<()> {
+        if self.tx.as_ref().is_some_and(|t| t.has_writes()) {
+            return Err(Error::unsupported(format!(
+                "{what} is not supported in a transaction block that has written rows"
+            )));
+        }
+        Ok(())
+    }
+
     /// Replaces the definition `old` of `table` with `new` (rows not rewritten), after checking
     /// every live row against the CHECK constraints `checks` (23514), the NOT NULL of the
     /// columns `not_null` (23502) and the FOREIGN KEYs `fks` (23503). Fails with 40001 if
@@ -464,6 +477,7 @@ impl Session {
                     })
                     .collect::<Result<_>>()?;
                 let pname = p.name.as_ref().map(ident);
+                self.check_rewrite("ALTER TABLE ADD PRIMARY KEY")?;
                 self.db.rebuild_table(table, |d| {
                     if d.has_primary_key() {
                         return Err(Error::new(
@@ -575,14 +589,8 @@ impl Session {
             let mut b = Binder::new(&self.db, None);
             let e = bind_default(&mut b, text, ty, &cname)?;
             if is_volatile(&e) {
-                // Each stored row gets its own evaluation: the table is rewritten below. The
-                // engine's rewrite reads committed rows only, so a block's own rows (a block
-                // alters only tables it created) would not be rewritten.
-                if self.tx.is_some() {
-                    return Err(Error::unsupported(
-                        "ALTER TABLE ADD COLUMN with a volatile DEFAULT (nextval, random, clock_timestamp) is not supported inside a transaction block",
-                    ));
-                }
+                // Each stored row gets its own evaluation: the table is rewritten below.
+                self.check_rewrite("ALTER TABLE ADD COLUMN with a volatile DEFAULT")?;
                 fill = Some(e);
             } else {
                 let stop = self.interrupt();
@@ -640,6 +648,7 @@ impl Session {
             return Err(no_column(cname, table));
         };
         self.check_no_dependent_views(table, "drop a column of")?;
+        self.check_rewrite("ALTER TABLE DROP COLUMN")?;
         if old.primary_key.contains(&i) {
             return Err(Error::unsupported(
                 "dropping a primary key column is not supported",
