@@ -243,7 +243,6 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             let name = v.to_text().unwrap_or_default();
             let oid = crate::sql::catalog::types::by_name(&name)
                 .map(|t| t.oid)
-                .or((name == "unknown").then_some(705))
                 .ok_or_else(|| Error::internal(format!("cannot send {name:?} as a regtype")))?;
             buf.put_i32(4);
             buf.put_u32(oid as u32);

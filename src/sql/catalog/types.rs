@@ -118,6 +118,8 @@ pub const TYPES: &[PgType] = &[
         "float8",
         "d",
     )),
+    // The type of an untyped literal (pg_typeof('x'), `'unknown'::regtype`).
+    base(705, "unknown", "unknown", -2, false, "X", 0, "unknown", "c"),
     array(1000, "_bool", "boolean[]", 16, "i"),
     array(1001, "_bytea", "bytea[]", 17, "i"),
     array(1002, "_char", "\"char\"[]", 18, "i"),
