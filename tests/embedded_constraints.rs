@@ -111,6 +111,43 @@ fn a_check_constraint_refuses_rows_it_is_false_for() {
     );
 }
 
+/// Microseconds since 1970-01-01 UTC, as timestamptz values hold them.
+fn micros_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
+}
+
+#[test]
+fn now_in_an_embedded_check_is_the_transaction_start() {
+    let (_dir, db) = setup();
+    sql(
+        &db,
+        "CREATE TABLE stamped (id int8 PRIMARY KEY, at timestamptz CHECK (at <= now()))",
+    );
+    let mut tx = db.begin();
+    let before = micros_now();
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // A time before the transaction began passes; one after it is later than now(), which
+    // is the transaction's start (as in a SQL transaction block), not the time of the write.
+    tx.insert("stamped", vec![int(1), Value::TimestampTz(before - 1_000_000)])
+        .unwrap();
+    let later = micros_now();
+    expect_err(
+        tx.insert("stamped", vec![int(2), Value::TimestampTz(later)]),
+        "23514",
+        "stamped_at_check",
+    );
+    tx.commit().unwrap();
+    // A new transaction starts later: the same value now passes.
+    let mut tx = db.begin();
+    tx.insert("stamped", vec![int(2), Value::TimestampTz(later)])
+        .unwrap();
+    tx.commit().unwrap();
+    assert_eq!(ids(&db, "SELECT count(*) FROM stamped"), vec![vec![int(2)]]);
+}
+
 #[test]
 fn deleting_a_parent_applies_each_referencing_action() {
     let (_dir, db) = setup();

@@ -1,7 +1,8 @@
 //! What PostgreSQL 15 clients read off the wire besides values, against `augur serve` with
 //! tokio-postgres: a constraint violation's DETAIL as its own error field (not folded into the
 //! message), through both protocols; `character(n)` described as bpchar (OIDs 1042 / 1014,
-//! with its length as the modifier) and sent blank-padded in both formats.
+//! with its length as the modifier) and sent blank-padded in both formats; `pg_typeof` as a
+//! regtype (OID 2206: the name in text, the OID in binary).
 
 mod server_util;
 
@@ -166,4 +167,47 @@ async fn bpchar_in_both_formats() {
     assert_eq!(row.get(0), Some("a  "));
     assert_eq!(row.get(1), Some("{\"x \",NULL}"));
     assert_eq!(row.get(2), Some("a"));
+}
+
+/// A regtype read in binary: PostgreSQL's regtypesend, the type's OID as a uint32.
+struct RegType(u32);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for RegType {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RegType(u32::from_be_bytes(raw.try_into()?)))
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::REGTYPE
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_typeof_is_a_regtype_in_both_formats() {
+    let (_tmp, _srv, c) = fresh().await;
+    let sql = "SELECT pg_typeof(1), pg_typeof('a'::char(2)), pg_typeof(ARRAY[now()]), pg_typeof(NULL)";
+    // Binary results: described as regtype (OID 2206), sent as the type's OID.
+    let st = c.prepare(sql).await.unwrap();
+    assert!(st.columns().iter().all(|col| *col.type_() == Type::REGTYPE));
+    let row = c.query_one(&st, &[]).await.unwrap();
+    let oids: Vec<u32> = (0..4).map(|i| row.get::<_, RegType>(i).0).collect();
+    assert_eq!(oids, vec![23, 1042, 1185, 705]);
+    // Text results: the type's name.
+    let msgs = c.simple_query(sql).await.unwrap();
+    let row = msgs
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .expect("a row");
+    let names: Vec<Option<&str>> = (0..4).map(|i| row.get(i)).collect();
+    assert_eq!(
+        names,
+        vec![
+            Some("integer"),
+            Some("character"),
+            Some("timestamp with time zone[]"),
+            Some("unknown")
+        ]
+    );
 }

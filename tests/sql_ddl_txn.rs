@@ -189,3 +189,41 @@ fn truncate_in_a_block_commits_or_rolls_back_with_it() {
     ok(&mut s, "COMMIT");
     assert_eq!(rows(&mut s, "SELECT id FROM t"), vec![vec![Value::Int(7)]]);
 }
+
+#[test]
+fn a_rewrite_in_a_block_that_wrote_rows_is_refused_and_keeps_them() {
+    // The rewrites of a volatile DEFAULT, DROP COLUMN and ADD PRIMARY KEY read committed rows
+    // only: in a block that has written rows (its own, not committed) they are refused
+    // (PostgreSQL runs them), where they used to leave those rows out and lose the table at
+    // COMMIT.
+    let (_dir, db) = open();
+    let mut s = Session::new(db);
+    for alter in [
+        "ALTER TABLE vb ADD COLUMN g uuid DEFAULT gen_random_uuid()",
+        "ALTER TABLE vb DROP COLUMN b",
+        "ALTER TABLE vb ADD PRIMARY KEY (id)",
+    ] {
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "CREATE TABLE vb (id int, b int)");
+        ok(&mut s, "INSERT INTO vb VALUES (1, 1), (2, 2), (3, 3)");
+        assert_eq!(code(s.execute(alter, &[])), "0A000", "{alter}");
+        ok(&mut s, "ROLLBACK");
+    }
+    // Before the block writes, they run; rows written after them and at COMMIT are kept.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE vb (id int, b int)");
+    ok(&mut s, "ALTER TABLE vb DROP COLUMN b");
+    ok(&mut s, "ALTER TABLE vb ADD PRIMARY KEY (id)");
+    ok(
+        &mut s,
+        "ALTER TABLE vb ADD COLUMN g uuid DEFAULT gen_random_uuid()",
+    );
+    ok(&mut s, "INSERT INTO vb (id) VALUES (1), (2), (3)");
+    ok(&mut s, "ALTER TABLE vb ADD COLUMN k int DEFAULT 7");
+    ok(&mut s, "COMMIT");
+    assert_eq!(
+        rows(&mut s, "SELECT count(*), sum(k), count(DISTINCT g) FROM vb"),
+        vec![vec![Value::Int(3), Value::Int(21), Value::Int(3)]]
+    );
+    assert_eq!(columns(&mut s, "vb"), vec!["id", "g", "k"]);
+}

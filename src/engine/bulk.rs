@@ -16,7 +16,7 @@ use super::{Database, Inner};
 use crate::error::{Error, Result};
 use crate::index::keyed::{KeyIndex, TOMBSTONE};
 use crate::store::{row_key, CF_META};
-use crate::types::codec::{encode_version, set_version_prev};
+use crate::types::codec::{decode_version, encode_version, set_version_prev};
 use crate::types::{Key, Row};
 
 impl Database {
@@ -57,8 +57,12 @@ impl Database {
             if !batch.keyed.is_sorted_by(|a, b| a.0 <= b.0) {
                 batch.keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             }
-            if batch.keyed.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(super::catalog::unique_violation(&def.pkey_constraint()));
+            if let Some(w) = batch.keyed.windows(2).find(|w| w[0].0 == w[1].0) {
+                // The row is read back from its encoded version for the DETAIL's key values.
+                let row = decode_version(&batch.bytes[w[1].1.clone()])?
+                    .row
+                    .unwrap_or_default();
+                return Err(def.unique_violation(&def.pkey_constraint(), &def.primary_key, &row));
             }
         } else {
             let rows: Vec<Row> = rows.map(|r| def.check_row(r)).collect::<Result<_>>()?;
@@ -119,9 +123,11 @@ fn bulk_commit(db: &Arc<Inner>, t: &Arc<super::Table>, batch: Encoded) -> Result
                 None => prevs.push(0),
                 Some(p) if p & TOMBSTONE != 0 => prevs.push(p),
                 Some(p) => {
-                    if db.resolve(t.id, p, latest)?.is_some() {
+                    if let Some(row) = db.resolve(t.id, p, latest)? {
+                        // The live row holds the same key values the DETAIL shows.
                         let def = t.def();
-                        return Err(super::catalog::unique_violation(&def.pkey_constraint()));
+                        let row = def.complete_row(Arc::unwrap_or_clone(row));
+                        return Err(def.unique_violation(&def.pkey_constraint(), &def.primary_key, &row));
                     }
                     prevs.push(p);
                 }

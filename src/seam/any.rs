@@ -361,6 +361,9 @@ impl EngineTxn for AnyTxn {
     fn lock_row_by(&self, t: &AnyTable, key: &Key, stop: &Interrupt) -> Result<Locked> {
         txn_table!(self, t, (tx, t) => EngineTxn::lock_row_by(tx, t, key, stop))
     }
+    fn start_micros(&self) -> i64 {
+        txn!(self, tx => EngineTxn::start_micros(tx))
+    }
     fn nextval(&self, name: &str) -> Result<i64> {
         txn!(self, tx => EngineTxn::nextval(tx, name))
     }

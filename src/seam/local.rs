@@ -289,6 +289,9 @@ impl EngineTxn for Transaction {
     fn lock_row_by(&self, t: &Arc<Table>, key: &Key, stop: &Interrupt) -> Result<Locked> {
         Transaction::lock_row_by(self, t, key, stop)
     }
+    fn start_micros(&self) -> i64 {
+        Transaction::start_micros(self)
+    }
     fn nextval(&self, name: &str) -> Result<i64> {
         Transaction::nextval(self, name)
     }

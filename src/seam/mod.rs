@@ -299,6 +299,10 @@ pub trait EngineTxn: Send {
     /// changed after the snapshot (40001 under snapshot isolation if it did).
     fn lock_row_by(&self, t: &Self::Table, key: &Key, stop: &Interrupt) -> Result<Locked>;
 
+    /// When the transaction began (microseconds since 1970-01-01 UTC): the time `now()` reads
+    /// in what the engine evaluates for it (defaults, CHECK constraints).
+    fn start_micros(&self) -> i64;
+
     // Sequences: not transactional (a rollback does not give a value back).
 
     fn nextval(&self, name: &str) -> Result<i64>;

@@ -46,7 +46,7 @@ pub fn type_size(t: DataType) -> i16 {
         DataType::Int2 => 2,
         DataType::Int4 => 4,
         DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
-        DataType::Date => 4,
+        DataType::Date | DataType::RegType => 4,
         DataType::Bool => 1,
         DataType::Text(_)
         | DataType::Bpchar(_)
@@ -238,6 +238,15 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             Value::Text(s) => put_array(buf, s, *elem)?,
             other => return Err(Error::internal(format!("cannot send {other:?} as an array"))),
         },
+        // regtype: the type's OID (a uint32), as PostgreSQL's regtypesend.
+        DataType::RegType => {
+            let name = v.to_text().unwrap_or_default();
+            let oid = crate::sql::catalog::types::by_name(&name)
+                .map(|t| t.oid)
+                .ok_or_else(|| Error::internal(format!("cannot send {name:?} as a regtype")))?;
+            buf.put_i32(4);
+            buf.put_u32(oid as u32);
+        }
     }
     Ok(())
 }

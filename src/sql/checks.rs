@@ -11,10 +11,10 @@ use parking_lot::Mutex;
 use crate::engine::constraint::CheckEvaluator;
 use crate::engine::{Interrupt, TableDef};
 use crate::error::Result;
-use crate::seam::AnyTxn;
+use crate::seam::{AnyTxn, EngineTxn};
 use crate::sql::bind::Binder;
 use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
-use crate::sql::exec::Exec;
+use crate::sql::exec::{Clock, Exec};
 use crate::sql::expr::{assign, Expr};
 use crate::sql::session::now_micros;
 use crate::types::Value;
@@ -51,17 +51,27 @@ impl SqlChecks {
     }
 }
 
+/// The times an embedded write's defaults and CHECK constraints read: `now()` (and
+/// `transaction_timestamp()`) is the transaction's start, as in a SQL transaction block;
+/// `statement_timestamp()` is the time of the write; `clock_timestamp()` the time of each call.
+fn clock(tx: &AnyTxn) -> Clock {
+    Clock {
+        txn: tx.start_micros(),
+        stmt: now_micros(),
+    }
+}
+
 impl CheckEvaluator for SqlChecks {
     fn check(&self, tx: &AnyTxn, def: &Arc<TableDef>, row: &[Value]) -> Result<()> {
         let checks = self.bound(def)?;
         let stop = Interrupt::default();
-        let ex = Exec::new(tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
+        let ex = Exec::new(tx, &[], &[], clock(tx), &stop);
         enforce_checks(def, &checks, row, &ex.ctx())
     }
 
     fn defaults(&self, tx: &AnyTxn, def: &Arc<TableDef>, cols: &[usize]) -> Result<Vec<Value>> {
         let stop = Interrupt::default();
-        let ex = Exec::new(tx, &[], &[], crate::sql::exec::Clock::at(now_micros()), &stop);
+        let ex = Exec::new(tx, &[], &[], clock(tx), &stop);
         let cx = ex.ctx();
         let mut b = Binder::detached();
         cols.iter()

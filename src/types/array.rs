@@ -319,7 +319,12 @@ pub fn sort_key(text: &str, elem: DataType) -> Result<Vec<u8>> {
             // Each element's key encoding is self-delimiting (that of composite keys).
             Some(x) => {
                 out.push(2);
-                out.extend(super::codec::encode_key_values(&[Value::parse_text(x, elem)?]));
+                // character(n) elements compare without their trailing blanks.
+                let v = match elem {
+                    DataType::Bpchar(_) => Value::Text(x.trim_end_matches(' ').to_string()),
+                    _ => Value::parse_text(x, elem)?,
+                };
+                out.extend(super::codec::encode_key_values(&[v]));
             }
             None => out.push(3),
         }
@@ -393,6 +398,11 @@ mod tests {
         let txt = DataType::Text(None);
         assert!(k("{10}", txt) < k("{9}", txt));
         assert!(k("{a}", txt) < k("{a,b}", txt) && k("{a,b}", txt) < k("{ab}", txt));
+        // character(n) elements without their trailing blanks.
+        let bp = DataType::Bpchar(None);
+        assert_eq!(k("{\"a  \",b}", bp), k("{a,\"b \"}", bp));
+        assert!(k("{\"a  \"}", bp) < k("{ab}", bp));
+        assert!(k("{\"a  \"}", txt) > k("{a}", txt));
         let e = sort_key("{x}", int).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
     }

@@ -44,6 +44,9 @@ pub enum DataType {
     /// trailing blanks are insignificant in comparisons and dropped by a cast to text. `None`
     /// is `bpchar` without a length.
     Bpchar(Option<u32>),
+    /// `regtype` (OID 2206): a type, as its name (`integer`); a result column's type only
+    /// (`pg_typeof`), never a stored column's.
+    RegType,
 }
 
 impl DataType {
@@ -99,6 +102,7 @@ impl DataType {
             DataType::Array(e) => format!("{}[]", e.sql_name()),
             DataType::Bpchar(None) => "bpchar".into(),
             DataType::Bpchar(Some(n)) => format!("character({n})"),
+            DataType::RegType => "regtype".into(),
         }
     }
 
@@ -122,6 +126,7 @@ impl DataType {
             DataType::Jsonb => 3802,
             DataType::Array(e) => super::array::array_oid(e),
             DataType::Bpchar(_) => 1042,
+            DataType::RegType => 2206,
         }
     }
 
@@ -136,6 +141,7 @@ impl DataType {
             DataType::Text(None) => "text",
             DataType::Text(Some(_)) => "varchar",
             DataType::Bpchar(_) => "bpchar",
+            DataType::RegType => "regtype",
             DataType::Bytea => "bytea",
             DataType::Timestamp => "timestamp",
             DataType::Date => "date",
@@ -215,6 +221,7 @@ impl DataType {
                 V::Text(s)
             }
             (T::Bpchar(n), V::Text(s)) => V::Text(bpchar_assign(s, *n)?),
+            (T::RegType, V::Text(s)) => V::Text(s),
             (T::Bytea, V::Bytes(b)) => V::Bytes(b),
             (T::Timestamp, V::Timestamp(t)) => V::Timestamp(t),
             (T::Date, V::Date(d)) => V::Date(d),
@@ -397,7 +404,9 @@ impl Value {
                 "f" | "false" | "no" | "n" | "off" | "0" => Value::Bool(false),
                 _ => return Err(bad("boolean")),
             },
-            DataType::Text(_) | DataType::Bpchar(_) => t.coerce(Value::Text(s.to_string()))?,
+            DataType::Text(_) | DataType::Bpchar(_) | DataType::RegType => {
+                t.coerce(Value::Text(s.to_string()))?
+            }
             // PostgreSQL: bad hex-format data is 22023, bad escape-format data 22P02.
             DataType::Bytea => Value::Bytes(parse_bytea(s).ok_or_else(|| {
                 if s.starts_with("\\x") {

@@ -198,7 +198,10 @@ fn bulk_insert_is_atomic_and_checks_duplicates() {
                 vec![Value::Int(1), Value::Int(0)],
             ],
         );
-        assert_eq!(e.unwrap_err().sqlstate(), SqlState::UNIQUE_VIOLATION);
+        let e = e.unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+        // PostgreSQL's DETAIL names the duplicate key, as every other write path's 23505 does.
+        assert_eq!(e.detail(), Some("Key (k)=(1) already exists."), "{e}");
         let e = db.bulk_insert(
             "t",
             vec![
@@ -206,7 +209,10 @@ fn bulk_insert_is_atomic_and_checks_duplicates() {
                 vec![Value::Int(300), Value::Int(0)],
             ],
         );
-        assert_eq!(e.unwrap_err().sqlstate(), SqlState::UNIQUE_VIOLATION);
+        let e = e.unwrap_err();
+        assert_eq!(e.sqlstate(), SqlState::UNIQUE_VIOLATION);
+        assert_eq!(e.detail(), Some("Key (k)=(300) already exists."), "{e}");
+        assert!(e.to_string().contains("\"t_pkey\""), "{e}");
         assert_eq!(
             val(&db, "t", 2),
             None,

@@ -22,3 +22,9 @@ EXPLAIN INSERT INTO acc VALUES (9, 1, 0, 'x') ON CONFLICT (id) DO UPDATE SET aba
 EXPLAIN SELECT id, note FROM acc WHERE id >= $1 AND id < $2;
 EXPLAIN SELECT id FROM acc WHERE id > 1.5 AND id <= 4;
 EXPLAIN SELECT id FROM acc WHERE id >= 2 AND id >= 3;
+-- A character(n) key is read by key: the probe is padded as the stored keys are.
+CREATE TABLE codes (code char(4) PRIMARY KEY, n int);
+EXPLAIN SELECT n FROM codes WHERE code = 'ab';
+EXPLAIN SELECT n FROM codes WHERE 'ab  ' = code;
+EXPLAIN SELECT n FROM codes WHERE code IN ('ab', 'x');
+EXPLAIN UPDATE codes SET n = 1 WHERE code = 'ab';

@@ -243,6 +243,10 @@ pub struct Transaction {
     /// This transaction's own memory when none is shared: made on first use, so that a
     /// transaction that calls no sequence function allocates none.
     seq_own: OnceLock<SequenceMemory>,
+    /// When the transaction began, in microseconds since 1970-01-01 UTC (what `now()` and
+    /// `transaction_timestamp()` read in the defaults and CHECK constraints the embedded API
+    /// evaluates, as PostgreSQL's transaction start).
+    started: i64,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -313,12 +317,20 @@ impl Transaction {
             lock_log: RefCell::new(Vec::new()),
             seq_shared: None,
             seq_own: OnceLock::new(),
+            started: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as i64),
         }
     }
 
     /// This transaction's identifier (unique while the database is open).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// When the transaction began: microseconds since 1970-01-01 00:00:00 UTC.
+    pub fn start_micros(&self) -> i64 {
+        self.started
     }
 
     pub fn isolation(&self) -> Isolation {

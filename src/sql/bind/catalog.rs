@@ -33,16 +33,16 @@ pub(super) fn catalog_name(name: &A::ObjectName) -> Option<(&'static str, &'stat
     catalog::resolve(&parts)
 }
 
-fn lit_text(s: impl Into<String>) -> Expr {
+pub(super) fn lit_text(s: impl Into<String>) -> Expr {
     Expr::Lit(Value::Text(s.into()))
 }
 
-fn lit_int(i: i64) -> Expr {
+pub(super) fn lit_int(i: i64) -> Expr {
     Expr::Lit(Value::Int(i))
 }
 
 /// `CASE x WHEN k1 THEN v1 ... ELSE els END`.
-fn case_of(x: Expr, whens: Vec<(Expr, Expr)>, els: Expr) -> Expr {
+pub(super) fn case_of(x: Expr, whens: Vec<(Expr, Expr)>, els: Expr) -> Expr {
     Expr::Case {
         operand: Some(Box::new(x)),
         whens,
@@ -59,7 +59,7 @@ fn null_if_null(x: &Expr, e: Expr) -> Expr {
     }
 }
 
-fn as_text(x: Expr) -> Expr {
+pub(super) fn as_text(x: Expr) -> Expr {
     Expr::Cast(Box::new(x), Ty::Text, None)
 }
 
@@ -186,9 +186,9 @@ impl Binder<'_> {
     pub(super) fn catalog_func(&mut self, name: &str, args: &[(Expr, Ty)]) -> Result<Option<(Expr, Ty)>> {
         let n = args.len();
         let r = match (name, n) {
-            // The argument's type as PostgreSQL names it (`unknown` for an untyped literal);
-            // a regtype in PostgreSQL, its name as text here.
-            ("pg_typeof", 1) => return Ok(Some((lit_text(args[0].1.name()), Ty::Text))),
+            // The argument's type as PostgreSQL names it (`unknown` for an untyped literal),
+            // a regtype.
+            ("pg_typeof", 1) => return Ok(Some((lit_text(args[0].1.name()), Ty::RegType))),
             ("format_type", 2) => {
                 let oid = self.oid_arg(args[0].clone(), name)?;
                 let m = self.oid_arg(args[1].clone(), name)?;

@@ -64,6 +64,18 @@ impl Binder<'_> {
             };
             return self.coerce(e, Ty::Text, to);
         }
+        // regtype (pg_typeof's) compares with OIDs through the type's OID; an untyped literal
+        // or an OID unified with one (CASE, COALESCE) is read as a type.
+        if from == Ty::RegType && to.is_int() {
+            return Ok(super::regtype::regtype_oid(e));
+        }
+        if to == Ty::RegType {
+            if let Expr::Param(i, Ty::Unknown) = e {
+                self.params[i] = Ty::Text;
+                return super::regtype::to_regtype(Expr::Param(i, Ty::Text), Ty::Text);
+            }
+            return super::regtype::to_regtype(e, from);
+        }
         Ok(match e {
             Expr::Lit(v) => Expr::Lit(cast(v, to, None)?),
             Expr::Param(i, Ty::Unknown) => {
@@ -170,12 +182,18 @@ impl Binder<'_> {
             return self.comparable(l, r, op);
         }
         let target = match (lt, rt) {
+            // regtype has no comparison of its own: PostgreSQL compares it as an OID, an
+            // untyped literal beside it included (`pg_typeof(x) = 'int4'` is 22P02).
+            (Ty::RegType, Ty::Unknown) | (Ty::Unknown, Ty::RegType) => Ty::Int8,
             (Ty::Unknown, Ty::Unknown) => Ty::Text,
             (Ty::Unknown, t) | (t, Ty::Unknown) => t,
             (a, b) if a == b => a,
             (a, b) if a.is_num() && b.is_num() => return Ok((l, r)),
             // date < timestamp < timestamptz, as PostgreSQL's implicit casts.
             (a, b) if a.is_datetime() && b.is_datetime() => Ty::unify(a, b).unwrap_or(a),
+            // A regtype and an OID: as OIDs (`pg_typeof(x) = 'int4'::regtype`, `= atttypid`).
+            (Ty::RegType, b) if b.is_int() => Ty::Int8,
+            (a, Ty::RegType) if a.is_int() => Ty::Int8,
             (a, b) => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -829,6 +847,10 @@ impl Binder<'_> {
         } else {
             (x, xt)
         };
+        if xt == Ty::RegType && to.is_int() {
+            // `pg_typeof(x)::oid`: the type's OID.
+            return Ok((super::regtype::regtype_oid(x), to));
+        }
         if !cast_allowed(xt, to) {
             return Err(Error::new(
                 SqlState("42846"),

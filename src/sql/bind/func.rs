@@ -263,6 +263,15 @@ impl Binder<'_> {
         };
         let d = if distinct { "DISTINCT " } else { "" };
         let filter = filter.map_or(String::new(), |w| format!(" FILTER (WHERE {w})"));
+        // A character(n) value is aggregated as text, without its trailing blanks, as
+        // PostgreSQL's string_agg(text, text) receives it.
+        self.in_agg = true;
+        let probe = self.bind_expr(x, scope);
+        self.in_agg = false;
+        let x = match probe?.1 {
+            Ty::Bpchar => format!("CAST(({x}) AS text)"),
+            _ => x.to_string(),
+        };
         let sql = format!("array_to_string(array_agg({d}{x}{order}){filter}, {sep})");
         let dialect = sqlparser::dialect::PostgreSqlDialect {};
         let e = sqlparser::parser::Parser::new(&dialect)

@@ -10,6 +10,7 @@ mod from_fn;
 mod func;
 mod join_chain;
 mod ops;
+mod regtype;
 mod select;
 mod set_op;
 mod srf;

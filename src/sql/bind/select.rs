@@ -616,6 +616,8 @@ impl Binder<'_> {
 pub(super) fn order_value(e: Expr, ty: Ty) -> Expr {
     match ty {
         Ty::Array(_) => Expr::Func(Func::ArrayKey, vec![e], ty),
+        // PostgreSQL orders regtype values by OID, not by name.
+        Ty::RegType => super::regtype::regtype_oid(e),
         _ => e,
     }
 }

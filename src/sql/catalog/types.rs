@@ -118,6 +118,8 @@ pub const TYPES: &[PgType] = &[
         "float8",
         "d",
     )),
+    // The type of an untyped literal (pg_typeof('x'), `'unknown'::regtype`).
+    base(705, "unknown", "unknown", -2, false, "X", 0, "unknown", "c"),
     array(1000, "_bool", "boolean[]", 16, "i"),
     array(1001, "_bytea", "bytea[]", 17, "i"),
     array(1002, "_char", "\"char\"[]", 18, "i"),
@@ -195,6 +197,8 @@ pub const TYPES: &[PgType] = &[
         base(1700, "numeric", "numeric", -1, false, "N", 1231, "numeric_", "i"),
         "m",
     ),
+    base(2206, "regtype", "regtype", 4, true, "N", 2211, "regtype", "i"),
+    array(2211, "_regtype", "regtype[]", 2206, "i"),
     base(2950, "uuid", "uuid", 16, false, "U", 2951, "uuid_", "c"),
     array(2951, "_uuid", "uuid[]", 2950, "i"),
     base(3802, "jsonb", "jsonb", -1, false, "U", 3807, "jsonb_", "i"),

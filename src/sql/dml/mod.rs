@@ -95,6 +95,39 @@ fn null_output(plan: &Plan, i: usize) -> bool {
     }
 }
 
+/// Whether output column `i` of an INSERT's query is a bare quoted literal in the select list
+/// of a plain SELECT (`INSERT INTO t (id, a) SELECT 9, 'x'`): PostgreSQL keeps such a literal
+/// `unknown` and reads it with the target column's input function (22P02 `malformed array
+/// literal` for an array column, `'12'` stored into an integer), where a text value would be
+/// 42804. The query's column reads as text; the value is converted when the row is stored.
+/// With DISTINCT or GROUP BY the literal is resolved to text first, as in PostgreSQL.
+fn untyped_literal_output(q: &A::Query, i: usize) -> bool {
+    let A::SetExpr::Select(sel) = q.body.as_ref() else {
+        return false;
+    };
+    let grouped = !matches!(&sel.group_by, A::GroupByExpr::Expressions(g, _) if g.is_empty());
+    if sel.distinct.is_some() || grouped {
+        return false;
+    }
+    let mut exprs = Vec::with_capacity(sel.projection.len());
+    for p in &sel.projection {
+        match p {
+            A::SelectItem::UnnamedExpr(e) | A::SelectItem::ExprWithAlias { expr: e, .. } => exprs.push(e),
+            // A wildcard shifts the positions; its columns are typed anyway.
+            _ => return false,
+        }
+    }
+    matches!(
+        exprs.get(i),
+        Some(A::Expr::Value(A::ValueWithSpan {
+            value: A::Value::SingleQuotedString(_)
+                | A::Value::EscapedStringLiteral(_)
+                | A::Value::UnicodeStringLiteral(_),
+            ..
+        }))
+    )
+}
+
 fn type_error(col: &str, to: DataType, from: Ty) -> Error {
     Error::mismatch(format!(
         "column \"{col}\" is of type {} but expression is of type {}",
@@ -404,7 +437,7 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
                 if col.identity == Some(Identity::Always) {
                     return Err(identity_insert_error(&col.name));
                 }
-                if !assignable(c.ty, col.ty) && !null_output(&plan, i) {
+                if !assignable(c.ty, col.ty) && !null_output(&plan, i) && !untyped_literal_output(src, i) {
                     return Err(type_error(&col.name, col.ty, c.ty));
                 }
             }

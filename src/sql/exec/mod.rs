@@ -53,13 +53,6 @@ pub struct Clock {
     pub stmt: i64,
 }
 
-impl Clock {
-    /// A statement that is its own transaction, starting at `t` (microseconds since 1970).
-    pub fn at(t: i64) -> Clock {
-        Clock { txn: t, stmt: t }
-    }
-}
-
 impl<'a> Exec<'a> {
     pub fn new(
         tx: &'a AnyTxn,
@@ -122,6 +115,13 @@ pub fn key_value(v: Value, dt: DataType) -> Result<Option<Value>> {
             },
             _ => None,
         },
+        // A `character(n)` key is stored blank-padded to n: a probe is compared without its
+        // trailing blanks, so it matches the stored key padded the same way; one longer than
+        // n (blanks aside) matches none.
+        (Value::Text(s), DataType::Bpchar(Some(n))) => {
+            let s = s.trim_end_matches(' ');
+            (s.chars().count() <= n as usize).then(|| Value::Text(crate::types::bpchar_pad(s.to_string(), n)))
+        }
         (v, t) => match cast(v, Ty::from_dt(t), None) {
             Ok(v) => Some(v),
             Err(e) if e.sqlstate() == SqlState::NUMERIC_OUT_OF_RANGE => None,

@@ -639,7 +639,13 @@ fn array_values(a: &Value, elem: Ty) -> Result<(i64, Vec<Value>)> {
     let (first, items) = array_items(&text_arg(a).unwrap_or_default())?;
     let vals = items
         .into_iter()
-        .map(|x| x.map_or(Ok(Value::Null), |x| Value::parse_text(&x, elem.to_dt())))
+        .map(|x| {
+            x.map_or(Ok(Value::Null), |x| match elem {
+                // character(n) elements compare without their trailing blanks.
+                Ty::Bpchar => Ok(Value::Text(x.trim_end_matches(' ').to_string())),
+                _ => Value::parse_text(&x, elem.to_dt()),
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok((first, vals))
 }

@@ -45,6 +45,10 @@ pub enum Ty {
     /// `character(n)` / `bpchar`: text whose trailing blanks do not count; used as text
     /// (functions, `||`, comparisons) it is cast to text, which drops them.
     Bpchar,
+    /// `regtype` (what `pg_typeof` returns): a type, held as its name as PostgreSQL prints
+    /// it (`integer`, `character varying`); compared with an OID (`'int4'::regtype`, a
+    /// catalog's type column) through the type's OID.
+    RegType,
 }
 
 /// The types an array's elements may have.
@@ -99,6 +103,7 @@ impl Ty {
             DataType::Interval => Ty::Interval,
             DataType::Jsonb => Ty::Jsonb,
             DataType::Bpchar(_) => Ty::Bpchar,
+            DataType::RegType => Ty::RegType,
             DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
         }
     }
@@ -120,6 +125,7 @@ impl Ty {
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
             Ty::Bpchar => DataType::Bpchar(None),
+            Ty::RegType => DataType::RegType,
             Ty::Array(e) => DataType::array_of(e.to_dt()).unwrap_or(DataType::Text(None)),
         }
     }
@@ -141,6 +147,7 @@ impl Ty {
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
             Ty::Bpchar => "character",
+            Ty::RegType => "regtype",
             Ty::Array(e) => match e {
                 Ty::Int2 => "smallint[]",
                 Ty::Int4 => "integer[]",

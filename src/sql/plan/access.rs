@@ -4,9 +4,10 @@
 
 use super::join_order::estimate;
 use super::{Access, AggFunc, AggSpec, Lookup, Plan, Scan};
+use crate::engine::TableDef;
 use crate::seam::EngineTable;
-use crate::sql::expr::{has_subquery, CmpOp, Expr};
-use crate::types::Value;
+use crate::sql::expr::{has_subquery, CmpOp, Expr, Func};
+use crate::types::{DataType, Value};
 
 pub(crate) fn split_and(e: Expr, out: &mut Vec<Expr>) {
     match e {
@@ -263,6 +264,32 @@ fn drop_exact_range_conjuncts(conj: &mut Vec<Expr>, col: usize) {
     }
 }
 
+/// Whether `e` reads key column `col` as a key lookup can match it: the column itself, or a
+/// `character(n)` column without its trailing blanks (as its comparisons read it; the lookup
+/// pads the probe as the stored keys are, `exec::key_value`).
+fn is_key_col(def: &TableDef, e: &Expr, col: usize) -> bool {
+    match e {
+        Expr::Col(c) => *c == col,
+        Expr::Func(Func::Rtrim, args, _) if args.len() == 1 => {
+            args[0] == Expr::Col(col) && matches!(def.columns[col].ty, DataType::Bpchar(Some(_)))
+        }
+        _ => false,
+    }
+}
+
+/// [`bound_of`] for a key lookup: also a `character(n)` key column compared as text
+/// ([`is_key_col`]).
+fn key_bound_of(def: &TableDef, e: &Expr, col: usize) -> Option<(CmpOp, Expr)> {
+    if let Expr::Cmp(op, a, b) = e {
+        match (a.as_ref(), b.as_ref()) {
+            (x, k) if is_key_col(def, x, col) && k.is_const() => return Some((*op, k.clone())),
+            (k, x) if is_key_col(def, x, col) && k.is_const() => return Some((op.flip(), k.clone())),
+            _ => {}
+        }
+    }
+    None
+}
+
 fn bound_of(e: &Expr, col: usize) -> Option<(CmpOp, Expr)> {
     if let Expr::Cmp(op, a, b) = e {
         match (a.as_ref(), b.as_ref()) {
@@ -287,7 +314,7 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
         for (ci, c) in conj.iter().enumerate() {
             for (k, &col) in pk.iter().enumerate() {
                 if eqs[k].is_none() {
-                    if let Some((CmpOp::Eq, v)) = bound_of(c, col) {
+                    if let Some((CmpOp::Eq, v)) = key_bound_of(&s.def, c, col) {
                         eqs[k] = Some((ci, v));
                     }
                 }
@@ -310,7 +337,7 @@ pub fn choose_access(mut s: Scan, mut conj: Vec<Expr>) -> Scan {
             let col = pk[0];
             // IN list of constants.
             let pos = conj.iter().position(|c| match c {
-                Expr::InList(x, l, false) => **x == Expr::Col(col) && l.iter().all(Expr::is_const),
+                Expr::InList(x, l, false) => is_key_col(&s.def, x, col) && l.iter().all(Expr::is_const),
                 _ => false,
             });
             if let Some(i) = pos {

@@ -33,7 +33,12 @@ fn is_volatile(e: &Expr) -> bool {
     let mut v = has_subquery(e);
     e.walk(&mut |x| {
         if let Expr::Func(
-            Func::Random | Func::GenRandomUuid | Func::NextVal | Func::CurrVal | Func::SetVal,
+            Func::Random
+            | Func::GenRandomUuid
+            | Func::NextVal
+            | Func::CurrVal
+            | Func::SetVal
+            | Func::ClockTimestamp,
             _,
             _,
         ) = x
@@ -341,6 +346,19 @@ impl Session {
         })
     }
 
+    /// Refuses `what`, which rewrites a table's rows, inside a transaction block that has
+    /// written rows: the engine's rewrite (`Database::rebuild_table_with`) reads committed rows
+    /// only, so the block's own rows would be left out of the new table (PostgreSQL rewrites
+    /// them too). A block alters only tables it created (25001 otherwise).
+    fn check_rewrite(&self, what: &str) -> Result<()> {
+        if self.tx.as_ref().is_some_and(|t| t.has_writes()) {
+            return Err(Error::unsupported(format!(
+                "{what} is not supported in a transaction block that has written rows"
+            )));
+        }
+        Ok(())
+    }
+
     /// Replaces the definition `old` of `table` with `new` (rows not rewritten), after checking
     /// every live row against the CHECK constraints `checks` (23514), the NOT NULL of the
     /// columns `not_null` (23502) and the FOREIGN KEYs `fks` (23503). Fails with 40001 if
@@ -353,6 +371,23 @@ impl Session {
         checks: &[CheckDef],
         not_null: &[usize],
         fks: &[ForeignKeyDef],
+    ) -> Result<()> {
+        self.apply_def_filling(table, old, new, checks, not_null, fks, None)
+    }
+
+    /// [`Session::apply_def`], and when `fill` is given (the volatile DEFAULT of a column added
+    /// last), the rows rewritten with `fill` evaluated for each of them, as PostgreSQL rewrites
+    /// the table for such a default (`Database::rebuild_table_with`), each then checked.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_def_filling(
+        &mut self,
+        table: &str,
+        old: &TableDef,
+        new: TableDef,
+        checks: &[CheckDef],
+        not_null: &[usize],
+        fks: &[ForeignKeyDef],
+        fill: Option<&Expr>,
     ) -> Result<()> {
         let parents: Vec<(AnyTable, &ForeignKeyDef)> = fks
             .iter()
@@ -406,18 +441,28 @@ impl Session {
             }
             Ok(())
         };
+        let last = new.columns.last().map(|c| (c.ty, c.name.clone()));
+        let same = |cur: &TableDef| {
+            if cur != old {
+                return Err(Error::serialization());
+            }
+            Ok(new)
+        };
+        if let Some(fill) = fill {
+            let (ty, name) = last.ok_or_else(|| Error::internal("a filled column"))?;
+            return self
+                .db
+                .rebuild_table_with(table, same, &|mut r: Row| -> Result<Row> {
+                    cx.check()?;
+                    let v = fill.eval(&[], &cx)?;
+                    r.push(assign(v, ty, &name)?);
+                    check(&r)?;
+                    Ok(r)
+                });
+        }
         let scan = !bound.is_empty() || !not_null.is_empty() || !parents.is_empty();
         let check: Option<RowCheck<'_>> = if scan { Some(&check) } else { None };
-        self.db.alter_table_def(
-            table,
-            |cur| {
-                if cur != old {
-                    return Err(Error::serialization());
-                }
-                Ok(new)
-            },
-            check,
-        )
+        self.db.alter_table_def(table, same, check)
     }
 
     fn add_constraint(&mut self, table: &str, c: &A::TableConstraint) -> Result<()> {
@@ -432,6 +477,7 @@ impl Session {
                     })
                     .collect::<Result<_>>()?;
                 let pname = p.name.as_ref().map(ident);
+                self.check_rewrite("ALTER TABLE ADD PRIMARY KEY")?;
                 self.db.rebuild_table(table, |d| {
                     if d.has_primary_key() {
                         return Err(Error::new(
@@ -536,21 +582,23 @@ impl Session {
                 }
             }
         }
+        let mut fill = None;
         if let Some(text) = &col.default {
             // The rows already stored read the default evaluated once, now (PostgreSQL does the
             // same for a non-volatile default; a volatile one makes it rewrite the table).
             let mut b = Binder::new(&self.db, None);
             let e = bind_default(&mut b, text, ty, &cname)?;
             if is_volatile(&e) {
-                return Err(Error::unsupported(
-                    "ALTER TABLE ADD COLUMN with a volatile DEFAULT (nextval, random) is not supported (each stored row would need its own value)",
-                ));
+                // Each stored row gets its own evaluation: the table is rewritten below.
+                self.check_rewrite("ALTER TABLE ADD COLUMN with a volatile DEFAULT")?;
+                fill = Some(e);
+            } else {
+                let stop = self.interrupt();
+                let tx = self.db.begin();
+                let ex = Exec::new(&tx, &[], &[], self.clock(), &stop);
+                let v = assign(e.eval(&[], &ex.ctx())?, ty, &cname)?;
+                col.missing = Some(v).filter(|v| !v.is_null());
             }
-            let stop = self.interrupt();
-            let tx = self.db.begin();
-            let ex = Exec::new(&tx, &[], &[], self.clock(), &stop);
-            let v = assign(e.eval(&[], &ex.ctx())?, ty, &cname)?;
-            col.missing = Some(v).filter(|v| !v.is_null());
         }
         let not_null = if col.nullable {
             vec![]
@@ -571,7 +619,7 @@ impl Session {
             new.foreign_keys.push(fk.clone());
             fks.push(fk);
         }
-        self.apply_def(table, &old, new, &added, &not_null, &fks)?;
+        self.apply_def_filling(table, &old, new, &added, &not_null, &fks, fill.as_ref())?;
         for f in &fks {
             self.touch_parent(table, &f.parent)?;
         }
@@ -600,6 +648,7 @@ impl Session {
             return Err(no_column(cname, table));
         };
         self.check_no_dependent_views(table, "drop a column of")?;
+        self.check_rewrite("ALTER TABLE DROP COLUMN")?;
         if old.primary_key.contains(&i) {
             return Err(Error::unsupported(
                 "dropping a primary key column is not supported",
