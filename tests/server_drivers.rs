@@ -8,10 +8,10 @@ use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::SinkExt;
-use server_util::Server;
+use server_util::{simple_row, Server};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Client, NoTls};
 
 async fn connect(port: u16) -> Client {
     server_util::pg_connect(port, "").await
@@ -161,20 +161,9 @@ async fn tokio_postgres_types_transactions_errors() {
         .get(0);
     assert_eq!(f, 2.5);
     // Text results through the simple protocol.
-    let msgs = c
-        .simple_query("select id, f, b from ty where id = 1")
-        .await
-        .unwrap();
-    let row = msgs
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r),
-            _ => None,
-        })
-        .unwrap();
     assert_eq!(
-        (row.get(0), row.get(1), row.get(2)),
-        (Some("1"), Some("1.5"), Some("t"))
+        simple_row(&c, "select id, f, b from ty where id = 1").await,
+        [Some("1"), Some("1.5"), Some("t")].map(|v| v.map(str::to_string))
     );
     // A named statement reused many times.
     let get = c.prepare("select t from ty where id = $1").await.unwrap();
@@ -465,19 +454,6 @@ async fn declared_parameter_types_are_honoured() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::UNDEFINED_FUNCTION), "{e}");
-}
-
-/// The first text value of a simple query's rows, column by column.
-async fn simple_row(c: &Client, sql: &str) -> Vec<Option<String>> {
-    let msgs = c.simple_query(sql).await.unwrap();
-    let row = msgs
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("{sql}: no row"));
-    (0..row.len()).map(|i| row.get(i).map(str::to_string)).collect()
 }
 
 /// uuid and numeric in both wire formats: tokio-postgres sends and reads them in binary (its

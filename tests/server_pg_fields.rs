@@ -6,10 +6,10 @@
 
 mod server_util;
 
-use server_util::Server;
+use server_util::{simple_row, Server};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, SimpleQueryMessage};
+use tokio_postgres::Client;
 
 async fn fresh() -> (tempfile::TempDir, Server, Client) {
     let tmp = tempfile::tempdir().unwrap();
@@ -156,17 +156,10 @@ async fn bpchar_in_both_formats() {
     );
 
     // Text results (the simple protocol).
-    let msgs = c.simple_query("SELECT c, a, c::text FROM bp").await.unwrap();
-    let row = msgs
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r),
-            _ => None,
-        })
-        .expect("a row");
-    assert_eq!(row.get(0), Some("a  "));
-    assert_eq!(row.get(1), Some("{\"x \",NULL}"));
-    assert_eq!(row.get(2), Some("a"));
+    assert_eq!(
+        simple_row(&c, "SELECT c, a, c::text FROM bp").await,
+        [Some("a  "), Some("{\"x \",NULL}"), Some("a")].map(|v| v.map(str::to_string))
+    );
 }
 
 /// A regtype read in binary: PostgreSQL's regtypesend, the type's OID as a uint32.
@@ -192,22 +185,14 @@ async fn pg_typeof_is_a_regtype_in_both_formats() {
     let oids: Vec<u32> = (0..4).map(|i| row.get::<_, RegType>(i).0).collect();
     assert_eq!(oids, vec![23, 1042, 1185, 705]);
     // Text results: the type's name.
-    let msgs = c.simple_query(sql).await.unwrap();
-    let row = msgs
-        .iter()
-        .find_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some(r),
-            _ => None,
-        })
-        .expect("a row");
-    let names: Vec<Option<&str>> = (0..4).map(|i| row.get(i)).collect();
     assert_eq!(
-        names,
-        vec![
+        simple_row(&c, sql).await,
+        [
             Some("integer"),
             Some("character"),
             Some("timestamp with time zone[]"),
             Some("unknown")
         ]
+        .map(|v| v.map(str::to_string))
     );
 }

@@ -289,3 +289,16 @@ pub async fn pg_connect(port: u16, extra: &str) -> tokio_postgres::Client {
     });
     client
 }
+
+/// The first row of a simple-protocol query's results, its values as text, column by column.
+pub async fn simple_row(c: &tokio_postgres::Client, sql: &str) -> Vec<Option<String>> {
+    let msgs = c.simple_query(sql).await.unwrap();
+    let row = msgs
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{sql}: no row"));
+    (0..row.len()).map(|i| row.get(i).map(str::to_string)).collect()
+}
