@@ -16,7 +16,7 @@ use crate::sql::bind::Binder;
 use crate::sql::dml::{bind_checks, bind_default, enforce_checks};
 use crate::sql::exec::{Clock, Exec};
 use crate::sql::expr::{assign, Expr};
-use crate::sql::session::now_micros;
+use crate::types::now_micros;
 use crate::types::Value;
 
 /// A table's CHECK constraints bound: (name, condition) each.

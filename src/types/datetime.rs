@@ -2,6 +2,13 @@
 //! the civil calendar (days since 1970-01-01) under them.
 
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output).
+/// Now, in microseconds since 1970-01-01 00:00:00 UTC (0 if the clock is before it).
+pub(crate) fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
 pub fn format_timestamp(micros: i64) -> String {
     let secs = micros.div_euclid(1_000_000);
     let frac = micros.rem_euclid(1_000_000);

@@ -20,6 +20,7 @@ pub mod numeric;
 mod rowref;
 mod value;
 
+pub(crate) use datetime::now_micros;
 pub use datetime::{
     add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,
     MICROS_PER_DAY, TIMESTAMP_RANGE,

@@ -317,9 +317,7 @@ impl Transaction {
             lock_log: RefCell::new(Vec::new()),
             seq_shared: None,
             seq_own: OnceLock::new(),
-            started: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_micros() as i64),
+            started: crate::types::now_micros(),
         }
     }
 

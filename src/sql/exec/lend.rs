@@ -85,12 +85,9 @@ impl PointLend {
     /// Reads the row of key `x` (from [`PointLend::key_param`]) in `tx` and lends its columns
     /// to `f`; returns how many rows (0 or 1).
     pub fn lend(&self, tx: &AnyTxn, x: i64, f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>) -> Result<u64> {
-        // A value outside the key column's type (an int4 key read by 2^40) matches no row.
-        let Some(k) = int_key(x, self.key_ty) else {
-            return Ok(0);
-        };
-        let lent = tx.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;
-        lent.transpose().map(|r| r.map_or(0, |()| 1))
+        self.lend_by(x, |key| {
+            tx.get_with(&self.table, key, |row| lend_row(row, &self.cols, f))
+        })
     }
 
     /// [`PointLend::lend`] outside a transaction: an autocommit read of the newest committed
@@ -101,11 +98,19 @@ impl PointLend {
         x: i64,
         f: &mut dyn FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<u64> {
+        self.lend_by(x, |key| {
+            db.get_with(&self.table, key, |row| lend_row(row, &self.cols, f))
+        })
+    }
+
+    /// Key `x` converted to the key column's type, read by `read` (which lends the row);
+    /// returns how many rows (0 or 1).
+    fn lend_by(&self, x: i64, read: impl FnOnce(&Key) -> Result<Option<Result<()>>>) -> Result<u64> {
+        // A value outside the key column's type (an int4 key read by 2^40) matches no row.
         let Some(k) = int_key(x, self.key_ty) else {
             return Ok(0);
         };
-        let lent = db.get_with(&self.table, &Key::Int(k), |row| lend_row(row, &self.cols, f))?;
-        lent.transpose().map(|r| r.map_or(0, |()| 1))
+        read(&Key::Int(k))?.transpose().map(|r| r.map_or(0, |()| 1))
     }
 }
 

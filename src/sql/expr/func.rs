@@ -52,7 +52,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         // The time of the call itself, which moves within a statement.
         Func::StatementTimestamp => return Ok(Value::TimestampTz(cx.stmt_now)),
-        Func::ClockTimestamp => return Ok(Value::TimestampTz(crate::sql::session::now_micros())),
+        Func::ClockTimestamp => return Ok(Value::TimestampTz(crate::types::now_micros())),
         Func::Random => return Ok(Value::Float(rand::random::<f64>())),
         Func::GenRandomUuid => {
             return Ok(Value::Uuid(

@@ -34,7 +34,7 @@ use super::result::{StatementResult, TxStatus};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
-use crate::types::{DataType, Row, Value, ValueRef};
+use crate::types::{now_micros, DataType, Row, Value, ValueRef};
 
 /// One client's session.
 pub struct Session {
@@ -66,13 +66,6 @@ pub struct Session {
     plan_cache: plan_cache::PlanCache,
     /// When the open transaction block began (`now()` inside it); read only while `tx` is Some.
     block_start: i64,
-}
-
-pub(crate) fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
 }
 
 /// Bytes a result takes, for `max_result_bytes`.
