@@ -230,6 +230,14 @@ async fn a_parameter_cast_to_regtype_is_a_regtype() {
         let row = c.query_one(&st, &[&RegTypeParam(oid)]).await.unwrap();
         assert_eq!(row.get::<_, String>(0), name);
     }
+    // So is a parameter unified with a regtype (COALESCE, CASE).
+    let co = c
+        .prepare("SELECT COALESCE($1, pg_typeof(1))::text")
+        .await
+        .unwrap();
+    assert_eq!(co.params(), &[Type::REGTYPE]);
+    let row = c.query_one(&co, &[&RegTypeParam(1043)]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "character varying");
     // An OID of no type is 42704 when the parameter is read.
     let e = c.query_one(&st, &[&RegTypeParam(999_999)]).await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::UNDEFINED_OBJECT));
