@@ -1,8 +1,9 @@
 //! ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO, ALTER COLUMN SET / DROP DEFAULT and
 //! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Not transactional,
-//! as the rest of DDL: each operation applies at once, durably. Only ADD PRIMARY KEY and DROP
-//! COLUMN rewrite the rows; ADD COLUMN records the value the rows already stored read for the
-//! new column instead (`ColumnDef::missing`).
+//! as the rest of DDL: each operation applies at once, durably. ADD PRIMARY KEY, DROP COLUMN,
+//! and ADD COLUMN with a volatile DEFAULT or of a serial type rewrite the rows; any other ADD
+//! COLUMN records the value the rows already stored read for the new column instead
+//! (`ColumnDef::missing`).
 
 use sqlparser::ast as A;
 use sqlparser::tokenizer::Token;
