@@ -196,3 +196,49 @@ async fn pg_typeof_is_a_regtype_in_both_formats() {
         .map(|v| v.map(str::to_string))
     );
 }
+
+/// A regtype parameter sent in binary: regtypesend's OID.
+#[derive(Debug)]
+struct RegTypeParam(u32);
+
+impl tokio_postgres::types::ToSql for RegTypeParam {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0.to_be_bytes());
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::REGTYPE
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parameter_cast_to_regtype_is_a_regtype() {
+    let (_tmp, _srv, c) = fresh().await;
+    // Parse/Describe: `$1::regtype` types the parameter regtype (OID 2206), as PostgreSQL.
+    let st = c.prepare("SELECT format_type($1::regtype, NULL)").await.unwrap();
+    assert_eq!(st.params(), &[Type::REGTYPE]);
+    for (oid, name) in [
+        (23, "integer"),
+        (1043, "character varying"),
+        (1185, "timestamp with time zone[]"),
+    ] {
+        let row = c.query_one(&st, &[&RegTypeParam(oid)]).await.unwrap();
+        assert_eq!(row.get::<_, String>(0), name);
+    }
+    // So is a parameter unified with a regtype (COALESCE, CASE).
+    let co = c
+        .prepare("SELECT COALESCE($1, pg_typeof(1))::text")
+        .await
+        .unwrap();
+    assert_eq!(co.params(), &[Type::REGTYPE]);
+    let row = c.query_one(&co, &[&RegTypeParam(1043)]).await.unwrap();
+    assert_eq!(row.get::<_, String>(0), "character varying");
+    // An OID of no type is 42704 when the parameter is read.
+    let e = c.query_one(&st, &[&RegTypeParam(999_999)]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_OBJECT));
+}

@@ -202,6 +202,7 @@ fn a_rewrite_in_a_block_that_wrote_rows_is_refused_and_keeps_them() {
         "ALTER TABLE vb ADD COLUMN g uuid DEFAULT gen_random_uuid()",
         "ALTER TABLE vb DROP COLUMN b",
         "ALTER TABLE vb ADD PRIMARY KEY (id)",
+        "ALTER TABLE vb ADD COLUMN n serial",
     ] {
         ok(&mut s, "BEGIN");
         ok(&mut s, "CREATE TABLE vb (id int, b int)");
@@ -226,4 +227,36 @@ fn a_rewrite_in_a_block_that_wrote_rows_is_refused_and_keeps_them() {
         vec![vec![Value::Int(3), Value::Int(21), Value::Int(3)]]
     );
     assert_eq!(columns(&mut s, "vb"), vec!["id", "g", "k"]);
+}
+
+#[test]
+fn a_serial_column_added_in_a_block_goes_with_its_rollback() {
+    // The sequence of a serial column added in a block is the block's: its ROLLBACK (and
+    // ROLLBACK TO a savepoint before the table) drops it with the table; its COMMIT keeps it.
+    let (_dir, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE sb (id int)");
+    ok(&mut s, "ALTER TABLE sb ADD COLUMN n serial");
+    assert_eq!(relations(&mut s), vec!["sb", "sb_n_seq"]);
+    ok(&mut s, "ROLLBACK");
+    assert!(relations(&mut s).is_empty());
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SAVEPOINT a");
+    ok(&mut s, "CREATE TABLE sb (id int)");
+    ok(&mut s, "ALTER TABLE sb ADD COLUMN n serial");
+    ok(&mut s, "ROLLBACK TO a");
+    assert!(relations(&mut s).is_empty());
+    ok(&mut s, "CREATE TABLE sb (id int)");
+    ok(&mut s, "ALTER TABLE sb ADD COLUMN n serial");
+    ok(&mut s, "INSERT INTO sb (id) VALUES (10), (20)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(
+        rows(&mut s, "SELECT id, n FROM sb ORDER BY id"),
+        vec![
+            vec![Value::Int(10), Value::Int(1)],
+            vec![Value::Int(20), Value::Int(2)]
+        ]
+    );
+    assert_eq!(relations(&mut s), vec!["sb", "sb_n_seq"]);
 }

@@ -38,6 +38,7 @@ pub mod oid {
     pub const INTERVAL: u32 = 1186;
     pub const JSONB: u32 = 3802;
     pub const UUID: u32 = 2950;
+    pub const REGTYPE: u32 = 2206;
 }
 
 /// `pg_type.typlen` of a type.
@@ -425,6 +426,23 @@ fn fixed<const N: usize>(b: &[u8], what: &str) -> Result<[u8; N]> {
     b.try_into().map_err(|_| bad_binary(what, b.len()))
 }
 
+/// A regtype parameter given as `s` (a type's name or OID) as the type's name as PostgreSQL
+/// prints it; 42704 for a type Augur does not have.
+fn regtype_param(s: &str) -> Result<Value> {
+    use crate::sql::catalog::types;
+    let t = match s.parse::<i64>() {
+        Ok(o) => types::by_oid(o).ok_or_else(|| {
+            Error::new(
+                SqlState::UNDEFINED_OBJECT,
+                format!("type with OID {o} does not exist"),
+            )
+        })?,
+        Err(_) => types::by_name(s)
+            .ok_or_else(|| Error::new(SqlState::UNDEFINED_OBJECT, format!("type \"{s}\" does not exist")))?,
+    };
+    Ok(Value::Text(t.display.to_string()))
+}
+
 /// Decodes one Bind parameter. `client_oid` is the type the client declared in Parse (0 or
 /// absent: unspecified); `server` is the type the SQL layer inferred for the parameter.
 pub fn decode_param(
@@ -441,6 +459,8 @@ pub fn decode_param(
             .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
         return match server {
             Some(DataType::Text(_)) | None => Ok(Value::Text(s.to_string())),
+            // regtype: a type's name (as regtypein reads it) or its OID, held as its name.
+            Some(DataType::RegType) => regtype_param(s.trim()),
             Some(t) => Value::parse_text(s, t),
         };
     }
@@ -460,6 +480,8 @@ pub fn decode_param(
         oid::FLOAT4 => Value::Float(f32::from_be_bytes(fixed(b, "real")?) as f64),
         oid::FLOAT8 => Value::Float(f64::from_be_bytes(fixed(b, "double precision")?)),
         oid::BYTEA => Value::Bytes(b.to_vec()),
+        // regtype: the type's OID (a uint32, as regtyperecv reads it).
+        oid::REGTYPE => regtype_param(&u32::from_be_bytes(fixed(b, "regtype")?).to_string())?,
         oid::TIMESTAMP | oid::TIMESTAMPTZ => {
             let t = i64::from_be_bytes(fixed(b, "timestamp")?);
             match t {
@@ -664,6 +686,44 @@ pub fn encode_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regtype_params_in_both_formats() {
+        let rt = Some(DataType::RegType);
+        let text = |s: &str| decode_param(Some(s.as_bytes()), false, 0, rt);
+        // Text: a name (as regtypein reads it, any spelling) or an OID, held as the name.
+        assert_eq!(text("int4").unwrap(), Value::from("integer"));
+        assert_eq!(
+            text("character varying").unwrap(),
+            Value::from("character varying")
+        );
+        assert_eq!(text("23").unwrap(), Value::from("integer"));
+        assert_eq!(
+            text("no_such_type").unwrap_err().sqlstate(),
+            SqlState::UNDEFINED_OBJECT
+        );
+        // Binary: the OID, whether the client declared regtype or left it to the server.
+        let oid = 1043u32.to_be_bytes();
+        assert_eq!(
+            decode_param(Some(&oid), true, 0, rt).unwrap(),
+            Value::from("character varying")
+        );
+        assert_eq!(
+            decode_param(Some(&oid), true, oid::REGTYPE, None).unwrap(),
+            Value::from("character varying")
+        );
+        let none = 999_999u32.to_be_bytes();
+        assert_eq!(
+            decode_param(Some(&none), true, 0, rt).unwrap_err().sqlstate(),
+            SqlState::UNDEFINED_OBJECT
+        );
+        assert_eq!(
+            decode_param(Some(&[0, 0, 0, 23, 0]), true, 0, rt)
+                .unwrap_err()
+                .sqlstate(),
+            SqlState("22P03")
+        );
+    }
 
     #[test]
     fn numeric_binary() {

@@ -894,7 +894,15 @@ impl Binder<'_> {
                         .map(|(o, n)| (n.to_string(), *o))
                         .collect(),
                 };
-                let x = self.coerce(x, xt, Ty::Text)?;
+                // A parameter cast to regtype is typed regtype, as PostgreSQL infers it (its
+                // value is the type's name, in either wire format).
+                let x = match x {
+                    Expr::Param(i, Ty::Unknown) if ty == "regtype" => {
+                        self.params[i] = Ty::RegType;
+                        Expr::Cast(Box::new(Expr::Param(i, Ty::RegType)), Ty::Text, None)
+                    }
+                    x => self.coerce(x, xt, Ty::Text)?,
+                };
                 let whens = names
                     .into_iter()
                     .map(|(n, o)| (lit_text(n), lit_int(o)))

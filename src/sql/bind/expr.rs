@@ -71,8 +71,8 @@ impl Binder<'_> {
         }
         if to == Ty::RegType {
             if let Expr::Param(i, Ty::Unknown) = e {
-                self.params[i] = Ty::Text;
-                return super::regtype::to_regtype(Expr::Param(i, Ty::Text), Ty::Text);
+                self.params[i] = Ty::RegType;
+                return super::regtype::to_regtype(Expr::Param(i, Ty::RegType), Ty::RegType);
             }
             return super::regtype::to_regtype(e, from);
         }

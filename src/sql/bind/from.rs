@@ -219,8 +219,8 @@ impl Binder<'_> {
     }
 
     /// The LATERAL subquery `f` on the right of a RIGHT or FULL join, as PostgreSQL allows it:
-    /// only when it reads nothing of the left side (`scope`), and then as a plain derived
-    /// table; reading a left column is 42P10, as in PostgreSQL.
+    /// only when it reads nothing of the left side (`scope`; it may read an enclosing query),
+    /// and then as a plain derived table; reading a left column is 42P10, as in PostgreSQL.
     fn unreferencing_lateral(&mut self, f: &A::TableFactor, scope: &Scope) -> Result<(Plan, Scope)> {
         let A::TableFactor::Derived {
             subquery,
@@ -247,13 +247,18 @@ impl Binder<'_> {
                 ),
             ));
         }
-        if !sub.args.is_empty() {
-            return Err(unsupported(
-                "a RIGHT or FULL JOIN LATERAL subquery that reads an enclosing query",
-            ));
-        }
-        // Reads nothing outside itself: its plan runs as the join's right side.
         let plan = std::mem::replace(&mut self.subplans[sub.id], Plan::Values(vec![]));
+        if sub.args.is_empty() {
+            // Reads nothing outside itself: its plan runs as the join's right side.
+            return Ok((plan, derived_scope(&ident(&alias.name), &cols, Some(alias))));
+        }
+        // Reads an enclosing query only (PostgreSQL allows that): bound again as a plain
+        // derived table of this query, whose names it does not see, so those names resolve
+        // in the enclosing query as any derived table's do.
+        let saved = self.agg_sink.take();
+        let r = self.bind_query(subquery);
+        self.agg_sink = saved;
+        let (plan, cols) = r?;
         Ok((plan, derived_scope(&ident(&alias.name), &cols, Some(alias))))
     }
 

@@ -1,8 +1,9 @@
 //! ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO, ALTER COLUMN SET / DROP DEFAULT and
 //! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Not transactional,
-//! as the rest of DDL: each operation applies at once, durably. Only ADD PRIMARY KEY and DROP
-//! COLUMN rewrite the rows; ADD COLUMN records the value the rows already stored read for the
-//! new column instead (`ColumnDef::missing`).
+//! as the rest of DDL: each operation applies at once, durably. ADD PRIMARY KEY, DROP COLUMN,
+//! and ADD COLUMN with a volatile DEFAULT or of a serial type rewrite the rows; any other ADD
+//! COLUMN records the value the rows already stored read for the new column instead
+//! (`ColumnDef::missing`).
 
 use sqlparser::ast as A;
 use sqlparser::tokenizer::Token;
@@ -10,7 +11,7 @@ use sqlparser::tokenizer::Token;
 use super::Session;
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
 use crate::engine::fk;
-use crate::engine::{ColumnDef, IndexDef, TableDef};
+use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
@@ -18,7 +19,7 @@ use crate::sql::dml::{bind_check, bind_default};
 use crate::sql::exec::Exec;
 use crate::sql::expr::{assign, has_subquery, Expr, Func, Ty};
 use crate::sql::result::StatementResult;
-use crate::types::{Row, Value};
+use crate::types::{DataType, Row, Value};
 
 fn no_column(col: &str, table: &str) -> Error {
     Error::new(
@@ -551,21 +552,47 @@ impl Session {
             ));
         }
         let type_name = cd.data_type.to_string().to_lowercase();
-        if matches!(
+        let serial = matches!(
             type_name.as_str(),
             "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2"
-        ) {
-            return Err(Error::unsupported(
-                "ALTER TABLE ADD COLUMN of a serial column is not supported (each stored row would need its own value)",
-            ));
-        }
+        );
         let (ty, _) = parse_type(&cd.data_type)?;
         let mut col = ColumnDef::new(cname.clone(), ty);
+        // A serial column: a sequence owned by the column, its NOT NULL default (each stored
+        // row then takes its own value as the table is rewritten), as in CREATE TABLE.
+        let seq = if serial {
+            if cd
+                .options
+                .iter()
+                .any(|o| matches!(o.option, A::ColumnOption::Default(_)))
+            {
+                return Err(Error::syntax(format!(
+                    "multiple default values specified for column \"{cname}\" of table \"{table}\""
+                )));
+            }
+            let mut sd = SequenceDef::new(self.serial_sequence_name(table, &cname));
+            sd.max = match ty {
+                DataType::Int2 => i16::MAX as i64,
+                DataType::Int4 => i32::MAX as i64,
+                _ => i64::MAX,
+            };
+            sd.owned_by = Some((table.to_string(), cname.clone()));
+            col.default = Some(format!("nextval('{}')", sd.name.replace('\'', "''")));
+            col.nullable = false;
+            Some(sd)
+        } else {
+            None
+        };
         let mut checks: Vec<(Option<String>, A::Expr)> = Vec::new();
         let mut unique: Option<Option<String>> = None;
         let mut references: Vec<(Option<String>, &A::ForeignKeyConstraint)> = Vec::new();
         for o in &cd.options {
             match &o.option {
+                A::ColumnOption::Null if seq.is_some() => {
+                    return Err(Error::syntax(format!(
+                        "conflicting NULL/NOT NULL declarations for column \"{cname}\" of table \"{table}\""
+                    )))
+                }
                 A::ColumnOption::Null => col.nullable = true,
                 A::ColumnOption::NotNull => col.nullable = false,
                 A::ColumnOption::Default(e) => col.default = Some(e.to_string()),
@@ -582,6 +609,29 @@ impl Session {
                 }
             }
         }
+        if let Some(sd) = &seq {
+            self.check_rewrite("ALTER TABLE ADD COLUMN of a serial column")?;
+            self.db.create_sequence(sd.clone(), false)?;
+        }
+        let r = self.add_column_def(table, &old, col, checks, unique, references);
+        if let (Err(_), Some(sd)) = (&r, &seq) {
+            self.db.drop_sequence(&sd.name, true)?;
+        }
+        r
+    }
+
+    /// The rest of [`Session::add_column`]: `col` (its options read) added to `old`, its
+    /// default filled in, its constraints checked against the stored rows.
+    fn add_column_def(
+        &mut self,
+        table: &str,
+        old: &TableDef,
+        mut col: ColumnDef,
+        checks: Vec<(Option<String>, A::Expr)>,
+        unique: Option<Option<String>>,
+        references: Vec<(Option<String>, &A::ForeignKeyConstraint)>,
+    ) -> Result<()> {
+        let (cname, ty) = (col.name.clone(), col.ty);
         let mut fill = None;
         if let Some(text) = &col.default {
             // The rows already stored read the default evaluated once, now (PostgreSQL does the
@@ -605,7 +655,7 @@ impl Session {
         } else {
             vec![old.columns.len()]
         };
-        let mut new = (*old).clone();
+        let mut new = old.clone();
         new.columns.push(col);
         let mut added = Vec::new();
         for (n, e) in checks {
@@ -619,7 +669,7 @@ impl Session {
             new.foreign_keys.push(fk.clone());
             fks.push(fk);
         }
-        self.apply_def_filling(table, &old, new, &added, &not_null, &fks, fill.as_ref())?;
+        self.apply_def_filling(table, old, new, &added, &not_null, &fks, fill.as_ref())?;
         for f in &fks {
             self.touch_parent(table, &f.parent)?;
         }

@@ -26,6 +26,20 @@ impl Session {
                 .any(|t| t.def().indexes.iter().any(|i| i.name == name))
     }
 
+    /// The name of the sequence of serial column `column` of `table`: `<table>_<column>_seq`,
+    /// or, if a relation has that name, the first of `..._seq1`, `..._seq2`, ... that none
+    /// has (PostgreSQL's ChooseRelationName).
+    pub(super) fn serial_sequence_name(&self, table: &str, column: &str) -> String {
+        let base = format!("{table}_{column}_seq");
+        let mut n = base.clone();
+        let mut k = 0;
+        while self.relation_exists(&n) {
+            k += 1;
+            n = format!("{base}{k}");
+        }
+        n
+    }
+
     pub(super) fn create_table(&mut self, ct: &A::CreateTable) -> Result<StatementResult> {
         if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() || ct.partition_of.is_some() {
             return Err(Error::unsupported(
@@ -98,8 +112,9 @@ impl Session {
                 }
             }
             if serial || identity.is_some() {
-                // PostgreSQL's naming: <table>_<column>_seq, bounded by the column's type.
-                let mut sd = SequenceDef::new(format!("{name}_{cname}_seq"));
+                // PostgreSQL's naming: <table>_<column>_seq (or the next free name), bounded
+                // by the column's type.
+                let mut sd = SequenceDef::new(self.serial_sequence_name(&name, &cname));
                 sd.max = match ty {
                     crate::types::DataType::Int2 => i16::MAX as i64,
                     crate::types::DataType::Int4 => i32::MAX as i64,
