@@ -64,6 +64,21 @@ struct Args {
     /// background, the default) or `at-open` (all before open returns).
     #[arg(long, default_value = "lazy")]
     image_check: String,
+    /// Before each reopen, drop the page cache (`sync`, then 1 into /proc/sys/vm/drop_caches;
+    /// needs root, and empties the cache of the whole machine): the first second after the
+    /// open then reads the image and the rows from the disk, as after a boot.
+    #[arg(long)]
+    drop_caches: bool,
+}
+
+/// `--drop-caches`: writes what is dirty, then drops the clean page cache of the machine.
+fn drop_caches() -> anyhow::Result<()> {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "1")
+        .map_err(|e| anyhow::anyhow!("--drop-caches: /proc/sys/vm/drop_caches: {e}"))?;
+    println!("page cache dropped");
+    Ok(())
 }
 
 /// The secondary column's value for key `k` (`--secondary`), moved by `salt` on updates.
@@ -531,6 +546,9 @@ fn main() -> anyhow::Result<()> {
     drop(db);
     drop(t);
 
+    if a.drop_caches {
+        drop_caches()?;
+    }
     let f0 = faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts.clone())?;
@@ -558,6 +576,9 @@ fn main() -> anyhow::Result<()> {
     let collected = db.collect_garbage()?;
     println!("before the unclean stop: {n_upd} keys updated, {collected} superseded versions collected");
     db.abandon();
+    if a.drop_caches {
+        drop_caches()?;
+    }
     let f0 = faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts.clone())?;

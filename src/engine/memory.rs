@@ -137,6 +137,7 @@ pub(crate) fn promote_step(inner: &Inner, max: usize) -> bool {
     let tables: Vec<_> = inner.tables.read().values().cloned().collect();
     for t in tables {
         while done < max && t.pk.read().promotion_pending() {
+            t.pk.read().prefault_promotion();
             let page = match HugePage::new() {
                 Ok(p) => p,
                 Err(e) => {

@@ -289,6 +289,16 @@ impl KeyIndex {
         }
     }
 
+    /// Brings the next 2 MiB that [`KeyIndex::promote`] would move into memory (outside the
+    /// write lock that `promote` needs).
+    pub(crate) fn prefault_promotion(&self) {
+        if let KeyIndex::Alex(a) = self {
+            if let Some(m) = &a.image {
+                m.prefault_next_chunk();
+            }
+        }
+    }
+
     /// Moves the next 2 MiB of a mapped image into `page`, an anonymous huge page, at the same
     /// addresses (see `index::mapped::Mapping::promote`). `&mut self` is what makes it safe: no
     /// array of the image can be written meanwhile. Returns false when nothing was left.

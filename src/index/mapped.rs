@@ -137,6 +137,17 @@ impl Mapping {
         unsafe { libc::madvise(self.ptr.as_ptr() as *mut libc::c_void, self.len, advice) == 0 }
     }
 
+    /// Maps the next chunk to promote into the page tables ([`prefault`]: read from the disk
+    /// if need be), so that [`Mapping::promote`], called under the index's write lock, copies
+    /// from memory. Needs no lock: it changes no byte.
+    pub(crate) fn prefault_next_chunk(&self) {
+        let i = self.promoted.load(Ordering::Relaxed);
+        if i < self.len / CHUNK {
+            // SAFETY: chunk `i` lies inside this live, readable mapping (i < len / CHUNK).
+            prefault(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(i * CHUNK), CHUNK) });
+        }
+    }
+
     /// Whether whole chunks remain to be promoted.
     pub(crate) fn promotion_pending(&self) -> bool {
         self.promoted.load(Ordering::Relaxed) < self.len / CHUNK
