@@ -9,6 +9,8 @@
 //! PostgreSQL's codes: that is how the expected codes were checked. `BAD_INPUT_FILTER=text`
 //! runs only the cases whose file or name contains `text`.
 
+mod common;
+
 mod server_util;
 
 use std::io::Write;
@@ -398,15 +400,7 @@ fn sql_cases() {
     }
     // (a) embedded: a fresh database per file.
     for (_, f) in &files {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(
-            dir.path(),
-            Options {
-                sync_commits: false,
-                ..Options::default()
-            },
-        )
-        .unwrap();
+        let (_dir, db) = common::open_nosync();
         let mut s = Session::new(db.clone());
         s.set_limits(test_limits());
         fails.extend(run_sql_file(&mut Embedded(s), f, false, false));

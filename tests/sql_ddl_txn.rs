@@ -4,20 +4,11 @@
 //! a session that ends inside a block, and a failed COMMIT drop what the block created; a DROP
 //! of an existing table is checked at once and carried out at COMMIT.
 
-use augur::{Database, Options, Session, StatementResult, TxStatus, Value};
+mod common;
 
-fn open() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    (dir, db)
-}
+use augur::{Session, StatementResult, TxStatus, Value};
+
+use common::open_nosync as open;
 
 fn code(r: augur::Result<Vec<StatementResult>>) -> String {
     r.map(|_| "ok".to_string())

@@ -1,20 +1,14 @@
 //! EXPLAIN golden files: every `tests/explain/*.sql` runs in a fresh database; each EXPLAIN's
 //! plan is compared exactly with `tests/explain/*.out`. `UPDATE_GOLDEN=1` rewrites the files.
 
+mod common;
+
 use std::path::PathBuf;
 
-use augur::{Database, Options, Session, Value};
+use augur::{Session, Value};
 
 fn run_file(path: &std::path::Path) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let (_dir, db) = common::open_nosync();
     let mut s = Session::new(db);
     let text = std::fs::read_to_string(path).unwrap();
     let mut out = String::new();

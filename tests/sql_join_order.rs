@@ -4,9 +4,11 @@
 //! and must answer what a plain nested evaluation over the same data answers. The elapsed time
 //! of the query is printed (`--nocapture`), never asserted: speed belongs in benchmarks.
 
+mod common;
+
 use std::time::Instant;
 
-use augur::{Database, Options, Session, Value};
+use augur::{Session, Value};
 
 const TABLES: usize = 20;
 const ROWS: i64 = 10;
@@ -27,15 +29,7 @@ impl Rng {
 
 #[test]
 fn twenty_table_equi_join_has_no_cross_product() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let (_dir, db) = common::open_nosync();
     let mut s = Session::new(db);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     // b[t][row]: column b of table t (a is 1..=10, the primary key).

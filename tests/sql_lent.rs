@@ -2,20 +2,11 @@
 //! `execute_prepared`, under the same session rules; and the plain-text plan cache answering as
 //! the literals do.
 
-use augur::{Database, Options, Session, StatementResult, TxStatus, Value};
+mod common;
 
-fn open() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    (dir, db)
-}
+use augur::{Session, StatementResult, TxStatus, Value};
+
+use common::open_nosync as open;
 
 fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
     s.execute(sql, &[]).unwrap().pop().unwrap().rows().to_vec()

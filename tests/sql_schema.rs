@@ -3,6 +3,8 @@
 //! NOT NULL and CHECK constraints) after a clean close, after an unclean one (no final
 //! checkpoint), and after a SIGKILL of the server.
 
+mod common;
+
 mod server_util;
 
 use augur::{Database, Options, Session, Value};
@@ -188,15 +190,7 @@ fn spawn(db: &Database, sql: &'static str) -> std::thread::JoinHandle<String> {
 /// for it and fails, and no child row is ever committed without its parent.
 #[test]
 fn concurrent_parent_delete_and_child_insert_commit_no_orphan() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let (_dir, db) = common::open_nosync();
     let mut s = Session::new(db.clone());
     s.execute("CREATE TABLE par (id integer PRIMARY KEY)", &[])
         .unwrap();

@@ -2,20 +2,11 @@
 //! statement atomicity, prepared statements and Describe, parameters, COPY, SET/SHOW, EXPLAIN,
 //! and inputs that must not panic.
 
-use augur::{DataType, Database, Options, Session, StatementResult, TxStatus, Value};
+mod common;
 
-fn open() -> (tempfile::TempDir, Database) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    (dir, db)
-}
+use augur::{DataType, Database, Session, StatementResult, TxStatus, Value};
+
+use common::open_nosync as open;
 
 fn code(r: augur::Result<Vec<StatementResult>>) -> String {
     r.map(|_| "ok".to_string())

@@ -1,7 +1,7 @@
 //! Helpers shared by test binaries: the storage-fault tests' (disk_faults, failpoints,
 //! durable_wal) one-table schema and its rows, and the `(k int8, v int8)` table of the engine
-//! tests, and where an index image keeps a data node far from the root. Each binary uses
-//! some of them.
+//! tests, a database for the SQL tests, and where an index image keeps a data node far from
+//! the root. Each binary uses some of them.
 #![allow(dead_code)]
 
 use std::time::Duration;
@@ -15,6 +15,21 @@ pub fn quiet_maintenance() -> Options {
         maintenance_interval: Duration::from_secs(3600),
         ..Options::default()
     }
+}
+
+/// A fresh database in a temporary directory, commits not synced (the SQL tests check answers,
+/// not durability).
+pub fn open_nosync() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(
+        dir.path(),
+        Options {
+            sync_commits: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (dir, db)
 }
 
 /// Creates table `kv (k int8 primary key, v text)`.
