@@ -260,3 +260,26 @@ fn a_serial_column_added_in_a_block_goes_with_its_rollback() {
     );
     assert_eq!(relations(&mut s), vec!["sb", "sb_n_seq"]);
 }
+
+#[test]
+fn rows_of_a_table_rolled_back_to_before_it_do_not_fail_the_commit() {
+    // The rows a block wrote to a table it created after a savepoint left an empty write set
+    // behind after ROLLBACK TO, which the COMMIT then failed on (42P01, the table being gone),
+    // losing the block's other writes.
+    let (_dir, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE kept (a int)");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "INSERT INTO kept VALUES (1)");
+    ok(&mut s, "SAVEPOINT s");
+    ok(&mut s, "CREATE TABLE gone (a int)");
+    ok(&mut s, "INSERT INTO gone VALUES (1)");
+    ok(&mut s, "ROLLBACK TO s");
+    ok(&mut s, "INSERT INTO kept VALUES (2)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(relations(&mut s), ["kept"]);
+    assert_eq!(
+        rows(&mut s, "SELECT a FROM kept ORDER BY a"),
+        vec![vec![Value::Int(1)], vec![Value::Int(2)]]
+    );
+}
