@@ -57,7 +57,10 @@ impl Transaction {
     }
 
     pub(super) fn commit_inner(&mut self) -> Result<()> {
-        let writes = std::mem::take(&mut self.writes);
+        let mut writes = std::mem::take(&mut self.writes);
+        // A table whose writes were all rolled back to a savepoint has nothing to commit, and
+        // may be gone since (a table the block created after that savepoint).
+        writes.retain(|_, w| !w.ops.is_empty());
         let n: usize = writes.values().map(|w| w.ops.len()).sum();
         let db = self.db.clone();
         let sync = self.sync.unwrap_or(db.opts.sync_commits);

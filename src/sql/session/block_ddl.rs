@@ -4,6 +4,9 @@
 //! dropped when the block commits; TRUNCATE deletes the rows through the block's transaction;
 //! ALTER TABLE of a table the block did not create, and CREATE OR REPLACE of such a view, are
 //! refused with 25001 before anything changes (the engine cannot take such a change back).
+//! ROLLBACK TO SAVEPOINT drops what the block created after the savepoint but cannot restore
+//! a changed or dropped object, so ALTER TABLE, DROP and CREATE OR REPLACE VIEW of an object
+//! the block created before a savepoint still open are refused with 0A000.
 
 use sqlparser::ast as A;
 
@@ -67,6 +70,14 @@ fn refused(what: &str) -> Error {
     )
 }
 
+/// The 0A000 of `what` (an ALTER, DROP or CREATE OR REPLACE) of `name`, an object the block
+/// created before a savepoint that is still open: ROLLBACK TO that savepoint would not undo it.
+fn behind_savepoint(what: &str, name: &str) -> Error {
+    Error::unsupported(format!(
+        "{what} of \"{name}\", created in this transaction block before an open savepoint, is not supported in Augur (ROLLBACK TO SAVEPOINT could not undo it); run it before the SAVEPOINT or after RELEASE"
+    ))
+}
+
 fn command(tag: &str) -> Result<StatementResult> {
     Ok(StatementResult::Command { tag: tag.into() })
 }
@@ -98,6 +109,16 @@ impl Session {
             A::Statement::Truncate(t) => self.truncate_in_block(t),
             _ => return None,
         })
+    }
+
+    /// Whether the block created `c` before a savepoint that is still open: ROLLBACK TO that
+    /// savepoint drops only what was created after it, so it could not undo a change or a
+    /// drop of `c`.
+    fn created_before_savepoint(&self, c: &Created) -> bool {
+        let Some(i) = self.block.created.iter().position(|x| x == c) else {
+            return false;
+        };
+        self.savepoints.iter().any(|(_, _, mark)| mark.0 > i)
     }
 
     /// A table, its indexes and the sequences it owns (serial and identity columns).
@@ -157,6 +178,9 @@ impl Session {
         if existed && cv.or_replace && !self.block.created(&n) {
             return Err(refused("CREATE OR REPLACE VIEW of an existing view"));
         }
+        if existed && cv.or_replace && self.created_before_savepoint(&Created::View(n.clone())) {
+            return Err(behind_savepoint("CREATE OR REPLACE VIEW", &n));
+        }
         let r = self.create_view(cv);
         if !existed && self.db.view(&n)?.is_some() {
             self.block.created.push(Created::View(n));
@@ -165,7 +189,8 @@ impl Session {
     }
 
     /// ALTER TABLE of a table the block created (the block's rollback drops the table, whatever
-    /// was altered; a rename moves the record to the new name).
+    /// was altered; a rename moves the record to the new name), unless it was created before a
+    /// savepoint still open (0A000: ROLLBACK TO it would keep the change).
     fn alter_in_block(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
         let name = object_name(&at.name)?;
         if !self.block.created.contains(&Created::Table(name.clone())) {
@@ -174,6 +199,9 @@ impl Session {
             }
             // No such table: the statement's own error (or nothing, with IF EXISTS).
             return self.alter_table(at);
+        }
+        if self.created_before_savepoint(&Created::Table(name.clone())) {
+            return Err(behind_savepoint("ALTER TABLE", &name));
         }
         let before = self.objects_of(&name)?;
         let r = self.alter_table(at);
@@ -243,6 +271,16 @@ impl Session {
         };
         let names: Vec<String> = names.iter().map(object_name).collect::<Result<_>>()?;
         if names.iter().all(|n| self.block.created(n)) {
+            // ROLLBACK TO a savepoint opened after an object was created could not bring it
+            // back (nor what goes with it, all recorded after it).
+            if let Some(n) = names.iter().find(|n| {
+                self.block
+                    .created
+                    .iter()
+                    .any(|c| c.name() == n.as_str() && self.created_before_savepoint(c))
+            }) {
+                return Err(behind_savepoint(tag, n));
+            }
             let r = self.run_ddl(st);
             // Forget what is gone (a table's indexes and sequences go with it).
             let mut gone = Vec::new();
