@@ -6,7 +6,7 @@
 
 mod common;
 
-use augur::{Session, StatementResult, TxStatus, Value};
+use augur::{Database, Options, Session, StatementResult, TxStatus, Value};
 
 use common::open_nosync as open;
 
