@@ -6,7 +6,7 @@
 
 mod common;
 
-use augur::{Database, Options, Session, StatementResult, TxStatus, Value};
+use augur::{Session, StatementResult, TxStatus, Value};
 
 use common::open_nosync as open;
 
@@ -338,14 +338,7 @@ fn every_alter_of_a_table_created_before_an_open_savepoint_is_refused() {
     drop(s);
     db.close().unwrap();
     drop(db);
-    let db = Database::open(
-        dir.path(),
-        Options {
-            sync_commits: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let db = common::open_nosync_at(dir.path());
     let mut s = Session::new(db);
     check_savepoint_table(&mut s);
 }

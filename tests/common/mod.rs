@@ -21,15 +21,20 @@ pub fn quiet_maintenance() -> Options {
 /// not durability).
 pub fn open_nosync() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    let db = Database::open(
-        dir.path(),
+    let db = open_nosync_at(dir.path());
+    (dir, db)
+}
+
+/// The database in `dir`, opened (again) as [`open_nosync`] opens it.
+pub fn open_nosync_at(dir: &std::path::Path) -> Database {
+    Database::open(
+        dir,
         Options {
             sync_commits: false,
             ..Options::default()
         },
     )
-    .unwrap();
-    (dir, db)
+    .unwrap()
 }
 
 /// Creates table `kv (k int8 primary key, v text)`.
