@@ -1,7 +1,6 @@
 //! Dates and timestamps as text: PostgreSQL's ISO formats, parsing with time zone offsets, and
 //! the civil calendar (days since 1970-01-01) under them.
 
-/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output).
 /// Now, in microseconds since 1970-01-01 00:00:00 UTC (0 if the clock is before it).
 pub(crate) fn now_micros() -> i64 {
     std::time::SystemTime::now()
@@ -9,6 +8,7 @@ pub(crate) fn now_micros() -> i64 {
         .map_or(0, |d| d.as_micros() as i64)
 }
 
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output).
 pub fn format_timestamp(micros: i64) -> String {
     let secs = micros.div_euclid(1_000_000);
     let frac = micros.rem_euclid(1_000_000);
