@@ -11,7 +11,7 @@ use sqlparser::tokenizer::Token;
 use super::Session;
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, RowCheck};
 use crate::engine::fk;
-use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
+use crate::engine::{ColumnDef, IndexDef, TableDef};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
@@ -19,7 +19,7 @@ use crate::sql::dml::{bind_check, bind_default};
 use crate::sql::exec::Exec;
 use crate::sql::expr::{assign, has_subquery, Expr, Func, Ty};
 use crate::sql::result::StatementResult;
-use crate::types::{DataType, Row, Value};
+use crate::types::{Row, Value};
 
 fn no_column(col: &str, table: &str) -> Error {
     Error::new(
@@ -570,14 +570,8 @@ impl Session {
                     "multiple default values specified for column \"{cname}\" of table \"{table}\""
                 )));
             }
-            let mut sd = SequenceDef::new(self.serial_sequence_name(table, &cname));
-            sd.max = match ty {
-                DataType::Int2 => i16::MAX as i64,
-                DataType::Int4 => i32::MAX as i64,
-                _ => i64::MAX,
-            };
-            sd.owned_by = Some((table.to_string(), cname.clone()));
-            col.default = Some(format!("nextval('{}')", sd.name.replace('\'', "''")));
+            let sd = self.column_sequence(table, &cname, ty)?;
+            col.default = Some(super::ddl::nextval_default(&sd));
             col.nullable = false;
             Some(sd)
         } else {

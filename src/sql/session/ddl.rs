@@ -13,6 +13,7 @@ use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, parse_type, Binder};
 use crate::sql::dml::bind_default;
 use crate::sql::result::StatementResult;
+use crate::types::DataType;
 
 impl Session {
     pub(super) fn relation_exists(&self, name: &str) -> bool {
@@ -29,7 +30,7 @@ impl Session {
     /// The name of the sequence of serial column `column` of `table`: `<table>_<column>_seq`,
     /// or, if a relation has that name, the first of `..._seq1`, `..._seq2`, ... that none
     /// has (PostgreSQL's ChooseRelationName).
-    pub(super) fn serial_sequence_name(&self, table: &str, column: &str) -> String {
+    fn serial_sequence_name(&self, table: &str, column: &str) -> String {
         let base = format!("{table}_{column}_seq");
         let mut n = base.clone();
         let mut k = 0;
@@ -38,6 +39,21 @@ impl Session {
             n = format!("{base}{k}");
         }
         n
+    }
+
+    /// The sequence of serial or identity column `column` (of type `ty`) of `table`, owned by
+    /// the column: named as [`Session::serial_sequence_name`] says, bounded by the column's
+    /// type (22023 for a type that is not an integer).
+    pub(super) fn column_sequence(&self, table: &str, column: &str, ty: DataType) -> Result<SequenceDef> {
+        let mut sd = SequenceDef::new(self.serial_sequence_name(table, column));
+        sd.max = integer_max(ty).ok_or_else(|| {
+            Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("identity column type must be smallint, integer, or bigint, not {ty}"),
+            )
+        })?;
+        sd.owned_by = Some((table.to_string(), column.to_string()));
+        Ok(sd)
     }
 
     pub(super) fn create_table(&mut self, ct: &A::CreateTable) -> Result<StatementResult> {
@@ -112,27 +128,13 @@ impl Session {
                 }
             }
             if serial || identity.is_some() {
-                // PostgreSQL's naming: <table>_<column>_seq (or the next free name), bounded
-                // by the column's type.
-                let mut sd = SequenceDef::new(self.serial_sequence_name(&name, &cname));
-                sd.max = match ty {
-                    crate::types::DataType::Int2 => i16::MAX as i64,
-                    crate::types::DataType::Int4 => i32::MAX as i64,
-                    crate::types::DataType::Int8 => i64::MAX,
-                    other => {
-                        return Err(Error::new(
-                            SqlState::INVALID_PARAMETER_VALUE,
-                            format!("identity column type must be smallint, integer, or bigint, not {other}"),
-                        ))
-                    }
-                };
+                let mut sd = self.column_sequence(&name, &cname, ty)?;
                 if let Some(Some(opts)) = identity {
                     apply_sequence_options(&mut sd, opts)?;
                 }
-                cd.default = Some(format!("nextval('{}')", sd.name.replace('\'', "''")));
+                cd.default = Some(nextval_default(&sd));
                 cd.nullable = false;
-                owned.push(sd.clone());
-                owned.last_mut().expect("pushed").owned_by = Some((name.clone(), cname.clone()));
+                owned.push(sd);
             }
             for o in &c.options {
                 match &o.option {
@@ -305,17 +307,12 @@ impl Session {
         }
         let mut sd = SequenceDef::new(name);
         if let Some(dt) = data_type {
-            sd.max = match parse_type(dt)?.0 {
-                crate::types::DataType::Int2 => i16::MAX as i64,
-                crate::types::DataType::Int4 => i32::MAX as i64,
-                crate::types::DataType::Int8 => i64::MAX,
-                _ => {
-                    return Err(Error::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        "sequence type must be smallint, integer, or bigint",
-                    ))
-                }
-            };
+            sd.max = integer_max(parse_type(dt)?.0).ok_or_else(|| {
+                Error::new(
+                    SqlState::INVALID_PARAMETER_VALUE,
+                    "sequence type must be smallint, integer, or bigint",
+                )
+            })?;
         }
         apply_sequence_options(&mut sd, opts)?;
         self.db.create_sequence(sd, if_not_exists)?;
@@ -554,4 +551,19 @@ fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> 
     sd.max = max.unwrap_or(if up { type_max } else { -1 });
     sd.start = start.unwrap_or(if up { sd.min } else { sd.max });
     Ok(())
+}
+
+/// The DEFAULT of a column that takes its values from sequence `sd`.
+pub(super) fn nextval_default(sd: &SequenceDef) -> String {
+    format!("nextval('{}')", sd.name.replace('\'', "''"))
+}
+
+/// The largest value of integer type `ty` (a sequence's bound); None for any other type.
+fn integer_max(ty: DataType) -> Option<i64> {
+    match ty {
+        DataType::Int2 => Some(i16::MAX as i64),
+        DataType::Int4 => Some(i32::MAX as i64),
+        DataType::Int8 => Some(i64::MAX),
+        _ => None,
+    }
 }
