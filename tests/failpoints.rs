@@ -250,3 +250,73 @@ fn a_damaged_image_node_whose_rows_cannot_be_read_fails_cleanly_and_is_retried()
     });
     db.close().unwrap();
 }
+
+/// Runs `Database::get_with` of key 1 on another thread, holds it between its index lookup and
+/// its fetch while `meanwhile` runs, then lets it finish. Returns its answer (column `v`).
+fn read_held_while(db: &Database, meanwhile: impl FnOnce()) -> augur::Result<Option<String>> {
+    let (at_point, reached) = mpsc::channel::<()>();
+    let (release, wait) = mpsc::channel::<()>();
+    let (at_point, wait) = (Mutex::new(at_point), Mutex::new(wait));
+    fail::cfg_callback("point-read-fetch", move || {
+        at_point.lock().unwrap().send(()).unwrap();
+        wait.lock().unwrap().recv().unwrap();
+    })
+    .unwrap();
+    let _p = Point("point-read-fetch");
+    let t = db.table("kv").unwrap();
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            db.get_with(&t, &Key::Int(1), |r| match r.get(1) {
+                Ok(Some(augur::ValueRef::Text(s))) => s.to_string(),
+                other => panic!("column v: {other:?}"),
+            })
+        })
+    };
+    reached.recv_timeout(Duration::from_secs(30)).unwrap();
+    // Only the held read stops at the point.
+    fail::remove("point-read-fetch");
+    meanwhile();
+    release.send(()).unwrap();
+    reader.join().unwrap()
+}
+
+#[test]
+fn a_read_outside_a_transaction_whose_version_is_collected_under_it_reads_again() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), quiet_maintenance()).unwrap();
+    kv(&db);
+    db.insert("kv", row(1)).unwrap();
+
+    // Updated, and the version the read found collected: the read holds no registered
+    // snapshot, finds that version gone, and reads again under one (the new value).
+    let got = read_held_while(&db, || {
+        db.transaction(|tx| {
+            tx.update(
+                "kv",
+                &Key::Int(1),
+                vec![augur::Value::Int(1), augur::Value::Text("two".into())],
+            )
+            .map(|_| ())
+        })
+        .unwrap();
+        assert_eq!(db.collect_garbage().unwrap(), 1);
+    });
+    assert_eq!(got.unwrap().as_deref(), Some("two"));
+    assert_eq!(db.stats().read_retries, 1);
+
+    // Deleted, and the tombstone collected with the version it replaced: gone.
+    let got = read_held_while(&db, || {
+        assert!(db.transaction(|tx| tx.delete("kv", &Key::Int(1))).unwrap());
+        assert!(db.collect_garbage().unwrap() >= 1);
+    });
+    assert_eq!(got.unwrap(), None);
+    assert_eq!(db.stats().read_retries, 2);
+
+    // Nothing collected under it: one read, no retry.
+    db.insert("kv", row(1)).unwrap();
+    assert_eq!(read_held_while(&db, || ()).unwrap(), Some("value 1".into()));
+    assert_eq!(db.stats().read_retries, 2);
+    db.close().unwrap();
+}

@@ -29,26 +29,46 @@ impl std::ops::Deref for VBytes<'_> {
     }
 }
 
+/// What following a key's version chain to a snapshot found.
+pub(crate) enum Resolved<'f> {
+    /// The version the snapshot sees (it may be a tombstone).
+    Found(VBytes<'f>),
+    /// The key did not exist yet, or its newest version is a tombstone the snapshot sees.
+    Absent,
+    /// The version at this rowid, on the way, is not stored.
+    Missing(u64),
+}
+
+fn missing_version(table: u32, rowid: u64) -> Error {
+    Error::Corrupt(format!("row version {rowid} of table {table} is missing"))
+}
+
 impl Inner {
     /// The encoded row version at a position: a mapped SST file first (the direct read path),
     /// then the row cache, then RocksDB (whose answer the row cache keeps).
     pub(crate) fn fetch_bytes<'f>(&self, files: &'f Files, table: u32, rowid: u64) -> Result<VBytes<'f>> {
+        self.try_fetch_bytes(files, table, rowid)?
+            .ok_or_else(|| missing_version(table, rowid))
+    }
+
+    /// [`Inner::fetch_bytes`], with `None` for a version that is not stored (collected, when no
+    /// registered snapshot held it).
+    fn try_fetch_bytes<'f>(&self, files: &'f Files, table: u32, rowid: u64) -> Result<Option<VBytes<'f>>> {
         if let Lookup::Hit(b) = files.get(table, rowid) {
             self.direct_reads.fetch_add(1, Ordering::Relaxed);
-            return Ok(VBytes::Mapped(b));
+            return Ok(Some(VBytes::Mapped(b)));
         }
         let cache = self.cache.load();
         if let Some(v) = cache.get(rowid) {
-            return Ok(VBytes::Shared(v));
+            return Ok(Some(VBytes::Shared(v)));
         }
         self.store_reads.fetch_add(1, Ordering::Relaxed);
-        let bytes = self
-            .store
-            .get_row(table, rowid)?
-            .ok_or_else(|| Error::Corrupt(format!("row version {rowid} of table {table} is missing")))?;
+        let Some(bytes) = self.store.get_row(table, rowid)? else {
+            return Ok(None);
+        };
         let v: cache::Bytes = Arc::from(&bytes[..]);
         cache.insert(rowid, v.clone());
-        Ok(VBytes::Shared(v))
+        Ok(Some(VBytes::Shared(v)))
     }
 
     /// The current file set of the direct read path (held for the length of one read).
@@ -136,17 +156,36 @@ impl Inner {
         payload: u64,
         snapshot: u64,
     ) -> Result<Option<VBytes<'f>>> {
+        match self.resolve_in(files, table, payload, snapshot)? {
+            Resolved::Found(b) => Ok(Some(b)),
+            Resolved::Absent => Ok(None),
+            Resolved::Missing(rowid) => Err(missing_version(table, rowid)),
+        }
+    }
+
+    /// [`Inner::resolve_bytes`], saying which version of the chain was not stored instead of
+    /// failing: what a read under no registered snapshot retries under one
+    /// ([`crate::Database::get_with`]).
+    pub(crate) fn resolve_in<'f>(
+        &self,
+        files: &'f Files,
+        table: u32,
+        payload: u64,
+        snapshot: u64,
+    ) -> Result<Resolved<'f>> {
         let mut rowid = payload & !TOMBSTONE;
         if rowid <= snapshot && payload & TOMBSTONE != 0 {
-            return Ok(None);
+            return Ok(Resolved::Absent);
         }
         loop {
             if rowid == 0 {
-                return Ok(None);
+                return Ok(Resolved::Absent);
             }
-            let bytes = self.fetch_bytes(files, table, rowid)?;
+            let Some(bytes) = self.try_fetch_bytes(files, table, rowid)? else {
+                return Ok(Resolved::Missing(rowid));
+            };
             if rowid <= snapshot {
-                return Ok(Some(bytes));
+                return Ok(Resolved::Found(bytes));
             }
             rowid = crate::types::codec::decode_version_header(&bytes)?.1;
         }

@@ -158,6 +158,7 @@ pub(super) fn open_inner(
         next_txn: AtomicU64::new(1),
         direct_reads: AtomicU64::new(0),
         store_reads: AtomicU64::new(0),
+        read_retries: AtomicU64::new(0),
         retired: AtomicBool::new(false),
         retired_txn: AtomicU64::new(u64::MAX),
         maint: Mutex::new(None),

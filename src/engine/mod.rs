@@ -70,6 +70,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::store::{Store, CF_META};
 use crate::types::{Key, Row, RowRef};
 use cache::RowCache;
+use fetch::Resolved;
 pub(crate) use lifecycle::sweep_fails;
 use lifecycle::{
     open_inner, recovery_loop, shutdown, stop_maintenance, stop_recovery, Background, Wake, FAILING_SWEEPS,
@@ -125,6 +126,8 @@ pub(crate) struct Inner {
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
     direct_reads: AtomicU64,
     store_reads: AtomicU64,
+    /// Reads outside a transaction done again under a registered snapshot.
+    read_retries: AtomicU64,
     /// Set when a write failure made the engine replace this instance with a freshly recovered
     /// one (see `Core`): its store is closed, its transactions end with 57P02 (begun before)
     /// or 57P03 (begun after; the engine is reopening).
@@ -266,10 +269,21 @@ impl Database {
         if t.is_dropped() {
             return Err(txn::table_gone(&inner, u64::MAX, t));
         }
-        // The snapshot is registered for the read, as a transaction's is, so that old
-        // versions it may follow are not collected under it.
-        let snapshot = SnapshotGuard::new(&inner);
-        txn::read_stored(&inner, t, key, snapshot.0, f)
+        // First without registering the snapshot (docs/INVARIANTS.md, "A read outside a
+        // transaction registers no snapshot"): a version collected under the read is not
+        // stored, and the read is then done again under a registered snapshot, which the
+        // collector waits for.
+        let files = inner.files();
+        let snapshot = inner.visible.load(Ordering::Acquire);
+        match txn::read_version(&inner, &files, t, key, snapshot)? {
+            Resolved::Found(bytes) => txn::lend_stored(t, &bytes, f),
+            Resolved::Absent => Ok(None),
+            Resolved::Missing(_) => {
+                inner.read_retries.fetch_add(1, Ordering::Relaxed);
+                let snapshot = SnapshotGuard::new(&inner);
+                txn::read_stored(&inner, t, key, snapshot.0, f)
+            }
+        }
     }
 
     /// Runs `f` in a transaction and commits it; rolls back if `f` fails.
@@ -383,6 +397,7 @@ impl Database {
         s.gc_pending = self.inner().gc.lock().pending() as u64;
         s.direct_reads = self.inner().direct_reads.load(Ordering::Relaxed);
         s.store_reads = self.inner().store_reads.load(Ordering::Relaxed);
+        s.read_retries = self.inner().read_retries.load(Ordering::Relaxed);
         s.direct = self.inner().store.direct().stats();
         s.prewarm_done = self.prewarm_done();
         s.storage_recoveries = self.core.recoveries.load(Ordering::Acquire);

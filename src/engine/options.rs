@@ -167,6 +167,9 @@ pub struct Stats {
     /// RocksDB (rows the mapped files do not cover: the memtable, a file not yet mapped).
     pub direct_reads: u64,
     pub store_reads: u64,
+    /// Reads outside a transaction ([`Database::get_with`](crate::Database::get_with)) that
+    /// found a version collected under them and were done again under a registered snapshot.
+    pub read_retries: u64,
     /// The direct read path's mapped files and models.
     pub direct: crate::store::direct::DirectStats,
     /// Times the engine reopened the database by itself after a write failure (see

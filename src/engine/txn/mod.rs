@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rocksdb::WriteBatch;
 
 pub use batch::BatchError;
-pub(crate) use read::read_stored;
+pub(crate) use read::{lend_stored, read_stored, read_version};
 
 use super::catalog::TableDef;
 use super::gc::GcItem;

@@ -4,10 +4,12 @@
 use std::collections::btree_map;
 
 use super::*;
+use crate::engine::fetch::Resolved;
+use crate::store::direct::Files;
 
 /// The stored row with primary key `key` as `snapshot` sees it, lent to `f` in place; `None`
 /// when there is none. The part of a point read after the transaction's own writes
-/// ([`Transaction::get_with`]), and all of one outside a transaction
+/// ([`Transaction::get_with`]), and the fallback of one outside a transaction
 /// ([`crate::Database::get_with`]).
 #[inline]
 pub(crate) fn read_stored<R>(
@@ -17,15 +19,40 @@ pub(crate) fn read_stored<R>(
     snapshot: u64,
     f: impl FnOnce(RowRef<'_>) -> R,
 ) -> Result<Option<R>> {
+    let files = db.files();
+    match read_version(db, &files, t, key, snapshot)? {
+        Resolved::Found(bytes) => lend_stored(t, &bytes, f),
+        Resolved::Absent => Ok(None),
+        Resolved::Missing(rowid) => Err(Error::Corrupt(format!(
+            "row version {rowid} of table {} is missing",
+            t.id
+        ))),
+    }
+}
+
+/// The stored version of the row with primary key `key` that `snapshot` sees, with the files
+/// it may be lent from.
+#[inline]
+pub(crate) fn read_version<'f>(
+    db: &Inner,
+    files: &'f Files,
+    t: &Table,
+    key: &Key,
+    snapshot: u64,
+) -> Result<Resolved<'f>> {
+    // The index's lock is released before the version is fetched.
     let payload = t.pk.read().get(key)?;
     let Some(p) = payload else {
-        return Ok(None);
+        return Ok(Resolved::Absent);
     };
-    let files = db.files();
-    let Some(bytes) = db.resolve_bytes(&files, t.id, p, snapshot)? else {
-        return Ok(None);
-    };
-    Ok(match crate::types::codec::row_view(&bytes)? {
+    crate::failpoint::hit("point-read-fetch");
+    db.resolve_in(files, t.id, p, snapshot)
+}
+
+/// Lends a stored version to `f` as a row; `None` for a tombstone.
+#[inline]
+pub(crate) fn lend_stored<R>(t: &Table, bytes: &[u8], f: impl FnOnce(RowRef<'_>) -> R) -> Result<Option<R>> {
+    Ok(match crate::types::codec::row_view(bytes)? {
         None => None,
         Some(v) if t.is_short(v.len()) => {
             let missing = t.missing_values();
