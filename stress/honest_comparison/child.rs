@@ -16,6 +16,7 @@ use augur_bench::stats::{median, spread_pct};
 use hdrhistogram::Histogram;
 
 use crate::systems::{self, Load, SqliteConfig, System};
+use crate::turns::Turn;
 use crate::{Args, Cell, CellOut, Check, Memory, Observation, ResultRow};
 
 /// The value of key `k` at generation `gen`: 4 bytes of generation, then incompressible bytes
@@ -144,9 +145,12 @@ struct Child<'a> {
     rng: Rng,
     buf: Vec<u8>,
     exp: Vec<u8>,
+    turn: Turn,
 }
 
 pub fn run(a: &Args, cell: Cell) -> Result<()> {
+    let mut turn = Turn::from_parent(a.turns, a.durable_block)?;
+    turn.wait()?;
     let started = Instant::now();
     let fault = parse_fault(a.fault.as_deref())?;
     let dist = parse_dist(&cell.dist)?;
@@ -212,6 +216,7 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
         rng: Rng::new(a.seed ^ 0x77),
         buf: Vec::with_capacity(4096),
         exp: Vec::with_capacity(4096),
+        turn,
     };
     for (how, times) in &load_times {
         c.push_plain(how.op(), "sync", times);
@@ -259,15 +264,22 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
     c.sys.check_config()?;
     c.snapshot("after_warm");
 
-    c.point_hits()?;
-    c.point_misses()?;
-    c.ranges()?;
-    for sync in [false, true] {
-        c.updates(sync)?;
-        c.deletes(sync)?;
-        c.inserts(sync)?;
-        c.mixed(sync)?;
+    if !a.durable_only {
+        c.point_hits()?;
+        c.point_misses()?;
+        c.ranges()?;
+        c.updates(false)?;
+        c.deletes(false)?;
+        c.inserts(false)?;
+        c.mixed(false)?;
     }
+    // The durable writes take turns with the other cells of this distribution and size.
+    c.turn.yield_turn()?;
+    c.updates(true)?;
+    c.deletes(true)?;
+    c.inserts(true)?;
+    c.mixed(true)?;
+    c.turn.end_durable()?;
     c.sys.check_config()?;
     c.final_state()?;
     c.snapshot("end");
@@ -298,7 +310,7 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
         }
     }
     let _ = c.sys.close();
-    c.out.seconds = started.elapsed().as_secs_f64();
+    c.out.seconds = (started.elapsed().saturating_sub(c.turn.waited)).as_secs_f64();
     let out = a.child_out.clone().context("--child-out")?;
     std::fs::write(&out, serde_json::to_vec(&c.out)?)?;
     drop(c);
@@ -428,6 +440,9 @@ impl Child<'_> {
             let mut total = Duration::ZERO;
             for i in 0..ops_per_run {
                 let (dt, ok) = op(self, run, i)?;
+                if durability == "sync" {
+                    self.turn.durable_op()?;
+                }
                 // Warm-up answers are checked too.
                 expected += 1;
                 correct += ok as u64;

@@ -19,12 +19,13 @@ mod compare;
 mod facts;
 mod report;
 mod systems;
+mod turns;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use augur_bench::alloc::CountingAlloc;
 use augur_bench::budget::{Accounting, Part};
 use augur_bench::machine;
@@ -97,6 +98,14 @@ pub struct Args {
     /// Operations per run of update/delete/insert/mix with fsync per commit (fsync-bound).
     #[arg(long, default_value_t = 200)]
     sync_ops: usize,
+    /// The cells of one distribution and size take turns in their durable writes, this many
+    /// operations each (docs/BENCHMARKING.md, "Durable writes").
+    #[arg(long, default_value_t = 10)]
+    durable_block: usize,
+    /// Only the durable writes (after the load, reopen and full read every cell makes): no
+    /// point reads, scans or nosync writes.
+    #[arg(long)]
+    durable_only: bool,
     /// Loads are repeated once per run up to this size (each into a fresh directory), once
     /// above it (single run).
     #[arg(long, default_value_t = 10_000_000)]
@@ -128,6 +137,9 @@ pub struct Args {
     child: Option<String>,
     #[arg(long, hide = true)]
     child_out: Option<PathBuf>,
+    /// Internal: the child takes turns with the other cells of its group (turns.rs).
+    #[arg(long, hide = true)]
+    turns: bool,
 }
 
 /// One measured figure: an operation of one cell.
@@ -230,19 +242,20 @@ pub struct CellOut {
     pub seconds: f64,
 }
 
-/// One cell as the parent ran it: how long it took and, for cells whose reads leave the CPU
-/// caches, the machine's memory latency just before and just after it (it moves by a third
-/// within minutes on some machines, so two cells compared may have run on different memories).
+/// One cell as the parent ran it: how long it took (its own turns, not its waits for the other
+/// cells of its group) and, for cells whose reads leave the CPU caches, the machine's memory
+/// latency just before and just after its group (it moves by a third within minutes on some
+/// machines, so two cells compared may have run on different memories).
 #[derive(Clone, Debug, Serialize)]
 pub struct CellRun {
     pub cell: Cell,
     pub seconds: f64,
-    /// ns per dependent load over a 1 GiB working set, (before, after); None below
+    /// ns per dependent load over a 1 GiB working set, (before, after) its group; None below
     /// [`CELL_LATENCY_FROM`] rows.
     pub memory_ns: Option<(f64, f64)>,
 }
 
-/// Cells at or above this size measure the memory latency around them.
+/// Groups of cells at or above this size measure the memory latency around them.
 pub const CELL_LATENCY_FROM: usize = 1_000_000;
 
 /// The working set and loads of the per-cell latency probe (about half a second).
@@ -347,6 +360,19 @@ fn matrix(a: &Args) -> Result<Vec<Cell>> {
     Ok(v)
 }
 
+/// The cells of one distribution and size, in matrix order: they run as one group, taking
+/// turns (turns.rs).
+fn groups(cells: &[Cell]) -> Vec<Vec<Cell>> {
+    let mut v: Vec<Vec<Cell>> = Vec::new();
+    for c in cells {
+        match v.iter_mut().find(|g| g[0].size == c.size && g[0].dist == c.dist) {
+            Some(g) => g.push(c.clone()),
+            None => v.push(vec![c.clone()]),
+        }
+    }
+    v
+}
+
 fn other_load() -> (String, String) {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let out = Command::new("pgrep")
@@ -403,41 +429,56 @@ fn run_parent(a: &Args) -> Result<()> {
     let tmp = a.data_dir.join("cells");
     std::fs::create_dir_all(&tmp)?;
     let mut cell_runs = Vec::new();
-    for (i, c) in cells.iter().enumerate() {
-        let before = (c.size >= CELL_LATENCY_FROM).then(cell_memory_ns);
-        let out = tmp.join(format!("{}.json", c.spec().replace(',', "-")));
-        let mut cmd = Command::new(&exe);
-        cmd.args(std::env::args_os().skip(1));
-        cmd.arg("--child").arg(c.spec()).arg("--child-out").arg(&out);
-        let st = cmd.status().context("spawning a child")?;
-        if !st.success() {
-            bail!("cell {} failed ({st})", c.label());
-        }
-        let co: CellOut = serde_json::from_slice(&std::fs::read(&out)?)?;
-        let _ = std::fs::remove_file(&out);
-        if let Some(ch) = co.checks.iter().find(|ch| !ch.passed()) {
-            bail!("wrong answers: {ch:?}");
-        }
+    let mut done = 0;
+    for group in groups(&cells) {
+        let latency_probe = group[0].size >= CELL_LATENCY_FROM;
+        let before = latency_probe.then(cell_memory_ns);
+        let outs: Vec<PathBuf> = group
+            .iter()
+            .map(|c| tmp.join(format!("{}.json", c.spec().replace(',', "-"))))
+            .collect();
+        let cmds = group
+            .iter()
+            .zip(&outs)
+            .map(|(c, out)| {
+                let mut cmd = Command::new(&exe);
+                cmd.args(std::env::args_os().skip(1));
+                cmd.arg("--child")
+                    .arg(c.spec())
+                    .arg("--child-out")
+                    .arg(out)
+                    .arg("--turns");
+                (c.label(), cmd)
+            })
+            .collect();
+        turns::run_group(cmds)?;
         let memory_ns = before.map(|b| (b, cell_memory_ns()));
-        cell_runs.push(CellRun {
-            cell: c.clone(),
-            seconds: co.seconds,
-            memory_ns,
-        });
-        if !a.quiet {
-            let checks: u64 = co.checks.iter().map(|ch| ch.correct).sum();
-            eprintln!(
-                "[{}/{}] {}: {:.1}s, {checks} answers checked, all right",
-                i + 1,
-                cells.len(),
-                c.label(),
-                co.seconds
-            );
+        for (c, out) in group.iter().zip(&outs) {
+            let co: CellOut = serde_json::from_slice(&std::fs::read(out)?)?;
+            let _ = std::fs::remove_file(out);
+            if let Some(ch) = co.checks.iter().find(|ch| !ch.passed()) {
+                bail!("wrong answers: {ch:?}");
+            }
+            cell_runs.push(CellRun {
+                cell: c.clone(),
+                seconds: co.seconds,
+                memory_ns,
+            });
+            done += 1;
+            if !a.quiet {
+                let checks: u64 = co.checks.iter().map(|ch| ch.correct).sum();
+                eprintln!(
+                    "[{done}/{}] {}: {:.1}s, {checks} answers checked, all right",
+                    cells.len(),
+                    c.label(),
+                    co.seconds
+                );
+            }
+            all.results.extend(co.results);
+            all.checks.extend(co.checks);
+            all.memory.extend(co.memory);
+            all.observations.extend(co.observations);
         }
-        all.results.extend(co.results);
-        all.checks.extend(co.checks);
-        all.memory.extend(co.memory);
-        all.observations.extend(co.observations);
     }
     if !prov.draft && !prov.head_unchanged() {
         bail!(
