@@ -546,14 +546,16 @@ fn markdown(
     let _ = writeln!(w, "| SQL layer | Augur `Session::prepare` once; reads by `query_prepared_with`, which lends each row's values as rusqlite's `get_ref` lends SQLite's (`SELECT v FROM t WHERE k = $1`, `SELECT k, v FROM t WHERE k >= $1 ORDER BY k LIMIT $2`), writes by `execute_prepared` (`UPDATE`, `DELETE`, `INSERT`); compared with SQLite's rows (rusqlite is SQLite's SQL). Measured up to {} rows |", fmt_count(a.sql_max_size));
     let _ = writeln!(w, "| runs | one warm-up pass (not timed, answers still checked), then {} runs per operation ({} at ≥ {} rows); table = median of run means; spread = (max−min)/median of run means, none for a single run; p50/p95/p99 from an HDR histogram of every timed operation of all runs |", a.runs, a.large_runs, fmt_count(a.large_from));
     let _ = writeln!(w, "| timing | each operation timed alone (`Instant` around the call); checks and read-backs run right after, outside the timed span (a read-back touches the caches, on every side alike) |");
-    let _ = writeln!(w, "| per run | {} point hits, {} misses, {} scans; writes: {} ops without fsync, {} with fsync per commit (fsync-bound, so fewer) |", a.lookups, a.lookups, a.scans, a.write_ops, a.sync_ops);
+    if a.durable_only {
+        let _ = writeln!(w, "| per run | writes: {} ops with fsync per commit (`--durable-only`: no point reads, scans or nosync writes) |", a.sync_ops);
+    } else {
+        let _ = writeln!(w, "| per run | {} point hits, {} misses, {} scans; writes: {} ops without fsync, {} with fsync per commit (fsync-bound, so fewer) |", a.lookups, a.lookups, a.scans, a.write_ops, a.sync_ops);
+    }
     let _ = writeln!(w, "| reopen | after a clean close: open + one lookup, {} runs + warm-up; the first open after the load is the warm-up |", a.runs);
     let _ = writeln!(w, "| caches before the reads | every cell is closed and reopened first (the Augur SQL cells too, untimed: only the API cell's reopen is a measurement), so each system's in-process cache starts empty; then every system reads its whole table once through its API (op `warm`, timed, row count checked): SQLite `SELECT count(*), sum(length(v)) FROM t`, raw RocksDB one iterator pass, Augur one `scan_with` of the table after waiting for its own warm-up after open (`Database::wait_for_prewarm`: every live file mapped and populated). |");
     let _ = writeln!(w, "| isolation | each (system, configuration, layer, distribution, size) in a fresh child process and a fresh directory under `{}` (same disk) |", a.data_dir.display());
     let _ = writeln!(w, "| durable writes | the cells of one distribution and size run as one group that takes turns: one cell works at a time; each cell's load, reads and nosync writes in one turn, then the durable writes (update, delete, insert, mix) of all the group's cells alternated, {} operations per turn (`--durable-block`), each cell on its own database drawing the same keys from the same seed, so that every system's durable phase spans the same minutes of the disk (which moves between a fast and a slow state here) |", a.durable_block);
-    if a.durable_only {
-        let _ = writeln!(w, "| durable only | `--durable-only`: no point reads, scans or nosync writes in this run (loads, reopen and the full read stay) |");
-    }
+
     let _ = writeln!(w, "| OS page cache | not dropped (no privilege to write `/proc/sys/vm/drop_caches` here); every system measured right after its own load and full read, so all run warm, consistently |");
     let _ = writeln!(w, "| left out | sizes ≥ {} only with {}; Augur SQL layer only up to {} rows; reopen only on the API layer |", fmt_count(a.large_from), a.large_dists.join(","), fmt_count(a.sql_max_size));
     let _ = writeln!(w);
