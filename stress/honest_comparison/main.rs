@@ -4,12 +4,13 @@
 //! The parent process refuses to produce a report of record from a dirty work tree (unless
 //! `--draft`), builds the matrix (size x distribution x system x configuration x layer) and runs
 //! every cell in a fresh child process (a re-exec of this binary with `--child`) with its own
-//! fresh database directory, so that RSS and allocator counts belong to one system only. Each
-//! child loads (every load method of its system, each repeated into fresh directories), closes
-//! and reopens, then measures point hits, point misses, 100-key range scans, and (nosync, then
-//! sync) update, delete, single-row inserts and a 70/30 read/write mix. Every read's answer is
-//! checked, every write is read back (untimed), and the final table is compared row by row with
-//! the model; any wrong answer fails the run.
+//! fresh database directory, so that RSS and allocator counts belong to one system only; the
+//! cells of one distribution and size run as one group taking turns, their durable writes
+//! alternated in small blocks (turns.rs). Each child loads (every load method of its system,
+//! each repeated into fresh directories), closes and reopens, then measures point hits, point
+//! misses, 100-key range scans, and (nosync, then sync) update, delete, single-row inserts and a
+//! 70/30 read/write mix. Every read's answer is checked, every write is read back (untimed), and
+//! the final table is compared row by row with the model; any wrong answer fails the run.
 //!
 //! Writes `<out>/honest_comparison.md`, `.json` and `.svg`.
 
