@@ -150,8 +150,9 @@ struct Child<'a> {
 
 pub fn run(a: &Args, cell: Cell) -> Result<()> {
     let mut turn = Turn::from_parent(a.turns, a.durable_block)?;
-    turn.wait()?;
+    // Started before the first wait, which `waited` counts too.
     let started = Instant::now();
+    turn.wait()?;
     let fault = parse_fault(a.fault.as_deref())?;
     let dist = parse_dist(&cell.dist)?;
     let ks = KeySet::generate(dist, cell.size, a.seed);
