@@ -1,7 +1,8 @@
 //! What PostgreSQL 15 clients read off the wire besides values, against `augur serve` with
 //! tokio-postgres: a constraint violation's DETAIL as its own error field (not folded into the
 //! message), through both protocols; `character(n)` described as bpchar (OIDs 1042 / 1014,
-//! with its length as the modifier) and sent blank-padded in both formats; `pg_typeof` as a
+//! with its length as the modifier) and sent blank-padded in both formats; `varchar` columns
+//! and casts described as varchar (OID 1043); `pg_typeof` as a
 //! regtype (OID 2206: the name in text, the OID in binary).
 
 mod server_util;
@@ -159,6 +160,46 @@ async fn bpchar_in_both_formats() {
     assert_eq!(
         simple_row(&c, "SELECT c, a, c::text FROM bp").await,
         [Some("a  "), Some("{\"x \",NULL}"), Some("a")].map(|v| v.map(str::to_string))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn varchar_is_described_as_varchar() {
+    let (_tmp, _srv, c) = fresh().await;
+    c.batch_execute("CREATE TABLE vc (id int PRIMARY KEY, v varchar(3), u varchar, t text)")
+        .await
+        .unwrap();
+    // An INSERT's parameters take their columns' types, as in PostgreSQL.
+    let ins = c.prepare("INSERT INTO vc VALUES ($1, $2, $3, $4)").await.unwrap();
+    assert_eq!(ins.params()[1..], [Type::VARCHAR, Type::VARCHAR, Type::TEXT]);
+    c.execute(&ins, &[&1i32, &"abc", &"free", &"t"]).await.unwrap();
+    let e = c.execute(&ins, &[&2i32, &"abcd", &"x", &"x"]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::STRING_DATA_RIGHT_TRUNCATION));
+
+    // Result columns: a varchar column or cast is varchar (OID 1043), an expression over
+    // one text, in both formats.
+    let sel = c
+        .prepare("SELECT v, u, t, v || '!', 'abcdef'::varchar(2), COALESCE(v, u) FROM vc")
+        .await
+        .unwrap();
+    let types: Vec<Type> = sel.columns().iter().map(|col| col.type_().clone()).collect();
+    assert_eq!(
+        types,
+        [
+            Type::VARCHAR,
+            Type::VARCHAR,
+            Type::TEXT,
+            Type::TEXT,
+            Type::VARCHAR,
+            Type::VARCHAR
+        ]
+    );
+    let row = c.query_one(&sel, &[]).await.unwrap();
+    let got: Vec<String> = (0..6).map(|i| row.get(i)).collect();
+    assert_eq!(got, ["abc", "free", "t", "abc!", "ab", "abc"]);
+    assert_eq!(
+        simple_row(&c, "SELECT v, pg_typeof(v), pg_typeof(u) FROM vc").await,
+        [Some("abc"), Some("character varying"), Some("character varying")].map(|v| v.map(str::to_string))
     );
 }
 

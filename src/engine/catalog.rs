@@ -15,6 +15,9 @@ use crate::types::{codec, DataType, Key, Value};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
     pub name: String,
+    /// Read through [`DataType::stored`] (a varchar(n) column stored before varchar was a type
+    /// of its own is `Varchar(Some(n))`).
+    #[serde(deserialize_with = "stored_type")]
     pub ty: DataType,
     pub nullable: bool,
     /// The DEFAULT expression as SQL text; the SQL layer evaluates it. The engine stores it.
@@ -160,11 +163,15 @@ pub struct CheckDef {
     pub expr: String,
 }
 
+fn stored_type<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<DataType, D::Error> {
+    Ok(DataType::deserialize(d)?.stored())
+}
+
 impl ColumnDef {
     pub fn new(name: impl Into<String>, ty: DataType) -> ColumnDef {
         ColumnDef {
             name: name.into(),
-            ty,
+            ty: ty.stored(),
             nullable: true,
             default: None,
             missing: None,

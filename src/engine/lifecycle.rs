@@ -86,6 +86,9 @@ pub(super) fn shutdown_inner(inner: &Arc<Inner>) -> Result<()> {
     if inner.closed.swap(true, Ordering::AcqRel) {
         return Ok(());
     }
+    // Best effort: if it fails, each sequence keeps its durable bound and the next open
+    // resumes after it (a gap, never a repeat); the close goes on.
+    let _ = inner.release_sequences();
     // Collect what can be collected, then checkpoint so the next open replays nothing, then
     // delete the tombstone rows that checkpoint covers (a clean open does not sweep: left
     // waiting for a later checkpoint, they would stay stored for good).

@@ -50,6 +50,7 @@ pub fn type_size(t: DataType) -> i16 {
         DataType::Date | DataType::RegType => 4,
         DataType::Bool => 1,
         DataType::Text(_)
+        | DataType::Varchar(_)
         | DataType::Bpchar(_)
         | DataType::Bytea
         | DataType::Numeric(_)
@@ -63,7 +64,7 @@ pub fn type_size(t: DataType) -> i16 {
 /// else -1.
 pub fn type_modifier(t: DataType) -> i32 {
     match t {
-        DataType::Text(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
+        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
         DataType::Numeric(Some(m)) => crate::sql::expr::numeric_len(m) as i32 + 4,
         _ => -1,
     }
@@ -203,7 +204,7 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 buf.put_slice(s.as_bytes());
             }
         },
-        DataType::Text(_) | DataType::Bpchar(_) => put_text(buf, v),
+        DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_) => put_text(buf, v),
         DataType::Numeric(_) => {
             let d = match v {
                 Value::Numeric(d) => *d,
@@ -338,7 +339,8 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::INT4 | oid::OID => DataType::Int4,
         oid::INT8 => DataType::Int8,
         oid::FLOAT4 | oid::FLOAT8 => DataType::Float8,
-        oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR => DataType::Text(None),
+        oid::VARCHAR => DataType::Varchar(None),
+        oid::TEXT | oid::BPCHAR | oid::NAME | oid::CHAR => DataType::Text(None),
         oid::TIMESTAMP => DataType::Timestamp,
         oid::TIMESTAMPTZ => DataType::TimestampTz,
         oid::DATE => DataType::Date,
@@ -458,7 +460,7 @@ pub fn decode_param(
         let s = std::str::from_utf8(b)
             .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
         return match server {
-            Some(DataType::Text(_)) | None => Ok(Value::Text(s.to_string())),
+            Some(DataType::Text(_) | DataType::Varchar(None)) | None => Ok(Value::Text(s.to_string())),
             // regtype: a type's name (as regtypein reads it) or its OID, held as its name.
             Some(DataType::RegType) => regtype_param(s.trim()),
             Some(t) => Value::parse_text(s, t),
@@ -840,7 +842,7 @@ mod tests {
         let mut buf = BytesMut::new();
         put_binary(&mut buf, &Value::Text("{}".into()), int4s).unwrap();
         assert_eq!(&buf[..], &[0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 23]);
-        let texts = DataType::array_of(DataType::Text(Some(5))).unwrap();
+        let texts = DataType::array_of(DataType::Varchar(Some(5))).unwrap();
         assert_eq!(texts.pg_oid(), 1009);
         let mut buf = BytesMut::new();
         put_binary(&mut buf, &Value::Text(r#"{"a b",c}"#.into()), texts).unwrap();

@@ -198,7 +198,7 @@ pub(super) mod array_element {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<&'static DataType, D::Error> {
-        match DataType::array_keeping_typmod(DataType::deserialize(d)?) {
+        match DataType::array_keeping_typmod(DataType::deserialize(d)?.stored()) {
             Some(DataType::Array(e)) => Ok(e),
             _ => Err(D::Error::custom("not an array element type")),
         }
@@ -215,7 +215,7 @@ impl DataType {
     /// s)` elements numeric); None for an element type arrays do not have (arrays of arrays).
     pub fn array_of(elem: DataType) -> Option<DataType> {
         let elem = match elem {
-            DataType::Text(_) => DataType::Text(None),
+            DataType::Text(_) | DataType::Varchar(_) => DataType::Text(None),
             DataType::Numeric(_) => DataType::Numeric(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
             e => e,
@@ -230,7 +230,7 @@ impl DataType {
     /// [`DataType::array_of`].
     pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
         match elem {
-            DataType::Numeric(Some(_)) | DataType::Text(Some(_)) | DataType::Bpchar(Some(_)) => {
+            DataType::Numeric(Some(_)) | DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) => {
                 Some(DataType::Array(intern(elem)))
             }
             e => DataType::array_of(e),
@@ -272,7 +272,7 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
         DataType::Interval => 1187,
         DataType::Numeric(_) => 1231,
         // `varchar(n)[]`: `_varchar`, as PostgreSQL names a column or cast of that type.
-        DataType::Text(Some(_)) => 1015,
+        DataType::Varchar(_) => 1015,
         DataType::Bpchar(_) => 1014,
         DataType::Uuid => 2951,
         DataType::Jsonb => 3807,
@@ -347,7 +347,7 @@ mod tests {
             (1007, "_int4", "integer[]")
         );
         assert_eq!(
-            DataType::array_of(DataType::Text(Some(3))).unwrap().pg_oid(),
+            DataType::array_of(DataType::Varchar(Some(3))).unwrap().pg_oid(),
             1009
         );
         assert_eq!(DataType::array_of(a), None);

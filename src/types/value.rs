@@ -19,8 +19,14 @@ pub enum DataType {
     Int8,
     Float8,
     Bool,
-    /// `text`, or `varchar(n)` when `Some(n)`.
+    /// `text`. `Text(Some(n))` is how `varchar(n)` was stored before `varchar` was a type of
+    /// its own: [`DataType::stored`] reads it as `Varchar(Some(n))` (a stored definition,
+    /// `ColumnDef::new`); Augur makes `Text(None)` only.
     Text(Option<u32>),
+    /// `character varying(n)` (`varchar(n)`), or `character varying` without a length when
+    /// `None`: text with an optional length limit (22001 past it when stored, cut by an
+    /// explicit cast). Operators and functions take it as text.
+    Varchar(Option<u32>),
     Bytea,
     /// `timestamp without time zone`, microseconds since 1970-01-01 00:00:00.
     Timestamp,
@@ -60,7 +66,7 @@ impl DataType {
             "double precision" | "float8" | "float" | "double" => DataType::Float8,
             "boolean" | "bool" => DataType::Bool,
             "text" | "string" => DataType::Text(None),
-            "varchar" | "character varying" => DataType::Text(len),
+            "varchar" | "character varying" => DataType::Varchar(len),
             "char" | "character" => DataType::Bpchar(Some(len.unwrap_or(1))),
             "bpchar" => DataType::Bpchar(len),
             "bytea" => DataType::Bytea,
@@ -88,8 +94,9 @@ impl DataType {
             DataType::Int8 => "bigint".into(),
             DataType::Float8 => "double precision".into(),
             DataType::Bool => "boolean".into(),
-            DataType::Text(None) => "text".into(),
-            DataType::Text(Some(n)) => format!("character varying({n})"),
+            DataType::Text(_) => "text".into(),
+            DataType::Varchar(None) => "character varying".into(),
+            DataType::Varchar(Some(n)) => format!("character varying({n})"),
             DataType::Bytea => "bytea".into(),
             DataType::Timestamp => "timestamp without time zone".into(),
             DataType::Date => "date".into(),
@@ -114,8 +121,8 @@ impl DataType {
             DataType::Int8 => 20,
             DataType::Float8 => 701,
             DataType::Bool => 16,
-            DataType::Text(None) => 25,
-            DataType::Text(Some(_)) => 1043,
+            DataType::Text(_) => 25,
+            DataType::Varchar(_) => 1043,
             DataType::Bytea => 17,
             DataType::Timestamp => 1114,
             DataType::Date => 1082,
@@ -138,8 +145,8 @@ impl DataType {
             DataType::Int8 => "int8",
             DataType::Float8 => "float8",
             DataType::Bool => "bool",
-            DataType::Text(None) => "text",
-            DataType::Text(Some(_)) => "varchar",
+            DataType::Text(_) => "text",
+            DataType::Varchar(_) => "varchar",
             DataType::Bpchar(_) => "bpchar",
             DataType::RegType => "regtype",
             DataType::Bytea => "bytea",
@@ -165,8 +172,21 @@ impl DataType {
                 DataType::Interval => "_interval",
                 DataType::Jsonb => "_jsonb",
                 DataType::Bpchar(_) => "_bpchar",
+                DataType::Varchar(_) => "_varchar",
                 _ => "_text",
             },
+        }
+    }
+
+    /// The type a stored definition means: `Text(Some(n))` (varchar(n) as stored before
+    /// `varchar` was a type of its own) is `Varchar(Some(n))`, also as an array's element.
+    pub fn stored(self) -> DataType {
+        match self {
+            DataType::Text(Some(n)) => DataType::Varchar(Some(n)),
+            DataType::Array(DataType::Text(Some(n))) => {
+                DataType::array_keeping_typmod(DataType::Varchar(Some(*n))).unwrap_or(self)
+            }
+            t => t,
         }
     }
 
@@ -210,8 +230,8 @@ impl DataType {
             (T::Float8, V::Float(f)) => V::Float(f),
             (T::Float8, V::Int(i)) => V::Float(i as f64),
             (T::Bool, V::Bool(b)) => V::Bool(b),
-            (T::Text(None), V::Text(s)) => V::Text(s),
-            (T::Text(Some(n)), V::Text(s)) => {
+            (T::Text(None) | T::Varchar(None), V::Text(s)) => V::Text(s),
+            (T::Varchar(Some(n)) | T::Text(Some(n)), V::Text(s)) => {
                 if s.chars().count() > *n as usize {
                     return Err(Error::new(
                         SqlState::STRING_DATA_RIGHT_TRUNCATION,
@@ -404,7 +424,7 @@ impl Value {
                 "f" | "false" | "no" | "n" | "off" | "0" => Value::Bool(false),
                 _ => return Err(bad("boolean")),
             },
-            DataType::Text(_) | DataType::Bpchar(_) | DataType::RegType => {
+            DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_) | DataType::RegType => {
                 t.coerce(Value::Text(s.to_string()))?
             }
             // PostgreSQL: bad hex-format data is 22023, bad escape-format data 22P02.
@@ -936,9 +956,48 @@ mod tests {
         );
         let e = DataType::Int4.coerce(Value::Text("abc".into())).unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::INVALID_TEXT_REPRESENTATION);
-        let e = DataType::Text(Some(3))
+        let e = DataType::Varchar(Some(3))
             .coerce(Value::Text("abcd".into()))
             .unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::STRING_DATA_RIGHT_TRUNCATION);
+    }
+
+    #[test]
+    fn varchar_stored_as_text_reads_as_varchar() {
+        use crate::engine::ColumnDef;
+        // A definition stored before varchar was a type of its own: varchar(n) was Text(n),
+        // an unbounded varchar Text(None) (which stays text: nothing tells it apart).
+        let old = |ty: &str| {
+            let json = format!(r#"{{"name":"v","ty":{ty},"nullable":true}}"#);
+            serde_json::from_str::<ColumnDef>(&json).unwrap().ty
+        };
+        assert_eq!(old(r#"{"Text":5}"#), DataType::Varchar(Some(5)));
+        assert_eq!(old(r#"{"Text":null}"#), DataType::Text(None));
+        let arr = old(r#"{"Array":{"Text":2}}"#);
+        assert_eq!(
+            (arr.pg_oid(), arr.sql_name()),
+            (1015, "character varying(2)[]".to_string())
+        );
+        // What is stored now reads back as it was.
+        for t in [
+            DataType::Varchar(None),
+            DataType::Varchar(Some(7)),
+            DataType::Text(None),
+        ] {
+            let c = ColumnDef::new("v", t);
+            let back: ColumnDef = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+            assert_eq!(back.ty, t);
+        }
+        assert_eq!(
+            ColumnDef::new("v", DataType::Text(Some(3))).ty,
+            DataType::Varchar(Some(3))
+        );
+        assert_eq!(
+            (
+                DataType::Varchar(None).sql_name(),
+                DataType::Varchar(None).pg_oid()
+            ),
+            ("character varying".to_string(), 1043)
+        );
     }
 }

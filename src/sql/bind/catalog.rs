@@ -139,7 +139,8 @@ impl Binder<'_> {
 
     /// An OID argument as int8 (oid values are int8 in Augur).
     fn oid_arg(&mut self, (e, t): (Expr, Ty), name: &str) -> Result<Expr> {
-        if !(t.is_int() || t == Ty::Unknown) {
+        // A regtype (`'int4'::regtype`, `$1::regtype`) is its type's OID here.
+        if !(t.is_int() || matches!(t, Ty::Unknown | Ty::RegType)) {
             return Err(Error::new(
                 SqlState::UNDEFINED_FUNCTION,
                 format!("function {name}({}) does not exist", t.name()),
@@ -865,9 +866,16 @@ impl Binder<'_> {
         let r = match ty.as_str() {
             "oid" => self.cast_expr(x, xt, Ty::Int8, None)?,
             "name" | "\"char\"" | "regproc" => self.cast_expr(x, xt, Ty::Text, None)?,
-            _ if xt.is_int() => {
+            "regtype" if xt == Ty::RegType => (x, xt),
+            _ if xt == Ty::RegType => {
                 let x = self.coerce(x, xt, Ty::Int8)?;
                 (self.oid_name(&ty, x)?, Ty::Text)
+            }
+            _ if xt.is_int() => {
+                let x = self.coerce(x, xt, Ty::Int8)?;
+                // `23::regtype` is a regtype (its name); the other reg* casts of an OID text.
+                let t = if ty == "regtype" { Ty::RegType } else { Ty::Text };
+                (self.oid_name(&ty, x)?, t)
             }
             _ if !matches!(x, Expr::Lit(_)) => {
                 // A name known only when the statement runs (a parameter, a column): looked up
@@ -903,6 +911,10 @@ impl Binder<'_> {
                     }
                     x => self.coerce(x, xt, Ty::Text)?,
                 };
+                if ty == "regtype" {
+                    // A regtype: the type's name as PostgreSQL prints it (NULL for none).
+                    return Ok(Some((super::regtype::to_regtype(x, Ty::Text)?, Ty::RegType)));
+                }
                 let whens = names
                     .into_iter()
                     .map(|(n, o)| (lit_text(n), lit_int(o)))
@@ -914,6 +926,7 @@ impl Binder<'_> {
                     return Err(Error::internal("catalog cast of a literal"));
                 };
                 let s = match v {
+                    Value::Null if ty == "regtype" => return Ok(Some((Expr::Lit(Value::Null), Ty::RegType))),
                     Value::Null => return Ok(Some((Expr::Lit(Value::Null), Ty::Int8))),
                     Value::Text(s) => s.clone(),
                     _ => {
@@ -937,6 +950,14 @@ impl Binder<'_> {
                             Error::new(SqlState("3F000"), format!("schema \"{s}\" does not exist"))
                         })?,
                 };
+                if ty == "regtype" {
+                    // `'int4'::regtype` is a regtype, printed as its name (`integer`), as in
+                    // PostgreSQL; it meets an OID as the type's OID.
+                    return Ok(Some((
+                        super::regtype::to_regtype(lit_int(oid), Ty::Int8)?,
+                        Ty::RegType,
+                    )));
+                }
                 (lit_int(oid), Ty::Int8)
             }
         };

@@ -53,8 +53,16 @@ impl Binder<'_> {
     /// Converts an expression of type `from` to type `to` (literals and parameters are
     /// converted now; other expressions get a cast).
     pub fn coerce(&mut self, e: Expr, from: Ty, to: Ty) -> Result<Expr> {
-        if from == to || to == Ty::Unknown {
+        // varchar and text are the same values.
+        if from == to || to == Ty::Unknown || (from == Ty::Varchar && to == Ty::Text) {
             return Ok(e);
+        }
+        if let (Ty::Array(Ty::Bpchar), Ty::Array(t)) = (from, to) {
+            // character(n)[] to another array type: element by element, each without its
+            // trailing blanks (`ArrayCast`).
+            if *t != Ty::Bpchar {
+                return Ok(self.cast_expr(e, from, to, None)?.0);
+            }
         }
         if from == Ty::Bpchar {
             // character(n) to any other type goes through text, without its trailing blanks.
@@ -166,6 +174,7 @@ impl Binder<'_> {
         (r, rt): (Expr, Ty),
         op: &str,
     ) -> Result<(Expr, Expr)> {
+        let (lt, rt) = (lt.operand(), rt.operand());
         if lt == Ty::Bpchar || rt == Ty::Bpchar {
             // character(n) compares without trailing blanks: an untyped literal beside it is
             // read as character too (`c = 'a  '` is true for 'a'), and both sides as text.
@@ -314,7 +323,15 @@ impl Binder<'_> {
         Ok((out, ty))
     }
 
+    /// Binds an expression as an operand: a `varchar` one is text (see [`Ty::Varchar`]).
     pub fn bind_expr(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
+        let (x, t) = self.bind_typed(e, scope)?;
+        Ok((x, t.operand()))
+    }
+
+    /// Binds an expression keeping a `varchar` type (a result column, `pg_typeof`'s
+    /// argument, a CASE / COALESCE branch).
+    pub fn bind_typed(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
         use A::Expr as E;
         Ok(match e {
             E::Identifier(i) => self.resolve_column(scope, None, &ident(i))?,
@@ -332,7 +349,7 @@ impl Binder<'_> {
                 self.resolve_column(scope, Some(q), n)?
             }
             E::Value(v) => self.bind_value(&v.value)?,
-            E::Nested(inner) => self.bind_expr(inner, scope)?,
+            E::Nested(inner) => self.bind_typed(inner, scope)?,
             E::UnaryOp { op, expr } => match op {
                 A::UnaryOperator::Minus => {
                     if let E::Value(A::ValueWithSpan {
@@ -662,12 +679,17 @@ impl Binder<'_> {
                         None => self.require_bool(c.0, c.1, "CASE/WHEN")?,
                     };
                     conds.push(c);
-                    results.push(self.bind_expr(&w.result, scope)?);
+                    results.push(self.bind_typed(&w.result, scope)?);
                 }
+                // The ELSE result first, as PostgreSQL resolves a CASE's type (which decides
+                // between varchar and text).
                 if let Some(el) = else_result {
-                    results.push(self.bind_expr(el, scope)?);
+                    results.insert(0, self.bind_typed(el, scope)?);
                 }
                 let (mut results, mut ty) = self.unify_all(results, "CASE")?;
+                if else_result.is_some() {
+                    results.rotate_left(1);
+                }
                 if ty == Ty::Unknown {
                     ty = Ty::Text;
                     results = results
@@ -821,6 +843,15 @@ impl Binder<'_> {
                     items.push(self.bind_expr(el, scope)?);
                 }
                 let (mut items, mut ty) = self.unify_all(items, "ARRAY")?;
+                // Augur has no regtype[]: an array of regtypes holds their OIDs (so that
+                // `atttypid = ANY (ARRAY['int4'::regtype, ...])` compares OIDs).
+                if ty == Ty::RegType {
+                    ty = Ty::Int8;
+                    items = items
+                        .into_iter()
+                        .map(|e| self.coerce(e, Ty::RegType, Ty::Int8))
+                        .collect::<Result<_>>()?;
+                }
                 if ty == Ty::Unknown {
                     ty = Ty::Text;
                     items = items

@@ -231,9 +231,16 @@ impl Binder<'_> {
                 format!("function {name}(*) does not exist"),
             ));
         }
+        // These give back their arguments' type, varchar included; other functions take a
+        // varchar argument as text.
+        let typed = matches!(name.as_str(), "pg_typeof" | "coalesce" | "greatest" | "least");
         let mut bound = Vec::new();
         for a in args {
-            bound.push(self.bind_expr(a, scope)?);
+            bound.push(if typed {
+                self.bind_typed(a, scope)?
+            } else {
+                self.bind_expr(a, scope)?
+            });
         }
         self.scalar_func(&name, bound)
     }

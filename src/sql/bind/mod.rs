@@ -190,7 +190,7 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
             len.filter(|_| {
                 matches!(
                     elem,
-                    DataType::Numeric(_) | DataType::Text(Some(_)) | DataType::Bpchar(Some(_))
+                    DataType::Numeric(_) | DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))
                 )
             }),
         ));
@@ -233,8 +233,7 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
         _ => DataType::from_sql_name(&base, len)?,
     };
     let len = match t {
-        DataType::Text(_) => len,
-        DataType::Bpchar(n) => n,
+        DataType::Varchar(n) | DataType::Bpchar(n) => n,
         _ => None,
     };
     Ok((t, len))

@@ -437,13 +437,13 @@ impl Binder<'_> {
         for item in &s.projection {
             match item {
                 A::SelectItem::UnnamedExpr(e) => {
-                    let (x, t) = self.bind_expr(e, scope)?;
+                    let (x, t) = self.bind_typed(e, scope)?;
                     let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(derive_name(e));
                     types.push(t);
                 }
                 A::SelectItem::ExprWithAlias { expr, alias } => {
-                    let (x, t) = self.bind_expr(expr, scope)?;
+                    let (x, t) = self.bind_typed(expr, scope)?;
                     let t = self.resolve_unknown_output(&mut proj, x, t, set_op_leaf)?;
                     names.push(ident(alias));
                     types.push(t);

@@ -103,7 +103,7 @@ impl Binder<'_> {
         if cols.len() != 1 {
             return Err(Error::syntax("subquery has too many columns"));
         }
-        let st = cols[0].ty;
+        let st = cols[0].ty.operand();
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
         let x = self.key_arrays(x, &s, st);
         if xt != st && xt != Ty::Unknown && !(xt.is_int() && st.is_int()) {
@@ -185,8 +185,9 @@ impl Binder<'_> {
         if cols.len() != 1 {
             return Err(Error::syntax("subquery has too many columns"));
         }
-        let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), cols[0].ty), op.sym())?;
-        let x = self.key_arrays(x, &s, cols[0].ty);
+        let st = cols[0].ty.operand();
+        let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), op.sym())?;
+        let x = self.key_arrays(x, &s, st);
         let quant = Expr::Quant(op, Box::new(x), s, all);
         Ok(match array {
             // Over a NULL array the answer is NULL (not the empty set's false / true), as in

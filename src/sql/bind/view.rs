@@ -13,6 +13,7 @@ use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::sql::expr::{Expr, Ty};
 use crate::sql::plan::{Column, Plan};
+use crate::types::DataType;
 
 /// Views expanded inside one another deeper than this are refused: only a cycle (made by
 /// `CREATE OR REPLACE VIEW`) gets there.
@@ -74,7 +75,11 @@ impl Binder<'_> {
             && cols
                 .iter()
                 .zip(&v.columns)
-                .all(|(c, (_, dt))| c.ty.to_dt() == *dt);
+                // A view stored before varchar was a type of its own has text for a varchar
+                // column; it keeps it.
+                .all(|(c, (_, dt))| {
+                    c.ty.to_dt() == *dt || (c.ty == Ty::Varchar && *dt == DataType::Text(None))
+                });
         if !fits {
             return Err(Error::new(
                 SqlState("55000"),

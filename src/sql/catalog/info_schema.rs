@@ -157,10 +157,12 @@ fn columns(s: &Snapshot) -> Result<Relation> {
             let pt = by_oid(oid);
             let nullable = c.nullable && !def.primary_key.contains(&i);
             let (max_len, octets) = match c.ty {
-                DataType::Text(Some(n)) | DataType::Bpchar(Some(n)) => {
+                DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => {
                     (int(i64::from(n)), int(4 * i64::from(n)))
                 }
-                DataType::Text(None) | DataType::Bpchar(None) => (N, int(1_073_741_824)),
+                DataType::Text(_) | DataType::Varchar(None) | DataType::Bpchar(None) => {
+                    (N, int(1_073_741_824))
+                }
                 _ => (N, N),
             };
             let (prec, radix, scale) = numeric(c.ty);

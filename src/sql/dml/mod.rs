@@ -70,10 +70,13 @@ fn assignable(from: Ty, to: DataType) -> bool {
     from == Ty::Unknown
         || Ty::from_dt(to) == from
         || (from.is_num() && to.is_numeric())
-        || matches!(to, DataType::Text(_) | DataType::Bpchar(_))
+        || matches!(to, DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_))
         // text[] and character(n)[] assign to each other (their elements are strings).
         || (matches!(from, Ty::Array(Ty::Text | Ty::Bpchar))
-            && matches!(to, DataType::Array(DataType::Text(_) | DataType::Bpchar(_))))
+            && matches!(
+                to,
+                DataType::Array(DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_))
+            ))
         // PostgreSQL's assignment casts among date, timestamp and timestamptz (pgbench's
         // TPC-B stores CURRENT_TIMESTAMP, a timestamptz, into a timestamp column).
         || (matches!(from, Ty::Date | Ty::Timestamp | Ty::TimestampTz)

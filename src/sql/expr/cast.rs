@@ -39,7 +39,7 @@ fn timestamp_error(s: &str, ty: Ty) -> Error {
 
 /// Whether a cast from `from` to `to` exists (checked when binding).
 pub fn cast_allowed(from: Ty, to: Ty) -> bool {
-    let texty = |t: Ty| matches!(t, Ty::Text | Ty::Bpchar);
+    let texty = |t: Ty| matches!(t, Ty::Text | Ty::Varchar | Ty::Bpchar);
     if from == to || from == Ty::Unknown || texty(to) || texty(from) {
         return true;
     }
@@ -58,7 +58,7 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
     use Value as V;
     Ok(match (v, to) {
         (V::Null, _) => V::Null,
-        (V::Text(s), Ty::Text) | (V::Text(s), Ty::Unknown) => match len {
+        (V::Text(s), Ty::Text | Ty::Varchar | Ty::Unknown) => match len {
             Some(n) if s.chars().count() > n as usize => V::Text(s.chars().take(n as usize).collect()),
             _ => V::Text(s),
         },
@@ -66,16 +66,16 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             Some(n) => crate::types::bpchar_pad(s, n),
             None => s,
         }),
-        (V::Bool(b), t @ (Ty::Text | Ty::Bpchar)) => {
+        (V::Bool(b), t @ (Ty::Text | Ty::Varchar | Ty::Bpchar)) => {
             cast(V::Text(if b { "true" } else { "false" }.into()), t, len)?
         }
         (v, Ty::Bpchar) => {
             let s = text_of(&v).unwrap_or_default();
             return cast(V::Text(s), Ty::Bpchar, len);
         }
-        (v, Ty::Text) => {
+        (v, t @ (Ty::Text | Ty::Varchar)) => {
             let s = text_of(&v).unwrap_or_default();
-            return cast(V::Text(s), Ty::Text, len);
+            return cast(V::Text(s), t, len);
         }
         (V::Text(s), t @ (Ty::Timestamp | Ty::Date | Ty::TimestampTz)) => Value::parse_text(&s, t.to_dt())
             .map_err(|e| {
@@ -198,11 +198,13 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
         )
     };
     match (dt, &v) {
-        (DataType::Text(Some(n)), Value::Text(s)) if s.chars().count() > n as usize => {
+        (DataType::Varchar(Some(n)) | DataType::Text(Some(n)), Value::Text(s))
+            if s.chars().count() > n as usize =>
+        {
             return Err(too_long(n))
         }
         // `varchar(n)[]`: every element must fit, as PostgreSQL checks on assignment.
-        (DataType::Array(DataType::Text(Some(n))), Value::Text(s)) => {
+        (DataType::Array(DataType::Varchar(Some(n)) | DataType::Text(Some(n))), Value::Text(s)) => {
             let (_, items) = crate::types::array::parse(s)?;
             if items.iter().flatten().any(|x| x.chars().count() > *n as usize) {
                 return Err(too_long(*n));

@@ -45,6 +45,11 @@ pub enum Ty {
     /// `character(n)` / `bpchar`: text whose trailing blanks do not count; used as text
     /// (functions, `||`, comparisons) it is cast to text, which drops them.
     Bpchar,
+    /// `character varying` (`varchar`, `varchar(n)`): text that keeps its declared type as a
+    /// column's, a cast's or a CASE / COALESCE / UNION of them (`pg_typeof`, the wire OID
+    /// 1043); as an operand of an operator or a function it is text (the binder's
+    /// `bind_expr` gives it as text), as PostgreSQL's varchar has text's operators.
+    Varchar,
     /// `regtype` (what `pg_typeof` returns): a type, held as its name as PostgreSQL prints
     /// it (`integer`, `character varying`); compared with an OID (`'int4'::regtype`, a
     /// catalog's type column) through the type's OID.
@@ -74,7 +79,11 @@ impl Ty {
     /// The type of an array of `self` values (an untyped literal's: text[]); None for an array
     /// (Augur's arrays have one dimension).
     pub fn array(self) -> Option<Ty> {
-        let e = if self == Ty::Unknown { Ty::Text } else { self };
+        let e = if matches!(self, Ty::Unknown | Ty::Varchar) {
+            Ty::Text
+        } else {
+            self
+        };
         ARRAY_ELEMENTS.iter().find(|t| **t == e).map(Ty::Array)
     }
 
@@ -93,7 +102,8 @@ impl Ty {
             DataType::Int8 => Ty::Int8,
             DataType::Float8 => Ty::Float8,
             DataType::Bool => Ty::Bool,
-            DataType::Text(_) => Ty::Text,
+            DataType::Text(Some(_)) | DataType::Varchar(_) => Ty::Varchar,
+            DataType::Text(None) => Ty::Text,
             DataType::Bytea => Ty::Bytea,
             DataType::Timestamp => Ty::Timestamp,
             DataType::Date => Ty::Date,
@@ -125,6 +135,7 @@ impl Ty {
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
             Ty::Bpchar => DataType::Bpchar(None),
+            Ty::Varchar => DataType::Varchar(None),
             Ty::RegType => DataType::RegType,
             Ty::Array(e) => DataType::array_of(e.to_dt()).unwrap_or(DataType::Text(None)),
         }
@@ -147,6 +158,7 @@ impl Ty {
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
             Ty::Bpchar => "character",
+            Ty::Varchar => "character varying",
             Ty::RegType => "regtype",
             Ty::Array(e) => match e {
                 Ty::Int2 => "smallint[]",
@@ -166,6 +178,15 @@ impl Ty {
                 _ => "text[]",
             },
             Ty::Unknown => "unknown",
+        }
+    }
+
+    /// The type as an operand of an operator or a function: varchar is text.
+    pub fn operand(self) -> Ty {
+        if self == Ty::Varchar {
+            Ty::Text
+        } else {
+            self
         }
     }
 
@@ -213,8 +234,20 @@ impl Ty {
             return Some(a);
         }
         // text is the string category's preferred type: character(n) with text is text.
-        if matches!((a, b), (Ty::Bpchar, Ty::Text) | (Ty::Text, Ty::Bpchar)) {
+        // varchar and text convert to each other implicitly: the first one wins, as in
+        // PostgreSQL's select_common_type (`v UNION t` is varchar, `t UNION v` text).
+        if matches!((a, b), (Ty::Varchar, Ty::Text) | (Ty::Text, Ty::Varchar)) {
+            return Some(a);
+        }
+        // text is the string category's preferred type: character(n) with text is text (and
+        // with varchar text here too).
+        let stringy = |t: Ty| matches!(t, Ty::Text | Ty::Bpchar | Ty::Varchar);
+        if stringy(a) && stringy(b) {
             return Some(Ty::Text);
+        }
+        // A regtype with an OID: as OIDs (`atttypid IN ('int4'::regtype, 'int8'::regtype)`).
+        if matches!((a, b), (Ty::RegType, t) | (t, Ty::RegType) if t.is_int()) {
+            return Some(Ty::Int8);
         }
         if a.is_num() && b.is_num() {
             return Some(if a.num_rank() >= b.num_rank() { a } else { b });

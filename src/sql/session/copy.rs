@@ -295,7 +295,7 @@ fn field_value(s: &str, ty: DataType, col: &str) -> Result<Value> {
         | DataType::Float8
         | DataType::Bool
         | DataType::Bytea => Value::parse_text(s, ty),
-        DataType::Text(None) => Ok(Value::Text(s.to_owned())),
+        DataType::Text(None) | DataType::Varchar(None) => Ok(Value::Text(s.to_owned())),
         _ => assign(Value::Text(s.to_owned()), ty, col),
     }
 }
