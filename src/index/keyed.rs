@@ -157,6 +157,18 @@ impl KeyIndex {
                 if bounds_empty(lo, hi) {
                     return Ok(false);
                 }
+                if let (Bound::Included(k), Bound::Included(h)) = (lo, hi) {
+                    // One key: a point lookup, which on an index opened lazily checks only the
+                    // part of the node it reads (`alex::lazy`).
+                    if k == h {
+                        if limit > 0 {
+                            if let Some(v) = a.read(|a| a.get(k)).map_err(unavailable)? {
+                                out.push((Key::Int(k), v));
+                            }
+                        }
+                        return Ok(out.len() - start == limit);
+                    }
+                }
                 a.read(|a| {
                     // Again from the start if this runs a second time (`Alex::read`).
                     out.truncate(start);
