@@ -110,8 +110,8 @@ impl<K: AlexKey> Lazy<K> {
         }
     }
 
-    /// Chunk `c` of image data node `id` (`d`, whose chunks start at `first`) checked, once:
-    /// whether it matches its checksum (if not, the index is marked damaged before this
+    /// Chunk `c` of image data node `d` (whose chunk checksums start at `sums[first]`) checked,
+    /// once: whether it matches its checksum (if not, the index is marked damaged before this
     /// returns).
     fn chunk(&self, first: usize, d: &DataNode<K>, c: usize) -> bool {
         *self.chunk_ok[first + c].get_or_init(|| {
@@ -126,7 +126,8 @@ impl<K: AlexKey> Lazy<K> {
         })
     }
 
-    /// Whether node `id` needs no more checks: not the image's, or checked whole.
+    /// `Some` once node `id` needs no more checks: `Some(true)` for a node not the image's,
+    /// whether it matched for one checked whole; `None` while it is not checked whole.
     pub(super) fn settled_node(&self, id: u32) -> Option<bool> {
         match self.checked.get(id as usize) {
             None => Some(true),
