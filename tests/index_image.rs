@@ -270,11 +270,12 @@ fn corrupt(image: &Path, at: f64) {
 
 #[test]
 fn a_corrupted_image_is_refused_and_the_index_rebuilt_from_the_rows() {
-    // A byte of the slot arrays, of the node directory, of the header; a truncated file; a
-    // missing file. Refused at open: the data nodes checked before open returns (lazily
-    // checked ones are the tests below).
+    // A byte of the slot arrays, of the node directory, of the header; an image of the
+    // previous format version (one checksum per node: never misread as this one's); a
+    // truncated file; a missing file. Refused at open: the data nodes checked before open
+    // returns (lazily checked ones are the tests below).
     type Damage = fn(&Path);
-    let cases: [(&str, Damage); 5] = [
+    let cases: [(&str, Damage); 6] = [
         ("slots", |p| corrupt(p, 0.6)),
         ("directory", |p| {
             let mut b = std::fs::read(p).unwrap();
@@ -282,6 +283,14 @@ fn a_corrupted_image_is_refused_and_the_index_rebuilt_from_the_rows() {
             std::fs::write(p, b).unwrap();
         }),
         ("header", |p| corrupt(p, 0.0)),
+        ("previous version", |p| {
+            // Version at byte 8, the header's checksum (XXH3-64 of bytes 0..120) at 120.
+            let mut b = std::fs::read(p).unwrap();
+            b[8..12].copy_from_slice(&1u32.to_le_bytes());
+            let h = xxhash_rust::xxh3::xxh3_64(&b[..120]);
+            b[120..128].copy_from_slice(&h.to_le_bytes());
+            std::fs::write(p, b).unwrap();
+        }),
         ("truncated", |p| {
             let b = std::fs::read(p).unwrap();
             std::fs::write(p, &b[..b.len() / 2]).unwrap();
@@ -443,8 +452,9 @@ fn populated_with_a_damaged_node(dir: &Path) -> (BTreeMap<i64, i64>, i64, i64) {
 
 /// Point reads of every key in key order, each answer checked, on a database whose image has
 /// one damaged node checked only when touched: nothing notices at open; the first read of a
-/// key of that node does, answers right, and the index is rebuilt from the rows; every other
-/// answer is right, then writes, invariant 4, and the next open maps a good image.
+/// key in the damaged chunk of that node does (reads of its other chunks before it check only
+/// those), answers right, and the index is rebuilt from the rows; every other answer is right,
+/// then writes, invariant 4, and the next open maps a good image.
 #[test]
 fn a_damaged_node_is_caught_by_the_first_read_that_touches_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -461,12 +471,15 @@ fn a_damaged_node_is_caught_by_the_first_read_that_touches_it() {
         let damaged = db.stats().index_images_damaged;
         if k < min {
             assert_eq!(damaged, 0, "a read of key {k}, before the damaged node");
-        } else if caught_at.is_none() {
-            assert_eq!(damaged, 1, "the first read of the damaged node, key {k}");
-            assert!(k <= max);
+        } else if caught_at.is_none() && damaged == 1 {
+            assert!(k <= max, "caught at key {k}, past the damaged node");
             caught_at = Some(k);
         }
+        if k > max {
+            assert_eq!(damaged, 1, "key {k}: every key of the damaged node was read");
+        }
     }
+    assert!(caught_at.is_some(), "the damaged node was never caught");
     assert_eq!(db.stats().index_images_damaged, 1);
     drop(tx);
     check(&db, &model);

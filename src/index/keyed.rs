@@ -157,6 +157,18 @@ impl KeyIndex {
                 if bounds_empty(lo, hi) {
                     return Ok(false);
                 }
+                if let (Bound::Included(k), Bound::Included(h)) = (lo, hi) {
+                    // One key: a point lookup, which on an index opened lazily checks only the
+                    // part of the node it reads (`alex::lazy`).
+                    if k == h {
+                        if limit > 0 {
+                            if let Some(v) = a.read(|a| a.get(k)).map_err(unavailable)? {
+                                out.push((Key::Int(k), v));
+                            }
+                        }
+                        return Ok(out.len() - start == limit);
+                    }
+                }
                 a.read(|a| {
                     // Again from the start if this runs a second time (`Alex::read`).
                     out.truncate(start);
@@ -418,5 +430,45 @@ fn bytes_bounds_empty(lo: &Bound<Vec<u8>>, hi: &Bound<Vec<u8>>) -> bool {
         (Included(a), Included(b)) => a > b,
         (Included(a), Excluded(b)) | (Excluded(a), Included(b)) | (Excluded(a), Excluded(b)) => a >= b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range of one key (served as a point lookup) answers as the general range path does:
+    /// present, absent, between keys, with a limit of 0, and in reverse.
+    #[test]
+    fn a_range_of_one_key_is_a_point_lookup() {
+        let entries: Vec<(i64, u64)> = (0..10_000i64).map(|k| (k * 5, k as u64 + 1)).collect();
+        let idx = KeyIndex::Alex(Alex::bulk_load(&entries).unwrap());
+        let one = |k: i64, reverse: bool, limit: usize| {
+            let mut out = vec![(Key::Int(-1), 0)];
+            let key = Key::Int(k);
+            let more = idx
+                .range_batch(
+                    Bound::Included(&key),
+                    Bound::Included(&key),
+                    reverse,
+                    limit,
+                    &mut out,
+                )
+                .unwrap();
+            (out, more)
+        };
+        for reverse in [false, true] {
+            assert_eq!(
+                one(50, reverse, 10),
+                (vec![(Key::Int(-1), 0), (Key::Int(50), 11)], false)
+            );
+            assert_eq!(
+                one(50, reverse, 1),
+                (vec![(Key::Int(-1), 0), (Key::Int(50), 11)], true)
+            );
+            assert_eq!(one(51, reverse, 10), (vec![(Key::Int(-1), 0)], false));
+            assert_eq!(one(-5, reverse, 10), (vec![(Key::Int(-1), 0)], false));
+            assert_eq!(one(50, reverse, 0), (vec![(Key::Int(-1), 0)], true));
+        }
     }
 }

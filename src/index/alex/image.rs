@@ -5,12 +5,16 @@
 //!
 //! Layout (little-endian, native `f64`; offsets in bytes from the start):
 //! - header (128): magic, version, key size, byte-order mark, key type, node count, root id, key
-//!   count, total length, the caller's [`ImageTag`], checksum of the directory, checksum of the
-//!   header (XXH3-64);
+//!   count, total length, the caller's [`ImageTag`], checksum of the directory, number of chunk
+//!   checksums, checksum of the chunk table, checksum of the header (XXH3-64);
 //! - directory: one 112-byte record per arena id (free, model or data node), so ids, child
 //!   pointers and leaf links are stored as they are;
-//! - arrays, each at a 64-byte boundary: a model node's children, a data node's slots and
-//!   bitmap, each node's arrays under one checksum kept in its record.
+//! - chunk table: the checksums of every data node's chunks, node after node in arena order (a
+//!   data node's record says where its own start). A chunk is [`CHUNK_SLOTS`] slots of the
+//!   node's slot array and the bitmap words over them, so that a lookup checks the 64 KiB it
+//!   reads rather than the whole node (several MB in a large index);
+//! - arrays, each at a 64-byte boundary: a model node's children (under one checksum kept in
+//!   its record), a data node's slots and bitmap.
 
 use std::sync::Arc;
 
@@ -23,7 +27,8 @@ use super::{stats, Alex, AlexKey, Node, NONE};
 use crate::index::mapped::{as_bytes, read_plain, Arr, ArrayCutter, Mapping, Plain};
 
 const MAGIC: [u8; 8] = *b"AUGURALX";
-const VERSION: u32 = 1;
+/// 2: a checksum per chunk of a data node (1: one per node, never read now: rebuilt).
+const VERSION: u32 = 2;
 const HEADER: usize = 128;
 const RECORD: usize = 112;
 const ALIGN: usize = 64;
@@ -66,9 +71,32 @@ fn hash(b: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(b)
 }
 
-/// The checksum of a data node's two arrays.
-pub(super) fn hash2(slots: &[u8], bitmap: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(bitmap, hash(slots))
+/// Slots per checksummed chunk of a data node (a multiple of 64, so that a chunk's bitmap
+/// words are its own): 64 KiB of 16-byte slots and 512 bytes of bitmap.
+pub(super) const CHUNK_SLOTS: usize = 4096;
+
+/// The number of chunks of a data node of `cap` slots.
+pub(super) fn chunks(cap: usize) -> usize {
+    cap.div_ceil(CHUNK_SLOTS)
+}
+
+/// Chunk `c` of a data node's arrays, as bytes: its slots and its bitmap words.
+pub(super) fn chunk_bytes<'a, K: AlexKey>(
+    slots: &'a [Slot<K>],
+    bitmap: &'a [u64],
+    c: usize,
+) -> (&'a [u8], &'a [u8]) {
+    let s = c * CHUNK_SLOTS;
+    let w = s / 64;
+    let slots = &slots[s..(s + CHUNK_SLOTS).min(slots.len())];
+    let bitmap = &bitmap[w..(w + CHUNK_SLOTS / 64).min(bitmap.len())];
+    (as_bytes(slots), as_bytes(bitmap))
+}
+
+/// The checksum of chunk `c` of a data node's arrays.
+pub(super) fn chunk_hash<K: AlexKey>(slots: &[Slot<K>], bitmap: &[u64], c: usize) -> u64 {
+    let (s, b) = chunk_bytes(slots, bitmap, c);
+    xxhash_rust::xxh3::xxh3_64_with_seed(b, hash(s))
 }
 
 fn invalid(what: impl Into<String>) -> ImageError {
@@ -112,7 +140,8 @@ enum Rec<K> {
         next: u32,
         exp_iters: f32,
         exp_shifts: f32,
-        hash: u64,
+        /// Index of the node's first chunk checksum in the chunk table.
+        first_chunk: usize,
     },
 }
 
@@ -145,7 +174,17 @@ impl<K: AlexKey> Alex<K> {
         }
         // Offsets of every array, then one buffer of the final size.
         let dir_end = HEADER + RECORD * self.nodes.len();
-        let mut at = align(dir_end);
+        let mut sums: Vec<u64> = Vec::new();
+        let mut first_chunk = vec![0usize; self.nodes.len()];
+        for (id, n) in self.nodes.iter().enumerate() {
+            if let Node::Data(d) = n {
+                let d = written(&rebuilt, id, d);
+                first_chunk[id] = sums.len();
+                sums.extend((0..chunks(d.slots.len())).map(|c| chunk_hash(&d.slots, &d.bitmap, c)));
+            }
+        }
+        let sums_end = dir_end + 8 * sums.len();
+        let mut at = align(sums_end);
         let mut offsets = Vec::with_capacity(self.nodes.len());
         for (id, n) in self.nodes.iter().enumerate() {
             match n {
@@ -168,6 +207,7 @@ impl<K: AlexKey> Alex<K> {
         // in arena order (the order their offsets were given in): every byte is written once.
         let mut out = Vec::with_capacity(total);
         out.resize(dir_end, 0u8);
+        out.extend_from_slice(as_bytes(&sums));
         let pad_to = |out: &mut Vec<u8>, off: usize| out.resize(off, 0);
         for (id, n) in self.nodes.iter().enumerate() {
             let r = HEADER + RECORD * id;
@@ -211,7 +251,7 @@ impl<K: AlexKey> Alex<K> {
                     put(&mut out, r + 92, d.next);
                     put(&mut out, r + 96, d.exp_iters);
                     put(&mut out, r + 100, d.exp_shifts);
-                    put(&mut out, r + 104, hash2(sb, bb));
+                    put(&mut out, r + 104, first_chunk[id] as u64);
                 }
             }
         }
@@ -230,6 +270,9 @@ impl<K: AlexKey> Alex<K> {
         }
         let dir_hash = hash(&out[HEADER..dir_end]);
         put(&mut out, 88, dir_hash);
+        put(&mut out, 96, sums.len() as u64);
+        let sums_hash = hash(&out[dir_end..sums_end]);
+        put(&mut out, 104, sums_hash);
         let header_hash = hash(&out[..120]);
         put(&mut out, 120, header_hash);
         Ok(out)
@@ -272,6 +315,18 @@ impl<K: AlexKey> Alex<K> {
         if hash(&b[HEADER..dir_end]) != get::<u64>(b, 88) {
             return Err(ImageError::Checksum("the node directory".into()));
         }
+        let n_sums = usize::try_from(get::<u64>(b, 96)).map_err(|_| invalid("chunk count"))?;
+        let sums_end = n_sums
+            .checked_mul(8)
+            .and_then(|l| l.checked_add(dir_end))
+            .filter(|&e| e <= b.len())
+            .ok_or_else(|| invalid("chunk table past the end"))?;
+        if hash(&b[dir_end..sums_end]) != get::<u64>(b, 104) {
+            return Err(ImageError::Checksum("the chunk table".into()));
+        }
+        let sums: Vec<u64> = (0..n_sums).map(|i| get::<u64>(b, dir_end + 8 * i)).collect();
+        // Each data node's chunk checksums follow the previous node's.
+        let mut next_chunk = 0usize;
         let mut tag = [0u64; 4];
         for (i, t) in tag.iter_mut().enumerate() {
             *t = get(b, 56 + 8 * i);
@@ -282,7 +337,7 @@ impl<K: AlexKey> Alex<K> {
             let end = count
                 .checked_mul(size)
                 .and_then(|l| l.checked_add(off))
-                .filter(|&e| e <= b.len() && off >= dir_end)
+                .filter(|&e| e <= b.len() && off >= sums_end)
                 .ok_or_else(|| invalid("array past the end"))?;
             Ok((off, end))
         };
@@ -316,6 +371,11 @@ impl<K: AlexKey> Alex<K> {
                     if cap == 0 || words != cap.div_ceil(64) || num_keys >= cap {
                         return Err(invalid(format!("node {id}: capacity {cap}, {num_keys} keys")));
                     }
+                    let first_chunk = get::<u64>(r, 104);
+                    if first_chunk != next_chunk as u64 || next_chunk + chunks(cap as usize) > n_sums {
+                        return Err(invalid(format!("node {id}: chunk checksums")));
+                    }
+                    next_chunk += chunks(cap as usize);
                     let link = |at: usize| -> Result<u32, ImageError> {
                         let l = get::<u32>(r, at);
                         if l != NONE && l as usize >= n {
@@ -338,7 +398,7 @@ impl<K: AlexKey> Alex<K> {
                         next: link(92)?,
                         exp_iters: get(r, 96),
                         exp_shifts: get(r, 100),
-                        hash: get(r, 104),
+                        first_chunk: first_chunk as usize,
                     }
                 }
                 k => return Err(invalid(format!("node {id}: kind {k}"))),
@@ -358,7 +418,18 @@ impl<K: AlexKey> Alex<K> {
         {
             return Err(invalid("key count differs from the nodes'"));
         }
+        if next_chunk != n_sums {
+            return Err(invalid("chunk table longer than the nodes'"));
+        }
         let data_now = matches!(checks, Checks::All);
+        // Per arena id: where a data node's chunk checksums start.
+        let want: Vec<Option<usize>> = recs
+            .iter()
+            .map(|r| match r {
+                Rec::Data { first_chunk, .. } => Some(*first_chunk),
+                _ => None,
+            })
+            .collect();
         if !matches!(checks, Checks::None) {
             for (id, r) in recs.iter().enumerate() {
                 let ok = match r {
@@ -366,12 +437,8 @@ impl<K: AlexKey> Alex<K> {
                     Rec::Model {
                         children, hash: h, ..
                     } => hash(&b[children.0..children.1]) == *h,
-                    Rec::Data {
-                        slots,
-                        bitmap,
-                        hash: h,
-                        ..
-                    } => !data_now || hash2(&b[slots.0..slots.1], &b[bitmap.0..bitmap.1]) == *h,
+                    // Data nodes' chunks: below, once their arrays are cut out.
+                    Rec::Data { .. } => true,
                 };
                 if !ok {
                     return Err(ImageError::Checksum(format!("node {id}")));
@@ -379,16 +446,7 @@ impl<K: AlexKey> Alex<K> {
             }
         }
         let lazy = match checks {
-            Checks::Lazy(rebuild) => {
-                let want = recs
-                    .iter()
-                    .map(|r| match r {
-                        Rec::Data { hash, .. } => Some(*hash),
-                        _ => None,
-                    })
-                    .collect();
-                Some(Box::new(Lazy::new(want, rebuild)))
-            }
+            Checks::Lazy(rebuild) => Some(Box::new(Lazy::new(want.clone(), sums.clone(), rebuild))),
             _ => None,
         };
         // Arrays in place. `b` is not used past this point (the arrays may be written later).
@@ -448,6 +506,17 @@ impl<K: AlexKey> Alex<K> {
         }
         if !cutter.finish() {
             return Err(invalid("arrays overlap"));
+        }
+        if data_now {
+            for (id, node) in nodes.iter().enumerate() {
+                if let (Node::Data(d), Some(first)) = (node, want[id]) {
+                    if !(0..chunks(d.slots.len()))
+                        .all(|c| chunk_hash(&d.slots, &d.bitmap, c) == sums[first + c])
+                    {
+                        return Err(ImageError::Checksum(format!("node {id}")));
+                    }
+                }
+            }
         }
         // Every id a node refers to names a live node of the kind expected there.
         let is_data = |i: u32| matches!(nodes.get(i as usize), Some(Node::Data(_)));

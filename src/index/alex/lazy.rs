@@ -6,10 +6,16 @@
 //! statistics never read an unchecked byte.
 //!
 //! The rules, and why they keep every answer right:
-//! - Reads reach a data node's arrays only through `Alex::data` or `Alex::leaf_ref`, which
-//!   check the node first (once per node: `OnceLock`, so concurrent readers of an unchecked
-//!   node wait for one check instead of each making it). A node that fails its check is never
-//!   read: those accessors hand out an empty stand-in node instead and mark the index damaged.
+//! - The image has a checksum per chunk of a data node ([`CHUNK_SLOTS`] slots and the bitmap
+//!   words over them: `image.rs`). Reads reach a data node's arrays only through `Alex::data`
+//!   or `Alex::leaf_ref`, which check the whole node first (every chunk), or through
+//!   `Alex::get_lazy` (a point lookup), which checks each chunk before it reads a slot of it.
+//!   Each check is made once (`OnceLock` per node and per chunk, so concurrent readers of an
+//!   unchecked one wait for one check instead of each making it). A node that fails its check
+//!   is never read: the accessors hand out an empty stand-in node instead and mark the index
+//!   damaged; a point lookup that meets a failed chunk stops and marks it too. A lookup's
+//!   answer from a checked chunk stands even if another chunk of its node fails later: it read
+//!   only bytes that matched.
 //! - Every read the engine makes goes through `Alex::read`, which runs it and, if the index is
 //!   damaged afterwards (by this read or any other), throws the result away and runs the read
 //!   again on the index rebuilt from its source (the engine's rows). So a result is returned
@@ -34,8 +40,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::data_node::DataNode;
+use super::image::{chunk_bytes, chunk_hash, chunks, CHUNK_SLOTS};
 use super::{Alex, AlexKey, Node};
-use crate::index::mapped::{as_bytes, prefault};
+use crate::index::mapped::prefault;
 
 /// Builds the entries of an index again from its source (sorted by key, unique), when part of
 /// its image failed its check. The engine's reads every stored version of the table. `Err`:
@@ -51,9 +58,13 @@ pub struct Unavailable(pub String);
 
 /// The state of an index whose data nodes are not all checked yet (see the module comment).
 pub(crate) struct Lazy<K: AlexKey> {
-    /// Per arena id: the checksum of a data node's arrays, from the image's directory.
-    want: Vec<Option<u64>>,
-    /// Per arena id: whether the node's arrays matched, once checked.
+    /// Per arena id: where a data node's chunk checksums start in `sums`.
+    pub(super) want: Vec<Option<usize>>,
+    /// Every data node's chunk checksums, from the image's chunk table.
+    sums: Vec<u64>,
+    /// Per chunk (as `sums`): whether it matched, once checked.
+    pub(super) chunk_ok: Box<[OnceLock<bool>]>,
+    /// Per arena id: whether all of the node's chunks matched, once checked.
     checked: Box<[OnceLock<bool>]>,
     /// Data nodes not yet checked.
     left: AtomicUsize,
@@ -78,13 +89,15 @@ pub(crate) struct Lazy<K: AlexKey> {
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 impl<K: AlexKey> Lazy<K> {
-    /// The lazy state of an index whose data nodes' arrays should have the checksums `want`
-    /// (by arena id; `None` for other ids).
-    pub(crate) fn new(want: Vec<Option<u64>>, rebuild: Rebuild<K>) -> Lazy<K> {
+    /// The lazy state of an index whose data nodes' chunks should have the checksums `sums`,
+    /// a data node's from `want[id]` on (by arena id; `None` for other ids).
+    pub(crate) fn new(want: Vec<Option<usize>>, sums: Vec<u64>, rebuild: Rebuild<K>) -> Lazy<K> {
         let left = want.iter().filter(|w| w.is_some()).count();
         Lazy {
             checked: (0..want.len()).map(|_| OnceLock::new()).collect(),
+            chunk_ok: (0..sums.len()).map(|_| OnceLock::new()).collect(),
             want,
+            sums,
             left: AtomicUsize::new(left),
             all_good: AtomicBool::new(left == 0),
             damaged: AtomicBool::new(false),
@@ -97,24 +110,44 @@ impl<K: AlexKey> Lazy<K> {
         }
     }
 
-    /// Node `id` (`d`) checked, once: `d` if its arrays match their checksum, else the stand-in
-    /// (and the index is marked damaged before this returns).
+    /// Chunk `c` of image data node `d` (whose chunk checksums start at `sums[first]`) checked,
+    /// once: whether it matches its checksum (if not, the index is marked damaged before this
+    /// returns).
+    fn chunk(&self, first: usize, d: &DataNode<K>, c: usize) -> bool {
+        *self.chunk_ok[first + c].get_or_init(|| {
+            let (slots, bitmap) = chunk_bytes(&d.slots, &d.bitmap, c);
+            prefault(slots);
+            prefault(bitmap);
+            let ok = chunk_hash(&d.slots, &d.bitmap, c) == self.sums[first + c];
+            if !ok {
+                self.damaged.store(true, Ordering::Release);
+            }
+            ok
+        })
+    }
+
+    /// `Some` once node `id` needs no more checks: `Some(true)` for a node not the image's,
+    /// whether it matched for one checked whole; `None` while it is not checked whole.
+    pub(super) fn settled_node(&self, id: u32) -> Option<bool> {
+        match self.checked.get(id as usize) {
+            None => Some(true),
+            Some(cell) => cell.get().copied(),
+        }
+    }
+
+    /// Node `id` (`d`) checked, once: `d` if all its chunks match their checksums, else the
+    /// stand-in (and the index is marked damaged before this returns).
     /// Nodes created since the open (ids past the image's arena) are not the image's: they pass.
     fn gate<'a>(&'a self, id: u32, d: &'a DataNode<K>) -> &'a DataNode<K> {
         let Some(cell) = self.checked.get(id as usize) else {
             return d;
         };
         let ok = *cell.get_or_init(|| {
-            let Some(want) = self.want[id as usize] else {
+            let Some(first) = self.want[id as usize] else {
                 return true;
             };
-            let (slots, bitmap) = (as_bytes(&d.slots), as_bytes(&d.bitmap));
-            prefault(slots);
-            prefault(bitmap);
-            let ok = super::image::hash2(slots, bitmap) == want;
-            if !ok {
-                self.damaged.store(true, Ordering::Release);
-            }
+            // Chunks a point read checked already are not hashed again.
+            let ok = (0..chunks(d.slots.len())).all(|c| self.chunk(first, d, c));
             if self.left.fetch_sub(1, Ordering::AcqRel) == 1 && !self.damaged.load(Ordering::Acquire) {
                 self.all_good.store(true, Ordering::Release);
             }
@@ -127,7 +160,7 @@ impl<K: AlexKey> Lazy<K> {
         }
     }
 
-    fn damaged(&self) -> bool {
+    pub(super) fn damaged(&self) -> bool {
         self.damaged.load(Ordering::Acquire)
     }
 
@@ -181,6 +214,52 @@ impl<K: AlexKey> Alex<K> {
         match &self.lazy {
             Some(l) if !l.all_good.load(Ordering::Acquire) => l.gate(id, d),
             _ => d,
+        }
+    }
+
+    /// `Alex::get` on an index opened lazily: on a data node not yet checked whole, only the
+    /// chunks the lookup reads are checked (see the module comment); else as `Alex::get`.
+    #[inline(never)]
+    pub(crate) fn get_lazy(&self, key: K) -> Option<u64> {
+        let leaf = self.leaf_for(key);
+        let (Some(l), Node::Data(d)) = (&self.lazy, &self.nodes[leaf as usize]) else {
+            return self.data(leaf).get(key);
+        };
+        // `K::MAX` may need the bitmap to the left of its slot (`DataNode::get`): whole node.
+        if l.all_good.load(Ordering::Acquire) || l.settled_node(leaf).is_some() || key == K::MAX {
+            return self.data(leaf).get(key);
+        }
+        let Some(first) = l.want[leaf as usize] else {
+            return d.get(key);
+        };
+        // The chunks [lo, hi) are checked; widened until they hold the first slot whose key is
+        // `> key` (the key column is non-decreasing: `data_node.rs`), then searched. A slot is
+        // read only once its chunk is checked.
+        let n = d.slots.len();
+        let mut lo = d.predict(key) / CHUNK_SLOTS;
+        let mut hi = lo + 1;
+        if !l.chunk(first, d, lo) {
+            return None;
+        }
+        loop {
+            let (s, e) = (lo * CHUNK_SLOTS, (hi * CHUNK_SLOTS).min(n));
+            if s > 0 && d.slots[s].key > key {
+                lo -= 1;
+                if !l.chunk(first, d, lo) {
+                    return None;
+                }
+            } else if e < n && d.slots[e - 1].key <= key {
+                if !l.chunk(first, d, hi) {
+                    return None;
+                }
+                hi += 1;
+            } else {
+                // Past `s` (or `s` is 0) and at most `e`.
+                let ub = s + d.slots[s..e].partition_point(|x| x.key <= key);
+                let slot = d.slots[ub.checked_sub(1)?];
+                // Not `K::MAX`: the last slot holding `key` is its own occupied slot.
+                return (slot.key == key).then_some(slot.val);
+            }
         }
     }
 

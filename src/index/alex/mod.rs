@@ -268,6 +268,9 @@ impl<K: AlexKey> Alex<K> {
         if !key.is_valid() {
             return None;
         }
+        if self.lazy.is_some() {
+            return self.get_lazy(key);
+        }
         self.leaf_ref(key).get(key)
     }
 
@@ -402,5 +405,7 @@ fn unreachable_node() -> ! {
     panic!("ALEX arena invariant violated: node id does not name a node of the expected kind")
 }
 
+#[cfg(test)]
+mod lazy_tests;
 #[cfg(test)]
 mod tests;
