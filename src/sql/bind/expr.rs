@@ -323,6 +323,24 @@ impl Binder<'_> {
         Ok((out, ty))
     }
 
+    /// [`Binder::unify_all`], with values of unknown type only (quoted literals, NULLs) taken
+    /// as text, as PostgreSQL resolves them in CASE, COALESCE and ARRAY.
+    pub(super) fn unify_all_or_text(
+        &mut self,
+        items: Vec<(Expr, Ty)>,
+        what: &str,
+    ) -> Result<(Vec<Expr>, Ty)> {
+        let (items, ty) = self.unify_all(items, what)?;
+        if ty != Ty::Unknown {
+            return Ok((items, ty));
+        }
+        let items = items
+            .into_iter()
+            .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
+            .collect::<Result<_>>()?;
+        Ok((items, Ty::Text))
+    }
+
     /// Binds an expression as an operand: a `varchar` one is text (see [`Ty::Varchar`]).
     pub fn bind_expr(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
         let (x, t) = self.bind_typed(e, scope)?;
@@ -686,16 +704,9 @@ impl Binder<'_> {
                 if let Some(el) = else_result {
                     results.insert(0, self.bind_typed(el, scope)?);
                 }
-                let (mut results, mut ty) = self.unify_all(results, "CASE")?;
+                let (mut results, ty) = self.unify_all_or_text(results, "CASE")?;
                 if else_result.is_some() {
                     results.rotate_left(1);
-                }
-                if ty == Ty::Unknown {
-                    ty = Ty::Text;
-                    results = results
-                        .into_iter()
-                        .map(|r| self.coerce(r, Ty::Unknown, Ty::Text))
-                        .collect::<Result<_>>()?;
                 }
                 let els = if else_result.is_some() {
                     results.pop().map(Box::new)
@@ -842,7 +853,7 @@ impl Binder<'_> {
                 for el in &a.elem {
                     items.push(self.bind_expr(el, scope)?);
                 }
-                let (mut items, mut ty) = self.unify_all(items, "ARRAY")?;
+                let (mut items, mut ty) = self.unify_all_or_text(items, "ARRAY")?;
                 // Augur has no regtype[]: an array of regtypes holds their OIDs (so that
                 // `atttypid = ANY (ARRAY['int4'::regtype, ...])` compares OIDs).
                 if ty == Ty::RegType {
@@ -850,13 +861,6 @@ impl Binder<'_> {
                     items = items
                         .into_iter()
                         .map(|e| self.coerce(e, Ty::RegType, Ty::Int8))
-                        .collect::<Result<_>>()?;
-                }
-                if ty == Ty::Unknown {
-                    ty = Ty::Text;
-                    items = items
-                        .into_iter()
-                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
                         .collect::<Result<_>>()?;
                 }
                 let at = ty.array().ok_or_else(|| {

@@ -477,15 +477,7 @@ impl Binder<'_> {
             }
             ("coalesce" | "greatest" | "least", 1..) => {
                 let what = name.to_uppercase();
-                let (es, mut ty) = self.unify_all(args, &what)?;
-                let mut es = es;
-                if ty == Ty::Unknown {
-                    ty = Ty::Text;
-                    es = es
-                        .into_iter()
-                        .map(|e| self.coerce(e, Ty::Unknown, Ty::Text))
-                        .collect::<Result<_>>()?;
-                }
+                let (es, ty) = self.unify_all_or_text(args, &what)?;
                 let f = match name {
                     "coalesce" => Func::Coalesce,
                     "greatest" => Func::Greatest,
