@@ -8,7 +8,7 @@
 //! with 32 values in its WAL). After a crash the sequence resumes after the bound, so values
 //! handed out before it are never handed out again (the unused rest of a batch is a gap, as
 //! in PostgreSQL). A clean close moves each bound back to the last value handed out
-//! ([`Inner::release_sequences`]), so a clean close and reopen loses no value.
+//! (`Inner::release_sequences`), so a clean close and reopen loses no value.
 
 use std::collections::HashMap;
 
