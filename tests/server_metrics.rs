@@ -161,6 +161,7 @@ async fn metrics_endpoint_counts_what_happened() {
         "augur_gc_pending_versions",
         "augur_mapped_reads_total",
         "augur_rocksdb_reads_total",
+        "augur_read_retries_total",
         "augur_mapped_files",
         "augur_mapped_bytes",
         "augur_mapped_unpopulated_bytes",

@@ -135,6 +135,7 @@ pub struct Metrics {
     gc_pending: IntGauge,
     mapped_reads: IntCounter,
     rocksdb_reads: IntCounter,
+    read_retries: IntCounter,
     mapped_files: IntGauge,
     mapped_bytes: IntGauge,
     mapped_unpopulated: IntGauge,
@@ -292,6 +293,12 @@ impl Metrics {
                 "augur_rocksdb_reads_total",
                 "Row versions read through RocksDB (not in the row cache nor a mapped file)",
             ),
+            read_retries: counter(
+                &r,
+                "augur_read_retries_total",
+                "Point reads outside a transaction done again under a registered snapshot (a \
+                 version was collected under them)",
+            ),
             mapped_files: gauge(&r, "augur_mapped_files", "SST files of the rows column family mapped and modelled"),
             mapped_bytes: gauge(&r, "augur_mapped_bytes", "Bytes of those files"),
             mapped_unpopulated: gauge(
@@ -423,6 +430,7 @@ impl Metrics {
         self.gc_pending.set(s.gc_pending as i64);
         Self::set_counter(&self.mapped_reads, s.direct_reads);
         Self::set_counter(&self.rocksdb_reads, s.store_reads);
+        Self::set_counter(&self.read_retries, s.read_retries);
         self.mapped_files.set(s.direct.files as i64);
         self.mapped_bytes.set(s.direct.mapped_bytes as i64);
         self.mapped_unpopulated.set(s.direct.unpopulated_bytes as i64);
