@@ -14,7 +14,8 @@
 //!   the store's probes of `rocksdb.is-write-stopped` and `rocksdb.background-errors` say so.
 //! - `bulk-index-build`: building a bulk load's index fails (configure it with `panic`).
 //! - `point-read-fetch`: a point read between its primary-index lookup and the fetch of the
-//!   version it found (configure it with `pause`, to collect garbage under the read).
+//!   version it found (a test holds the read there with a callback, to collect garbage under
+//!   it).
 //! - `store-row-scan`: a read of a table's rows in rowid order (`Store::for_each_row`, what an
 //!   index is rebuilt from) fails with an I/O error.
 

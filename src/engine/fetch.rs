@@ -39,7 +39,8 @@ pub(crate) enum Resolved<'f> {
     Missing(u64),
 }
 
-fn missing_version(table: u32, rowid: u64) -> Error {
+/// The error for a version a read needed that is not stored.
+pub(crate) fn missing_version(table: u32, rowid: u64) -> Error {
     Error::Corrupt(format!("row version {rowid} of table {table} is missing"))
 }
 

@@ -4,7 +4,7 @@
 use std::collections::btree_map;
 
 use super::*;
-use crate::engine::fetch::Resolved;
+use crate::engine::fetch::{missing_version, Resolved};
 use crate::store::direct::Files;
 
 /// The stored row with primary key `key` as `snapshot` sees it, lent to `f` in place; `None`
@@ -23,10 +23,7 @@ pub(crate) fn read_stored<R>(
     match read_version(db, &files, t, key, snapshot)? {
         Resolved::Found(bytes) => lend_stored(t, &bytes, f),
         Resolved::Absent => Ok(None),
-        Resolved::Missing(rowid) => Err(Error::Corrupt(format!(
-            "row version {rowid} of table {} is missing",
-            t.id
-        ))),
+        Resolved::Missing(rowid) => Err(missing_version(t.id, rowid)),
     }
 }
 
