@@ -233,7 +233,6 @@ impl Ty {
         if b == Ty::Unknown || a == b {
             return Some(a);
         }
-        // text is the string category's preferred type: character(n) with text is text.
         // varchar and text convert to each other implicitly: the first one wins, as in
         // PostgreSQL's select_common_type (`v UNION t` is varchar, `t UNION v` text).
         if matches!((a, b), (Ty::Varchar, Ty::Text) | (Ty::Text, Ty::Varchar)) {
