@@ -3,7 +3,8 @@
 //! written as PostgreSQL's array_in and array_out do, for arrays of one dimension; and the
 //! array types ([`DataType::Array`]): their element types, OIDs and typed input.
 
-use super::value::{DataType, Value};
+use super::data_type::DataType;
+use super::value::Value;
 use crate::error::{Error, Result};
 
 /// PostgreSQL's `array_isspace`: the white space around (not inside) an unquoted element.

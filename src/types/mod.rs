@@ -12,6 +12,7 @@
 
 pub mod array;
 pub mod codec;
+mod data_type;
 mod datetime;
 pub mod interval;
 pub mod jsonb;
@@ -20,6 +21,7 @@ pub mod numeric;
 mod rowref;
 mod value;
 
+pub use data_type::{bpchar_assign, bpchar_pad, numeric_typmod, DataType};
 pub(crate) use datetime::now_micros;
 pub use datetime::{
     add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,
@@ -30,4 +32,4 @@ pub use jsonb::Json;
 pub use rowref::{JsonbRef, RowRef, RowRefIter, ValueRef};
 pub use rust_decimal::Decimal;
 pub use uuid::Uuid;
-pub use value::{bpchar_assign, bpchar_pad, format_float, numeric_typmod, DataType, Key, Row, Value};
+pub use value::{format_float, Key, Row, Value};
