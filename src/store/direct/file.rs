@@ -9,7 +9,10 @@
 //! touches the block table entry, one restart offset and the entry itself. When a block's
 //! entries all have one length (rows of one size), verification records it and a read skips
 //! the restart offset; a run also keeps a sparse table of block offsets from which a read
-//! guesses the entry's place and prefetches it while the block table entry loads.
+//! guesses the entry's place and prefetches it while the block table entry loads. Once the
+//! populate pass has verified a group of blocks and found each exactly where, as large and as
+//! full of dense rowids as the group's first says (`Place::confirm`), the guess is exact and a
+//! point read there goes to the entry without reading the block table at all.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -47,7 +50,7 @@ struct Place {
     anchors: Vec<Anchor>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct Anchor {
     first: u64,
     offset: u64,
@@ -57,6 +60,11 @@ struct Anchor {
     stride: u32,
     /// Bytes per entry, when the rows and the restart array fill the block exactly.
     entry: u32,
+    /// How many blocks from this anchor's on are confirmed to be exactly like it (0 until the
+    /// populate pass has verified them all and checked each: its place, its size, one entry
+    /// length, `rows` entries holding rowids `first + k * rows ..` densely). Within them the
+    /// guess is no guess: a read goes to the entry without the block table (`Place::exact`).
+    confirmed: AtomicU32,
 }
 
 const ANCHOR_EVERY: usize = 64;
@@ -65,12 +73,13 @@ impl Place {
     fn fit(blocks: &[BlockRef], lo: u64) -> Place {
         // Every 64th block has its anchor, in place; one that cannot be one (a block that
         // ends the run or is not full of rows) has no rows and is never used.
-        let none = Anchor {
+        let none = || Anchor {
             first: 0,
             offset: 0,
             rows: 0,
             stride: 0,
             entry: 0,
+            confirmed: AtomicU32::new(0),
         };
         let anchors = (0..blocks.len())
             .step_by(ANCHOR_EVERY)
@@ -90,9 +99,10 @@ impl Place {
                     rows,
                     stride: b.size.checked_add(5)?,
                     entry: body / rows,
+                    confirmed: AtomicU32::new(0),
                 })
             })
-            .map(|a| a.unwrap_or(none))
+            .map(|a| a.unwrap_or_else(none))
             .collect();
         Place { anchors }
     }
@@ -101,13 +111,84 @@ impl Place {
     #[inline]
     fn guess(&self, near: usize, rowid: u64) -> Option<usize> {
         let g = (near / ANCHOR_EVERY).min(self.anchors.len().checked_sub(1)?);
-        let a = self.anchors[g];
+        let a = &self.anchors[g];
         if a.rows == 0 {
             return None;
         }
         let d = rowid.checked_sub(a.first)?;
         let (b, j) = (d / u64::from(a.rows), d % u64::from(a.rows));
         usize::try_from(a.offset + b * u64::from(a.stride) + j * u64::from(a.entry)).ok()
+    }
+
+    /// Where row `rowid` (which the model placed near block `near`) lies, when the blocks
+    /// around are confirmed: its block's contents (verified) and its entry's offset in them.
+    #[inline]
+    fn exact<'a>(&self, bytes: &'a [u8], near: usize, rowid: u64) -> Option<(&'a [u8], BlockLayout, usize)> {
+        let a = self.anchors.get(near / ANCHOR_EVERY)?;
+        let confirmed = u64::from(a.confirmed.load(Ordering::Acquire));
+        if confirmed == 0 {
+            // Also every anchor that cannot be one (`rows` 0).
+            return None;
+        }
+        let d = rowid.checked_sub(a.first)?;
+        let rows = u64::from(a.rows);
+        let k = d / rows;
+        if k >= confirmed {
+            return None;
+        }
+        let start = (a.offset + k * u64::from(a.stride)) as usize;
+        let restarts_at = (rows * u64::from(a.entry)) as usize;
+        let b = bytes.get(start..start + a.stride as usize - 5)?;
+        let l = BlockLayout {
+            restarts_at,
+            num_restarts: a.rows as usize,
+        };
+        Some((b, l, (d % rows) as usize * a.entry as usize))
+    }
+
+    /// Confirms the anchor of group `g` (see [`Anchor::confirmed`]) if every block of the
+    /// group is verified and exactly like the anchor says; `file` reads the blocks.
+    fn confirm(&self, file: &SstFile, run: &Run, g: usize) {
+        let Some(a) = self.anchors.get(g) else {
+            return;
+        };
+        if a.rows == 0 || a.confirmed.load(Ordering::Relaxed) != 0 {
+            return;
+        }
+        let first_block = g * ANCHOR_EVERY;
+        let group = &run.blocks[first_block..(first_block + ANCHOR_EVERY).min(run.blocks.len())];
+        let mut ok = 0u32;
+        for (k, br) in group.iter().enumerate() {
+            let k64 = k as u64;
+            let like = br.offset == a.offset + k64 * u64::from(a.stride)
+                && u64::from(br.size) + 5 == u64::from(a.stride)
+                && br.stride.load(Ordering::Relaxed) == a.entry
+                && br.num_restarts.load(Ordering::Relaxed) == a.rows;
+            let at = br.restarts_at.load(Ordering::Acquire);
+            if !like || at == 0 || at == FAILED || at as u64 != u64::from(a.rows) * u64::from(a.entry) {
+                break;
+            }
+            let Some((b, l)) = file.block(br) else {
+                break;
+            };
+            // One entry length and a restart point per entry (the stride says so), keys
+            // ascending: the first and the last key being the dense ones makes every key so.
+            let lo = a.first + k64 * u64::from(a.rows);
+            let key_of = |j: usize| {
+                format::entry(b, j * a.entry as usize, l.restarts_at)
+                    .ok()
+                    .map(|e| split_key(&b[e.key_at..e.key_at + USER_KEY]))
+            };
+            if key_of(0) != Some((run.table, lo))
+                || key_of(a.rows as usize - 1) != Some((run.table, lo + u64::from(a.rows) - 1))
+            {
+                break;
+            }
+            ok += 1;
+        }
+        if ok > 0 {
+            a.confirmed.store(ok, Ordering::Release);
+        }
     }
 }
 
@@ -352,10 +433,24 @@ impl SstFile {
         Some((&self.map.bytes()[start..start + br.size as usize], l))
     }
 
-    /// Looks `rowid` up in run `run` of this file (a point read: no cursor is kept).
+    /// Looks `rowid` up in run `run` of this file (a point read: no cursor is kept). In blocks
+    /// the populate pass confirmed (`Place::exact`) the entry's place is computed and the block
+    /// table is not read; elsewhere, and when the entry there is not the row, as
+    /// [`SstFile::block_of`] finds it.
     #[inline]
     pub(crate) fn get<'a>(&'a self, run: &'a Run, rowid: u64) -> Found<'a> {
-        match self.block_of(run, rowid) {
+        let guess = run.model.predict(run.blocks.len(), rowid);
+        if let Some((b, l, at)) = run.place.exact(self.map.bytes(), guess, rowid) {
+            if let Ok(e) = format::entry(b, at, l.restarts_at) {
+                if e.shared == 0
+                    && e.non_shared == USER_KEY + KEY_TRAILER
+                    && split_key(&b[e.key_at..e.key_at + USER_KEY]) == (run.table, rowid)
+                {
+                    return whole_entry(b, &e);
+                }
+            }
+        }
+        match self.block_of(run, rowid, guess) {
             Ok(at) => find_entry(at.b, at.l, at.stride, (run.table, rowid), at.hint(rowid)),
             Err(f) => f,
         }
@@ -365,7 +460,8 @@ impl SstFile {
     /// block the rowid belongs to, from which larger rowids are read without the model.
     #[inline]
     pub(crate) fn seek<'a>(&'a self, run: &'a Run, rowid: u64) -> (Found<'a>, Option<Cursor<'a>>) {
-        let at = match self.block_of(run, rowid) {
+        let guess = run.model.predict(run.blocks.len(), rowid);
+        let at = match self.block_of(run, rowid, guess) {
             Ok(at) => at,
             Err(f) => return (f, None),
         };
@@ -389,9 +485,8 @@ impl SstFile {
     /// block table's: with the arithmetic of [`find_entry`] inside the block, the two cost one
     /// memory round trip together.
     #[inline]
-    fn block_of<'a>(&'a self, run: &'a Run, rowid: u64) -> Result<BlockAt<'a>, Found<'a>> {
+    fn block_of<'a>(&'a self, run: &'a Run, rowid: u64, guess: usize) -> Result<BlockAt<'a>, Found<'a>> {
         let n = run.blocks.len();
-        let guess = run.model.predict(n, rowid);
         if let Some(at) = run.place.guess(guess, rowid) {
             let bytes = self.map.bytes();
             prefetch(bytes, at);
@@ -464,6 +559,13 @@ impl SstFile {
                     let _ = self.block(br);
                 }
             }
+            // Groups whose blocks all start before `to` are verified now (or failed).
+            let done = run.blocks.partition_point(|b| (b.offset as usize) < to);
+            for g in first / ANCHOR_EVERY..done.div_ceil(ANCHOR_EVERY) {
+                if (g + 1) * ANCHOR_EVERY <= done || done == run.blocks.len() {
+                    run.place.confirm(self, run, g);
+                }
+            }
         }
     }
 
@@ -488,6 +590,23 @@ impl SstFile {
     #[cfg(test)]
     pub(crate) fn guessed_place(&self, run: &Run, rowid: u64) -> Option<usize> {
         run.place.guess(run.model.predict(run.blocks.len(), rowid), rowid)
+    }
+
+    /// Blocks a point read reaches without the block table (confirmed by `verify_range`), and
+    /// whether the read of `rowid` in `run` is one of them.
+    #[cfg(test)]
+    pub(crate) fn confirmed_blocks(&self) -> usize {
+        self.runs
+            .iter()
+            .flat_map(|r| &r.place.anchors)
+            .map(|a| a.confirmed.load(Ordering::Relaxed) as usize)
+            .sum()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_exact(&self, run: &Run, rowid: u64) -> bool {
+        let near = run.model.predict(run.blocks.len(), rowid);
+        run.place.exact(self.map.bytes(), near, rowid).is_some()
     }
 
     /// Blocks not yet verified (nor found failing), over every run.

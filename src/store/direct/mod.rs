@@ -507,6 +507,46 @@ mod tests {
         }
     }
 
+    /// Once the populate pass has verified a file of rows of one length, point reads of
+    /// nearly every row go straight to the entry (no block table), and they return the same
+    /// bytes; a file of rows of many lengths has no such blocks.
+    #[test]
+    fn confirmed_blocks_serve_every_row_without_the_block_table() {
+        for (uniform, (bytes, rows)) in [(true, uniform_sample()), (false, sample())] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("000001.sst");
+            std::fs::write(&p, bytes).unwrap();
+            let f = SstFile::open(&p, 1, None).unwrap();
+            assert_eq!(
+                f.confirmed_blocks(),
+                0,
+                "nothing is confirmed before verification"
+            );
+            f.verify_range(0, bytes.len());
+            let run = &f.runs[0];
+            let exact = (1..=rows.len() as u64).filter(|&r| f.is_exact(run, r)).count();
+            if uniform {
+                let (blocks, confirmed) = (f.blocks(), f.confirmed_blocks());
+                assert!(
+                    confirmed + 2 >= blocks,
+                    "{confirmed} of {blocks} blocks confirmed"
+                );
+                assert!(
+                    exact * 10 >= rows.len() * 9,
+                    "{exact} of {} rows exact",
+                    rows.len()
+                );
+            } else {
+                assert_eq!((f.confirmed_blocks(), exact), (0, 0));
+            }
+            for (i, want) in rows.iter().enumerate() {
+                assert_eq!(f.get(run, i as u64 + 1), Found::Value(want), "uniform={uniform}");
+            }
+            assert_eq!(f.get(run, rows.len() as u64 + 1), Found::Absent);
+            assert_eq!(f.get(run, 0), Found::Absent);
+        }
+    }
+
     #[test]
     fn an_intact_file_serves_every_row() {
         let (bytes, rows) = sample();
@@ -603,15 +643,18 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
         /// Damage anywhere (data blocks, index, metaindex, properties, footer): opening the file
-        /// and reading every row (with or without the blocks verified ahead) never panics and
-        /// never returns bytes other than the row's.
+        /// and reading every row (by seek, by point read, through a cursor; with or without the
+        /// blocks verified and confirmed ahead) never panics and never returns bytes other than
+        /// the row's.
         #[test]
         fn damaged_files_never_give_wrong_bytes(
             flips in proptest::collection::vec((0.0f64..1.0, 1u8..=255), 1..4),
             tail in proptest::bool::ANY,
             ahead in proptest::bool::ANY,
+            uniform in proptest::bool::ANY,
         ) {
-            let (bytes, rows) = sample();
+            // Rows of one length are the ones whose blocks verification confirms.
+            let (bytes, rows) = if uniform { uniform_sample() } else { sample() };
             let mut b = bytes.clone();
             for (at, x) in flips {
                 // Half the cases hit the last 10% of the file, where the metadata lives.
@@ -633,11 +676,12 @@ mod tests {
                     for r in run.lo.saturating_sub(2)..=run.hi.saturating_add(2).min(4000) {
                         // Each rowid by a fresh seek and through the cursor of the one before.
                         let (found, c) = f.seek(run, r);
+                        let point = f.get(run, r);
                         let near = cursor.as_mut().and_then(|c: &mut super::Cursor<'_>| c.next(r));
                         if c.is_some() {
                             cursor = c;
                         }
-                        for got in [Some(found), near].into_iter().flatten() {
+                        for got in [Some(found), Some(point), near].into_iter().flatten() {
                             if let Found::Value(v) = got {
                                 prop_assert_eq!(run.table, 7);
                                 prop_assert!(r >= 1 && (r as usize) <= rows.len(), "rowid {} served", r);
