@@ -120,30 +120,33 @@ impl Place {
         usize::try_from(a.offset + b * u64::from(a.stride) + j * u64::from(a.entry)).ok()
     }
 
-    /// Where row `rowid` (which the model placed near block `near`) lies, when the blocks
-    /// around are confirmed: its block's contents (verified) and its entry's offset in them.
+    /// The block of row `rowid` (which the model placed near block `near`), when the blocks
+    /// around are confirmed: found by arithmetic, without the block table.
     #[inline]
-    fn exact<'a>(&self, bytes: &'a [u8], near: usize, rowid: u64) -> Option<(&'a [u8], BlockLayout, usize)> {
-        let a = self.anchors.get(near / ANCHOR_EVERY)?;
+    fn exact<'a>(&self, bytes: &'a [u8], near: usize, rowid: u64) -> Option<BlockAt<'a>> {
+        let g = near / ANCHOR_EVERY;
+        let a = self.anchors.get(g)?;
         let confirmed = u64::from(a.confirmed.load(Ordering::Acquire));
         if confirmed == 0 {
             // Also every anchor that cannot be one (`rows` 0).
             return None;
         }
-        let d = rowid.checked_sub(a.first)?;
         let rows = u64::from(a.rows);
-        let k = d / rows;
+        let k = rowid.checked_sub(a.first)? / rows;
         if k >= confirmed {
             return None;
         }
         let start = (a.offset + k * u64::from(a.stride)) as usize;
-        let restarts_at = (rows * u64::from(a.entry)) as usize;
-        let b = bytes.get(start..start + a.stride as usize - 5)?;
-        let l = BlockLayout {
-            restarts_at,
-            num_restarts: a.rows as usize,
-        };
-        Some((b, l, (d % rows) as usize * a.entry as usize))
+        Some(BlockAt {
+            block: g * ANCHOR_EVERY + k as usize,
+            b: bytes.get(start..start + a.stride as usize - 5)?,
+            l: BlockLayout {
+                restarts_at: (rows * u64::from(a.entry)) as usize,
+                num_restarts: a.rows as usize,
+            },
+            stride: a.entry as usize,
+            first: a.first + k * rows,
+        })
     }
 
     /// Confirms the anchor of group `g` (see [`Anchor::confirmed`]) if every block of the
@@ -440,13 +443,13 @@ impl SstFile {
     #[inline]
     pub(crate) fn get<'a>(&'a self, run: &'a Run, rowid: u64) -> Found<'a> {
         let guess = run.model.predict(run.blocks.len(), rowid);
-        if let Some((b, l, at)) = run.place.exact(self.map.bytes(), guess, rowid) {
-            if let Ok(e) = format::entry(b, at, l.restarts_at) {
+        if let Some(at) = run.place.exact(self.map.bytes(), guess, rowid) {
+            if let Ok(e) = format::entry(at.b, at.hint(rowid) * at.stride, at.l.restarts_at) {
                 if e.shared == 0
                     && e.non_shared == USER_KEY + KEY_TRAILER
-                    && split_key(&b[e.key_at..e.key_at + USER_KEY]) == (run.table, rowid)
+                    && split_key(&at.b[e.key_at..e.key_at + USER_KEY]) == (run.table, rowid)
                 {
-                    return whole_entry(b, &e);
+                    return whole_entry(at.b, &e);
                 }
             }
         }
@@ -457,13 +460,17 @@ impl SstFile {
     }
 
     /// Looks `rowid` up in run `run` of this file, and returns with the answer a cursor at the
-    /// block the rowid belongs to, from which larger rowids are read without the model.
+    /// block the rowid belongs to, from which larger rowids are read without the model (the
+    /// block found as [`SstFile::get`] finds it).
     #[inline]
     pub(crate) fn seek<'a>(&'a self, run: &'a Run, rowid: u64) -> (Found<'a>, Option<Cursor<'a>>) {
         let guess = run.model.predict(run.blocks.len(), rowid);
-        let at = match self.block_of(run, rowid, guess) {
-            Ok(at) => at,
-            Err(f) => return (f, None),
+        let at = match run.place.exact(self.map.bytes(), guess, rowid) {
+            Some(at) => at,
+            None => match self.block_of(run, rowid, guess) {
+                Ok(at) => at,
+                Err(f) => return (f, None),
+            },
         };
         let mut c = Cursor {
             file: self,
