@@ -269,8 +269,12 @@ impl Facts<'_> {
                 self.obs("augur", "api", d, n, "after_warm", "mapped_bytes"),
                 self.obs("augur", "api", d, n, "after_warm", "mapped_files"),
             ) {
+                let huge = match self.obs("augur", "api", d, n, "after_warm", "mapped_huge_bytes") {
+                    Some(h) => format!(", {} of it mapped with 2 MiB pages", mib(h)),
+                    None => String::new(),
+                };
                 s.push_str(&format!(
-                    " After the warm-up it had {f:.0} SST files mapped ({}: file-backed, the OS page cache's pages, not charged).",
+                    " After the warm-up it had {f:.0} SST files mapped ({}: file-backed, the OS page cache's pages, not charged{huge}).",
                     mib(b)
                 ));
             }

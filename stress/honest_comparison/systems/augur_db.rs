@@ -51,7 +51,7 @@ fn bytes_of(row: RowRef<'_>, out: &mut Vec<u8>) -> Result<()> {
 
 fn augur_observe(db: &Database, warm_wait_ms: f64) -> Observations {
     let s = db.stats();
-    vec![
+    let mut obs: Observations = vec![
         ("row_cache_hits".into(), s.cache_hits as f64),
         ("row_cache_misses".into(), s.cache_misses as f64),
         ("row_cache_bytes".into(), s.row_cache_bytes as f64),
@@ -61,7 +61,34 @@ fn augur_observe(db: &Database, warm_wait_ms: f64) -> Observations {
         ("mapped_bytes".into(), s.direct.mapped_bytes as f64),
         ("mapped_files".into(), s.direct.files as f64),
         ("warm_wait_ms".into(), warm_wait_ms),
-    ]
+    ];
+    if let Some(b) = sst_pmd_mapped_bytes() {
+        obs.push(("mapped_huge_bytes".into(), b));
+    }
+    obs
+}
+
+/// Bytes of this process's mappings of SST files that the kernel maps with 2 MiB page-table
+/// entries (`FilePmdMapped` in /proc/self/smaps): a read of those pays no 4 KiB page walk.
+/// None where smaps cannot be read.
+fn sst_pmd_mapped_bytes() -> Option<f64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let (mut sst, mut kib) = (false, 0u64);
+    for line in smaps.lines() {
+        if let Some(v) = line.strip_prefix("FilePmdMapped:") {
+            if sst {
+                kib += v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()?;
+            }
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-') && !f.ends_with(':'))
+        {
+            // A mapping's first line: "start-end perms offset dev inode [path]".
+            sst = line.ends_with(".sst");
+        }
+    }
+    Some(kib as f64 * 1024.0)
 }
 
 impl AugurApi {
