@@ -9,7 +9,7 @@
 //! array and leaves its mapped bytes unused.
 //!
 //! An open about to write into most of an image reads the file into anonymous memory instead
-//! ([`Mapping::anonymous`], `Alex::read_image`): the arrays are cut from it the same way, and
+//! (`Mapping::anonymous`, `Alex::read_image`): the arrays are cut from it the same way, and
 //! writes to it copy nothing.
 
 use std::fs::File;
