@@ -210,7 +210,7 @@ fn print_open(label: &str, db: &Database, took: Duration, f0: (u64, u64)) {
         + s.open_tables_other_us
         + s.open_rest_us;
     println!(
-        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, engine state and row cache {:.1} ms, clean-shutdown marker cleared {:.1} ms, counters and catalog {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions, {} MiB of image copied first{secondary}, tables otherwise {:.1} ms, unused images, caches and threads {:.1} ms, outside the engine's phases {:.1} ms; {} index images refused); {}",
+        "reopen {label}: {:.1} ms (RocksDB {:.1} ms, engine state and row cache {:.1} ms, clean-shutdown marker cleared {:.1} ms, counters and catalog {:.1} ms, map {:.1} ms, verify {:.1} ms, replay {:.1} ms of {} versions, {} MiB of image read into memory{secondary}, tables otherwise {:.1} ms, unused images, caches and threads {:.1} ms, outside the engine's phases {:.1} ms; {} index images refused); {}",
         took.as_secs_f64() * 1e3,
         ms(s.open_store_us),
         ms(s.open_setup_us),

@@ -131,9 +131,9 @@ pub struct Stats {
     pub open_replay_us: u64,
     /// Row versions the open replayed (written after their table's checkpoint).
     pub open_replayed_versions: u64,
-    /// Bytes of index images the open copied into private memory in one call before replaying
-    /// onto them (a replay dense enough to reach most of an image's pages), part of
-    /// `open_replay_us`.
+    /// Bytes of index images the open read into memory (checked as they were read) rather
+    /// than mapped, because the replay onto them was dense enough to reach most of their
+    /// pages; that read is part of `open_verify_us`.
     pub open_copied_image_bytes: u64,
     /// Index images refused at open (checksum, format, or not the checkpoint's own), their
     /// indexes rebuilt from the rows.

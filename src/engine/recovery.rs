@@ -147,7 +147,7 @@ struct OpenTimes {
     /// rebuilding them from the rows.
     secondary: Duration,
     replayed: u64,
-    /// Bytes of images copied into private memory before a dense replay.
+    /// Bytes of images read into memory rather than mapped (for a dense replay).
     copied: u64,
     images_refused: u64,
     /// Tables whose secondary indexes were loaded from their form, rebuilt from the rows, and
@@ -267,6 +267,11 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
     };
     let generation = header.as_ref().map_or(0, |h| h.generation);
     let t_map = Instant::now();
+    // Replay reads every version written after the checkpoint, in position order; with
+    // secondary indexes, each version's index values too (its row is read here anyway). For an
+    // image it reads them first: how many there are decides how the image is opened.
+    let mut since: Option<Since> = None;
+    let mut t_since = Duration::ZERO;
     // The checkpoint: the index at `watermark` (deleted keys left out).
     let (mut base, mut watermark) = match &header {
         None => (Base::Sorted(Vec::new()), 0),
@@ -284,25 +289,34 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
                 form: CkptForm::Image { nonce, len },
                 ..
             },
-        ) => match open_image(inner, &def, h, *nonce, *len, &image_damaged, times) {
-            Ok(pk) => (Base::Index(pk), h.watermark),
-            Err(why) => {
-                // Never trusted: the index is rebuilt from every stored version instead.
-                tracing::warn!(table = %def.name, %why, "index image refused; rebuilding the index from the rows");
-                times.images_refused += 1;
-                (Base::Sorted(Vec::new()), 0)
+        ) => {
+            let t = Instant::now();
+            let s = read_since(inner, &def, h.watermark)?;
+            t_since = t.elapsed();
+            let dense = dense_replay(s.0.len(), *len);
+            since = Some(s);
+            match open_image(inner, &def, h, *nonce, *len, dense, &image_damaged, times) {
+                Ok(pk) => (Base::Index(pk), h.watermark),
+                Err(why) => {
+                    // Never trusted: the index is rebuilt from every stored version instead.
+                    tracing::warn!(table = %def.name, %why, "index image refused; rebuilding the index from the rows");
+                    times.images_refused += 1;
+                    since = None;
+                    (Base::Sorted(Vec::new()), 0)
+                }
             }
-        },
+        }
     };
     times.map += t_map
         .elapsed()
-        .saturating_sub(std::mem::take(&mut times.verify_last));
+        .saturating_sub(std::mem::take(&mut times.verify_last) + t_since);
 
-    // Replay: every version written after the checkpoint, in position order; with secondary
-    // indexes, each version's index values too (its row is read here anyway).
     let t_replay = Instant::now();
     let indexed = !def.indexes.is_empty();
-    let (mut newest, mut newest_values, mut versions) = read_since(inner, &def, watermark)?;
+    let (mut newest, mut newest_values, mut versions) = match since {
+        Some(s) => s,
+        None => read_since(inner, &def, watermark)?,
+    };
     // An image opened with lazy checks is checked whole before anything is replayed onto it,
     // or read from it for `stale` below: the rebuild a node failing later would start reads
     // the rows as they are, past the checkpoint. A failed node refuses the image here.
@@ -343,7 +357,6 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
         // larger than the image itself is merged and bulk-loaded instead (a better-shaped tree
         // than as many inserts, for about the work of reading the image once).
         Base::Index(mut pk) if newest.len() <= pk.len() => {
-            times.copied += copy_before_replay(&pk, newest.len()) as u64;
             for (k, p) in newest {
                 if p & TOMBSTONE != 0 {
                     pk.remove(&k);
@@ -361,9 +374,7 @@ fn load_table(inner: &Arc<Inner>, def: TableDef, times: &mut OpenTimes) -> Resul
     t.image_damaged = image_damaged;
     t.ckpt_watermark.store(watermark, Ordering::Release);
     t.ckpt_generation.store(generation, Ordering::Release);
-    times.replay += t_replay
-        .elapsed()
-        .saturating_sub(std::mem::take(&mut times.replay_checks));
+    times.replay += (t_replay.elapsed() + t_since).saturating_sub(std::mem::take(&mut times.replay_checks));
     if indexed {
         let t_sec = Instant::now();
         open_secondary(inner, &t, header.as_ref(), watermark, &stale, delta, times)?;
@@ -523,19 +534,16 @@ impl Base {
     }
 }
 
-/// A replay of at least one write per this many bytes of the image copies the whole image
-/// into private memory first (`copy_before_replay`).
-const DENSE_REPLAY_BYTES: usize = 16 << 10;
+/// A replay of at least one change per this many bytes of the image reads the image into
+/// memory rather than mapping it (`dense_replay`).
+const DENSE_REPLAY_BYTES: u64 = 16 << 10;
 
-/// Before `writes` replayed changes are applied to an index opened from its image: when they
-/// are dense enough to reach a large share of the image's pages, gives every page of the image
-/// its private copy in one call (`KeyIndex::populate_write`) rather than a copy-on-write fault
-/// per page as the writes reach them. Returns the bytes copied.
-fn copy_before_replay(pk: &KeyIndex, writes: usize) -> usize {
-    if writes == 0 || writes.saturating_mul(DENSE_REPLAY_BYTES) < pk.image_len() {
-        return 0;
-    }
-    pk.populate_write()
+/// Whether `changes` replayed onto an image of `image_len` bytes are dense enough to reach most
+/// of its 4 KiB pages: then open reads the image into anonymous memory, checking it as it lands
+/// (`KeyIndex::read_image`: one sequential read), instead of mapping it, checking it, and
+/// taking a copy-on-write fault for each page the changes reach.
+fn dense_replay(changes: usize, image_len: u64) -> bool {
+    changes > 0 && (changes as u64).saturating_mul(DENSE_REPLAY_BYTES) >= image_len
 }
 
 /// Bulk-loads entries, leaving out tombstoned ones.
@@ -584,7 +592,8 @@ fn image_tag(table: u32, generation: u64, watermark: u64, nonce: u64) -> [u64; 4
 /// Maps and checks the image a checkpoint header names: its header, directory and model nodes;
 /// its data nodes too with [`ImageCheck::AtOpen`] (a pass that also maps the whole image in, so
 /// reads after open do not fault), otherwise each on first use or in the background, with the
-/// rows to rebuild the index from if one fails ([`rebuild_from_rows`]).
+/// rows to rebuild the index from if one fails ([`rebuild_from_rows`]). With `dense` (a dense
+/// replay to come: [`dense_replay`]) the image is read into memory and checked whole instead.
 #[allow(clippy::too_many_arguments)]
 fn open_image(
     inner: &Arc<Inner>,
@@ -592,6 +601,7 @@ fn open_image(
     h: &CkptHeader,
     nonce: u64,
     len: u64,
+    dense: bool,
     damaged: &Arc<std::sync::atomic::AtomicBool>,
     times: &mut OpenTimes,
 ) -> std::result::Result<KeyIndex, String> {
@@ -599,6 +609,18 @@ fn open_image(
         return Err("an image for a table whose index is not ALEX".into());
     }
     let path = image_path(inner.store.path(), def.id, h.generation);
+    if dense {
+        let t = Instant::now();
+        let r = KeyIndex::read_image(&path);
+        times.verify_last = t.elapsed();
+        times.verify += times.verify_last;
+        let (pk, tag) = r.map_err(|e| format!("{}: {e}", path.display()))?;
+        if tag != image_tag(def.id, h.generation, h.watermark, nonce) {
+            return Err(format!("{}: written for another checkpoint", path.display()));
+        }
+        times.copied += len;
+        return Ok(pk);
+    }
     let map = Mapping::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     if map.len() as u64 != len {
         return Err(format!(

@@ -279,28 +279,6 @@ impl KeyIndex {
         }
     }
 
-    /// The length of the mapped image this index was opened from (0 if none).
-    pub(crate) fn image_len(&self) -> usize {
-        match self {
-            KeyIndex::Alex(a) => a.image.as_ref().map_or(0, |m| m.len()),
-            KeyIndex::BTree(_) => 0,
-        }
-    }
-
-    /// Gives every page of a mapped image a private copy now, in one call
-    /// (`index::mapped::Mapping::populate_write`), so that writes to it take no copy-on-write
-    /// fault each. Returns the bytes copied (0 with no image, or where unsupported).
-    pub(crate) fn populate_write(&self) -> usize {
-        match self {
-            KeyIndex::Alex(a) => a
-                .image
-                .as_ref()
-                .filter(|m| m.populate_write())
-                .map_or(0, |m| m.len()),
-            KeyIndex::BTree(_) => 0,
-        }
-    }
-
     /// Brings the next 2 MiB that [`KeyIndex::promote`] would move into memory (outside the
     /// write lock that `promote` needs).
     pub(crate) fn prefault_promotion(&self) {
@@ -331,6 +309,14 @@ impl KeyIndex {
         let map = Mapping::open(path).map_err(|e| ImageError::Invalid(format!("{}: {e}", path.display())))?;
         map.populate();
         KeyIndex::from_image(map, if verify { Checks::All } else { Checks::None })
+    }
+
+    /// An ALEX index opened from the image file at `path` read into anonymous memory rather
+    /// than mapped, every array checked as it is read (`Alex::read_image`): for an open about
+    /// to write into most of the image. Returns the image's tag.
+    pub(crate) fn read_image(path: &std::path::Path) -> Result<(KeyIndex, ImageTag), ImageError> {
+        let (a, tag) = Alex::read_image(path)?;
+        Ok((KeyIndex::Alex(a), tag))
     }
 
     /// An ALEX index read in place from a mapped image written by [`KeyIndex::to_image`],

@@ -7,6 +7,10 @@
 //! copy that page for this process alone, so the file itself never changes. ALEX then mutates
 //! mapped nodes in place like heap nodes; a node that is rebuilt (expansion, split) gets a heap
 //! array and leaves its mapped bytes unused.
+//!
+//! An open about to write into most of an image reads the file into anonymous memory instead
+//! (`Mapping::anonymous`, `Alex::read_image`): the arrays are cut from it the same way, and
+//! writes to it copy nothing.
 
 use std::fs::File;
 use std::ops::{Deref, DerefMut};
@@ -38,8 +42,9 @@ unsafe impl Plain for f32 {}
 /// The unit of promotion to anonymous memory: one transparent huge page.
 pub(crate) const CHUNK: usize = 2 << 20;
 
-/// A file mapped private and writable (see the module comment), at an address aligned to
-/// [`CHUNK`]. Arrays keep it alive through an `Arc`; it is unmapped when the last one goes.
+/// A file mapped private and writable (see the module comment), or anonymous memory an image
+/// was read into ([`Mapping::anonymous`]), at an address aligned to [`CHUNK`]. Arrays keep it
+/// alive through an `Arc`; it is unmapped when the last one goes.
 ///
 /// File pages cannot be transparent huge pages, and an index read through 4 KiB pages pays a
 /// TLB miss on nearly every node it visits. So after open, the engine's maintenance thread
@@ -103,6 +108,53 @@ impl Mapping {
         }))
     }
 
+    /// Anonymous private memory of `len` bytes (zero-filled, readable and writable) on a
+    /// [`CHUNK`] boundary, advised to be transparent huge pages, to read an image file into
+    /// (`Alex::read_image`) through [`Mapping::bytes_mut`] before any array is cut from it.
+    /// Nothing in it is a file page, so there is nothing to promote.
+    pub(crate) fn anonymous(len: usize) -> std::io::Result<Mapping> {
+        if len == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "an empty region",
+            ));
+        }
+        let base = reserve_aligned(len)?;
+        // SAFETY: replaces our own reservation of `len` bytes with readable, writable
+        // anonymous memory.
+        let p = unsafe {
+            libc::mmap(
+                base as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: our reservation, not handed to anyone.
+            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+            return Err(e);
+        }
+        let m = Mapping {
+            ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
+            len,
+            promoted: AtomicUsize::new(len / CHUNK),
+        };
+        m.advise(libc::MADV_HUGEPAGE);
+        Ok(m)
+    }
+
+    /// The bytes, writable: `&mut self` (a mapping no `Arc`, and so no array, shares yet) is
+    /// what makes this exclusive. For filling an [`Mapping::anonymous`] region.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr..ptr+len` is this live mapping, readable and writable, and `&mut self`
+        // excludes every other view of it (arrays are cut only from an `Arc<Mapping>`).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.len
     }
@@ -121,19 +173,11 @@ impl Mapping {
         self.advise(libc::MADV_POPULATE_READ);
     }
 
-    /// Gives every page of the image a private copy now (`MADV_POPULATE_WRITE`, Linux 5.14+):
-    /// the copy-on-write that the first write to each page would take in a fault of its own,
-    /// done by the kernel in one call. No byte changes, and [`Mapping::promote`] still moves
-    /// the pages into huge pages later. Returns false where unsupported (nothing done).
-    pub(crate) fn populate_write(&self) -> bool {
-        self.advise(libc::MADV_POPULATE_WRITE)
-    }
-
     /// `madvise` over the whole mapping; whether the kernel took the advice.
     fn advise(&self, advice: libc::c_int) -> bool {
-        // SAFETY: the range is exactly this live mapping (private and writable); the populate
-        // advices only fault its pages in, as if read or written, leaving their contents as
-        // they are.
+        // SAFETY: the range is exactly this live mapping (private and writable); the advices
+        // given (populate, huge pages) only fault its pages in, as if read, or choose their
+        // size, leaving their contents as they are.
         unsafe { libc::madvise(self.ptr.as_ptr() as *mut libc::c_void, self.len, advice) == 0 }
     }
 
@@ -422,6 +466,16 @@ pub(crate) fn prefault(b: &[u8]) {
     // (some page not mapped) is ignored: the pass then faults as it reads.
     unsafe {
         libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_READ);
+    }
+}
+
+/// Tells the kernel that `file` is about to be read from start to end (a larger read-ahead
+/// when it comes from the disk). Advice only: ignored if refused.
+pub(crate) fn advise_sequential(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: advice on an open file descriptor borrowed for the call; it changes no data.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_SEQUENTIAL);
     }
 }
 

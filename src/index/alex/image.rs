@@ -284,6 +284,73 @@ impl<K: AlexKey> Alex<K> {
     /// them reads the whole image, which also maps all of it in). Returns the image's tag.
     pub(crate) fn from_image(map: Arc<Mapping>, checks: Checks<K>) -> Result<(Self, ImageTag), ImageError> {
         let b = map.bytes();
+        let p = Parsed::<K>::parse(b, b.len())?;
+        if !matches!(checks, Checks::None) {
+            p.check_models(b)?;
+        }
+        let data_now = matches!(checks, Checks::All);
+        let lazy = match checks {
+            Checks::Lazy(rebuild) => Some(Box::new(Lazy::new(p.want(), p.sums.clone(), rebuild))),
+            _ => None,
+        };
+        let want = p.want();
+        let sums = p.sums.clone();
+        // `b` is not used past this point (the arrays may be written later).
+        let (a, tag) = p.assemble(map, lazy)?;
+        if data_now {
+            for (id, node) in a.nodes.iter().enumerate() {
+                if let (Node::Data(d), Some(first)) = (node, want[id]) {
+                    if !(0..chunks(d.slots.len()))
+                        .all(|c| chunk_hash(&d.slots, &d.bitmap, c) == sums[first + c])
+                    {
+                        return Err(ImageError::Checksum(format!("node {id}")));
+                    }
+                }
+            }
+        }
+        Ok((a, tag))
+    }
+}
+
+/// Where the chunk table ends, by the header in `b` (its first [`HEADER`] bytes at least):
+/// how much of an image [`Parsed::parse`] reads. `None` if the header is short or its counts
+/// overflow (`parse` then says why).
+pub(super) fn table_end(b: &[u8]) -> Option<usize> {
+    if b.len() < HEADER {
+        return None;
+    }
+    let n = usize::try_from(get::<u64>(b, 24)).ok()?;
+    let n_sums = usize::try_from(get::<u64>(b, 96)).ok()?;
+    n.checked_mul(RECORD)?
+        .checked_add(HEADER)?
+        .checked_add(n_sums.checked_mul(8)?)
+}
+
+/// What an image's header, directory and chunk table say, checked: everything but the arrays.
+pub(super) struct Parsed<K> {
+    root: u64,
+    len: usize,
+    tag: ImageTag,
+    /// Every data node's chunk checksums, from the chunk table.
+    pub(super) sums: Vec<u64>,
+    /// One record per arena id.
+    recs: Vec<Rec<K>>,
+}
+
+/// Where a data node's arrays lie in an image and where its chunk checksums start: the parts
+/// of its record the image reader needs to check chunks as they land (`image_read.rs`).
+pub(super) struct DataArrays {
+    pub(super) id: usize,
+    pub(super) slots: (usize, usize),
+    pub(super) bitmap: (usize, usize),
+    pub(super) first_chunk: usize,
+}
+
+impl<K: AlexKey> Parsed<K> {
+    /// Parses and checks the header, the directory and the chunk table of an image of `total`
+    /// bytes whose first bytes are `b` (at least up to the chunk table's end: [`table_end`]).
+    /// Every array's range is checked to lie inside the `total` bytes, after the chunk table.
+    pub(super) fn parse(b: &[u8], total: usize) -> Result<Parsed<K>, ImageError> {
         if b.len() < HEADER || b[..8] != MAGIC {
             return Err(invalid("not an ALEX index image"));
         }
@@ -300,7 +367,7 @@ impl<K: AlexKey> Alex<K> {
         let n = get::<u64>(b, 24);
         let root = get::<u64>(b, 32);
         let len = get::<u64>(b, 40) as usize;
-        if get::<u64>(b, 48) != b.len() as u64 {
+        if get::<u64>(b, 48) != total as u64 {
             return Err(invalid("length differs from the header's"));
         }
         if n == 0 || n >= NONE as u64 || root >= n {
@@ -337,7 +404,7 @@ impl<K: AlexKey> Alex<K> {
             let end = count
                 .checked_mul(size)
                 .and_then(|l| l.checked_add(off))
-                .filter(|&e| e <= b.len() && off >= sums_end)
+                .filter(|&e| e <= total && off >= sums_end)
                 .ok_or_else(|| invalid("array past the end"))?;
             Ok((off, end))
         };
@@ -421,35 +488,76 @@ impl<K: AlexKey> Alex<K> {
         if next_chunk != n_sums {
             return Err(invalid("chunk table longer than the nodes'"));
         }
-        let data_now = matches!(checks, Checks::All);
-        // Per arena id: where a data node's chunk checksums start.
-        let want: Vec<Option<usize>> = recs
+        Ok(Parsed {
+            root,
+            len,
+            tag,
+            sums,
+            recs,
+        })
+    }
+
+    /// Per arena id: where a data node's chunk checksums start.
+    pub(super) fn want(&self) -> Vec<Option<usize>> {
+        self.recs
             .iter()
             .map(|r| match r {
                 Rec::Data { first_chunk, .. } => Some(*first_chunk),
                 _ => None,
             })
-            .collect();
-        if !matches!(checks, Checks::None) {
-            for (id, r) in recs.iter().enumerate() {
-                let ok = match r {
-                    Rec::Free => true,
-                    Rec::Model {
-                        children, hash: h, ..
-                    } => hash(&b[children.0..children.1]) == *h,
-                    // Data nodes' chunks: below, once their arrays are cut out.
-                    Rec::Data { .. } => true,
-                };
-                if !ok {
+            .collect()
+    }
+
+    /// Where each data node's arrays lie, in arena order.
+    pub(super) fn data_arrays(&self) -> Vec<DataArrays> {
+        self.recs
+            .iter()
+            .enumerate()
+            .filter_map(|(id, r)| match r {
+                Rec::Data {
+                    slots,
+                    bitmap,
+                    first_chunk,
+                    ..
+                } => Some(DataArrays {
+                    id,
+                    slots: *slots,
+                    bitmap: *bitmap,
+                    first_chunk: *first_chunk,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Checks the model nodes' arrays (in `b`, the whole image) against their checksums.
+    pub(super) fn check_models(&self, b: &[u8]) -> Result<(), ImageError> {
+        for (id, r) in self.recs.iter().enumerate() {
+            if let Rec::Model {
+                children, hash: h, ..
+            } = r
+            {
+                if hash(&b[children.0..children.1]) != *h {
                     return Err(ImageError::Checksum(format!("node {id}")));
                 }
             }
         }
-        let lazy = match checks {
-            Checks::Lazy(rebuild) => Some(Box::new(Lazy::new(want.clone(), sums.clone(), rebuild))),
-            _ => None,
-        };
-        // Arrays in place. `b` is not used past this point (the arrays may be written later).
+        Ok(())
+    }
+
+    /// The index over `map`'s arrays, read in place (`lazy`: the lazy state, if the data nodes
+    /// are to be checked on first use); every array in bounds, aligned and disjoint from the
+    /// others, every node id referring to a node of the right kind, and the nodes reachable
+    /// from the root a tree. Returns the image's tag too.
+    pub(super) fn assemble(
+        self,
+        map: Arc<Mapping>,
+        lazy: Option<Box<Lazy<K>>>,
+    ) -> Result<(Alex<K>, ImageTag), ImageError> {
+        let Parsed {
+            root, len, tag, recs, ..
+        } = self;
+        let n = recs.len();
         let mut cutter = ArrayCutter::new(map.clone());
         let elems = |r: (usize, usize), size: usize| (r.0, (r.1 - r.0) / size);
         let mut nodes: Vec<Node<K>> = Vec::with_capacity(n);
@@ -506,17 +614,6 @@ impl<K: AlexKey> Alex<K> {
         }
         if !cutter.finish() {
             return Err(invalid("arrays overlap"));
-        }
-        if data_now {
-            for (id, node) in nodes.iter().enumerate() {
-                if let (Node::Data(d), Some(first)) = (node, want[id]) {
-                    if !(0..chunks(d.slots.len()))
-                        .all(|c| chunk_hash(&d.slots, &d.bitmap, c) == sums[first + c])
-                    {
-                        return Err(ImageError::Checksum(format!("node {id}")));
-                    }
-                }
-            }
         }
         // Every id a node refers to names a live node of the kind expected there.
         let is_data = |i: u32| matches!(nodes.get(i as usize), Some(Node::Data(_)));

@@ -13,6 +13,7 @@
 mod cost;
 mod data_node;
 mod image;
+mod image_read;
 mod iter;
 mod layout;
 mod lazy;
@@ -405,6 +406,8 @@ fn unreachable_node() -> ! {
     panic!("ALEX arena invariant violated: node id does not name a node of the expected kind")
 }
 
+#[cfg(test)]
+mod image_read_tests;
 #[cfg(test)]
 mod lazy_tests;
 #[cfg(test)]

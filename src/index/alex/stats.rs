@@ -28,7 +28,8 @@ pub struct AlexStats {
     /// Heap bytes held by the structure: the node arena's capacity plus every heap-allocated
     /// slot, bitmap and child array (exact allocation sizes), plus the free list.
     pub bytes: usize,
-    /// Bytes of the arrays still lying in a mapped image (`Alex::from_image`), not on the heap.
+    /// Bytes of the arrays still lying in a mapped image (`Alex::from_image`), or in an image
+    /// read into memory (`Alex::read_image`), not on the heap.
     pub mapped_bytes: usize,
     /// Length of the mapped image this index reads from (0 without one): it stays mapped while
     /// any node lies in it, including the bytes of nodes rebuilt on the heap since.
