@@ -231,14 +231,7 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
 /// The OID and type modifier of a column of type `t` (`varchar(n)` and `varchar(n)[]`: n + 4, `numeric(p, s)`
 /// and `numeric(p, s)[]`: ((p << 16) | s) + 4, as PostgreSQL).
 pub fn column_type(t: DataType) -> (i64, i64) {
-    let typmod = match t {
-        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i64 + 4,
-        DataType::Numeric(Some(m)) => i64::from(crate::sql::expr::numeric_len(m)) + 4,
-        DataType::Array(DataType::Numeric(Some(m))) => i64::from(crate::sql::expr::numeric_len(*m)) + 4,
-        DataType::Array(DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n))) => *n as i64 + 4,
-        _ => -1,
-    };
-    (t.pg_oid() as i64, typmod)
+    (t.pg_oid() as i64, i64::from(t.typmod()))
 }
 
 /// `format_type(oid, typmod)`: PostgreSQL's SQL name for a type, with its length.
