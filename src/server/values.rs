@@ -60,14 +60,10 @@ pub fn type_size(t: DataType) -> i16 {
     }
 }
 
-/// `atttypmod` of a type: `varchar(n)` is n + 4, `numeric(p, s)` is ((p << 16) | s) + 4, everything
-/// else -1.
+/// `atttypmod` of a type: `varchar(n)` is n + 4, `numeric(p, s)` is ((p << 16) | s) + 4, an
+/// array's is its element's, everything else -1 ([`DataType::typmod`]).
 pub fn type_modifier(t: DataType) -> i32 {
-    match t {
-        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i32 + 4,
-        DataType::Numeric(Some(m)) => crate::sql::expr::numeric_len(m) as i32 + 4,
-        _ => -1,
-    }
+    t.typmod()
 }
 
 /// The pgwire `Type` of an engine type.

@@ -189,6 +189,39 @@ impl DataType {
         }
     }
 
+    /// The type modifier less PostgreSQL's offset of 4 (the `len` a cast carries):
+    /// `varchar(n)` and `character(n)`'s n, `numeric(p, s)`'s `(p << 16) | s`
+    /// ([`numeric_len`]), an array's element's; None for a type without one.
+    pub fn typmod_len(&self) -> Option<u32> {
+        match self {
+            DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => Some(*n),
+            DataType::Numeric(Some(m)) => Some(numeric_len(*m)),
+            DataType::Array(e) => e.typmod_len(),
+            _ => None,
+        }
+    }
+
+    /// PostgreSQL's `atttypmod` of the type (what RowDescription and pg_attribute carry):
+    /// [`DataType::typmod_len`] plus 4, or -1 for a type without one.
+    pub fn typmod(&self) -> i32 {
+        self.typmod_len().map_or(-1, |n| n as i32 + 4)
+    }
+
+    /// The type with the modifier `len` ([`DataType::typmod_len`]) when it is one that takes one
+    /// (varchar, character, numeric and their arrays); otherwise the type as it is.
+    pub fn with_len(self, len: Option<u32>) -> DataType {
+        let Some(n) = len else { return self };
+        match self {
+            DataType::Varchar(_) => DataType::Varchar(Some(n)),
+            DataType::Bpchar(_) => DataType::Bpchar(Some(n)),
+            DataType::Numeric(_) => DataType::Numeric(Some(numeric_mod(n))),
+            DataType::Array(e @ (DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Numeric(_))) => {
+                DataType::array_keeping_typmod(e.with_len(len)).unwrap_or(self)
+            }
+            t => t,
+        }
+    }
+
     /// Integer-like types whose keys ALEX indexes directly.
     pub fn is_int_key(&self) -> bool {
         matches!(
@@ -267,6 +300,16 @@ impl DataType {
             }
         })
     }
+}
+
+/// The modifier of `numeric(precision, scale)` as PostgreSQL packs it, without its offset of 4.
+pub fn numeric_len((precision, scale): (u16, u16)) -> u32 {
+    (u32::from(precision) << 16) | u32::from(scale)
+}
+
+/// The `(precision, scale)` of a packed numeric modifier ([`numeric_len`]).
+pub fn numeric_mod(len: u32) -> (u16, u16) {
+    ((len >> 16) as u16, (len & 0xffff) as u16)
 }
 
 /// A text as a `character(n)` column stores it: blank-padded to n characters; 22001 when it

@@ -21,7 +21,7 @@ pub mod numeric;
 mod rowref;
 mod value;
 
-pub use data_type::{bpchar_assign, bpchar_pad, numeric_typmod, DataType};
+pub use data_type::{bpchar_assign, bpchar_pad, numeric_len, numeric_mod, numeric_typmod, DataType};
 pub(crate) use datetime::now_micros;
 pub use datetime::{
     add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,

@@ -580,10 +580,12 @@ impl Binder<'_> {
             ));
         }
         let i = self.coerce(i, it, Ty::Int8)?;
+        // A typed array's element has the element type, with the array's type modifier (which
+        // its elements already fit: `numeric(10,2)[]`'s is a `numeric(10,2)`).
+        let len = self.expr_len(&a, scope);
         let elem = Expr::Func(Func::ArrayElem, vec![a, i], Ty::Unknown);
-        // A typed array's element has the element type.
         Ok(match at {
-            Ty::Array(t) => (Expr::Cast(Box::new(elem), *t, None), *t),
+            Ty::Array(t) => (Expr::Cast(Box::new(elem), *t, len), *t),
             _ => (elem, Ty::Unknown),
         })
     }
@@ -748,12 +750,9 @@ impl Binder<'_> {
         ordinality: bool,
     ) -> (Plan, Scope) {
         let a = alias.map_or(fname.to_string(), |a| ident(&a.name));
-        let mut cols = vec![Column { name: a.clone(), ty }];
+        let mut cols = vec![Column::new(a.clone(), ty)];
         if ordinality {
-            cols.push(Column {
-                name: "ordinality".into(),
-                ty: Ty::Int8,
-            });
+            cols.push(Column::new("ordinality".into(), Ty::Int8));
         }
         (plan, derived_scope(&a, &cols, alias))
     }

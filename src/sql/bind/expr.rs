@@ -137,11 +137,18 @@ impl Binder<'_> {
 
     /// Binds with aggregates forbidden (`ctx` names the clause in the error).
     pub fn bind_noagg(&mut self, e: &A::Expr, scope: &Scope, ctx: &'static str) -> Result<(Expr, Ty)> {
+        let (x, t) = self.bind_noagg_typed(e, scope, ctx)?;
+        Ok((x, t.operand()))
+    }
+
+    /// [`Binder::bind_noagg`] keeping a `varchar` type, as [`Binder::bind_typed`] does (a
+    /// RETURNING item).
+    pub fn bind_noagg_typed(&mut self, e: &A::Expr, scope: &Scope, ctx: &'static str) -> Result<(Expr, Ty)> {
         let saved = self.agg_sink.take();
         let saved_win = self.win_sink.take();
         let saved_srf = self.srf_sink.take();
         let saved_ctx = std::mem::replace(&mut self.agg_ctx, ctx);
-        let r = self.bind_expr(e, scope);
+        let r = self.bind_typed(e, scope);
         self.agg_sink = saved;
         self.win_sink = saved_win;
         self.srf_sink = saved_srf;
@@ -606,6 +613,9 @@ impl Binder<'_> {
                 if cols.len() != 1 {
                     return Err(Error::syntax("subquery must return only one column"));
                 }
+                if let Some(n) = cols[0].len {
+                    self.sub_lens.insert(s.id, n);
+                }
                 (Expr::ScalarSub(s), cols[0].ty)
             }
             E::AnyOp {
@@ -816,7 +826,7 @@ impl Binder<'_> {
                         format!("collation \"{collation}\" for encoding \"UTF8\" does not exist"),
                     ));
                 }
-                self.bind_expr(expr, scope)?
+                self.bind_typed(expr, scope)?
             }
             E::CompoundFieldAccess { root, access_chain } => match super::srf::single_field(access_chain) {
                 Some(f) if !matches!(**root, E::Identifier(_)) => self.bind_field_select(root, f, scope)?,
@@ -902,12 +912,22 @@ impl Binder<'_> {
             }
         }
         Ok(match x {
+            // A constant cast with a length is folded now (its errors are the statement's) and
+            // keeps its cast, which the length a result column is described with is read from
+            // (`typmod.rs`); casting the folded value again changes nothing.
+            Expr::Lit(v) if len.is_some() => {
+                (Expr::Cast(Box::new(Expr::Lit(cast(v, to, len)?)), to, len), to)
+            }
             Expr::Lit(v) => (Expr::Lit(cast(v, to, len)?), to),
             Expr::Param(i, Ty::Unknown) if len.is_none() => {
                 self.params[i] = to;
                 (Expr::Param(i, to), to)
             }
-            x if xt == to && len.is_none() => (x, to),
+            // A cast to the type without a length drops the declared one (`v::varchar` of a
+            // varchar(10) is described as varchar, as in PostgreSQL).
+            x if xt == to && len.is_none() && !matches!(to, Ty::Varchar | Ty::Bpchar | Ty::Numeric) => {
+                (x, to)
+            }
             x => (Expr::Cast(Box::new(x), to, len), to),
         })
     }

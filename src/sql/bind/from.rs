@@ -165,8 +165,9 @@ impl Binder<'_> {
             } else {
                 (x, t)
             };
+            let len = self.expr_len(&x, &scope);
             exprs.push(x);
-            cols.push(Column { name, ty: t });
+            cols.push(Column { name, ty: t, len });
         }
         let scope = scope.concat(derived_scope(&ident(&alias.name), &cols, Some(alias)));
         let on = self.join_condition(c, &scope, lw)?;
@@ -471,6 +472,7 @@ pub(super) fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAli
                 table: Some(a.to_string()),
                 name: c.name.clone(),
                 ty: c.ty,
+                len: c.len,
             })
             .collect(),
         tables: vec![a.to_string()],

@@ -128,22 +128,13 @@ impl Binder<'_> {
         let mut cols: Vec<Column> = match (record_fields(kind), jsonb_column(kind)) {
             (Some(fields), _) => fields
                 .iter()
-                .map(|(n, ty)| Column {
-                    name: n.to_string(),
-                    ty: *ty,
-                })
+                .map(|(n, ty)| Column::new(n.to_string(), *ty))
                 .collect(),
-            (None, Some((ty, out))) => vec![Column {
-                name: out.map_or_else(|| a.clone(), str::to_string),
-                ty,
-            }],
+            (None, Some((ty, out))) => vec![Column::new(out.map_or_else(|| a.clone(), str::to_string), ty)],
             (None, None) => return Err(Error::internal(format!("{name} is not a jsonb function"))),
         };
         if ordinality {
-            cols.push(Column {
-                name: "ordinality".into(),
-                ty: Ty::Int8,
-            });
+            cols.push(Column::new("ordinality".into(), Ty::Int8));
         }
         if let Some(al) = alias {
             if al.columns.len() > cols.len() {

@@ -15,6 +15,7 @@ mod select;
 mod set_op;
 mod srf;
 mod subquery;
+mod typmod;
 mod view;
 mod window;
 
@@ -35,6 +36,8 @@ pub struct ScopeCol {
     pub table: Option<String>,
     pub name: String,
     pub ty: Ty,
+    /// Its declared type modifier, as [`Column::len`].
+    pub len: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -53,6 +56,7 @@ impl Scope {
                     table: Some(alias.to_string()),
                     name: c.name.clone(),
                     ty: Ty::from_dt(c.ty),
+                    len: c.ty.typmod_len(),
                 })
                 .collect(),
             tables: vec![alias.to_string()],
@@ -249,6 +253,9 @@ pub struct Binder<'a> {
     pub backend_pid: Option<i32>,
     pub params: Vec<Ty>,
     pub subplans: Vec<Plan>,
+    /// The type modifier of a scalar subquery's column, by its subplan number, when it has one
+    /// (`typmod.rs`).
+    sub_lens: BTreeMap<usize, u32>,
     pub tables: Vec<AnyTable>,
     /// The views expanded (a plan is re-made when one of them is replaced or dropped).
     pub views: Vec<Arc<ViewDef>>,
@@ -319,6 +326,7 @@ impl<'a> Binder<'a> {
             backend_pid: None,
             params: Vec::new(),
             subplans: Vec::new(),
+            sub_lens: BTreeMap::new(),
             tables: Vec::new(),
             views: Vec::new(),
             view_depth: 0,

@@ -45,14 +45,16 @@ pub(super) fn to_regtype(e: Expr, from: Ty) -> Result<Expr> {
             case_of(e.clone(), whens, as_text(e))
         }
         e => {
-            let whens = types::TYPES
-                .iter()
-                .flat_map(|t| {
+            // An unquoted `char` is character (bpchar); `"char"` the one-byte type.
+            let bpchar = types::by_oid(1042).map_or("character", |t| t.display);
+            let whens = [(lit_text("char"), lit_text(bpchar))]
+                .into_iter()
+                .chain(types::TYPES.iter().flat_map(|t| {
                     [
                         (lit_text(t.name), lit_text(t.display)),
                         (lit_text(t.display), lit_text(t.display)),
                     ]
-                })
+                }))
                 .collect();
             case_of(as_text(e), whens, Expr::Lit(Value::Null))
         }

@@ -118,10 +118,7 @@ impl Binder<'_> {
             for (r, e) in rows.iter_mut().zip(es) {
                 r[c] = (e, ty);
             }
-            cols.push(Column {
-                name: format!("column{}", c + 1),
-                ty,
-            });
+            cols.push(Column::new(format!("column{}", c + 1), ty));
         }
         Ok((
             Plan::Values(
@@ -150,6 +147,7 @@ impl Binder<'_> {
                         table: None,
                         name: c.name.clone(),
                         ty: c.ty,
+                        len: c.len,
                     })
                     .collect(),
                 tables: vec![],
@@ -255,6 +253,7 @@ impl Binder<'_> {
         let wins = std::mem::replace(&mut self.win_sink, saved_win).unwrap_or_default();
         let srfs = std::mem::replace(&mut self.srf_sink, saved_srf).unwrap_or_default();
         let (proj, names, types, having, orefs) = r?;
+        let lens: Vec<Option<u32>> = proj.iter().map(|e| self.expr_len(e, &scope)).collect();
         let (groups, group_types) = self.bind_group_by(s, &scope, &proj, &names, &types)?;
         let grouped = !groups.is_empty() || !aggs.is_empty() || having.is_some();
 
@@ -412,7 +411,8 @@ impl Binder<'_> {
         let cols = names
             .into_iter()
             .zip(types)
-            .map(|(name, ty)| Column { name, ty })
+            .zip(lens)
+            .map(|((name, ty), len)| Column { name, ty, len })
             .collect();
         Ok((plan, cols))
     }
@@ -631,30 +631,62 @@ pub(super) fn sort_key(e: Expr, o: &A::OrderByOptions) -> SortKey {
     }
 }
 
+/// A select item's column name, as PostgreSQL's FigureColname gives it.
 pub(super) fn derive_name(e: &A::Expr) -> String {
+    figure_name(e).map_or_else(|| "?column?".into(), |(n, _)| n)
+}
+
+/// A name and its strength, as FigureColnameInternal: 2 for a column's, a function's or a
+/// field's name, 1 for a fallback (a CASE's `case`, a cast's type name) that a stronger name
+/// inside a cast or a CASE's ELSE replaces.
+fn figure_name(e: &A::Expr) -> Option<(String, u8)> {
+    let strong = |n: String| Some((n, 2));
     match e {
-        A::Expr::Identifier(i) => ident(i),
-        A::Expr::CompoundIdentifier(p) => p.last().map(ident).unwrap_or_default(),
+        A::Expr::Identifier(i) => strong(ident(i)),
+        A::Expr::CompoundIdentifier(p) => strong(p.last().map(ident).unwrap_or_default()),
         A::Expr::Function(f) => match f.name.0.last() {
-            Some(A::ObjectNamePart::Identifier(i)) => ident(i),
-            _ => "?column?".into(),
+            Some(A::ObjectNamePart::Identifier(i)) => strong(ident(i)),
+            _ => None,
         },
-        A::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
-            A::Expr::Identifier(_) | A::Expr::CompoundIdentifier(_) => derive_name(expr),
-            _ => parse_type(data_type)
-                .map(|(t, _)| pg_type_short(t))
-                .unwrap_or_else(|_| "?column?".into()),
+        A::Expr::Cast { expr, data_type, .. } => match figure_name(expr) {
+            Some((n, 2)) => strong(n),
+            _ => parse_type(data_type).ok().map(|(t, _)| (pg_type_short(t), 1)),
         },
-        A::Expr::Nested(x) => derive_name(x),
-        // `(record).field` is named for the field.
-        A::Expr::CompoundFieldAccess { access_chain, .. } => match access_chain.last() {
-            Some(A::AccessExpr::Dot(A::Expr::Identifier(i))) => ident(i),
-            _ => "?column?".into(),
+        A::Expr::Nested(x) | A::Expr::Collate { expr: x, .. } => figure_name(x),
+        // `(record).field` is named for the field; `a[1]` for its array.
+        A::Expr::CompoundFieldAccess { root, access_chain } => {
+            match access_chain
+                .iter()
+                .rev()
+                .find(|a| matches!(a, A::AccessExpr::Dot(_)))
+            {
+                Some(A::AccessExpr::Dot(A::Expr::Identifier(i))) => strong(ident(i)),
+                Some(_) => None,
+                None => figure_name(root),
+            }
+        }
+        A::Expr::Case { else_result, .. } => match else_result.as_deref().and_then(figure_name) {
+            Some((n, 2)) => strong(n),
+            _ => Some(("case".into(), 1)),
         },
-        A::Expr::Case { .. } => "case".into(),
-        A::Expr::Exists { .. } => "exists".into(),
-        A::Expr::Substring { .. } => "substring".into(),
-        _ => "?column?".into(),
+        A::Expr::Exists { .. } => strong("exists".into()),
+        A::Expr::Substring { .. } => strong("substring".into()),
+        // A scalar subquery is named for its column.
+        A::Expr::Subquery(q) => {
+            let mut body = q.body.as_ref();
+            while let A::SetExpr::SetOperation { left, .. } = body {
+                body = left.as_ref();
+            }
+            match body {
+                A::SetExpr::Select(s) => match s.projection.first()? {
+                    A::SelectItem::UnnamedExpr(e) => strong(derive_name(e)),
+                    A::SelectItem::ExprWithAlias { alias, .. } => strong(ident(alias)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

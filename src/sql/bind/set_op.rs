@@ -100,6 +100,8 @@ impl Binder<'_> {
                 Ok(Column {
                     name: l.name.clone(),
                     ty: if ty == Ty::Unknown { Ty::Text } else { ty },
+                    // Kept when both branches have it (PostgreSQL's transformSetOperationTree).
+                    len: if l.len == r.len { l.len } else { None },
                 })
             })
             .collect()
@@ -160,6 +162,7 @@ impl Binder<'_> {
             .map(|c| Column {
                 name: c.name.clone(),
                 ty: if c.ty == Ty::Unknown { Ty::Text } else { c.ty },
+                len: c.len,
             })
             .collect();
         let plan = self.cast_columns(plan, &cols, &to)?;

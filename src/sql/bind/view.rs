@@ -76,9 +76,10 @@ impl Binder<'_> {
                 .iter()
                 .zip(&v.columns)
                 // A view stored before varchar was a type of its own has text for a varchar
-                // column; it keeps it.
+                // column; it keeps it. One stored before result columns kept their type
+                // modifiers has none; it keeps that too.
                 .all(|(c, (_, dt))| {
-                    c.ty.to_dt() == *dt || (c.ty == Ty::Varchar && *dt == DataType::Text(None))
+                    c.ty == Ty::from_dt(*dt) || (c.ty == Ty::Varchar && *dt == DataType::Text(None))
                 });
         if !fits {
             return Err(Error::new(
@@ -101,6 +102,7 @@ impl Binder<'_> {
             .map(|(name, dt)| Column {
                 name: name.clone(),
                 ty: Ty::from_dt(*dt),
+                len: dt.typmod_len(),
             })
             .collect();
         let a = alias.map_or_else(|| v.name.clone(), |a| ident(&a.name));

@@ -69,8 +69,15 @@ impl Binder<'_> {
         scope: &Scope,
     ) -> Result<(WinSpec, Ty)> {
         let mut bound = Vec::new();
-        for a in args {
-            bound.push(self.bind_expr(a, scope)?);
+        // The functions that return their argument keep a varchar one's type (PostgreSQL's
+        // anyelement); the others take it as text.
+        let returns_arg = matches!(name, "lag" | "lead" | "first_value" | "last_value");
+        for (i, a) in args.iter().enumerate() {
+            bound.push(if i == 0 && returns_arg {
+                self.bind_typed(a, scope)?
+            } else {
+                self.bind_expr(a, scope)?
+            });
         }
         let nargs = |lo: usize, hi: usize| -> Result<()> {
             if bound.len() < lo || bound.len() > hi || star {

@@ -153,78 +153,102 @@ fn columns(s: &Snapshot) -> Result<Relation> {
     for t in &s.tables {
         let def = &t.def;
         for (i, c) in def.columns.iter().enumerate() {
-            let (oid, _) = column_type(c.ty);
-            let pt = by_oid(oid);
             let nullable = c.nullable && !def.primary_key.contains(&i);
-            let (max_len, octets) = match c.ty {
-                DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => {
-                    (int(i64::from(n)), int(4 * i64::from(n)))
-                }
-                DataType::Text(_) | DataType::Varchar(None) | DataType::Bpchar(None) => {
-                    (N, int(1_073_741_824))
-                }
-                _ => (N, N),
-            };
-            let (prec, radix, scale) = numeric(c.ty);
-            let dt_prec = match c.ty {
-                DataType::Date => int(0),
-                DataType::Timestamp | DataType::TimestampTz | DataType::Interval => int(6),
-                _ => N,
-            };
-            let pos = i as i64 + 1;
-            rows.push(vec![
-                text(DATABASE_NAME),
-                text("public"),
-                text(&def.name),
-                text(&c.name),
-                int(pos),
-                c.default.clone().map_or(N, Value::Text),
-                yes_no(nullable),
-                // Arrays are `ARRAY` here (their element type is in element_types).
-                text(match c.ty {
-                    DataType::Array(_) => "ARRAY",
-                    _ => pt.map_or("USER-DEFINED", |p| p.display),
-                }),
-                max_len,
-                octets,
-                prec,
-                radix,
-                scale,
-                dt_prec,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                N,
-                text(DATABASE_NAME),
-                text("pg_catalog"),
-                text(pt.map_or("", |p| p.name)),
-                N,
-                N,
-                N,
-                N,
-                text(pos.to_string()),
-                yes_no(false),
-                yes_no(false),
-                N,
-                N,
-                N,
-                N,
-                N,
-                yes_no(false),
-                text("NEVER"),
-                N,
-                yes_no(true),
-            ]);
+            rows.push(column_row(
+                &def.name,
+                i,
+                &c.name,
+                c.ty,
+                c.default.clone(),
+                nullable,
+                true,
+            ));
+        }
+    }
+    // A view's columns, as its query describes them (Augur's views are read-only).
+    for v in &s.views {
+        for (i, (name, ty)) in v.columns.iter().enumerate() {
+            rows.push(column_row(&v.name, i, name, *ty, None, true, false));
         }
     }
     relation(cols, rows)
+}
+
+/// One information_schema.columns row: column `i` (from 0) `name` of type `ty` of table or view
+/// `table`.
+fn column_row(
+    table: &str,
+    i: usize,
+    name: &str,
+    ty: DataType,
+    default: Option<String>,
+    nullable: bool,
+    updatable: bool,
+) -> Vec<Value> {
+    let (oid, _) = column_type(ty);
+    let pt = by_oid(oid);
+    let (max_len, octets) = match ty {
+        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => (int(i64::from(n)), int(4 * i64::from(n))),
+        DataType::Text(_) | DataType::Varchar(None) | DataType::Bpchar(None) => (N, int(1_073_741_824)),
+        _ => (N, N),
+    };
+    let (prec, radix, scale) = numeric(ty);
+    let dt_prec = match ty {
+        DataType::Date => int(0),
+        DataType::Timestamp | DataType::TimestampTz | DataType::Interval => int(6),
+        _ => N,
+    };
+    let pos = i as i64 + 1;
+    vec![
+        text(DATABASE_NAME),
+        text("public"),
+        text(table),
+        text(name),
+        int(pos),
+        default.map_or(N, Value::Text),
+        yes_no(nullable),
+        // Arrays are `ARRAY` here (their element type is in element_types).
+        text(match ty {
+            DataType::Array(_) => "ARRAY",
+            _ => pt.map_or("USER-DEFINED", |p| p.display),
+        }),
+        max_len,
+        octets,
+        prec,
+        radix,
+        scale,
+        dt_prec,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        N,
+        text(DATABASE_NAME),
+        text("pg_catalog"),
+        text(pt.map_or("", |p| p.name)),
+        N,
+        N,
+        N,
+        N,
+        text(pos.to_string()),
+        yes_no(false),
+        yes_no(false),
+        N,
+        N,
+        N,
+        N,
+        N,
+        yes_no(false),
+        text("NEVER"),
+        N,
+        yes_no(updatable),
+    ]
 }
 
 fn schemata() -> Result<Relation> {

@@ -379,13 +379,7 @@ pub(crate) fn relation(cols: &[(&str, Ty)], rows: Vec<Vec<Value>>) -> Result<Rel
         )));
     }
     Ok(Relation {
-        cols: cols
-            .iter()
-            .map(|(n, t)| Column {
-                name: n.to_string(),
-                ty: *t,
-            })
-            .collect(),
+        cols: cols.iter().map(|(n, t)| Column::new(n.to_string(), *t)).collect(),
         rows,
     })
 }

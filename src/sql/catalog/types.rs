@@ -213,6 +213,11 @@ pub fn by_oid(oid: i64) -> Option<&'static PgType> {
 pub fn by_name(name: &str) -> Option<&'static PgType> {
     let n = name.trim().to_ascii_lowercase();
     let n = n.strip_prefix("pg_catalog.").unwrap_or(&n);
+    // An unquoted `char` is SQL's character (bpchar), as PostgreSQL's type-name grammar reads
+    // it; only `"char"` is the one-byte type.
+    if n == "char" {
+        return by_oid(1042);
+    }
     if let Some(t) = TYPES.iter().find(|t| t.name == n || t.display == n) {
         return Some(t);
     }
@@ -231,14 +236,7 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
 /// The OID and type modifier of a column of type `t` (`varchar(n)` and `varchar(n)[]`: n + 4, `numeric(p, s)`
 /// and `numeric(p, s)[]`: ((p << 16) | s) + 4, as PostgreSQL).
 pub fn column_type(t: DataType) -> (i64, i64) {
-    let typmod = match t {
-        DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => n as i64 + 4,
-        DataType::Numeric(Some(m)) => i64::from(crate::sql::expr::numeric_len(m)) + 4,
-        DataType::Array(DataType::Numeric(Some(m))) => i64::from(crate::sql::expr::numeric_len(*m)) + 4,
-        DataType::Array(DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n))) => *n as i64 + 4,
-        _ => -1,
-    };
-    (t.pg_oid() as i64, typmod)
+    (t.pg_oid() as i64, i64::from(t.typmod()))
 }
 
 /// `format_type(oid, typmod)`: PostgreSQL's SQL name for a type, with its length.
@@ -293,5 +291,12 @@ mod tests {
         assert_eq!(format_type(1231, Some(-1)), "numeric[]");
         assert_eq!(by_name("decimal").map(|t| t.oid), Some(1700));
         assert_eq!(by_name("uuid").map(|t| t.oid), Some(2950));
+        // PostgreSQL 15: 'char'::regtype is character (1042), '"char"'::regtype 18.
+        assert_eq!(
+            by_name("char").map(|t| (t.oid, t.display)),
+            Some((1042, "character"))
+        );
+        assert_eq!(by_name("\"char\"").map(|t| t.oid), Some(18));
+        assert_eq!(by_name("pg_catalog.char").map(|t| t.oid), Some(1042));
     }
 }

@@ -240,11 +240,12 @@ fn bind_returning(
                     cols.push(Column {
                         name: c.name.clone(),
                         ty: c.ty,
+                        len: c.len,
                     });
                 }
             }
             A::SelectItem::UnnamedExpr(e) | A::SelectItem::ExprWithAlias { expr: e, .. } => {
-                let (x, t) = b.bind_noagg(e, scope, "RETURNING")?;
+                let (x, t) = b.bind_noagg_typed(e, scope, "RETURNING")?;
                 let (x, t) = if t == Ty::Unknown {
                     (b.coerce(x, t, Ty::Text)?, Ty::Text)
                 } else {
@@ -258,8 +259,9 @@ fn bind_returning(
                         _ => "?column?".into(),
                     },
                 };
+                let len = b.expr_len(&x, scope);
                 exprs.push(x);
-                cols.push(Column { name, ty: t });
+                cols.push(Column { name, ty: t, len });
             }
             other => {
                 return Err(Error::unsupported(format!(
@@ -506,6 +508,7 @@ fn finish_insert(
                         table: Some("excluded".into()),
                         name: c.name.clone(),
                         ty: Ty::from_dt(c.ty),
+                        len: c.ty.typmod_len(),
                     }));
                     sc.tables.push("excluded".into());
                     let sets = bind_sets(b, &def, &du.assignments, &sc)?;

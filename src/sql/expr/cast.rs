@@ -6,14 +6,10 @@ use super::Ty;
 use crate::error::{Error, Result, SqlState};
 use crate::types::{numeric, numeric_typmod, DataType, Decimal, Value};
 
-/// The `len` a cast to `numeric(precision, scale)` carries (as PostgreSQL packs the type
-/// modifier, without its offset of 4).
-pub fn numeric_len((precision, scale): (u16, u16)) -> u32 {
-    (u32::from(precision) << 16) | u32::from(scale)
-}
+pub use crate::types::numeric_len;
 
 fn numeric_mod(len: Option<u32>) -> Option<(u16, u16)> {
-    len.map(|m| ((m >> 16) as u16, (m & 0xffff) as u16))
+    len.map(crate::types::numeric_mod)
 }
 
 fn timestamp_error(s: &str, ty: Ty) -> Error {

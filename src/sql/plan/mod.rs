@@ -14,12 +14,29 @@ use self::explain::{scan_line, show, show_agg, show_n};
 use super::expr::{Expr, SubRef, Ty};
 use crate::engine::TableDef;
 use crate::seam::AnyTable;
+use crate::types::DataType;
 
 /// An output column.
 #[derive(Clone, Debug)]
 pub struct Column {
     pub name: String,
     pub ty: Ty,
+    /// The declared type modifier it keeps ([`DataType::typmod_len`]: `varchar(n)`'s n, ...):
+    /// a column reference's, a cast's with a length, or one every branch of a CASE, COALESCE
+    /// or set operation shares, as PostgreSQL's exprTypmod; None for any other expression.
+    pub len: Option<u32>,
+}
+
+impl Column {
+    /// A column without a type modifier.
+    pub fn new(name: String, ty: Ty) -> Column {
+        Column { name, ty, len: None }
+    }
+
+    /// Its type as the result describes it, with its type modifier.
+    pub fn dt(&self) -> DataType {
+        self.ty.to_dt().with_len(self.len)
+    }
 }
 
 /// How a scan reads its table.

@@ -292,9 +292,7 @@ impl Session {
             Some(p) => (
                 p.params.iter().map(|t| t.to_dt()).collect(),
                 match &p.planned {
-                    Planned::Query { cols, .. } => {
-                        cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect()
-                    }
+                    Planned::Query { cols, .. } => cols.iter().map(|c| (c.name.clone(), c.dt())).collect(),
                     Planned::Insert(InsertPlan {
                         returning: Some((_, c)),
                         ..
@@ -306,7 +304,7 @@ impl Session {
                     | Planned::Delete(DeletePlan {
                         returning: Some((_, c)),
                         ..
-                    }) => c.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect(),
+                    }) => c.iter().map(|c| (c.name.clone(), c.dt())).collect(),
                     _ => vec![],
                 },
             ),

@@ -155,11 +155,7 @@ fn exec_statement(
     stop: &Interrupt,
 ) -> Result<StatementResult> {
     check_params(&p.params, params)?;
-    let cols = |c: &[Column]| {
-        c.iter()
-            .map(|c| (c.name.clone(), c.ty.to_dt()))
-            .collect::<Vec<_>>()
-    };
+    let cols = |c: &[Column]| c.iter().map(|c| (c.name.clone(), c.dt())).collect::<Vec<_>>();
     let dml = |tag: String, ret: &Option<(Vec<Expr>, Vec<Column>)>, rows: Vec<Row>| match ret {
         Some((_, c)) => StatementResult::Query {
             tag,

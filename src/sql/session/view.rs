@@ -54,7 +54,7 @@ impl Session {
             ));
         }
         let mut columns: Vec<(String, crate::types::DataType)> =
-            cols.iter().map(|c| (c.name.clone(), c.ty.to_dt())).collect();
+            cols.iter().map(|c| (c.name.clone(), c.dt())).collect();
         for (c, n) in columns.iter_mut().zip(&cv.columns) {
             c.0 = ident(&n.name);
         }
