@@ -119,25 +119,7 @@ impl Mapping {
                 "an empty region",
             ));
         }
-        let base = reserve_aligned(len)?;
-        // SAFETY: replaces our own reservation of `len` bytes with readable, writable
-        // anonymous memory.
-        let p = unsafe {
-            libc::mmap(
-                base as *mut libc::c_void,
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: our reservation, not handed to anyone.
-            unsafe { libc::munmap(base as *mut libc::c_void, len) };
-            return Err(e);
-        }
+        let p = anonymous_aligned(len)?;
         let m = Mapping {
             ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
             len,
@@ -276,6 +258,31 @@ fn reserve_aligned(len: usize) -> std::io::Result<*mut u8> {
     Ok(base as *mut u8)
 }
 
+/// `len` bytes of readable, writable, zero-filled anonymous private memory at an address
+/// aligned to [`CHUNK`] (a reservation from [`reserve_aligned`] mapped over).
+fn anonymous_aligned(len: usize) -> std::io::Result<*mut libc::c_void> {
+    let base = reserve_aligned(len)?;
+    // SAFETY: replaces our own reservation of `len` bytes with readable, writable anonymous
+    // memory.
+    let p = unsafe {
+        libc::mmap(
+            base as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        let e = std::io::Error::last_os_error();
+        // SAFETY: our reservation, not handed to anyone.
+        unsafe { libc::munmap(base as *mut libc::c_void, len) };
+        return Err(e);
+    }
+    Ok(p)
+}
+
 /// An anonymous, private, writable [`CHUNK`] on a CHUNK boundary, advised to be a transparent
 /// huge page and touched so the fault (and the kernel's zeroing) happens here, outside any lock.
 pub(crate) struct HugePage {
@@ -287,24 +294,7 @@ unsafe impl Send for HugePage {}
 
 impl HugePage {
     pub(crate) fn new() -> std::io::Result<HugePage> {
-        let base = reserve_aligned(CHUNK)?;
-        // SAFETY: replaces our own reservation with readable, writable anonymous memory.
-        let p = unsafe {
-            libc::mmap(
-                base as *mut libc::c_void,
-                CHUNK,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: our reservation.
-            unsafe { libc::munmap(base as *mut libc::c_void, CHUNK) };
-            return Err(e);
-        }
+        let p = anonymous_aligned(CHUNK)?;
         // SAFETY: advice and a one-byte write on the region just mapped, which we own.
         unsafe {
             libc::madvise(p, CHUNK, libc::MADV_HUGEPAGE);
