@@ -436,41 +436,23 @@ impl SstFile {
         Some((&self.map.bytes()[start..start + br.size as usize], l))
     }
 
-    /// Looks `rowid` up in run `run` of this file (a point read: no cursor is kept). In blocks
-    /// the populate pass confirmed (`Place::exact`) the entry's place is computed and the block
-    /// table is not read; elsewhere, and when the entry there is not the row, as
-    /// [`SstFile::block_of`] finds it.
+    /// Looks `rowid` up in run `run` of this file (a point read: no cursor is kept), in the block
+    /// [`SstFile::block_of`] finds.
     #[inline]
     pub(crate) fn get<'a>(&'a self, run: &'a Run, rowid: u64) -> Found<'a> {
-        let guess = run.model.predict(run.blocks.len(), rowid);
-        if let Some(at) = run.place.exact(self.map.bytes(), guess, rowid) {
-            if let Ok(e) = format::entry(at.b, at.hint(rowid) * at.stride, at.l.restarts_at) {
-                if e.shared == 0
-                    && e.non_shared == USER_KEY + KEY_TRAILER
-                    && split_key(&at.b[e.key_at..e.key_at + USER_KEY]) == (run.table, rowid)
-                {
-                    return whole_entry(at.b, &e);
-                }
-            }
-        }
-        match self.block_of(run, rowid, guess) {
+        match self.block_of(run, rowid) {
             Ok(at) => find_entry(at.b, at.l, at.stride, (run.table, rowid), at.hint(rowid)),
             Err(f) => f,
         }
     }
 
     /// Looks `rowid` up in run `run` of this file, and returns with the answer a cursor at the
-    /// block the rowid belongs to, from which larger rowids are read without the model (the
-    /// block found as [`SstFile::get`] finds it).
+    /// block the rowid belongs to, from which larger rowids are read without the model.
     #[inline]
     pub(crate) fn seek<'a>(&'a self, run: &'a Run, rowid: u64) -> (Found<'a>, Option<Cursor<'a>>) {
-        let guess = run.model.predict(run.blocks.len(), rowid);
-        let at = match run.place.exact(self.map.bytes(), guess, rowid) {
-            Some(at) => at,
-            None => match self.block_of(run, rowid, guess) {
-                Ok(at) => at,
-                Err(f) => return (f, None),
-            },
+        let at = match self.block_of(run, rowid) {
+            Ok(at) => at,
+            Err(f) => return (f, None),
         };
         let mut c = Cursor {
             file: self,
@@ -487,13 +469,18 @@ impl SstFile {
     }
 
     /// The verified block of run `run` that would hold `rowid`, or what the lookup ends with
-    /// (absent past the run, a fallback for a block that failed verification). The row's
-    /// guessed place is prefetched first, so that on rows of one length its load overlaps the
-    /// block table's: with the arithmetic of [`find_entry`] inside the block, the two cost one
-    /// memory round trip together.
+    /// (absent past the run, a fallback for a block that failed verification). In a block the
+    /// populate pass confirmed it is computed from the rowid ([`Place::exact`]) and the block
+    /// table is not read. Elsewhere the row's guessed place is prefetched first, so that on
+    /// rows of one length its load overlaps the block table's: with the arithmetic of
+    /// [`find_entry`] inside the block, the two cost one memory round trip together.
     #[inline]
-    fn block_of<'a>(&'a self, run: &'a Run, rowid: u64, guess: usize) -> Result<BlockAt<'a>, Found<'a>> {
+    fn block_of<'a>(&'a self, run: &'a Run, rowid: u64) -> Result<BlockAt<'a>, Found<'a>> {
         let n = run.blocks.len();
+        let guess = run.model.predict(n, rowid);
+        if let Some(at) = run.place.exact(self.map.bytes(), guess, rowid) {
+            return Ok(at);
+        }
         if let Some(at) = run.place.guess(guess, rowid) {
             let bytes = self.map.bytes();
             prefetch(bytes, at);
