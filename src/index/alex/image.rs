@@ -16,6 +16,7 @@
 //! - arrays, each at a 64-byte boundary: a model node's children (under one checksum kept in
 //!   its record), a data node's slots and bitmap.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::data_node::{DataNode, Layout, Slot};
@@ -67,7 +68,7 @@ pub enum ImageError {
 
 /// The checksum of the header, the directory and each node's arrays: XXH3-64, which runs at
 /// several bytes per cycle (the array pass reads the whole image at every open).
-fn hash(b: &[u8]) -> u64 {
+pub(super) fn hash(b: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(b)
 }
 
@@ -80,23 +81,37 @@ pub(super) fn chunks(cap: usize) -> usize {
     cap.div_ceil(CHUNK_SLOTS)
 }
 
+/// Chunk `c` of a data node of `cap` slots and `words` bitmap words: the indexes of its slots
+/// and of its bitmap words.
+pub(super) fn chunk_span(cap: usize, words: usize, c: usize) -> (Range<usize>, Range<usize>) {
+    let s = c * CHUNK_SLOTS;
+    let w = s / 64;
+    (
+        s..(s + CHUNK_SLOTS).min(cap),
+        w..(w + CHUNK_SLOTS / 64).min(words),
+    )
+}
+
 /// Chunk `c` of a data node's arrays, as bytes: its slots and its bitmap words.
 pub(super) fn chunk_bytes<'a, K: AlexKey>(
     slots: &'a [Slot<K>],
     bitmap: &'a [u64],
     c: usize,
 ) -> (&'a [u8], &'a [u8]) {
-    let s = c * CHUNK_SLOTS;
-    let w = s / 64;
-    let slots = &slots[s..(s + CHUNK_SLOTS).min(slots.len())];
-    let bitmap = &bitmap[w..(w + CHUNK_SLOTS / 64).min(bitmap.len())];
-    (as_bytes(slots), as_bytes(bitmap))
+    let (s, w) = chunk_span(slots.len(), bitmap.len(), c);
+    (as_bytes(&slots[s]), as_bytes(&bitmap[w]))
 }
 
 /// The checksum of chunk `c` of a data node's arrays.
 pub(super) fn chunk_hash<K: AlexKey>(slots: &[Slot<K>], bitmap: &[u64], c: usize) -> u64 {
     let (s, b) = chunk_bytes(slots, bitmap, c);
-    xxhash_rust::xxh3::xxh3_64_with_seed(b, hash(s))
+    chunk_sum(hash(s), b)
+}
+
+/// A chunk's checksum from the hash of its slots' bytes (`hash`) and its bitmap words' bytes:
+/// in two steps, so that a reader can hash the slots before the bitmap words have arrived.
+pub(super) fn chunk_sum(slots_hash: u64, bitmap: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bitmap, slots_hash)
 }
 
 fn invalid(what: impl Into<String>) -> ImageError {

@@ -12,7 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::data_node::Slot;
-use super::image::{chunks, table_end, DataArrays, ImageError, ImageTag, Parsed, CHUNK_SLOTS};
+use super::image::{
+    chunk_span, chunk_sum, chunks, hash, table_end, DataArrays, ImageError, ImageTag, Parsed,
+};
 use super::{Alex, AlexKey};
 use crate::index::mapped::{advise_sequential, Mapping};
 
@@ -85,11 +87,9 @@ impl<K: AlexKey> Alex<K> {
             while let Some(c) = checks.get(next).filter(|c| c.ready <= landed) {
                 let bytes = &buf[c.range.0..c.range.1];
                 match c.step {
-                    Step::Slots => slot_hash[c.chunk] = xxhash_rust::xxh3::xxh3_64(bytes),
+                    Step::Slots => slot_hash[c.chunk] = hash(bytes),
                     Step::Finish => {
-                        if xxhash_rust::xxh3::xxh3_64_with_seed(bytes, slot_hash[c.chunk])
-                            != parsed.sums[c.chunk]
-                        {
+                        if chunk_sum(slot_hash[c.chunk], bytes) != parsed.sums[c.chunk] {
                             return Err(ImageError::Checksum(format!("node {}", c.id)));
                         }
                     }
@@ -107,7 +107,7 @@ impl<K: AlexKey> Alex<K> {
     }
 }
 
-/// The checks of every data node's chunks (`image::chunk_hash`: the hash of the chunk's
+/// The checks of every data node's chunks (`image::chunk_sum`: the hash of the chunk's
 /// slots, then the hash of its bitmap words seeded with it), each ready once the bytes it
 /// reads are read.
 fn data_checks<K: AlexKey>(nodes: &[DataArrays]) -> Vec<Check> {
@@ -117,10 +117,9 @@ fn data_checks<K: AlexKey>(nodes: &[DataArrays]) -> Vec<Check> {
         let cap = (d.slots.1 - d.slots.0) / slot;
         let words = (d.bitmap.1 - d.bitmap.0) / 8;
         for c in 0..chunks(cap) {
-            let (s, e) = (c * CHUNK_SLOTS, ((c + 1) * CHUNK_SLOTS).min(cap));
-            let slots = (d.slots.0 + s * slot, d.slots.0 + e * slot);
-            let (ws, we) = (s / 64, (s / 64 + CHUNK_SLOTS / 64).min(words));
-            let bitmap = (d.bitmap.0 + ws * 8, d.bitmap.0 + we * 8);
+            let (s, w) = chunk_span(cap, words, c);
+            let slots = (d.slots.0 + s.start * slot, d.slots.0 + s.end * slot);
+            let bitmap = (d.bitmap.0 + w.start * 8, d.bitmap.0 + w.end * 8);
             let chunk = d.first_chunk + c;
             out.push(Check {
                 ready: slots.1,
