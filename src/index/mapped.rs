@@ -77,30 +77,12 @@ impl Mapping {
                 "empty image file",
             ));
         }
-        let base = reserve_aligned(len)?;
-        // SAFETY: `base` is the start of a reserved range of at least `len` bytes that this
-        // function owns; MAP_FIXED replaces that reservation with the file. A private mapping:
-        // writes through it never reach the file. The file is written once, fsynced and renamed
-        // into place before it is ever mapped, and never modified afterwards (a new image is a
-        // new file), so its contents cannot change under the mapping; truncation by someone else
-        // would be the one way to fault (SIGBUS), and nothing in Augur truncates a published
-        // image.
-        let p = unsafe {
-            libc::mmap(
-                base as *mut libc::c_void,
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_FIXED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let e = std::io::Error::last_os_error();
-            // SAFETY: the reservation made above, not yet handed to anyone.
-            unsafe { libc::munmap(base as *mut libc::c_void, len) };
-            return Err(e);
-        }
+        // A private mapping: writes through it never reach the file. The file is written once,
+        // fsynced and renamed into place before it is ever mapped, and never modified afterwards
+        // (a new image is a new file), so its contents cannot change under the mapping;
+        // truncation by someone else would be the one way to fault (SIGBUS), and nothing in
+        // Augur truncates a published image.
+        let p = map_aligned(len, libc::MAP_PRIVATE, file.as_raw_fd())?;
         Ok(Arc::new(Mapping {
             ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
             len,
@@ -119,7 +101,7 @@ impl Mapping {
                 "an empty region",
             ));
         }
-        let p = anonymous_aligned(len)?;
+        let p = map_aligned(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
         let m = Mapping {
             ptr: NonNull::new(p as *mut u8).expect("mmap returned a non-null address"),
             len,
@@ -258,19 +240,20 @@ fn reserve_aligned(len: usize) -> std::io::Result<*mut u8> {
     Ok(base as *mut u8)
 }
 
-/// `len` bytes of readable, writable, zero-filled anonymous private memory at an address
-/// aligned to [`CHUNK`] (a reservation from [`reserve_aligned`] mapped over).
-fn anonymous_aligned(len: usize) -> std::io::Result<*mut libc::c_void> {
+/// `len` bytes mapped readable and writable with `flags` (`MAP_PRIVATE`, with
+/// `MAP_ANONYMOUS` and `fd` -1 for zero-filled memory) at an address aligned to [`CHUNK`]: a
+/// reservation from [`reserve_aligned`] mapped over.
+fn map_aligned(len: usize, flags: libc::c_int, fd: libc::c_int) -> std::io::Result<*mut libc::c_void> {
     let base = reserve_aligned(len)?;
-    // SAFETY: replaces our own reservation of `len` bytes with readable, writable anonymous
-    // memory.
+    // SAFETY: `base` starts a reserved range of at least `len` bytes that this function owns;
+    // MAP_FIXED replaces that reservation with the new mapping.
     let p = unsafe {
         libc::mmap(
             base as *mut libc::c_void,
             len,
             libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-            -1,
+            flags | libc::MAP_FIXED,
+            fd,
             0,
         )
     };
@@ -294,7 +277,7 @@ unsafe impl Send for HugePage {}
 
 impl HugePage {
     pub(crate) fn new() -> std::io::Result<HugePage> {
-        let p = anonymous_aligned(CHUNK)?;
+        let p = map_aligned(CHUNK, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
         // SAFETY: advice and a one-byte write on the region just mapped, which we own.
         unsafe {
             libc::madvise(p, CHUNK, libc::MADV_HUGEPAGE);
