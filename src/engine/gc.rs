@@ -11,6 +11,7 @@
 //! - Every version of a key is deleted no later than its tombstone row (else it would be the
 //!   key's newest stored version, live): rounds are all or nothing and retried in queue order,
 //!   and no tombstone row goes while the sweep after an unclean open is pending.
+//! - The sweep visits every stored version at or below the open watermark ([`SweepScan`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::Ordering;
@@ -230,56 +231,129 @@ fn drop_version(inner: &Inner, t: &Table, rowid: u64, batch: &mut WriteBatch) ->
     Ok(())
 }
 
-/// After an unclean shutdown: finds row versions below `open_watermark` that are not the version
-/// the index held at open (garbage whose collection the crash interrupted, or that a retired
-/// engine instance had queued) and queues them. Queues nothing unless the whole scan succeeds;
-/// None if shutdown cut it short.
-pub(crate) fn sweep(inner: &Inner, open_watermark: u64) -> Result<Option<usize>> {
-    if super::sweep_fails(inner.store.path()) {
-        return Err(Error::Storage(
-            "IO error: the crash sweep's scan failed (injected by a test)".into(),
-        ));
+/// After an unclean shutdown: finds row versions at or below the open watermark that are not
+/// the version the index held at open (garbage whose collection the crash interrupted, or that
+/// a retired engine instance had queued) and queues them, a bounded step at a time
+/// ([`SweepScan::step`]) so that the maintenance thread can pace it. Queues nothing until the
+/// whole scan is done ([`SweepScan::finish`]).
+///
+/// Every stored version must be visited, not only those written after the last checkpoint: a
+/// version stored before the checkpoint may have been superseded before it and collected after
+/// it (the collector waits for snapshots and its rounds are unlogged), and a crash then leaves
+/// it stored with no later version pointing at a lost deletion.
+pub(crate) struct SweepScan {
+    open_watermark: u64,
+    /// The tables left to scan (ids, the one being scanned last) and where the scan of the last
+    /// one resumes.
+    tables: Vec<u32>,
+    next: u64,
+    items: Vec<GcItem>,
+    tombs: Vec<(u32, u64)>,
+}
+
+/// What one step of the sweep's scan left.
+pub(crate) enum SweepProgress {
+    /// More versions to read.
+    More,
+    /// Every version read: [`SweepScan::finish`] queues what was found.
+    Scanned,
+    /// Shutdown began; the sweep stays pending.
+    Stopped,
+}
+
+impl SweepScan {
+    pub fn new(inner: &Inner, open_watermark: u64) -> SweepScan {
+        let mut tables: Vec<u32> = tables_by_id(inner).into_keys().collect();
+        tables.sort_unstable_by(|a, b| b.cmp(a));
+        SweepScan {
+            open_watermark,
+            tables,
+            next: 0,
+            items: Vec::new(),
+            tombs: Vec::new(),
+        }
     }
-    let tables = tables_by_id(inner);
-    let mut items = Vec::new();
-    let mut tombs = Vec::new();
-    for t in tables.values() {
-        let ckpt = t.ckpt_watermark.load(Ordering::Acquire);
-        let mut stopped = false;
-        inner
-            .store
-            .for_each_row(t.id, 0, open_watermark + 1, |rowid, bytes| {
+
+    /// Reads up to `batch` stored versions (at least one), going on from where the last step
+    /// stopped. A step that fails (a read error) keeps what earlier steps found: a version that
+    /// was not its key's version at open stays garbage, so the step can simply be retried.
+    pub fn step(&mut self, inner: &Inner, batch: usize) -> Result<SweepProgress> {
+        if super::sweep_fails(inner.store.path()) {
+            return Err(Error::Storage(
+                "IO error: the crash sweep's scan failed (injected by a test)".into(),
+            ));
+        }
+        let w = self.open_watermark;
+        let mut left = batch.max(1);
+        while left > 0 {
+            let Some(&id) = self.tables.last() else {
+                return Ok(SweepProgress::Scanned);
+            };
+            // A table dropped since the open took its rows with it.
+            let Some(t) = inner.tables.read().values().find(|t| t.id == id).cloned() else {
+                self.tables.pop();
+                self.next = 0;
+                continue;
+            };
+            // Read each step: a checkpoint taken since lets tombstones it covers go at once.
+            let ckpt = t.ckpt_watermark.load(Ordering::Acquire);
+            let (mut stopped, mut last) = (false, None);
+            let (items, tombs) = (&mut self.items, &mut self.tombs);
+            inner.store.for_each_row(t.id, self.next, w + 1, |rowid, bytes| {
                 if inner.shutdown.load(Ordering::Acquire) {
                     stopped = true;
                     return Ok(false);
                 }
                 let (tomb, _, key) = decode_version_header(bytes)?;
-                let current_at_open = version_at_open(inner, t, &key, open_watermark)?;
-                if current_at_open == Some(rowid) {
-                    return Ok(true);
+                let current_at_open = version_at_open(inner, &t, &key, w)?;
+                if current_at_open != Some(rowid) {
+                    if tomb && rowid > ckpt {
+                        // Still needed by replay until a checkpoint covers it.
+                        tombs.push((t.id, rowid));
+                    } else {
+                        items.push(GcItem::superseded(t.id, rowid, w));
+                    }
                 }
-                if tomb && rowid > ckpt {
-                    // Still needed by replay until a checkpoint covers it.
-                    tombs.push((t.id, rowid));
-                } else {
-                    items.push(GcItem::superseded(t.id, rowid, open_watermark));
-                }
-                Ok(true)
+                last = Some(rowid);
+                left -= 1;
+                Ok(left > 0)
             })?;
-        if stopped {
-            return Ok(None);
+            if stopped {
+                return Ok(SweepProgress::Stopped);
+            }
+            match last {
+                // The batch ended inside this table: resume after the last version read.
+                Some(r) if left == 0 => {
+                    self.next = r + 1;
+                    return Ok(SweepProgress::More);
+                }
+                // The table's versions ran out.
+                _ => {
+                    self.tables.pop();
+                    self.next = 0;
+                }
+            }
         }
+        Ok(if self.tables.is_empty() {
+            SweepProgress::Scanned
+        } else {
+            SweepProgress::More
+        })
     }
-    // Sweep items carry the open watermark, below every later commit: put them in front.
-    // Queued together, after the scan: one collection round takes them all, so the versions
-    // below a tombstone go no later than the tombstone itself.
-    let found = items.len() + tombs.len();
-    let mut q = inner.gc.lock();
-    for i in items.into_iter().rev() {
-        q.items.push_front(i);
+
+    /// Queues what the scan found; returns how many versions that is.
+    pub fn finish(self, inner: &Inner) -> usize {
+        // Sweep items carry the open watermark, below every later commit: put them in front.
+        // Queued together, after the scan: one collection round takes them all, so the
+        // versions below a tombstone go no later than the tombstone itself.
+        let found = self.items.len() + self.tombs.len();
+        let mut q = inner.gc.lock();
+        for i in self.items.into_iter().rev() {
+            q.items.push_front(i);
+        }
+        q.tomb_rows.extend(self.tombs);
+        found
     }
-    q.tomb_rows.extend(tombs);
-    Ok(Some(found))
 }
 
 /// The position the index held for `key` when the database was opened (walking back from the

@@ -1,6 +1,7 @@
-//! The maintenance thread: after an unclean shutdown the crash sweep, then until close: keeping
-//! the direct read path's mapped files in step with RocksDB's, garbage collection, index
-//! checkpoints.
+//! The maintenance thread, until close: the warm-up after an open (image checks, the rows'
+//! populate, huge-page promotion), then, after an unclean shutdown, the crash sweep, paced;
+//! keeping the direct read path's mapped files in step with RocksDB's, garbage collection,
+//! index checkpoints.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,8 +13,13 @@ use super::{gc, Inner};
 enum Sweep {
     /// Nothing to sweep, or swept and collected.
     Done,
-    /// Not yet scanned (or the last scan failed); try again at this time.
-    Scan { at: Instant, backoff: Duration },
+    /// Scanning, a step at a time; the next step is due at `at` (paced, or backing off after a
+    /// failed step).
+    Scan {
+        scan: gc::SweepScan,
+        at: Instant,
+        backoff: Duration,
+    },
     /// Scanned and queued (this many versions); done once a collection round succeeds.
     Collect(usize),
 }
@@ -21,15 +27,15 @@ enum Sweep {
 /// The maintenance thread's body, until the database shuts down.
 pub(crate) fn run(inner: Arc<Inner>) {
     inner.store.refresh_direct();
-    let mut sweep = match *inner.pending_sweep.lock() {
-        Some(_) => Sweep::Scan {
+    let pending = *inner.pending_sweep.lock();
+    let mut sweep = match pending {
+        Some(w) => Sweep::Scan {
+            scan: gc::SweepScan::new(&inner, w),
             at: Instant::now(),
             backoff: Duration::from_millis(100),
         },
         None => Sweep::Done,
     };
-    // First thing: the sweep (and its collection), so that orphaned versions go early.
-    sweep_step(&inner, &mut sweep);
     let interval = inner.opts.maintenance_interval;
     let mut last = Instant::now();
     let mut last_fit = Instant::now();
@@ -41,9 +47,14 @@ pub(crate) fn run(inner: Arc<Inner>) {
         // Then bring newly mapped files into the page tables (and, after a large load, back
         // into the page cache), 16 MiB per step; sleep only when there is nothing to do.
         // Then move mapped index images into huge pages, 16 MiB per step.
+        // Then, once that warm-up has nothing left, the crash sweep's scan, a paced step at a
+        // time: it reads every stored version through RocksDB and looks each up in the index,
+        // which in the first seconds after an open would take the CPU, memory bandwidth and
+        // disk the first reads need.
         if !check_step(&inner)
             && !inner.store.direct().populate_step(16 << 20)
             && !super::memory::promote_step(&inner, 8)
+            && !sweep_scan_step(&inner, &mut sweep)
         {
             std::thread::sleep(Duration::from_millis(20).min(interval));
         }
@@ -59,9 +70,9 @@ pub(crate) fn run(inner: Arc<Inner>) {
             super::memory::fit_caches(&inner);
             last_fit = Instant::now();
         }
-        // Until it has succeeded, the sweep is retried (backing off); collection meanwhile
-        // keeps tombstone rows (`gc::collect`).
-        if !sweep_step(&inner, &mut sweep) {
+        // Until the sweep's collection has succeeded, collection keeps tombstone rows
+        // (`gc::collect`).
+        if !sweep_collect_step(&inner, &mut sweep) {
             if let Err(e) = gc::collect(&inner) {
                 tracing::warn!(error = %e, "garbage collection failed; it is retried");
             }
@@ -97,32 +108,51 @@ fn check_step(inner: &Inner) -> bool {
     false
 }
 
-/// Advances the sweep after an unclean open: scans (when due), then collects; returns whether it
-/// ran a collection round. Marks the sweep done (`pending_sweep` cleared) only once a round
-/// after a complete scan succeeded; a scan cut short by shutdown leaves it pending, so that the
-/// close leaves the database marked unclean and the next open sweeps again (else orphans stay).
-fn sweep_step(inner: &Inner, sweep: &mut Sweep) -> bool {
-    if let Sweep::Scan { at, backoff } = *sweep {
-        if Instant::now() < at {
-            return false;
+/// One step of the sweep's scan after an unclean open, if one is due: reads up to
+/// `Options::sweep_batch` stored versions, then makes the next step wait as long as this one
+/// took (the sweep takes at most about half of the maintenance thread's time, and leaves the
+/// rest to the reads meanwhile). A failed step is retried, backing off to 10 s; a complete scan
+/// queues what it found and collects it. Returns whether it read anything.
+fn sweep_scan_step(inner: &Inner, sweep: &mut Sweep) -> bool {
+    let Sweep::Scan { scan, at, backoff } = sweep else {
+        return false;
+    };
+    if Instant::now() < *at {
+        return false;
+    }
+    if inner.pending_sweep.lock().is_none() {
+        *sweep = Sweep::Done;
+        return false;
+    }
+    let t0 = Instant::now();
+    match scan.step(inner, inner.opts.sweep_batch) {
+        Ok(gc::SweepProgress::More) => {
+            *at = Instant::now() + t0.elapsed();
         }
-        let Some(w) = *inner.pending_sweep.lock() else {
-            *sweep = Sweep::Done;
-            return false;
-        };
-        match gc::sweep(inner, w) {
-            Ok(Some(n)) => *sweep = Sweep::Collect(n),
-            Ok(None) => return false,
-            Err(e) => {
-                tracing::warn!(error = %e, retry_ms = backoff.as_millis() as u64, "crash sweep failed; it is retried");
-                *sweep = Sweep::Scan {
-                    at: Instant::now() + backoff,
-                    backoff: (backoff * 2).min(Duration::from_secs(10)),
-                };
-                return false;
-            }
+        Ok(gc::SweepProgress::Scanned) => {
+            let Sweep::Scan { scan, .. } = std::mem::replace(sweep, Sweep::Done) else {
+                unreachable!("matched above");
+            };
+            *sweep = Sweep::Collect(scan.finish(inner));
+            // Collected at once, not at the next round (a failure is retried by the rounds).
+            sweep_collect_step(inner, sweep);
+        }
+        // Shutdown: the sweep stays pending, the close leaves the database unclean.
+        Ok(gc::SweepProgress::Stopped) => return false,
+        Err(e) => {
+            tracing::warn!(error = %e, retry_ms = backoff.as_millis() as u64, "crash sweep failed; it is retried");
+            *at = Instant::now() + *backoff;
+            *backoff = (*backoff * 2).min(Duration::from_secs(10));
         }
     }
+    true
+}
+
+/// Collects what the sweep's complete scan queued; returns whether it ran a collection round.
+/// Marks the sweep done (`pending_sweep` cleared) only once that round succeeded; until then
+/// (a scan cut short by shutdown included) the close leaves the database marked unclean and
+/// the next open sweeps again (else orphans stay).
+fn sweep_collect_step(inner: &Inner, sweep: &mut Sweep) -> bool {
     let Sweep::Collect(n) = *sweep else {
         return false;
     };

@@ -40,6 +40,12 @@ pub struct Options {
     /// When open checksums the data nodes of the primary indexes' images (default
     /// [`ImageCheck::Lazy`]).
     pub image_check: ImageCheck,
+    /// Row versions the crash sweep after an unclean open reads per step (default 16,384). The
+    /// sweep starts once the maintenance thread's warm-up (image checks, the rows' populate,
+    /// huge-page promotion) has nothing left to do, and pauses after each step for as long as
+    /// the step took, so that it takes at most about half of that thread's time
+    /// (docs/ARCHITECTURE.md, "Garbage collection").
+    pub sweep_batch: usize,
 }
 
 /// When the data nodes of an index image (nearly all of its bytes) are checksummed. The header,
@@ -69,6 +75,7 @@ impl Default for Options {
             resume_free_bytes: 64 << 20,
             stalled_write_limit: Duration::from_secs(10),
             image_check: ImageCheck::Lazy,
+            sweep_batch: 16_384,
         }
     }
 }

@@ -251,7 +251,7 @@ pub(crate) fn recover(inner: &Arc<Inner>) -> Result<()> {
         "database opened"
     );
     if !clean {
-        // The maintenance thread sweeps first thing (and is joined on close).
+        // The maintenance thread sweeps once its warm-up is done (and is joined on close).
         *inner.pending_sweep.lock() = Some(next_rowid - 1);
     }
     Ok(())

@@ -596,7 +596,7 @@ impl Store {
 
     /// A write that need not survive a crash at all, kept out of the WAL: the collector's
     /// deletions of row versions no snapshot can see. A crash loses those not yet flushed to a
-    /// file, and the sweep after the unclean open finds those versions again (`gc::sweep`), in
+    /// file, and the sweep after the unclean open finds those versions again (`gc::SweepScan`), in
     /// the background. Through the WAL, RocksDB's own open replayed them into a memtable and
     /// flushed it before Augur's recovery began: at 100M rows, after 1M updates had been
     /// collected, that was 1.65 s of replay and a 0.75 s flush of the 27 MB of deletions
