@@ -15,6 +15,8 @@ mod info_schema;
 mod pg;
 pub mod types;
 
+pub(crate) use pg::sequence_type;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
