@@ -186,6 +186,42 @@ fn result_columns_carry_declared_type_modifiers() {
     );
 }
 
+/// varchar[] is `_varchar` (1015) with its element's modifier, as PostgreSQL describes it: a
+/// column, a subscript (varchar, 1043), `ARRAY[...]` of varchar values, a cast, array_agg.
+#[test]
+fn varchar_arrays_are_described_as_varchar_arrays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let mut s = connect(&srv);
+    simple(
+        &mut s,
+        "CREATE TABLE w (id int PRIMARY KEY, a varchar(10), m varchar(3)[], u varchar[]);
+         INSERT INTO w VALUES (1, 'x', '{ab}', '{cd}')",
+    );
+    let cases: &[(&str, &[(u32, i32)])] = &[
+        (
+            "SELECT m, u, m[1], u[1], ARRAY[a], '{x}'::varchar(2)[], coalesce(m, m), \
+             (SELECT array_agg(a) FROM w) FROM w",
+            &[
+                (1015, 7),
+                (1015, -1),
+                (1043, 7),
+                VARCHAR,
+                (1015, 14),
+                (1015, 6),
+                (1015, 7),
+                (1015, -1),
+            ],
+        ),
+        ("SELECT array_agg(a) FROM w", &[(1015, -1)]),
+        ("SELECT array_agg(a || '') FROM w", &[(1009, -1)]),
+    ];
+    for (sql, want) in cases {
+        assert_eq!(types(&simple(&mut s, sql)), *want, "simple: {sql}");
+        assert_eq!(types(&described(&mut s, sql)), *want, "described: {sql}");
+    }
+}
+
 #[test]
 fn result_columns_are_named_as_postgresql_names_them() {
     let tmp = tempfile::tempdir().unwrap();

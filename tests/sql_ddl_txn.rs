@@ -25,10 +25,15 @@ fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
 
 /// The user relations pg_class lists, by name.
 fn relations(s: &mut Session) -> Vec<String> {
-    rows(s, "SELECT relname FROM pg_class ORDER BY 1")
-        .into_iter()
-        .map(|r| r[0].to_string())
-        .collect()
+    // The user's relations: pg_class also lists the catalog's own (in pg_catalog and
+    // information_schema).
+    rows(
+        s,
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace ORDER BY 1",
+    )
+    .into_iter()
+    .map(|r| r[0].to_string())
+    .collect()
 }
 
 fn columns(s: &mut Session, table: &str) -> Vec<String> {

@@ -256,6 +256,65 @@ impl Database {
         })
     }
 
+    /// Changes a sequence's definition (`ALTER SEQUENCE`) to `new`'s start, increment, bounds,
+    /// cycle and owner, restarting it at `restart` if given. Without a
+    /// restart the sequence goes on from the last value it handed out, by the new increment,
+    /// as PostgreSQL's does. Checks the result as CREATE SEQUENCE does (22023, also for a
+    /// restart value outside the bounds); durable before it returns.
+    pub fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+        self.inner().with_sequences(|inner, m| {
+            let s = m.get_mut(name).ok_or_else(|| undefined(name))?;
+            // The last value handed out, if any (a reserved value counts, as after a crash).
+            let last = match (s.next, s.def.reserved) {
+                (Some(n), Some(r)) if (s.def.increment > 0 && n <= r) || (s.def.increment < 0 && n >= r) => {
+                    n.checked_sub(s.def.increment)
+                }
+                (_, r) => r,
+            };
+            let mut def = SequenceDef {
+                name: s.def.name.clone(),
+                reserved: s.def.reserved,
+                next_unreserved: s.def.next_unreserved,
+                ..new.clone()
+            };
+            let (next, reserved) = (def.next_unreserved, def.reserved);
+            def.validate()?;
+            match restart {
+                Some(v) => {
+                    let bad = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
+                    if v < def.min {
+                        return Err(bad(format!(
+                            "RESTART value ({v}) cannot be less than MINVALUE ({})",
+                            def.min
+                        )));
+                    }
+                    if v > def.max {
+                        return Err(bad(format!(
+                            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
+                            def.max
+                        )));
+                    }
+                    def.next_unreserved = v;
+                    def.reserved = None;
+                }
+                None => match last {
+                    Some(l) => {
+                        def.reserved = Some(l);
+                        def.next_unreserved = l;
+                    }
+                    None => {
+                        def.next_unreserved = next;
+                        def.reserved = reserved;
+                    }
+                },
+            }
+            inner.put_sequence(&def)?;
+            s.def = def;
+            s.next = None;
+            Ok(())
+        })
+    }
+
     /// Every sequence's definition, by name.
     pub fn sequences(&self) -> Result<Vec<SequenceDef>> {
         self.inner().with_sequences(|_, m| {

@@ -179,6 +179,9 @@ impl Engine for AnyEngine {
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()> {
         engine!(self, e => Engine::set_sequence_owner(e, name, owned_by))
     }
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+        engine!(self, e => Engine::alter_sequence(e, name, new, restart))
+    }
     fn sequences(&self) -> Result<Vec<SequenceDef>> {
         engine!(self, e => Engine::sequences(e))
     }

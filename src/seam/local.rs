@@ -103,6 +103,9 @@ impl Engine for Database {
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()> {
         Database::set_sequence_owner(self, name, owned_by)
     }
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+        Database::alter_sequence(self, name, new, restart)
+    }
     fn sequences(&self) -> Result<Vec<SequenceDef>> {
         Database::sequences(self)
     }

@@ -133,6 +133,8 @@ pub trait Engine: Clone + Send + Sync + 'static {
     /// Drops the sequences owned by a column of `table`.
     fn drop_owned_sequences(&self, table: &str) -> Result<()>;
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()>;
+    /// `ALTER SEQUENCE`: `new`'s definition, from the last value handed out or from `restart`.
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()>;
     /// Every sequence, ordered by name.
     fn sequences(&self) -> Result<Vec<SequenceDef>>;
     fn has_sequence(&self, name: &str) -> Result<bool>;

@@ -838,12 +838,19 @@ mod tests {
         let mut buf = BytesMut::new();
         put_binary(&mut buf, &Value::Text("{}".into()), int4s).unwrap();
         assert_eq!(&buf[..], &[0, 0, 0, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 23]);
-        let texts = DataType::array_of(DataType::Varchar(Some(5))).unwrap();
+        let texts = DataType::array_of(DataType::Text(None)).unwrap();
         assert_eq!(texts.pg_oid(), 1009);
         let mut buf = BytesMut::new();
         put_binary(&mut buf, &Value::Text(r#"{"a b",c}"#.into()), texts).unwrap();
         assert_eq!(&buf[4..16], &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 25]);
         assert_eq!(&buf[24..], b"\0\0\0\x03a b\0\0\0\x01c");
+        // varchar[] (`_varchar`, 1015) names its elements varchar (1043), as array_send does.
+        let varchars = DataType::array_of(DataType::Varchar(Some(5))).unwrap();
+        assert_eq!(varchars.pg_oid(), 1015);
+        let mut buf = BytesMut::new();
+        put_binary(&mut buf, &Value::Text("{x}".into()), varchars).unwrap();
+        assert_eq!(&buf[4..16], &[0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4, 19]);
+        assert_eq!(type_of_oid(1015), Some(varchars));
     }
 
     #[test]

@@ -168,7 +168,7 @@ pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
 
 /// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
 /// elements numeric).
-static ARRAY_ELEMENTS: [DataType; 15] = [
+static ARRAY_ELEMENTS: [DataType; 16] = [
     DataType::Int2,
     DataType::Int4,
     DataType::Int8,
@@ -184,6 +184,7 @@ static ARRAY_ELEMENTS: [DataType; 15] = [
     DataType::Interval,
     DataType::Jsonb,
     DataType::Bpchar(None),
+    DataType::Varchar(None),
 ];
 
 /// An array type's element in a stored definition (a table's or view's columns): the element
@@ -212,11 +213,13 @@ impl DataType {
         ARRAY_ELEMENTS.iter().map(DataType::Array)
     }
 
-    /// The array type whose elements are `elem` (`varchar(n)` elements are text, `numeric(p,
-    /// s)` elements numeric); None for an element type arrays do not have (arrays of arrays).
+    /// The array type whose elements are `elem` without its typmod (`varchar(n)` elements are
+    /// `varchar`, `numeric(p, s)` elements numeric); None for an element type arrays do not
+    /// have (arrays of arrays).
     pub fn array_of(elem: DataType) -> Option<DataType> {
         let elem = match elem {
-            DataType::Text(_) | DataType::Varchar(_) => DataType::Text(None),
+            DataType::Text(_) => DataType::Text(None),
+            DataType::Varchar(_) => DataType::Varchar(None),
             DataType::Numeric(_) => DataType::Numeric(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
             e => e,
@@ -349,8 +352,14 @@ mod tests {
         );
         assert_eq!(
             DataType::array_of(DataType::Varchar(Some(3))).unwrap().pg_oid(),
-            1009
+            1015
         );
+        let v = DataType::array_of(DataType::Varchar(None)).unwrap();
+        assert_eq!(
+            (v.short_name(), v.sql_name().as_str()),
+            ("_varchar", "character varying[]")
+        );
+        assert_eq!(DataType::array_of(DataType::Text(None)).unwrap().pg_oid(), 1009);
         assert_eq!(DataType::array_of(a), None);
         // A view's columns keep an array type through the catalog's JSON.
         let json = serde_json::to_string(&a).unwrap();

@@ -562,7 +562,7 @@ impl Binder<'_> {
                 }
             )));
         };
-        let (a, at) = self.bind_expr(root, scope)?;
+        let (a, at) = self.bind_elements(root, scope)?;
         if !matches!(at, Ty::Text | Ty::Array(_)) {
             return Err(Error::new(
                 SqlState::DATATYPE_MISMATCH,
@@ -768,7 +768,7 @@ impl Binder<'_> {
         ordinality: bool,
     ) -> Result<(Plan, Scope)> {
         let left = self.take_lateral();
-        let (x, t) = self.bind_expr(e, &left)?;
+        let (x, t) = self.bind_elements(e, &left)?;
         let elem = match t {
             Ty::Array(e) => *e,
             Ty::Text | Ty::Unknown => Ty::Unknown,

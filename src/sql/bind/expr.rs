@@ -53,8 +53,8 @@ impl Binder<'_> {
     /// Converts an expression of type `from` to type `to` (literals and parameters are
     /// converted now; other expressions get a cast).
     pub fn coerce(&mut self, e: Expr, from: Ty, to: Ty) -> Result<Expr> {
-        // varchar and text are the same values.
-        if from == to || to == Ty::Unknown || (from == Ty::Varchar && to == Ty::Text) {
+        // varchar and text are the same values, and so are their arrays.
+        if from == to || to == Ty::Unknown || from.operand() == to {
             return Ok(e);
         }
         if let (Ty::Array(Ty::Bpchar), Ty::Array(t)) = (from, to) {
@@ -352,6 +352,13 @@ impl Binder<'_> {
     pub fn bind_expr(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
         let (x, t) = self.bind_typed(e, scope)?;
         Ok((x, t.operand()))
+    }
+
+    /// Binds an expression as an operand that keeps a `varchar[]` type (an array subscripted
+    /// or unnested, whose elements are then `varchar`); a `varchar` one is text.
+    pub fn bind_elements(&mut self, e: &A::Expr, scope: &Scope) -> Result<(Expr, Ty)> {
+        let (x, t) = self.bind_typed(e, scope)?;
+        Ok((x, if matches!(t, Ty::Array(_)) { t } else { t.operand() }))
     }
 
     /// Binds an expression keeping a `varchar` type (a result column, `pg_typeof`'s
@@ -859,9 +866,10 @@ impl Binder<'_> {
                         "cannot determine type of empty array",
                     ));
                 }
+                // Typed: `ARRAY[v]` of a varchar `v` is `character varying[]`.
                 let mut items = Vec::with_capacity(a.elem.len());
                 for el in &a.elem {
-                    items.push(self.bind_expr(el, scope)?);
+                    items.push(self.bind_typed(el, scope)?);
                 }
                 let (mut items, mut ty) = self.unify_all_or_text(items, "ARRAY")?;
                 // Augur has no regtype[]: an array of regtypes holds their OIDs (so that

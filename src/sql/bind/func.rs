@@ -134,7 +134,12 @@ impl Binder<'_> {
                     ));
                 }
                 self.in_agg = true;
-                let r = self.bind_expr(args[0], scope);
+                // array_agg keeps a varchar argument's type (`character varying[]`).
+                let r = if func == AggFunc::ArrayAgg {
+                    self.bind_typed(args[0], scope)
+                } else {
+                    self.bind_expr(args[0], scope)
+                };
                 self.in_agg = false;
                 let (a, t) = r?;
                 (Some(a), t)

@@ -110,7 +110,7 @@ impl Binder<'_> {
         let saved_ctx = std::mem::replace(&mut self.agg_ctx, "arguments of a set-returning function");
         let bound = args
             .iter()
-            .map(|a| self.bind_expr(a, scope))
+            .map(|a| self.bind_elements(a, scope))
             .collect::<Result<Vec<_>>>();
         self.srf_sink = sink;
         self.agg_ctx = saved_ctx;

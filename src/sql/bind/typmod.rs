@@ -1,7 +1,8 @@
 //! The type modifier a result column keeps (`varchar(10)` described with typmod 14, not -1), by
 //! PostgreSQL's exprTypmod rules: a column reference keeps its column's, a cast with a length
 //! has that length (an array subscript is bound as a cast to its array's), a CASE, COALESCE,
-//! GREATEST or LEAST keeps the one all its results share, a scalar subquery its column's;
+//! GREATEST, LEAST or `ARRAY[...]` keeps the one all its results (elements) share, a scalar
+//! subquery its column's;
 //! anything else has none.
 
 use super::{Binder, Scope};
@@ -19,7 +20,7 @@ impl Binder<'_> {
                 Some(Expr::Lit(Value::Int(n))) => u32::try_from(*n).ok(),
                 _ => None,
             },
-            Expr::Func(Func::Coalesce | Func::Greatest | Func::Least, args, _) => {
+            Expr::Func(Func::Coalesce | Func::Greatest | Func::Least | Func::ArrayConstruct, args, _) => {
                 self.shared_len(args, scope)
             }
             // Without ELSE, the NULL it stands for has none.

@@ -76,10 +76,12 @@ impl Binder<'_> {
                 .iter()
                 .zip(&v.columns)
                 // A view stored before varchar was a type of its own has text for a varchar
-                // column; it keeps it. One stored before result columns kept their type
+                // column (and text[] for a varchar[] one); it keeps it. One stored before result columns kept their type
                 // modifiers has none; it keeps that too.
                 .all(|(c, (_, dt))| {
-                    c.ty == Ty::from_dt(*dt) || (c.ty == Ty::Varchar && *dt == DataType::Text(None))
+                    c.ty == Ty::from_dt(*dt)
+                        || (c.ty == Ty::Varchar && *dt == DataType::Text(None))
+                        || (c.ty == Ty::Array(&Ty::Varchar) && *dt == DataType::Array(&DataType::Text(None)))
                 });
         if !fits {
             return Err(Error::new(

@@ -15,6 +15,8 @@ mod info_schema;
 mod pg;
 pub mod types;
 
+pub(crate) use pg::sequence_type;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -318,7 +320,7 @@ impl Snapshot {
     }
 
     /// Every relation's (OID, name): tables, indexes, sequences, views, then pg_catalog's
-    /// tables.
+    /// tables and the other generated catalog relations (information_schema's qualified).
     pub fn relations(&self) -> Vec<(i64, String)> {
         let mut v = Vec::new();
         for t in &self.tables {
@@ -334,6 +336,12 @@ impl Snapshot {
             v.push((view_oid(&w.name), w.name.clone()));
         }
         v.extend(pg::TABLE_OIDS.iter().map(|(n, o)| (*o, n.to_string())));
+        v.extend(
+            pg::catalog_relations()
+                .iter()
+                .filter(|r| !pg::TABLE_OIDS.iter().any(|(_, o)| *o == r.oid))
+                .map(|r| (r.oid, r.regclass.clone())),
+        );
         v
     }
 

@@ -71,8 +71,8 @@ fn assignable(from: Ty, to: DataType) -> bool {
         || Ty::from_dt(to) == from
         || (from.is_num() && to.is_numeric())
         || matches!(to, DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_))
-        // text[] and character(n)[] assign to each other (their elements are strings).
-        || (matches!(from, Ty::Array(Ty::Text | Ty::Bpchar))
+        // text[], varchar[] and character(n)[] assign to each other (their elements are strings).
+        || (matches!(from, Ty::Array(Ty::Text | Ty::Varchar | Ty::Bpchar))
             && matches!(
                 to,
                 DataType::Array(DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_))

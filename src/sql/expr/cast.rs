@@ -90,7 +90,7 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         }
         // `varchar(n)[]`: each element truncated to n characters.
         // `character(n)[]`: each element cut or blank-padded to n characters.
-        (V::Text(s), Ty::Array(e)) if matches!(e, Ty::Text | Ty::Bpchar) && len.is_some() => {
+        (V::Text(s), Ty::Array(e)) if matches!(e, Ty::Text | Ty::Varchar | Ty::Bpchar) && len.is_some() => {
             V::Text(crate::types::array::map(&s, |x| {
                 Ok(cast(V::Text(x.to_string()), *e, len)?.to_text())
             })?)

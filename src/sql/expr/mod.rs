@@ -57,7 +57,7 @@ pub enum Ty {
 }
 
 /// The types an array's elements may have.
-static ARRAY_ELEMENTS: [Ty; 15] = [
+static ARRAY_ELEMENTS: [Ty; 16] = [
     Ty::Int2,
     Ty::Int4,
     Ty::Int8,
@@ -73,17 +73,14 @@ static ARRAY_ELEMENTS: [Ty; 15] = [
     Ty::Interval,
     Ty::Jsonb,
     Ty::Bpchar,
+    Ty::Varchar,
 ];
 
 impl Ty {
     /// The type of an array of `self` values (an untyped literal's: text[]); None for an array
     /// (Augur's arrays have one dimension).
     pub fn array(self) -> Option<Ty> {
-        let e = if matches!(self, Ty::Unknown | Ty::Varchar) {
-            Ty::Text
-        } else {
-            self
-        };
+        let e = if self == Ty::Unknown { Ty::Text } else { self };
         ARRAY_ELEMENTS.iter().find(|t| **t == e).map(Ty::Array)
     }
 
@@ -175,18 +172,20 @@ impl Ty {
                 Ty::Interval => "interval[]",
                 Ty::Jsonb => "jsonb[]",
                 Ty::Bpchar => "character[]",
+                Ty::Varchar => "character varying[]",
                 _ => "text[]",
             },
             Ty::Unknown => "unknown",
         }
     }
 
-    /// The type as an operand of an operator or a function: varchar is text.
+    /// The type as an operand of an operator or a function: varchar is text, and an array of
+    /// varchar an array of text.
     pub fn operand(self) -> Ty {
-        if self == Ty::Varchar {
-            Ty::Text
-        } else {
-            self
+        match self {
+            Ty::Varchar => Ty::Text,
+            Ty::Array(Ty::Varchar) => Ty::Array(&Ty::Text),
+            t => t,
         }
     }
 
@@ -235,7 +234,8 @@ impl Ty {
         }
         // varchar and text convert to each other implicitly: the first one wins, as in
         // PostgreSQL's select_common_type (`v UNION t` is varchar, `t UNION v` text).
-        if matches!((a, b), (Ty::Varchar, Ty::Text) | (Ty::Text, Ty::Varchar)) {
+        if a.operand() == b.operand() && matches!(a.operand(), Ty::Text | Ty::Array(Ty::Text)) {
+            // So do their arrays (`varchar[] UNION text[]` is varchar[]).
             return Some(a);
         }
         // text is the string category's preferred type: character(n) with text is text (and

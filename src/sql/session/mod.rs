@@ -2,6 +2,7 @@
 //! failed blocks), statement limits and cancellation; runs each statement through bind/exec.
 
 mod alter;
+mod alter_sequence;
 mod block_ddl;
 mod copy;
 mod copy_to;
@@ -222,6 +223,7 @@ impl Session {
             let r = match st {
                 Stmt::Parsed(st) => self.run_statement(st, params, None)?,
                 Stmt::Noop(tag) => StatementResult::Command { tag: tag.to_string() },
+                Stmt::AlterSequence(a) => self.under_block_rules(|s| s.alter_sequence(a))?,
             };
             let stop = matches!(r, StatementResult::CopyIn(_));
             out.push(r);
@@ -810,7 +812,12 @@ impl Drop for Session {
 enum Stmt {
     Parsed(Box<A::Statement>),
     Noop(&'static str),
+    /// `ALTER SEQUENCE`, which sqlparser does not parse (`alter_sequence.rs`).
+    AlterSequence(alter_sequence::AlterSequence),
 }
+
+/// The tag of a statement cut out of the token stream as ALTER SEQUENCE.
+const ALTER_SEQUENCE: &str = "ALTER SEQUENCE";
 
 /// VACUUM / ANALYZE / CHECKPOINT are accepted as no-ops (pgbench sends them; sqlparser does not
 /// parse all of their PostgreSQL forms): the command tag for a statement starting with `keyword`.
@@ -831,6 +838,9 @@ fn parse_all(lexed: Lexed) -> Result<Vec<Stmt>> {
         .statements()
         .into_iter()
         .filter_map(|p| {
+            if alter_sequence::is_alter_sequence(&lexed.tokens[p.tokens.clone()]) {
+                return Some((p.tokens.start, p.tokens.end, ALTER_SEQUENCE));
+            }
             maintenance_tag(&lexed.leading_keyword(p.tokens.clone()))
                 .map(|tag| (p.tokens.start, p.tokens.end, tag))
         })
@@ -841,8 +851,12 @@ fn parse_all(lexed: Lexed) -> Result<Vec<Stmt>> {
     for (start, end, tag) in cuts {
         let run: Vec<TokenWithSpan> = tokens.by_ref().take(start - pos).collect();
         out.extend(parse_tokens(run)?.into_iter().map(|s| Stmt::Parsed(Box::new(s))));
-        tokens.by_ref().take(end - start).for_each(drop);
-        out.push(Stmt::Noop(tag));
+        let cut: Vec<TokenWithSpan> = tokens.by_ref().take(end - start).collect();
+        out.push(if tag == ALTER_SEQUENCE {
+            Stmt::AlterSequence(alter_sequence::parse(&cut)?)
+        } else {
+            Stmt::Noop(tag)
+        });
         pos = end;
     }
     out.extend(

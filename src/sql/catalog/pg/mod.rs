@@ -6,6 +6,7 @@
 mod constraints;
 mod depend;
 mod empty;
+mod own;
 mod relations;
 mod sequences;
 mod settings;
@@ -15,6 +16,7 @@ use super::{relation, text, Relation, Snapshot, ROLE_NAME};
 use crate::error::Result;
 use crate::sql::expr::Ty;
 use crate::types::Value;
+pub use own::catalog_relations;
 pub use sequences::sequence_type;
 
 pub const NAMES: &[&str] = &[
@@ -125,7 +127,20 @@ fn attnums(cols: &[usize], array: bool) -> Value {
     }
 }
 
+/// The rows of pg_catalog relation `name`: pg_class and pg_attribute with the catalog
+/// relations' own rows after those of Augur's tables, views and sequences (`own.rs`).
 pub fn build(name: &str, s: &Snapshot) -> Result<Relation> {
+    let mut r = build_plain(name, s)?;
+    match name {
+        "pg_class" => r.rows.extend(own::class_rows()),
+        "pg_attribute" => r.rows.extend(own::attribute_rows()),
+        _ => {}
+    }
+    Ok(r)
+}
+
+/// A pg_catalog relation with the rows of Augur's own objects only.
+fn build_plain(name: &str, s: &Snapshot) -> Result<Relation> {
     match name {
         "pg_namespace" => relations::namespaces(),
         "pg_class" => relations::classes(s),

@@ -55,7 +55,14 @@ const CLASS_COLS: &[(&str, Ty)] = &[
 ];
 
 /// One pg_class row: (oid, name, kind, access method, number of columns, has indexes).
-fn class_row(oid: i64, name: &str, kind: &str, am: i64, natts: usize, has_index: bool) -> Vec<Value> {
+pub(super) fn class_row(
+    oid: i64,
+    name: &str,
+    kind: &str,
+    am: i64,
+    natts: usize,
+    has_index: bool,
+) -> Vec<Value> {
     vec![
         int(oid),
         text(name),
@@ -163,7 +170,7 @@ const ATTRIBUTE_COLS: &[(&str, Ty)] = &[
 ];
 
 /// One pg_attribute row of relation `rel` for a column of type `ty`, numbered `num` (1-based).
-fn attribute_row(
+pub(super) fn attribute_row(
     rel: i64,
     name: &str,
     ty: DataType,
