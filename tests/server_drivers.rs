@@ -947,3 +947,36 @@ async fn arrays_of_numeric_uuid_interval_jsonb_in_both_formats() {
     )
     .await;
 }
+
+/// Statements sqlparser does not parse, which the session reads itself (ALTER SEQUENCE, the
+/// maintenance no-ops), also run through the extended protocol (Parse / Bind / Execute), as
+/// tokio-postgres, pgjdbc and psycopg 3 send every statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_sequence_and_vacuum_through_the_extended_protocol() {
+    let (_tmp, _srv, c) = fresh().await;
+    c.execute("create sequence w", &[]).await.unwrap();
+    assert_eq!(
+        c.execute("alter sequence w restart with 9 increment by 3", &[])
+            .await
+            .unwrap(),
+        0
+    );
+    let v: i64 = c.query_one("select nextval('w')", &[]).await.unwrap().get(0);
+    assert_eq!(v, 9);
+    let v: i64 = c.query_one("select nextval('w')", &[]).await.unwrap().get(0);
+    assert_eq!(v, 12);
+    // Prepared once, run twice.
+    let st = c.prepare("alter sequence w restart").await.unwrap();
+    assert!(st.params().is_empty() && st.columns().is_empty());
+    c.execute(&st, &[]).await.unwrap();
+    let v: i64 = c.query_one("select nextval('w')", &[]).await.unwrap().get(0);
+    assert_eq!(v, 1);
+    assert_eq!(c.execute("vacuum", &[]).await.unwrap(), 0);
+    let e = c
+        .execute("alter sequence w restart with 1 bogus", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR), "{e}");
+    let e = c.execute("alter sequence nope restart", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNDEFINED_TABLE), "{e}");
+}

@@ -74,3 +74,55 @@ fn alter_sequence_in_a_transaction_block_is_refused() {
     assert_eq!(code(&mut s, "ALTER SEQUENCE b RESTART WITH 40; SELECT 1"), "ok");
     assert_eq!(one(&mut s, "SELECT nextval('b')"), Value::Int(40));
 }
+
+/// The extended protocol's Parse / Execute (`Session::prepare`, `execute_prepared`), which
+/// pgjdbc and psycopg use for every statement, runs ALTER SEQUENCE and the maintenance no-ops
+/// too, though sqlparser parses neither.
+#[test]
+fn prepared_alter_sequence_and_vacuum_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    s.execute("CREATE SEQUENCE p", &[]).unwrap();
+    let alter = s
+        .prepare("ALTER SEQUENCE p RESTART WITH 70 INCREMENT BY 5")
+        .unwrap();
+    assert!(alter.param_types.is_empty() && alter.columns.is_empty());
+    let tag = s.execute_prepared(&alter, &[]).unwrap();
+    assert!(
+        matches!(&tag, augur::sql::StatementResult::Command { tag } if tag == "ALTER SEQUENCE"),
+        "{tag:?}"
+    );
+    assert_eq!(one(&mut s, "SELECT nextval('p')"), Value::Int(70));
+    assert_eq!(one(&mut s, "SELECT nextval('p')"), Value::Int(75));
+    // Run again, the same prepared statement restarts it again.
+    s.execute_prepared(&alter, &[]).unwrap();
+    assert_eq!(one(&mut s, "SELECT nextval('p')"), Value::Int(70));
+    let vacuum = s.prepare("VACUUM").unwrap();
+    let tag = s.execute_prepared(&vacuum, &[]).unwrap();
+    assert!(
+        matches!(&tag, augur::sql::StatementResult::Command { tag } if tag == "VACUUM"),
+        "{tag:?}"
+    );
+    // Errors are the simple protocol's: a bad option at Parse, a missing sequence at Execute.
+    assert_eq!(
+        s.prepare("ALTER SEQUENCE p RESTART WITH 1 BOGUS")
+            .unwrap_err()
+            .sqlstate()
+            .code(),
+        "42601"
+    );
+    let missing = s.prepare("ALTER SEQUENCE nope RESTART").unwrap();
+    assert_eq!(
+        s.execute_prepared(&missing, &[]).unwrap_err().sqlstate().code(),
+        "42P01"
+    );
+    // Two statements are still refused in one prepared statement.
+    assert_eq!(
+        s.prepare("ALTER SEQUENCE p RESTART; SELECT 1")
+            .unwrap_err()
+            .sqlstate()
+            .code(),
+        "42601"
+    );
+}

@@ -222,8 +222,7 @@ impl Session {
         for st in &stmts {
             let r = match st {
                 Stmt::Parsed(st) => self.run_statement(st, params, None)?,
-                Stmt::Noop(tag) => StatementResult::Command { tag: tag.to_string() },
-                Stmt::AlterSequence(a) => self.under_block_rules(|s| s.alter_sequence(a))?,
+                Stmt::Cut(c) => self.run_cut(c)?,
             };
             let stop = matches!(r, StatementResult::CopyIn(_));
             out.push(r);
@@ -232,6 +231,14 @@ impl Session {
             }
         }
         Ok(out)
+    }
+
+    /// Runs a statement cut out of the token stream ([`Cut`]).
+    fn run_cut(&mut self, c: &Cut) -> Result<StatementResult> {
+        match c {
+            Cut::Noop(tag) => Ok(StatementResult::Command { tag: tag.to_string() }),
+            Cut::AlterSequence(a) => self.under_block_rules(|s| s.alter_sequence(a)),
+        }
     }
 
     /// The syntax error [`Session::execute`] would give for `sql`, without running or planning
@@ -258,36 +265,45 @@ impl Session {
         let lexed = lex(sql)?;
         let n = lexed.nesting(0..lexed.tokens.len());
         check_depth(n)?;
-        with_stack(n.depth, || self.prepare_inner(sql, lexed.tokens, n.depth, types))
+        with_stack(n.depth, || self.prepare_inner(sql, lexed, n.depth, types))
     }
 
     fn prepare_inner(
         &mut self,
         sql: &str,
-        tokens: Vec<TokenWithSpan>,
+        lexed: Lexed,
         nesting: usize,
         types: &[Option<DataType>],
     ) -> Result<Arc<Prepared>> {
-        let mut stmts = parse_tokens(tokens)?;
+        let mut stmts = parse_all(lexed)?;
         if stmts.len() > 1 {
             return Err(Error::syntax(
                 "cannot insert multiple commands into a prepared statement",
             ));
         }
-        let Some(stmt) = stmts.pop() else {
-            return Ok(Arc::new(Prepared {
-                sql: sql.into(),
-                stmt: A::Statement::Commit {
-                    chain: false,
-                    end: false,
-                    modifier: None,
-                },
-                planned: Mutex::new(None),
-                declared: vec![],
-                param_types: vec![],
-                columns: vec![],
-                nesting,
-            }));
+        let stmt = match stmts.pop() {
+            Some(Stmt::Parsed(st)) => *st,
+            // Nothing to run (an empty string), or a statement sqlparser does not parse: no
+            // plan, no parameters, no result columns.
+            none_or_cut => {
+                return Ok(Arc::new(Prepared {
+                    sql: sql.into(),
+                    stmt: A::Statement::Commit {
+                        chain: false,
+                        end: false,
+                        modifier: None,
+                    },
+                    cut: none_or_cut.map(|c| match c {
+                        Stmt::Cut(c) => c,
+                        Stmt::Parsed(_) => unreachable!("matched above"),
+                    }),
+                    planned: Mutex::new(None),
+                    declared: vec![],
+                    param_types: vec![],
+                    columns: vec![],
+                    nesting,
+                }));
+            }
         };
         let planned = self.plan(&stmt, types)?;
         let (param_types, columns) = match &planned {
@@ -315,6 +331,7 @@ impl Session {
         Ok(Arc::new(Prepared {
             sql: sql.into(),
             stmt,
+            cut: None,
             planned: Mutex::new(planned.map(Arc::new)),
             declared: types.to_vec(),
             param_types,
@@ -353,6 +370,9 @@ impl Session {
     }
 
     fn execute_prepared_inner(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
+        if let Some(c) = &p.cut {
+            return self.run_cut(c);
+        }
         if p.sql.trim().is_empty() {
             return Ok(StatementResult::Command { tag: "EMPTY".into() });
         }
@@ -808,11 +828,18 @@ impl Drop for Session {
     }
 }
 
-/// One statement of a query string: parsed, or a maintenance command accepted as a no-op.
+/// One statement of a query string: parsed by sqlparser, or cut out of the token stream.
 enum Stmt {
     Parsed(Box<A::Statement>),
+    Cut(Cut),
+}
+
+/// A statement sqlparser does not parse, cut out of the token stream and read by the session
+/// ([`parse_all`]); run by [`Session::execute`] and, prepared, by the extended protocol.
+enum Cut {
+    /// A maintenance command accepted as a no-op, with its command tag.
     Noop(&'static str),
-    /// `ALTER SEQUENCE`, which sqlparser does not parse (`alter_sequence.rs`).
+    /// `ALTER SEQUENCE` (`alter_sequence.rs`).
     AlterSequence(alter_sequence::AlterSequence),
 }
 
@@ -852,11 +879,11 @@ fn parse_all(lexed: Lexed) -> Result<Vec<Stmt>> {
         let run: Vec<TokenWithSpan> = tokens.by_ref().take(start - pos).collect();
         out.extend(parse_tokens(run)?.into_iter().map(|s| Stmt::Parsed(Box::new(s))));
         let cut: Vec<TokenWithSpan> = tokens.by_ref().take(end - start).collect();
-        out.push(if tag == ALTER_SEQUENCE {
-            Stmt::AlterSequence(alter_sequence::parse(&cut)?)
+        out.push(Stmt::Cut(if tag == ALTER_SEQUENCE {
+            Cut::AlterSequence(alter_sequence::parse(&cut)?)
         } else {
-            Stmt::Noop(tag)
-        });
+            Cut::Noop(tag)
+        }));
         pos = end;
     }
     out.extend(

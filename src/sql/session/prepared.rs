@@ -56,6 +56,8 @@ impl PlannedStmt {
 pub struct Prepared {
     pub sql: String,
     pub(super) stmt: A::Statement,
+    /// A statement sqlparser does not parse (`stmt` is then a placeholder that is never run).
+    pub(super) cut: Option<super::Cut>,
     pub(super) planned: Mutex<Option<Arc<PlannedStmt>>>,
     /// Parameter types the client declared (None: inferred), kept for re-planning.
     pub(super) declared: Vec<Option<DataType>>,
@@ -75,6 +77,9 @@ impl Prepared {
     /// waits go through the engine's wait hook ([`crate::store::wait`]), so a server can run
     /// such a statement on its network thread and hand the thread over only if it waits.
     pub fn is_short(&self) -> bool {
+        if self.cut.is_some() {
+            return false;
+        }
         if matches!(
             self.stmt,
             A::Statement::StartTransaction { .. }
