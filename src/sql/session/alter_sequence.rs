@@ -7,6 +7,7 @@
 use sqlparser::ast as A;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
+use super::ddl::check_cache;
 use super::Session;
 use crate::engine::SequenceDef;
 use crate::error::{Error, Result, SqlState};
@@ -256,14 +257,7 @@ fn apply(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
             A::SequenceOptions::MaxValue(Some(e)) => sd.max = int(e)?,
             A::SequenceOptions::MaxValue(None) => no_max = true,
             A::SequenceOptions::StartWith(e, _) => sd.start = int(e)?,
-            A::SequenceOptions::Cache(e) => {
-                if int(e)? < 1 {
-                    return Err(Error::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        format!("CACHE ({e}) must be greater than zero"),
-                    ));
-                }
-            }
+            A::SequenceOptions::Cache(e) => check_cache(e, int(e)?)?,
             A::SequenceOptions::Cycle(no) => sd.cycle = !*no,
         }
     }

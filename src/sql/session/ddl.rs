@@ -530,14 +530,7 @@ fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> 
             A::SequenceOptions::MinValue(e) => min = e.as_ref().map(int).transpose()?,
             A::SequenceOptions::MaxValue(e) => max = e.as_ref().map(int).transpose()?,
             A::SequenceOptions::StartWith(e, _) => start = Some(int(e)?),
-            A::SequenceOptions::Cache(e) => {
-                if int(e)? < 1 {
-                    return Err(Error::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        format!("CACHE ({e}) must be greater than zero"),
-                    ));
-                }
-            }
+            A::SequenceOptions::Cache(e) => check_cache(e, int(e)?)?,
             A::SequenceOptions::Cycle(c) => sd.cycle = !*c,
         }
     }
@@ -559,6 +552,18 @@ pub(super) fn nextval_default(sd: &SequenceDef) -> String {
 }
 
 /// The largest value of integer type `ty` (a sequence's bound); None for any other type.
+/// A sequence's `CACHE n` (`e`, of value `n`): accepted and not used (the engine reserves its
+/// own batches: `engine/sequence.rs`), but, as in PostgreSQL, at least 1.
+pub(super) fn check_cache(e: &A::Expr, n: i64) -> Result<()> {
+    if n < 1 {
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            format!("CACHE ({e}) must be greater than zero"),
+        ));
+    }
+    Ok(())
+}
+
 fn integer_max(ty: DataType) -> Option<i64> {
     match ty {
         DataType::Int2 => Some(i16::MAX as i64),
