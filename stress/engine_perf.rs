@@ -585,14 +585,13 @@ fn main() -> anyhow::Result<()> {
     print_open("after unclean stop", &db, t0.elapsed(), f0);
     let opened = Instant::now();
     first_second(&db, &keys, &mut open_rng, "first second after it")?;
-    let t0 = Instant::now();
     db.wait_for_prewarm();
     let st = db.stats();
     println!(
         "warm-up after open: {} files ({} MiB) mapped and populated {} ms after open returned",
         st.direct.files,
         st.direct.mapped_bytes >> 20,
-        t0.elapsed().as_millis()
+        opened.elapsed().as_millis()
     );
     // The crash sweep runs after the warm-up, paced: the reads of a second while it runs (if it
     // still does), then the warm figures below once it is done.
