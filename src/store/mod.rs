@@ -216,29 +216,39 @@ fn direct_io_supported(dir: &Path) -> bool {
     }
 }
 
+/// The store's database-wide RocksDB options for a database at `path`.
+fn db_options(path: &Path) -> Result<Options> {
+    let mut db_opts = Options::default();
+    db_opts.create_if_missing(true);
+    db_opts.create_missing_column_families(true);
+    db_opts.set_max_background_jobs(2);
+    // No `bytes_per_sync` (RocksDB's default, 0): it would only reach the MANIFEST and OPTIONS
+    // files here (flushes and compactions write with O_DIRECT, the WAL has its own setting,
+    // SstFileWriter takes the rows' options), and with a reused MANIFEST past 1 MiB RocksDB
+    // 11.8.1's first range sync after an open asks for a negative length, which fails every
+    // later metadata write with EINVAL (`manifest_tests`).
+    db_opts.set_keep_log_file_num(4);
+    // Flushes and compactions write their files around the OS page cache (O_DIRECT), where
+    // the directory's filesystem takes it. A file written through the cache stays there in
+    // the small pieces the writes made, which the direct read path's mapping can only map
+    // page by page (4 KiB, a page-table walk per read); a file that starts on the disk
+    // only is read back by the populate pass through the huge-page mapping, in 2 MiB pieces
+    // (`direct::mapping`). SstFileWriter's files (bulk loads, large commits) already start
+    // on the disk only.
+    db_opts.set_use_direct_io_for_flush_and_compaction(direct_io_supported(path));
+    // An open appends to the existing MANIFEST instead of writing and syncing a new one, and
+    // a clean close leaves less for the next open to record (RocksDB 11.8; it falls back
+    // to a new MANIFEST by itself where reuse is unsafe). No setter in the Rust crate.
+    db_opts =
+        db_opts.get_options_from_string("reuse_manifest_on_open=true;optimize_manifest_for_recovery=true")?;
+    Ok(db_opts)
+}
+
 impl Store {
     pub fn open(path: &Path, o: &StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(path)?;
         let cache = Cache::new_lru_cache(o.block_cache_bytes.max(1 << 20));
-        let mut db_opts = Options::default();
-        db_opts.create_if_missing(true);
-        db_opts.create_missing_column_families(true);
-        db_opts.set_max_background_jobs(2);
-        db_opts.set_bytes_per_sync(1 << 20);
-        db_opts.set_keep_log_file_num(4);
-        // Flushes and compactions write their files around the OS page cache (O_DIRECT), where
-        // the directory's filesystem takes it. A file written through the cache stays there in
-        // the small pieces the writes made, which the direct read path's mapping can only map
-        // page by page (4 KiB, a page-table walk per read); a file that starts on the disk
-        // only is read back by the populate pass through the huge-page mapping, in 2 MiB pieces
-        // (`direct::mapping`). SstFileWriter's files (bulk loads, large commits) already start
-        // on the disk only.
-        db_opts.set_use_direct_io_for_flush_and_compaction(direct_io_supported(path));
-        // An open appends to the existing MANIFEST instead of writing and syncing a new one, and
-        // a clean close leaves less for the next open to record (RocksDB 11.8; it falls back
-        // to a new MANIFEST by itself where reuse is unsafe). No setter in the Rust crate.
-        db_opts = db_opts
-            .get_options_from_string("reuse_manifest_on_open=true;optimize_manifest_for_recovery=true")?;
+        let db_opts = db_options(path)?;
 
         let mut rows = Options::default();
         let mut bb = BlockBasedOptions::default();
@@ -644,3 +654,6 @@ impl Store {
         db.property_int_value_cf(db.cf(CF_ROWS), name).ok().flatten()
     }
 }
+
+#[cfg(test)]
+mod manifest_tests;
