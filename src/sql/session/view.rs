@@ -44,6 +44,8 @@ impl Session {
             ));
         }
         let mut b = Binder::new(&self.db, None);
+        // A view's columns have the modifiers of its query unfolded, as PostgreSQL stores them.
+        b.parse_typmods = true;
         let (_, cols) = b.bind_query(&cv.query)?;
         if !b.params.is_empty() {
             return Err(Error::new(SqlState("42P02"), "there is no parameter $1"));
