@@ -159,7 +159,9 @@ fn columns(s: &Snapshot) -> Result<Relation> {
                 i,
                 &c.name,
                 c.ty,
-                c.default.clone(),
+                c.default
+                    .as_ref()
+                    .and_then(|d| deparse::default_def(def, d, c.ty)),
                 nullable,
                 true,
             ));
