@@ -436,8 +436,23 @@ impl Binder<'_> {
             },
             E::BinaryOp { left, op, right } => {
                 use A::BinaryOperator as B;
-                let l = self.bind_expr(left, scope)?;
-                let r = self.bind_expr(right, scope)?;
+                let (l, lt) = self.bind_elements(left, scope)?;
+                let (r, rt) = self.bind_elements(right, scope)?;
+                // varchar[] and text[] have no comparison operators between them in PostgreSQL
+                // (each has its own through anyarray; an untyped literal takes the other's).
+                if matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq)
+                    && matches!(
+                        (lt, rt),
+                        (Ty::Array(Ty::Varchar), Ty::Array(Ty::Text))
+                            | (Ty::Array(Ty::Text), Ty::Array(Ty::Varchar))
+                    )
+                {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+                    ));
+                }
+                let (l, r) = ((l, lt.operand()), (r, rt.operand()));
                 match op {
                     B::And | B::Or => {
                         let name = if *op == B::And { "AND" } else { "OR" };
