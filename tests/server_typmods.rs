@@ -232,6 +232,11 @@ fn varchar_arrays_are_described_as_varchar_arrays() {
         ),
         ("SELECT array_agg(a) FROM w", &[(1015, -1)]),
         ("SELECT array_agg(a || '') FROM w", &[(1009, -1)]),
+        // || of varchar arrays is a varchar array, without a modifier.
+        (
+            "SELECT u || u, u || m, m || m FROM w",
+            &[(1015, -1), (1015, -1), (1015, -1)],
+        ),
     ];
     for (sql, want) in cases {
         assert_eq!(types(&simple(&mut s, sql)), *want, "simple: {sql}");

@@ -481,7 +481,18 @@ impl Binder<'_> {
                         self.json_op(op, l, r)?
                     }
                     B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
-                        self.array_cat(l, r)?
+                        let (e, t) = self.array_cat(l, r)?;
+                        // The first array's type, as PostgreSQL resolves anycompatiblearray:
+                        // varchar[] || text[] (or an untyped literal) is varchar[].
+                        let first = if matches!(lt, Ty::Array(_)) { lt } else { rt };
+                        match e {
+                            Expr::Func(f, args, _)
+                                if t == Ty::Array(&Ty::Text) && first == Ty::Array(&Ty::Varchar) =>
+                            {
+                                (Expr::Func(f, args, first), first)
+                            }
+                            e => (e, t),
+                        }
                     }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
