@@ -80,10 +80,27 @@ fn described(s: &mut TcpStream, sql: &str) -> Vec<(String, u32, i32)> {
     until_ready(s)
 }
 
+/// The fields of `sql`'s result as Describe of a bound portal reports them (what libpq's
+/// PQexecParams, psycopg and pgjdbc read).
+fn portal(s: &mut TcpStream, sql: &str) -> Vec<(String, u32, i32)> {
+    let mut parse = vec![0u8];
+    parse.extend_from_slice(sql.as_bytes());
+    parse.extend_from_slice(&[0, 0, 0]);
+    let mut out = msg(b'P', &parse);
+    out.extend(msg(b'B', &[0, 0, 0, 0, 0, 0, 0, 0]));
+    out.extend(msg(b'D', b"P\0"));
+    out.extend(msg(b'S', b""));
+    s.write_all(&out).unwrap();
+    until_ready(s)
+}
+
 /// (OID, typmod) of each field.
 fn types(fields: &[(String, u32, i32)]) -> Vec<(u32, i32)> {
     fields.iter().map(|f| (f.1, f.2)).collect()
 }
+
+/// A field's (OID, typmod).
+type Field = (u32, i32);
 
 const VARCHAR10: (u32, i32) = (1043, 14);
 const VARCHAR: (u32, i32) = (1043, -1);
@@ -215,6 +232,11 @@ fn varchar_arrays_are_described_as_varchar_arrays() {
         ),
         ("SELECT array_agg(a) FROM w", &[(1015, -1)]),
         ("SELECT array_agg(a || '') FROM w", &[(1009, -1)]),
+        // || of varchar arrays is a varchar array, without a modifier.
+        (
+            "SELECT u || u, u || m, m || m FROM w",
+            &[(1015, -1), (1015, -1), (1015, -1)],
+        ),
     ];
     for (sql, want) in cases {
         assert_eq!(types(&simple(&mut s, sql)), *want, "simple: {sql}");
@@ -239,4 +261,94 @@ fn result_columns_are_named_as_postgresql_names_them() {
     );
     let names: Vec<&str> = fields.iter().map(|f| f.0.as_str()).collect();
     assert_eq!(names, ["a", "case", "a", "k", "a", "upper", "text"]);
+}
+
+/// PostgreSQL's planner folds constant CASE and COALESCE arms before a portal describes its
+/// rows (`CASE WHEN true THEN a END` is `a`, with a's modifier), while a prepared statement's
+/// Describe and a view's columns have the modifiers of the unfolded expression (none). Every
+/// expected pair is what PostgreSQL 15.18 sends (the simple protocol, a portal's Describe, a
+/// statement's Describe).
+#[test]
+fn constant_case_and_coalesce_arms_fold_as_the_planner_folds_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = Server::start(&tmp.path().join("data"), &[]);
+    let mut s = connect(&srv);
+    simple(
+        &mut s,
+        "CREATE TABLE t (id int PRIMARY KEY, a varchar(10), b numeric(10,2), d varchar);
+         CREATE VIEW v AS SELECT CASE WHEN true THEN a END AS c FROM t",
+    );
+    // (query, rows' (simple protocol and portal), statement Describe's)
+    let cases: &[(&str, Field, Field)] = &[
+        ("SELECT CASE WHEN true THEN a END FROM t", VARCHAR10, VARCHAR),
+        (
+            "SELECT CASE WHEN false THEN d ELSE a END FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        (
+            "SELECT CASE WHEN NULL THEN d ELSE a END FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        (
+            "SELECT CASE WHEN false THEN d WHEN true THEN a ELSE d END FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        ("SELECT CASE WHEN 1 = 1 THEN a END FROM t", VARCHAR10, VARCHAR),
+        ("SELECT CASE 1 WHEN 1 THEN a END FROM t", VARCHAR10, VARCHAR),
+        ("SELECT CASE WHEN true THEN b END FROM t", NUMERIC10_2, NUMERIC),
+        (
+            "SELECT CASE WHEN true THEN 'x'::varchar(3) END",
+            (1043, 7),
+            VARCHAR,
+        ),
+        // A WHEN that is constant true after one that is not becomes the ELSE.
+        (
+            "SELECT CASE WHEN id > 0 THEN d WHEN true THEN a ELSE a END FROM t",
+            VARCHAR,
+            VARCHAR,
+        ),
+        (
+            "SELECT CASE WHEN id > 0 THEN a WHEN true THEN a ELSE d END FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        ("SELECT coalesce(NULL, a) FROM t", VARCHAR10, VARCHAR),
+        ("SELECT coalesce('x', a) FROM t", VARCHAR, VARCHAR),
+        ("SELECT coalesce(a) FROM t", VARCHAR10, VARCHAR10),
+        // Through a subquery, a CTE, a view, a set operation, a scalar subquery.
+        (
+            "SELECT x.c FROM (SELECT CASE WHEN true THEN a END AS c FROM t) x",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        (
+            "WITH w AS (SELECT CASE WHEN true THEN a END AS c FROM t) SELECT * FROM w",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        ("SELECT * FROM v", VARCHAR10, VARCHAR),
+        (
+            "SELECT CASE WHEN true THEN a END FROM t UNION SELECT a FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        (
+            "SELECT (SELECT CASE WHEN true THEN a END FROM t LIMIT 1)",
+            VARCHAR10,
+            VARCHAR,
+        ),
+        (
+            "SELECT DISTINCT CASE WHEN true THEN a END FROM t",
+            VARCHAR10,
+            VARCHAR,
+        ),
+    ];
+    for (sql, rows, stmt) in cases {
+        assert_eq!(types(&simple(&mut s, sql)), [*rows], "simple: {sql}");
+        assert_eq!(types(&portal(&mut s, sql)), [*rows], "portal: {sql}");
+        assert_eq!(types(&described(&mut s, sql)), [*stmt], "described: {sql}");
+    }
 }

@@ -110,3 +110,35 @@ fn catalog_relations_are_in_pg_class_and_pg_attribute() {
         vec![vec![Value::from("id")], vec![Value::from("v")]]
     );
 }
+
+/// information_schema.tables lists every catalog relation pg_class has, in its schema, as a base
+/// table (relkind 'r') or a view ('v'); pg_table_is_visible is false exactly for
+/// information_schema's (not on the search path).
+#[test]
+fn catalog_relations_are_in_information_schema_tables() {
+    let (_dir, db) = common::open_nosync();
+    let mut s = Session::new(db);
+    let listed = |s: &mut Session, sql: &str| -> Vec<String> {
+        let mut v: Vec<String> = rows(s, sql)
+            .iter()
+            .map(|r| r.iter().map(text).collect::<Vec<_>>().join(" "))
+            .collect();
+        v.sort();
+        v
+    };
+    let from_class = listed(
+        &mut s,
+        "SELECT n.nspname, c.relname, CASE c.relkind WHEN 'r' THEN 'BASE TABLE' ELSE 'VIEW' END, \
+         pg_table_is_visible(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname IN ('pg_catalog', 'information_schema') AND c.relkind IN ('r', 'v')",
+    );
+    let from_tables = listed(
+        &mut s,
+        "SELECT table_schema, table_name, table_type, table_schema = 'pg_catalog' \
+         FROM information_schema.tables WHERE table_schema <> 'public'",
+    );
+    assert!(from_class.len() > 20, "{from_class:?}");
+    assert_eq!(from_class, from_tables);
+    assert!(from_class.contains(&"information_schema tables VIEW f".to_string()));
+    assert!(from_class.contains(&"pg_catalog pg_class BASE TABLE t".to_string()));
+}

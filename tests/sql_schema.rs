@@ -318,3 +318,76 @@ fn a_serial_column_added_to_stored_rows_survives_reopen() {
     );
     assert!(db.verify_integrity().unwrap() > 0);
 }
+
+/// A view stored before views kept their columns' type modifiers (as an older Augur wrote it:
+/// no `typmods` key, `varchar` for a `varchar(10)` column) is replaced by its own query, and the
+/// replacement keeps the modifiers: a later replacement that changes one is 42P16, as in
+/// PostgreSQL.
+#[test]
+fn a_view_stored_without_type_modifiers_is_replaced_by_its_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::open_nosync_at(dir.path());
+    let mut s = Session::new(db.clone());
+    s.execute(
+        "CREATE TABLE tm_t (id int PRIMARY KEY, a varchar(10), b numeric(10,2))",
+        &[],
+    )
+    .unwrap();
+    let old: augur::engine::ViewDef = serde_json::from_str(
+        r#"{"name":"tm_v","sql":"SELECT id, a, b FROM tm_t",
+            "columns":[["id","Int4"],["a",{"Varchar":null}],["b",{"Numeric":null}]],
+            "depends_on":["tm_t"]}"#,
+    )
+    .unwrap();
+    assert!(!old.typmods);
+    db.create_view(old, false).unwrap();
+    let typmods = |s: &mut Session| -> Vec<Value> {
+        rows(
+            s,
+            "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'tm_v'::regclass \
+             AND attnum > 0 ORDER BY attnum",
+        )
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect()
+    };
+    assert_eq!(typmods(&mut s), [Value::Int(-1), Value::Int(-1), Value::Int(-1)]);
+    // A type change is still one.
+    assert_eq!(
+        code(
+            &mut s,
+            "CREATE OR REPLACE VIEW tm_v AS SELECT id, a::text AS a, b FROM tm_t"
+        ),
+        "42P16"
+    );
+    assert_eq!(
+        code(&mut s, "CREATE OR REPLACE VIEW tm_v AS SELECT id, a, b FROM tm_t"),
+        "ok"
+    );
+    assert_eq!(
+        typmods(&mut s),
+        [Value::Int(-1), Value::Int(14), Value::Int(655366)]
+    );
+    assert_eq!(
+        code(
+            &mut s,
+            "CREATE OR REPLACE VIEW tm_v AS SELECT id, a::varchar(20) AS a, b FROM tm_t"
+        ),
+        "42P16"
+    );
+    drop(s);
+    drop(db);
+    // The replacement's modifiers are stored.
+    let mut s = Session::new(common::open_nosync_at(dir.path()));
+    assert_eq!(
+        typmods(&mut s),
+        [Value::Int(-1), Value::Int(14), Value::Int(655366)]
+    );
+    assert_eq!(
+        code(
+            &mut s,
+            "CREATE OR REPLACE VIEW tm_v AS SELECT id, a::varchar AS a, b FROM tm_t"
+        ),
+        "42P16"
+    );
+}

@@ -28,6 +28,11 @@ pub struct ViewDef {
     /// unless CASCADE).
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// Whether `columns` carry their type modifiers. False for a view stored before they were
+    /// kept: its modifiers are unknown, and `CREATE OR REPLACE VIEW` compares its columns'
+    /// types without them.
+    #[serde(default)]
+    pub typmods: bool,
 }
 
 /// The views of an engine instance, loaded from the store on first use.

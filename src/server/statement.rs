@@ -39,6 +39,9 @@ pub struct Stmt {
     /// Parameter types: declared by the client or inferred by the SQL layer.
     pub(super) params: Vec<DataType>,
     pub(super) columns: Vec<(String, DataType)>,
+    /// What Describe of the statement reports, where it differs from what a portal's does
+    /// ([`Prepared::statement_columns`]).
+    pub(super) statement_columns: Option<Vec<(String, DataType)>>,
     pub(super) keyword: String,
 }
 
@@ -89,6 +92,7 @@ impl QueryParser for AugurParser {
         Ok(Some(Arc::new(Stmt {
             params: p.param_types.clone(),
             columns: p.columns.clone(),
+            statement_columns: p.statement_columns.clone(),
             keyword: leading_keyword(sql),
             kind: StmtKind::Sql(p),
         })))
@@ -103,7 +107,8 @@ impl QueryParser for AugurParser {
         stmt: &Arc<Stmt>,
         column_format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(values::fields(&stmt.columns, |i| {
+        let columns = stmt.statement_columns.as_ref().unwrap_or(&stmt.columns);
+        Ok(values::fields(columns, |i| {
             column_format.is_some_and(|f| is_binary(f, i))
         }))
     }

@@ -413,8 +413,15 @@ impl Binder<'_> {
                 };
                 (e, Ty::Text)
             }
-            ("pg_table_is_visible" | "pg_type_is_visible" | "pg_collation_is_visible", 1) => {
-                // Every relation and type is in public or pg_catalog, both on the search path.
+            ("pg_table_is_visible", 1) => {
+                // Every relation but information_schema's is in public or pg_catalog, both on
+                // the search path.
+                let oid = self.oid_arg(args[0].clone(), name)?;
+                let hidden: Vec<Expr> = catalog::info_schema_oids().into_iter().map(lit_int).collect();
+                (Expr::InList(Box::new(oid), hidden, true), Ty::Bool)
+            }
+            ("pg_type_is_visible" | "pg_collation_is_visible", 1) => {
+                // Every type is in pg_catalog, on the search path.
                 let oid = self.oid_arg(args[0].clone(), name)?;
                 (null_if_null(&oid, Expr::Lit(Value::Bool(true))), Ty::Bool)
             }

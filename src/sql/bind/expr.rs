@@ -436,8 +436,23 @@ impl Binder<'_> {
             },
             E::BinaryOp { left, op, right } => {
                 use A::BinaryOperator as B;
-                let l = self.bind_expr(left, scope)?;
-                let r = self.bind_expr(right, scope)?;
+                let (l, lt) = self.bind_elements(left, scope)?;
+                let (r, rt) = self.bind_elements(right, scope)?;
+                // varchar[] and text[] have no comparison operators between them in PostgreSQL
+                // (each has its own through anyarray; an untyped literal takes the other's).
+                if matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq)
+                    && matches!(
+                        (lt, rt),
+                        (Ty::Array(Ty::Varchar), Ty::Array(Ty::Text))
+                            | (Ty::Array(Ty::Text), Ty::Array(Ty::Varchar))
+                    )
+                {
+                    return Err(Error::new(
+                        SqlState::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+                    ));
+                }
+                let (l, r) = ((l, lt.operand()), (r, rt.operand()));
                 match op {
                     B::And | B::Or => {
                         let name = if *op == B::And { "AND" } else { "OR" };
@@ -466,7 +481,18 @@ impl Binder<'_> {
                         self.json_op(op, l, r)?
                     }
                     B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
-                        self.array_cat(l, r)?
+                        let (e, t) = self.array_cat(l, r)?;
+                        // The first array's type, as PostgreSQL resolves anycompatiblearray:
+                        // varchar[] || text[] (or an untyped literal) is varchar[].
+                        let first = if matches!(lt, Ty::Array(_)) { lt } else { rt };
+                        match e {
+                            Expr::Func(f, args, _)
+                                if t == Ty::Array(&Ty::Text) && first == Ty::Array(&Ty::Varchar) =>
+                            {
+                                (Expr::Func(f, args, first), first)
+                            }
+                            e => (e, t),
+                        }
                     }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);

@@ -291,6 +291,13 @@ pub struct Binder<'a> {
     lateral: Option<Scope>,
     /// Calls of volatile functions bound so far (see [`crate::sql::expr::SubRef::volatile`]).
     volatile_calls: usize,
+    /// Type modifiers as parse analysis gives them, before the planner folds constant CASE
+    /// and COALESCE arms (`typmod.rs`): what a view's columns and a prepared statement's
+    /// Describe carry. False (the default): as a query's rows carry them.
+    pub parse_typmods: bool,
+    /// Set when folding a constant CASE or COALESCE arm may have changed a type modifier, so
+    /// the statement's parse-analysis modifiers may differ from its rows'.
+    pub typmods_folded: std::cell::Cell<bool>,
 }
 
 pub(super) enum OrderRef {
@@ -344,6 +351,8 @@ impl<'a> Binder<'a> {
             set_op_leaf: false,
             lateral: None,
             volatile_calls: 0,
+            parse_typmods: false,
+            typmods_folded: std::cell::Cell::new(false),
         }
     }
 

@@ -98,13 +98,21 @@ impl Binder<'_> {
         } else {
             plan
         };
+        // Type modifiers as stored (parse analysis reads the view's columns), or as the
+        // expanded query gives them (a query's rows carry the planner's, folded through the
+        // view's query as PostgreSQL plans it expanded).
         let cols: Vec<Column> = v
             .columns
             .iter()
-            .map(|(name, dt)| Column {
+            .zip(&cols)
+            .map(|((name, dt), c)| Column {
                 name: name.clone(),
                 ty: Ty::from_dt(*dt),
-                len: dt.typmod_len(),
+                len: if self.parse_typmods || c.ty != Ty::from_dt(*dt) {
+                    dt.typmod_len()
+                } else {
+                    c.len
+                },
             })
             .collect();
         let a = alias.map_or_else(|| v.name.clone(), |a| ident(&a.name));

@@ -6,6 +6,9 @@
 
 use sqlparser::ast as A;
 
+mod default;
+pub use default::default_def;
+
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef};
 use crate::engine::TableDef;
 use crate::sql::bind::parse_type;

@@ -63,10 +63,10 @@ fn tables(s: &Snapshot) -> Result<Relation> {
         ("commit_action", T),
     ];
     // Views are read-only in Augur: not insertable into.
-    let row = |name: &str, kind: &str, insertable: bool| {
+    let row = |schema: &str, name: &str, kind: &str, insertable: bool| {
         vec![
             text(DATABASE_NAME),
-            text("public"),
+            text(schema),
             text(name),
             text(kind),
             N,
@@ -82,8 +82,25 @@ fn tables(s: &Snapshot) -> Result<Relation> {
     let rows = s
         .tables
         .iter()
-        .map(|t| row(&t.def.name, "BASE TABLE", true))
-        .chain(s.views.iter().map(|v| row(&v.name, "VIEW", false)))
+        .map(|t| row("public", &t.def.name, "BASE TABLE", true))
+        .chain(s.views.iter().map(|v| row("public", &v.name, "VIEW", false)))
+        // The catalog relations, as PostgreSQL lists its own: pg_catalog's tables as (insertable)
+        // base tables, its and information_schema's views as views.
+        .chain(
+            super::pg::catalog_relation_names()
+                .into_iter()
+                .map(|(_, ns, name, kind)| {
+                    let schema = SCHEMAS
+                        .iter()
+                        .find(|(o, _)| *o == ns)
+                        .map_or("pg_catalog", |s| s.1);
+                    if kind == "r" {
+                        row(schema, name, "BASE TABLE", true)
+                    } else {
+                        row(schema, name, "VIEW", false)
+                    }
+                }),
+        )
         .collect();
     relation(cols, rows)
 }
@@ -159,7 +176,9 @@ fn columns(s: &Snapshot) -> Result<Relation> {
                 i,
                 &c.name,
                 c.ty,
-                c.default.clone(),
+                c.default
+                    .as_ref()
+                    .and_then(|d| deparse::default_def(def, d, c.ty)),
                 nullable,
                 true,
             ));

@@ -47,6 +47,16 @@ const CHECK_BASE: i64 = 4_000_000_000;
 const SEQUENCE_BASE: i64 = 1_000_000_000;
 const VIEW_BASE: i64 = 500_000_000;
 
+/// The OIDs of information_schema's relations (not on the search path: `pg_table_is_visible`
+/// is false for them).
+pub fn info_schema_oids() -> Vec<i64> {
+    pg::catalog_relation_names()
+        .into_iter()
+        .filter(|r| r.1 == INFO_SCHEMA_NS)
+        .map(|r| r.0)
+        .collect()
+}
+
 /// The schemas, as pg_namespace lists them.
 pub const SCHEMAS: &[(i64, &str)] = &[
     (PG_CATALOG_NS, "pg_catalog"),

@@ -23,10 +23,12 @@ use parking_lot::Mutex;
 use sqlparser::ast as A;
 use sqlparser::tokenizer::TokenWithSpan;
 
-use self::prepared::{check_params, exec_planned, explain, lend_planned, Planned, PlannedStmt};
+use self::prepared::{
+    check_params, exec_planned, explain, lend_planned, result_columns, Planned, PlannedStmt,
+};
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
-use super::dml::{bind_delete, bind_insert, bind_update, DeletePlan, InsertPlan, UpdatePlan};
+use super::dml::{bind_delete, bind_insert, bind_update};
 use super::exec::{lend_rows, PointLend};
 use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
@@ -301,32 +303,24 @@ impl Session {
                     declared: vec![],
                     param_types: vec![],
                     columns: vec![],
+                    statement_columns: None,
                     nesting,
                 }));
             }
         };
         let planned = self.plan(&stmt, types)?;
         let (param_types, columns) = match &planned {
-            Some(p) => (
-                p.params.iter().map(|t| t.to_dt()).collect(),
-                match &p.planned {
-                    Planned::Query { cols, .. } => cols.iter().map(|c| (c.name.clone(), c.dt())).collect(),
-                    Planned::Insert(InsertPlan {
-                        returning: Some((_, c)),
-                        ..
-                    })
-                    | Planned::Update(UpdatePlan {
-                        returning: Some((_, c)),
-                        ..
-                    })
-                    | Planned::Delete(DeletePlan {
-                        returning: Some((_, c)),
-                        ..
-                    }) => c.iter().map(|c| (c.name.clone(), c.dt())).collect(),
-                    _ => vec![],
-                },
-            ),
+            Some(p) => (p.params.iter().map(|t| t.to_dt()).collect(), result_columns(p)),
             None => (vec![], self.describe_other(&stmt)),
+        };
+        // Where folding a constant CASE / COALESCE arm may have changed a type modifier, the
+        // statement's Describe reports the unfolded ones, as PostgreSQL's parse analysis does.
+        let statement_columns = match &planned {
+            Some(p) if p.typmods_folded => self
+                .plan_typmods(&stmt, types, true)?
+                .map(|p| result_columns(&p))
+                .filter(|c| *c != columns),
+            _ => None,
         };
         Ok(Arc::new(Prepared {
             sql: sql.into(),
@@ -336,6 +330,7 @@ impl Session {
             declared: types.to_vec(),
             param_types,
             columns,
+            statement_columns,
             nesting,
         }))
     }
@@ -489,7 +484,19 @@ impl Session {
     /// Plans queries and DML, with the parameter types a client declared (see
     /// [`Session::prepare_typed`]); None for other statements.
     fn plan(&self, stmt: &A::Statement, declared: &[Option<DataType>]) -> Result<Option<PlannedStmt>> {
+        self.plan_typmods(stmt, declared, false)
+    }
+
+    /// [`Session::plan`], with type modifiers as parse analysis gives them when
+    /// `parse_typmods` ([`Binder::parse_typmods`]).
+    fn plan_typmods(
+        &self,
+        stmt: &A::Statement,
+        declared: &[Option<DataType>],
+        parse_typmods: bool,
+    ) -> Result<Option<PlannedStmt>> {
         let mut b = Binder::new(&self.db, Some(&self.settings));
+        b.parse_typmods = parse_typmods;
         b.backend_pid = self.backend_pid;
         b.params = declared
             .iter()
@@ -531,6 +538,7 @@ impl Session {
             deps,
             reads_catalog: b.catalog.is_some(),
             views,
+            typmods_folded: b.typmods_folded.get(),
         }))
     }
 

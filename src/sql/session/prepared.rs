@@ -35,6 +35,30 @@ pub(super) struct PlannedStmt {
     pub(super) views: Option<(AnyEngine, Vec<Arc<ViewDef>>)>,
     /// A point read by a bigint parameter, run without the executor (`PointLend`).
     pub(super) point: Option<PointLend>,
+    /// Folding a constant CASE / COALESCE arm may have changed a result column's type
+    /// modifier ([`crate::sql::bind::Binder::typmods_folded`]).
+    pub(super) typmods_folded: bool,
+}
+
+/// The result columns of a planned query, or of DML's RETURNING (empty otherwise).
+pub(super) fn result_columns(p: &PlannedStmt) -> Vec<(String, DataType)> {
+    let cols = match &p.planned {
+        Planned::Query { cols, .. } => cols,
+        Planned::Insert(InsertPlan {
+            returning: Some((_, c)),
+            ..
+        })
+        | Planned::Update(UpdatePlan {
+            returning: Some((_, c)),
+            ..
+        })
+        | Planned::Delete(DeletePlan {
+            returning: Some((_, c)),
+            ..
+        }) => c,
+        _ => return vec![],
+    };
+    cols.iter().map(|c| (c.name.clone(), c.dt())).collect()
 }
 
 impl PlannedStmt {
@@ -64,8 +88,12 @@ pub struct Prepared {
     /// Parameter types: declared by the client or inferred from the statement ($1 is
     /// `param_types[0]`).
     pub param_types: Vec<DataType>,
-    /// Result columns (empty for statements that return no rows).
+    /// Result columns (empty for statements that return no rows), as its rows carry them.
     pub columns: Vec<(String, DataType)>,
+    /// The result columns a Describe of the statement reports where they differ from
+    /// `columns`: with the type modifiers of parse analysis, before constant CASE / COALESCE
+    /// arms are folded (PostgreSQL's statement Describe; a portal's has the folded ones).
+    pub statement_columns: Option<Vec<(String, DataType)>>,
     /// [`crate::sql::nesting_estimate`] of the text: the stack executing it may need.
     pub(super) nesting: usize,
 }

@@ -10,7 +10,9 @@ use crate::engine::ViewDef;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::sql::bind::{check_name, ident, object_name, Binder};
+use crate::sql::expr::Ty;
 use crate::sql::result::StatementResult;
+use crate::types::DataType;
 
 impl Session {
     pub(super) fn create_view(&mut self, cv: &A::CreateView) -> Result<StatementResult> {
@@ -44,6 +46,8 @@ impl Session {
             ));
         }
         let mut b = Binder::new(&self.db, None);
+        // A view's columns have the modifiers of its query unfolded, as PostgreSQL stores them.
+        b.parse_typmods = true;
         let (_, cols) = b.bind_query(&cv.query)?;
         if !b.params.is_empty() {
             return Err(Error::new(SqlState("42P02"), "there is no parameter $1"));
@@ -53,8 +57,7 @@ impl Session {
                 "CREATE VIEW specifies more column names than columns",
             ));
         }
-        let mut columns: Vec<(String, crate::types::DataType)> =
-            cols.iter().map(|c| (c.name.clone(), c.dt())).collect();
+        let mut columns: Vec<(String, DataType)> = cols.iter().map(|c| (c.name.clone(), c.dt())).collect();
         for (c, n) in columns.iter_mut().zip(&cv.columns) {
             c.0 = ident(&n.name);
         }
@@ -80,7 +83,7 @@ impl Session {
                         "cannot change name of view column \"{on}\" to \"{nn}\""
                     )));
                 }
-                if ot != nt {
+                if ot != nt && (old.typmods || !same_without_typmods(*ot, *nt)) {
                     return Err(bad(format!(
                         "cannot change data type of view column \"{on}\" from {} to {}",
                         ot.sql_name(),
@@ -105,6 +108,7 @@ impl Session {
                 sql: cv.query.to_string(),
                 columns,
                 depends_on,
+                typmods: true,
             },
             cv.or_replace,
         )?;
@@ -222,4 +226,14 @@ impl Session {
             tag: "DROP VIEW".into(),
         })
     }
+}
+
+/// Whether a column stored by a view without type modifiers (`old`, [`ViewDef::typmods`] false)
+/// is `new` but for the modifier it did not keep: the same type, or text where an older Augur
+/// stored a varchar column's (text[] for varchar[]).
+fn same_without_typmods(old: DataType, new: DataType) -> bool {
+    let (o, n) = (Ty::from_dt(old), Ty::from_dt(new));
+    (old.typmod_len().is_none() && o == n)
+        || (o == Ty::Text && n == Ty::Varchar)
+        || (o == Ty::Array(&Ty::Text) && n == Ty::Array(&Ty::Varchar))
 }

@@ -175,7 +175,12 @@ pub(super) fn attrdefs(s: &Snapshot) -> Result<Relation> {
     let mut rows = Vec::new();
     for t in &s.tables {
         for (i, c) in t.def.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
+            // A NULL default is none (PostgreSQL stores no pg_attrdef row for it).
+            if let Some(d) = c
+                .default
+                .as_ref()
+                .and_then(|d| deparse::default_def(&t.def, d, c.ty))
+            {
                 rows.push(vec![
                     int(t.attrdef_oid(i)),
                     int(t.oid),
@@ -185,7 +190,8 @@ pub(super) fn attrdefs(s: &Snapshot) -> Result<Relation> {
             }
         }
     }
-    // adbin is the expression's SQL text: pg_get_expr(adbin, adrelid) returns it.
+    // adbin is the expression's SQL text as PostgreSQL prints it: pg_get_expr(adbin, adrelid)
+    // returns it.
     relation(
         &[("oid", OID), ("adrelid", OID), ("adnum", I2), ("adbin", T)],
         rows,

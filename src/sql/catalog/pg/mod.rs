@@ -16,7 +16,7 @@ use super::{relation, text, Relation, Snapshot, ROLE_NAME};
 use crate::error::Result;
 use crate::sql::expr::Ty;
 use crate::types::Value;
-pub use own::catalog_relations;
+pub use own::{catalog_relation_names, catalog_relations};
 pub use sequences::sequence_type;
 
 pub const NAMES: &[&str] = &[

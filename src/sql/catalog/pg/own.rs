@@ -51,6 +51,20 @@ pub struct CatalogRelation {
     pub columns: Vec<(String, DataType)>,
 }
 
+/// Every generated catalog relation's (OID, namespace, name, kind: `r` or `v`), without its
+/// columns (information_schema.tables lists them).
+pub fn catalog_relation_names() -> Vec<(i64, i64, &'static str, &'static str)> {
+    let oid_in = |list: &[(&str, i64)], n: &str| list.iter().find(|(x, _)| *x == n).map(|(_, o)| *o);
+    let pg = super::NAMES.iter().filter_map(|n| {
+        let oid = oid_in(TABLE_OIDS, n).or_else(|| oid_in(VIEW_OIDS, n))?;
+        Some((oid, PG_CATALOG_NS, *n, if VIEWS.contains(n) { "v" } else { "r" }))
+    });
+    let info = info_schema::NAMES
+        .iter()
+        .filter_map(|n| Some((oid_in(INFO_SCHEMA_OIDS, n)?, INFO_SCHEMA_NS, *n, "v")));
+    pg.chain(info).collect()
+}
+
 /// Every generated catalog relation, built once (their columns do not depend on the data).
 pub fn catalog_relations() -> &'static [CatalogRelation] {
     static RELS: OnceLock<Vec<CatalogRelation>> = OnceLock::new();
@@ -65,35 +79,25 @@ pub fn catalog_relations() -> &'static [CatalogRelation] {
             r.map(|r| r.cols.iter().map(|c| (c.name.clone(), c.dt())).collect())
                 .unwrap_or_default()
         };
-        let oid_in = |list: &[(&str, i64)], n: &str| list.iter().find(|(x, _)| *x == n).map(|(_, o)| *o);
-        let mut v = Vec::new();
-        for n in super::NAMES {
-            let Some(oid) = oid_in(TABLE_OIDS, n).or_else(|| oid_in(VIEW_OIDS, n)) else {
-                continue;
-            };
-            v.push(CatalogRelation {
+        catalog_relation_names()
+            .into_iter()
+            .map(|(oid, namespace, name, kind)| CatalogRelation {
                 oid,
-                namespace: PG_CATALOG_NS,
-                regclass: n.to_string(),
-                name: n,
-                kind: if VIEWS.contains(n) { "v" } else { "r" },
-                columns: columns(super::build_plain(n, &empty)),
-            });
-        }
-        for n in info_schema::NAMES {
-            let Some(oid) = oid_in(INFO_SCHEMA_OIDS, n) else {
-                continue;
-            };
-            v.push(CatalogRelation {
-                oid,
-                namespace: INFO_SCHEMA_NS,
-                regclass: format!("information_schema.{n}"),
-                name: n,
-                kind: "v",
-                columns: columns(info_schema::build(n, &empty)),
-            });
-        }
-        v
+                namespace,
+                regclass: if namespace == INFO_SCHEMA_NS {
+                    format!("information_schema.{name}")
+                } else {
+                    name.to_string()
+                },
+                name,
+                kind,
+                columns: columns(if namespace == INFO_SCHEMA_NS {
+                    info_schema::build(name, &empty)
+                } else {
+                    super::build_plain(name, &empty)
+                }),
+            })
+            .collect()
     })
 }
 

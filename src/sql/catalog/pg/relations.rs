@@ -223,7 +223,9 @@ pub(super) fn attributes(s: &Snapshot) -> Result<Relation> {
                 c.ty,
                 i + 1,
                 not_null,
-                c.default.is_some(),
+                c.default
+                    .as_ref()
+                    .is_some_and(|d| crate::sql::catalog::deparse::default_def(def, d, c.ty).is_some()),
             ));
         }
         for ix in &t.indexes {
