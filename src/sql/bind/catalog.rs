@@ -812,7 +812,7 @@ impl Binder<'_> {
 
     /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its
     /// number if there is none).
-    fn oid_name(&mut self, kind: &str, x: Expr) -> Result<Expr> {
+    pub(super) fn oid_name(&mut self, kind: &str, x: Expr) -> Result<Expr> {
         let names: Vec<(i64, String)> = match kind {
             "regclass" => self.snapshot()?.relations(),
             "regtype" => types::TYPES

@@ -587,6 +587,13 @@ impl Binder<'_> {
             }
             ("nextval" | "currval", 1) | ("setval", 2 | 3) => {
                 self.volatile_calls += 1;
+                // PostgreSQL declares the sequence a regclass: an OID (`'s'::regclass`, as the
+                // catalogs print a serial column's default) names the sequence it is the OID of.
+                if args[0].1.is_int() {
+                    let (e, t) = args[0].clone();
+                    let oid = self.coerce(e, t, Ty::Int8)?;
+                    args[0] = (self.oid_name("regclass", oid)?, Ty::Text);
+                }
                 let want = [Ty::Text, Ty::Int8, Ty::Bool];
                 for (a, to) in args.iter_mut().zip(want) {
                     let (e, t) = a.clone();

@@ -65,7 +65,8 @@ fn is_null(e: &A::Expr) -> bool {
     }
 }
 
-/// `nextval('s')` (a serial column's default) as `nextval('s'::regclass)`.
+/// `nextval('s')` (a serial column's default) or `nextval('s'::regclass)` as
+/// `nextval('s'::regclass)`.
 fn nextval(e: &A::Expr) -> Option<String> {
     let A::Expr::Function(f) = e else { return None };
     if f.name.to_string().to_lowercase() != "nextval" {
@@ -76,6 +77,13 @@ fn nextval(e: &A::Expr) -> Option<String> {
     };
     let [A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(arg))] = l.args.as_slice() else {
         return None;
+    };
+    // The name, or the name cast to regclass as PostgreSQL prints it back.
+    let arg = match unnest(arg) {
+        A::Expr::Cast { expr, data_type, .. } if data_type.to_string().eq_ignore_ascii_case("regclass") => {
+            expr
+        }
+        a => a,
     };
     let name = match unnest(arg) {
         A::Expr::Value(v) => match &v.value {
