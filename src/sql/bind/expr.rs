@@ -294,21 +294,28 @@ impl Binder<'_> {
 
     /// `a || b` of two arrays of one type (an untyped literal is read as the other side's
     /// array type): their elements in turn; a NULL side counts as empty, as PostgreSQL's
-    /// array_cat takes it.
+    /// array_cat takes it. The types are the operands' as bound (`varchar[]` kept): the result
+    /// has the first array's, as PostgreSQL resolves anycompatiblearray (`varchar[] || text[]`,
+    /// or with an untyped literal, is varchar[]).
     fn array_cat(&mut self, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
         let ty = match (lt, rt) {
             (Ty::Array(_), Ty::Unknown) => lt,
             (Ty::Unknown, Ty::Array(_)) => rt,
-            (a, b) if a == b => a,
+            (a, b) if a.operand() == b.operand() => a,
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
-                    format!("operator does not exist: {} || {}", lt.name(), rt.name()),
+                    format!(
+                        "operator does not exist: {} || {}",
+                        lt.operand().name(),
+                        rt.operand().name()
+                    ),
                 ))
             }
         };
-        let l = self.coerce(l, lt, ty)?;
-        let r = self.coerce(r, rt, ty)?;
+        // varchar[] and text[] are the same values: the operands as text[].
+        let l = self.coerce(l, lt.operand(), ty.operand())?;
+        let r = self.coerce(r, rt.operand(), ty.operand())?;
         Ok((Expr::Func(Func::ArrayCat, vec![l, r], ty), ty))
     }
 
@@ -481,18 +488,7 @@ impl Binder<'_> {
                         self.json_op(op, l, r)?
                     }
                     B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
-                        let (e, t) = self.array_cat(l, r)?;
-                        // The first array's type, as PostgreSQL resolves anycompatiblearray:
-                        // varchar[] || text[] (or an untyped literal) is varchar[].
-                        let first = if matches!(lt, Ty::Array(_)) { lt } else { rt };
-                        match e {
-                            Expr::Func(f, args, _)
-                                if t == Ty::Array(&Ty::Text) && first == Ty::Array(&Ty::Varchar) =>
-                            {
-                                (Expr::Func(f, args, first), first)
-                            }
-                            e => (e, t),
-                        }
+                        self.array_cat((l.0, lt), (r.0, rt))?
                     }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);

@@ -175,13 +175,5 @@ fn cmp_truth(op: CmpOp, a: &Value, b: &Value) -> Option<Option<bool>> {
     if std::mem::discriminant(a) != std::mem::discriminant(b) {
         return None;
     }
-    let o = a.sql_cmp(b)?;
-    Some(Some(match op {
-        CmpOp::Eq => o.is_eq(),
-        CmpOp::Ne => o.is_ne(),
-        CmpOp::Lt => o.is_lt(),
-        CmpOp::Le => o.is_le(),
-        CmpOp::Gt => o.is_gt(),
-        CmpOp::Ge => o.is_ge(),
-    }))
+    Some(Some(op.test(a.sql_cmp(b)?)))
 }

@@ -314,7 +314,7 @@ impl CmpOp {
             o => o,
         }
     }
-    fn test(self, o: Ordering) -> bool {
+    pub(crate) fn test(self, o: Ordering) -> bool {
         match self {
             CmpOp::Eq => o == Ordering::Equal,
             CmpOp::Ne => o != Ordering::Equal,

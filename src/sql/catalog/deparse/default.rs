@@ -9,7 +9,7 @@
 
 use sqlparser::ast as A;
 
-use super::{parse, print, quote_ident, typed, typed_literal, T};
+use super::{args_of, parse, print, quote_ident, typed, typed_literal, T};
 use crate::engine::TableDef;
 use crate::sql::bind::parse_type;
 use crate::types::{DataType, Value};
@@ -72,10 +72,7 @@ fn nextval(e: &A::Expr) -> Option<String> {
     if f.name.to_string().to_lowercase() != "nextval" {
         return None;
     }
-    let A::FunctionArguments::List(l) = &f.args else {
-        return None;
-    };
-    let [A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(arg))] = l.args.as_slice() else {
+    let [arg] = args_of(f)?[..] else {
         return None;
     };
     // The name, or the name cast to regclass as PostgreSQL prints it back.
