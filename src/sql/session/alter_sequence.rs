@@ -7,7 +7,7 @@
 use sqlparser::ast as A;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
-use super::ddl::check_cache;
+use super::ddl::{check_cache, integer_max, integer_min, sequence_int};
 use super::Session;
 use crate::engine::SequenceDef;
 use crate::error::{Error, Result, SqlState};
@@ -232,22 +232,9 @@ impl Session {
 /// Applies ALTER SEQUENCE's options to `sd`: a bound given is set, `NO MINVALUE` / `NO
 /// MAXVALUE` go back to the default for the (new) direction and the sequence's type.
 fn apply(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
-    let int = |e: &A::Expr| -> Result<i64> {
-        e.to_string()
-            .replace(' ', "")
-            .parse::<i64>()
-            .map_err(|_| Error::syntax(format!("sequence option must be an integer, not {e}")))
-    };
-    let type_max = match crate::sql::catalog::sequence_type(sd.max) {
-        crate::types::DataType::Int2 => i64::from(i16::MAX),
-        crate::types::DataType::Int4 => i64::from(i32::MAX),
-        _ => i64::MAX,
-    };
-    let type_min = if type_max == i64::MAX {
-        i64::MIN
-    } else {
-        -type_max - 1
-    };
+    let int = sequence_int;
+    let type_max = integer_max(crate::sql::catalog::sequence_type(sd.max)).unwrap_or(i64::MAX);
+    let type_min = integer_min(type_max);
     let (mut no_min, mut no_max) = (false, false);
     for o in opts {
         match o {
@@ -257,7 +244,7 @@ fn apply(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
             A::SequenceOptions::MaxValue(Some(e)) => sd.max = int(e)?,
             A::SequenceOptions::MaxValue(None) => no_max = true,
             A::SequenceOptions::StartWith(e, _) => sd.start = int(e)?,
-            A::SequenceOptions::Cache(e) => check_cache(e, int(e)?)?,
+            A::SequenceOptions::Cache(e) => check_cache(e)?,
             A::SequenceOptions::Cycle(no) => sd.cycle = !*no,
         }
     }

@@ -517,11 +517,7 @@ impl Session {
 /// Applies `INCREMENT`, `MINVALUE`, `MAXVALUE`, `START`, `CACHE`, `CYCLE` to `sd` with
 /// PostgreSQL's defaults: a descending sequence runs from -1 down to the type's minimum.
 fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
-    let int = |e: &A::Expr| -> Result<i64> {
-        let s = e.to_string().replace(' ', "");
-        s.parse::<i64>()
-            .map_err(|_| Error::syntax(format!("sequence option must be an integer, not {e}")))
-    };
+    let int = sequence_int;
     let type_max = sd.max;
     let (mut min, mut max, mut start) = (None, None, None);
     for o in opts {
@@ -530,16 +526,12 @@ fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> 
             A::SequenceOptions::MinValue(e) => min = e.as_ref().map(int).transpose()?,
             A::SequenceOptions::MaxValue(e) => max = e.as_ref().map(int).transpose()?,
             A::SequenceOptions::StartWith(e, _) => start = Some(int(e)?),
-            A::SequenceOptions::Cache(e) => check_cache(e, int(e)?)?,
+            A::SequenceOptions::Cache(e) => check_cache(e)?,
             A::SequenceOptions::Cycle(c) => sd.cycle = !*c,
         }
     }
     let up = sd.increment > 0;
-    let type_min = if type_max == i64::MAX {
-        i64::MIN
-    } else {
-        -type_max - 1
-    };
+    let type_min = integer_min(type_max);
     sd.min = min.unwrap_or(if up { 1 } else { type_min });
     sd.max = max.unwrap_or(if up { type_max } else { -1 });
     sd.start = start.unwrap_or(if up { sd.min } else { sd.max });
@@ -551,11 +543,18 @@ pub(super) fn nextval_default(sd: &SequenceDef) -> String {
     format!("nextval('{}')", sd.name.replace('\'', "''"))
 }
 
-/// The largest value of integer type `ty` (a sequence's bound); None for any other type.
-/// A sequence's `CACHE n` (`e`, of value `n`): accepted and not used (the engine reserves its
-/// own batches: `engine/sequence.rs`), but, as in PostgreSQL, at least 1.
-pub(super) fn check_cache(e: &A::Expr, n: i64) -> Result<()> {
-    if n < 1 {
+/// The integer a sequence option `e` gives (CREATE and ALTER SEQUENCE).
+pub(super) fn sequence_int(e: &A::Expr) -> Result<i64> {
+    e.to_string()
+        .replace(' ', "")
+        .parse::<i64>()
+        .map_err(|_| Error::syntax(format!("sequence option must be an integer, not {e}")))
+}
+
+/// A sequence's `CACHE n`: accepted and not used (the engine reserves its own batches:
+/// `engine/sequence.rs`), but, as in PostgreSQL, at least 1.
+pub(super) fn check_cache(e: &A::Expr) -> Result<()> {
+    if sequence_int(e)? < 1 {
         return Err(Error::new(
             SqlState::INVALID_PARAMETER_VALUE,
             format!("CACHE ({e}) must be greater than zero"),
@@ -564,7 +563,18 @@ pub(super) fn check_cache(e: &A::Expr, n: i64) -> Result<()> {
     Ok(())
 }
 
-fn integer_max(ty: DataType) -> Option<i64> {
+/// The smallest value of the integer type whose largest is `max` (a descending sequence's
+/// default bound).
+pub(super) fn integer_min(max: i64) -> i64 {
+    if max == i64::MAX {
+        i64::MIN
+    } else {
+        -max - 1
+    }
+}
+
+/// The largest value of integer type `ty` (a sequence's bound); None for any other type.
+pub(super) fn integer_max(ty: DataType) -> Option<i64> {
     match ty {
         DataType::Int2 => Some(i16::MAX as i64),
         DataType::Int4 => Some(i32::MAX as i64),
