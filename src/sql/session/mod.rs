@@ -295,10 +295,10 @@ impl Session {
                         end: false,
                         modifier: None,
                     },
-                    cut: none_or_cut.map(|c| match c {
-                        Stmt::Cut(c) => c,
-                        Stmt::Parsed(_) => unreachable!("matched above"),
-                    }),
+                    cut: match none_or_cut {
+                        Some(Stmt::Cut(c)) => Some(c),
+                        _ => None,
+                    },
                     planned: Mutex::new(None),
                     declared: vec![],
                     param_types: vec![],
