@@ -276,9 +276,13 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
     }
     // The durable writes take turns with the other cells of this distribution and size.
     c.turn.yield_turn()?;
+    c.rewarm("update/sync")?;
     c.updates(true)?;
+    c.rewarm("delete/sync")?;
     c.deletes(true)?;
+    c.rewarm("single_insert/sync")?;
     c.inserts(true)?;
+    c.rewarm("mixed70_30/sync")?;
     c.mixed(true)?;
     c.turn.end_durable()?;
     c.sys.check_config()?;
@@ -553,6 +557,20 @@ impl Child<'_> {
                 Ok((dt, ok))
             },
         )
+    }
+
+    /// Before each durable phase, in the cell's own turn: the full read of `System::warm` once
+    /// more (untimed; its time is an observation). The group's durable phases come minutes
+    /// after the cells' loads and reads, and later for the cells that ran first: on this VM a
+    /// first touch of memory left untouched for a minute or more costs tens of microseconds
+    /// with no fault the guest sees, and the guest drops page cache no process maps after a
+    /// minute unused (docs/BENCHMARKING.md, rule 2). Without this, the reads and index walks of
+    /// the durable phases measured how long each cell had waited for its turn.
+    fn rewarm(&mut self, phase: &str) -> Result<()> {
+        let t = Instant::now();
+        self.sys.warm()?;
+        self.observe(phase, "rewarm_ms", t.elapsed().as_secs_f64() * 1e3);
+        Ok(())
     }
 
     fn write_ops(&self, sync: bool) -> usize {
