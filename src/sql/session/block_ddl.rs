@@ -10,6 +10,7 @@
 
 use sqlparser::ast as A;
 
+use super::block_alter::{Altered, Guard};
 use super::Session;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
@@ -44,12 +45,34 @@ pub(super) struct BlockDdl {
     /// DROP statements of objects the block did not create, to run once it commits, with the
     /// names each drops.
     drops: Vec<(A::Statement, Vec<String>)>,
+    /// The undo log of ALTER TABLE statements run under it (`block_alter.rs`), oldest first.
+    pub(super) altered: Vec<Altered>,
 }
+
+/// Where a block's schema changes stand: lengths of its created, drops and altered lists.
+pub(super) type Mark = (usize, usize, usize);
+
+/// The mark of a block that has changed nothing.
+pub(super) const START: Mark = (0, 0, 0);
 
 impl BlockDdl {
     /// Where the block's schema changes stand (what a savepoint rolls back to).
-    pub(super) fn mark(&self) -> (usize, usize) {
-        (self.created.len(), self.drops.len())
+    pub(super) fn mark(&self) -> Mark {
+        (self.created.len(), self.drops.len(), self.altered.len())
+    }
+
+    /// The names of what the block created, as they are now (an undo of a rename puts them
+    /// back: [`Session::restore_altered`]).
+    pub(super) fn created_list(&self) -> Vec<Created> {
+        self.created.clone()
+    }
+
+    /// Puts back the names of the objects the block created, from `list` (an earlier
+    /// [`BlockDdl::created_list`]), for those still recorded.
+    pub(super) fn rename_created(&mut self, list: Vec<Created>) {
+        for (c, was) in self.created.iter_mut().zip(list) {
+            *c = was;
+        }
     }
 
     fn created(&self, name: &str) -> bool {
@@ -188,21 +211,30 @@ impl Session {
         r
     }
 
-    /// ALTER TABLE of a table the block created (the block's rollback drops the table, whatever
-    /// was altered; a rename moves the record to the new name), unless it was created before a
-    /// savepoint still open (0A000: ROLLBACK TO it would keep the change).
+    /// ALTER TABLE inside a block. Of a table the block created after every open savepoint,
+    /// it applies (the block's rollback drops the table, whatever was altered; a rename moves
+    /// the record to the new name). Of a table the block did not create, or created before a
+    /// savepoint still open, it runs under the undo log (`block_alter.rs`), which refuses the
+    /// operations that rewrite the rows.
     fn alter_in_block(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
         let name = object_name(&at.name)?;
         if !self.block.created.contains(&Created::Table(name.clone())) {
             if self.db.table(&name).is_ok() {
-                return Err(refused("ALTER TABLE"));
+                return self.alter_logged(at, &name, Guard::Existing);
             }
             // No such table: the statement's own error (or nothing, with IF EXISTS).
             return self.alter_table(at);
         }
         if self.created_before_savepoint(&Created::Table(name.clone())) {
-            return Err(behind_savepoint("ALTER TABLE", &name));
+            return self.alter_logged(at, &name, Guard::BehindSavepoint(name.clone()));
         }
+        self.alter_recording(at, &name)
+    }
+
+    /// Runs ALTER TABLE `at` of `name` and records the objects it made (the indexes of
+    /// UNIQUE constraints) as created by the block; a rename moves the table's record.
+    pub(super) fn alter_recording(&mut self, at: &A::AlterTable, name: &str) -> Result<StatementResult> {
+        let name = name.to_string();
         let before = self.objects_of(&name)?;
         let r = self.alter_table(at);
         let now = if self.db.table(&name).is_ok() {
@@ -381,15 +413,25 @@ impl Session {
     /// Undoes the block's schema changes back to `mark` ([`BlockDdl::mark`]): drops what it
     /// created since, newest first, and forgets the drops it asked for since. Every object is
     /// tried; the first error is returned.
-    pub(super) fn undo_block_ddl(&mut self, mark: (usize, usize)) -> Result<()> {
+    pub(super) fn undo_block_ddl(&mut self, mark: Mark) -> Result<()> {
         self.block.drops.truncate(mark.1);
-        if self.block.created.len() <= mark.0 {
+        if self.block.created.len() <= mark.0 && self.block.altered.len() <= mark.2 {
             return Ok(());
         }
         let mut first = Ok(());
         while self.block.created.len() > mark.0 {
             let c = self.block.created.pop().expect("longer than the mark");
             if let Err(e) = self.drop_created(&c) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        // Then the definitions the block's ALTERs changed since, newest first (what they
+        // made is dropped above; what the block created after them no longer stands on them).
+        while self.block.altered.len() > mark.2 {
+            let a = self.block.altered.pop().expect("longer than the mark");
+            if let Err(e) = self.restore_altered(a) {
                 if first.is_ok() {
                     first = Err(e);
                 }
@@ -429,6 +471,7 @@ impl Session {
     /// After the block committed: forgets what it created and runs the drops it asked for.
     pub(super) fn finish_block_ddl(&mut self) -> Result<()> {
         self.block.created.clear();
+        self.block.altered.clear();
         for (st, _) in std::mem::take(&mut self.block.drops) {
             self.run_ddl(&st)?;
         }
