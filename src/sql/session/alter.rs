@@ -1,6 +1,7 @@
 //! ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO, ALTER COLUMN SET / DROP DEFAULT and
-//! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Not transactional,
-//! as the rest of DDL: each operation applies at once, durably. ADD PRIMARY KEY, DROP COLUMN,
+//! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Each operation
+//! applies at once, durably; inside a transaction block block_ddl.rs and block_alter.rs make
+//! the block's rollback undo it. ADD PRIMARY KEY, DROP COLUMN,
 //! and ADD COLUMN with a volatile DEFAULT or of a serial type rewrite the rows; any other ADD
 //! COLUMN records the value the rows already stored read for the new column instead
 //! (`ColumnDef::missing`).

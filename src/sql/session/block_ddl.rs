@@ -2,11 +2,12 @@
 //! What the block creates (tables, indexes, sequences, views) exists at once and is dropped
 //! again if the block rolls back; what it drops that it did not create is checked at once and
 //! dropped when the block commits; TRUNCATE deletes the rows through the block's transaction;
-//! ALTER TABLE of a table the block did not create, and CREATE OR REPLACE of such a view, are
-//! refused with 25001 before anything changes (the engine cannot take such a change back).
-//! ROLLBACK TO SAVEPOINT drops what the block created after the savepoint but cannot restore
-//! a changed or dropped object, so ALTER TABLE, DROP and CREATE OR REPLACE VIEW of an object
-//! the block created before a savepoint still open are refused with 0A000.
+//! ALTER TABLE of a table the block did not create (or created before a savepoint still open)
+//! runs under an undo log of old definitions (`block_alter.rs`); CREATE OR REPLACE of a view
+//! the block did not create is refused with 25001 before anything changes. ROLLBACK TO
+//! SAVEPOINT drops what the block created after the savepoint and puts back the definitions
+//! altered after it, but cannot restore a dropped object, so DROP and CREATE OR REPLACE VIEW
+//! of an object the block created before a savepoint still open are refused with 0A000.
 
 use sqlparser::ast as A;
 
@@ -93,7 +94,7 @@ fn refused(what: &str) -> Error {
     )
 }
 
-/// The 0A000 of `what` (an ALTER, DROP or CREATE OR REPLACE) of `name`, an object the block
+/// The 0A000 of `what` (a DROP or CREATE OR REPLACE) of `name`, an object the block
 /// created before a savepoint that is still open: ROLLBACK TO that savepoint would not undo it.
 fn behind_savepoint(what: &str, name: &str) -> Error {
     Error::unsupported(format!(
