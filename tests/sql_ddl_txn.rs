@@ -688,3 +688,61 @@ fn a_cancel_ends_the_wait_for_a_table_lock() {
     assert_eq!(waiter.join().unwrap(), "57014");
     ok(&mut a, "COMMIT");
 }
+
+#[test]
+fn a_crash_inside_a_block_rolls_its_alters_back_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)");
+        ok(
+            &mut s,
+            "CREATE TABLE c (id int PRIMARY KEY, tid int REFERENCES t (id))",
+        );
+        ok(&mut s, "CREATE TABLE other (id int PRIMARY KEY)");
+        ok(&mut s, "INSERT INTO t VALUES (1, 'a')");
+        ok(&mut s, "INSERT INTO c VALUES (1, 1)");
+        // A block committed before: its ALTER stays.
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "ALTER TABLE t ADD COLUMN kept int DEFAULT 7");
+        ok(&mut s, "COMMIT");
+        ok(&mut s, "BEGIN");
+        ok(
+            &mut s,
+            "ALTER TABLE t ADD COLUMN w int DEFAULT 1, ALTER COLUMN v DROP NOT NULL",
+        );
+        ok(&mut s, "ALTER TABLE t ADD CONSTRAINT t_v_key UNIQUE (v)");
+        ok(&mut s, "SAVEPOINT a");
+        ok(&mut s, "ALTER TABLE t RENAME COLUMN id TO key");
+        ok(&mut s, "ALTER TABLE t RENAME TO t2");
+        ok(&mut s, "UPDATE t2 SET w = 2");
+        // Another session's change, committed meanwhile, is not the block's to undo.
+        let mut s2 = Session::new(db.clone());
+        ok(&mut s2, "ALTER TABLE other ADD COLUMN note text");
+        drop(s2);
+        // The process dies: the session never rolls back (its undo finds the engine closed).
+        db.abandon();
+        drop(s);
+    }
+    let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+    let mut s = Session::new(db);
+    assert_eq!(
+        relations(&mut s),
+        ["c", "c_pkey", "other", "other_pkey", "t", "t_pkey"]
+    );
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "kept"]);
+    assert_eq!(columns(&mut s, "other"), ["id", "note"]);
+    assert_eq!(
+        rows(&mut s, "SELECT id, v, kept FROM t"),
+        vec![vec![Value::Int(1), Value::from("a"), Value::Int(7)]]
+    );
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (2, NULL)", &[])), "23502");
+    assert_eq!(code(s.execute("INSERT INTO c VALUES (2, 5)", &[])), "23503");
+    ok(&mut s, "INSERT INTO c VALUES (2, 1)");
+    // No record is left to apply again: a new block's ALTER and COMMIT stay.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
+    ok(&mut s, "COMMIT");
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "kept", "w"]);
+}

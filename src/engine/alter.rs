@@ -142,7 +142,7 @@ impl Inner {
         Ok(())
     }
 
-    fn restore_def(&self, mut def: TableDef) -> Result<()> {
+    pub(super) fn restore_def(&self, mut def: TableDef) -> Result<()> {
         self.check_open()?;
         let _c = self.commit.lock();
         let t = {

@@ -173,6 +173,12 @@ impl Engine for AnyEngine {
     fn tables_locked_by_others(&self, owner: u64) -> Vec<u32> {
         engine!(self, e => Engine::tables_locked_by_others(e, owner))
     }
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()> {
+        engine!(self, e => Engine::record_undo(e, owner, seq, defs))
+    }
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()> {
+        engine!(self, e => Engine::forget_undo(e, owner, from))
+    }
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
         engine!(self, e => Engine::create_index(e, table, index, if_not_exists))
     }

@@ -97,6 +97,12 @@ impl Engine for Database {
     fn tables_locked_by_others(&self, owner: u64) -> Vec<u32> {
         Database::tables_locked_by_others(self, owner)
     }
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()> {
+        Database::record_undo(self, owner, seq, defs)
+    }
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()> {
+        Database::forget_undo(self, owner, from)
+    }
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
         Database::create_index(self, table, index, if_not_exists)
     }

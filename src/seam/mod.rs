@@ -137,6 +137,11 @@ pub trait Engine: Clone + Send + Sync + 'static {
     fn unlock_tables(&self, owner: u64);
     /// The ids of the tables whose locks owners other than `owner` hold.
     fn tables_locked_by_others(&self, owner: u64) -> Vec<u32>;
+    /// Writes undo record `seq` of `owner`: the definitions `defs` as they are before an ALTER
+    /// in its block, put back at open if a crash ends the block (durable when it returns).
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()>;
+    /// Deletes the undo records of `owner` numbered `from` and up.
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()>;
     /// Builds a secondary index over the table's rows (23505 if a unique one finds a duplicate).
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()>;
     /// Drops the index named `name`; `Ok(false)` if there is none.

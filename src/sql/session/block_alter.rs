@@ -8,7 +8,10 @@
 //! writes the table under a definition that may still be rolled back. Operations that rewrite
 //! the rows (DROP COLUMN, ADD PRIMARY KEY, ADD COLUMN with a volatile default or of a serial
 //! type) stay refused: the rewrite makes a new incarnation of the table that cannot be taken
-//! back.
+//! back. Each statement also leaves an undo record in the engine (`Engine::record_undo`:
+//! first the altered table's definition, then those of every table the statement changed),
+//! deleted when the block ends, so that a crash inside the block rolls the ALTERs back at
+//! the next open.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -186,15 +189,41 @@ impl Session {
         table: &str,
         guard: Guard,
     ) -> Result<StatementResult> {
-        let id = self.db.table(table)?.def().id;
+        let def = self.db.table(table)?.def();
         self.db
-            .lock_table(id, self.owner, self.lock_deadline(), &self.interrupt())?;
+            .lock_table(def.id, self.owner, self.lock_deadline(), &self.interrupt())?;
         let mark = self.block.mark();
         let snap = self.snapshot()?;
+        // A crash from here on puts the table back at open (the record is completed with the
+        // other tables the statement changed once it has run).
+        let seq = mark.2 as u64;
+        self.db.record_undo(self.owner, seq, &[(*def).clone()])?;
         self.block.altered.push(snap);
         self.alter_guard = Some(guard);
         let r = self.alter_recording(at, table);
         self.alter_guard = None;
+        let r = r.and_then(|ok| {
+            // Only what the statement changed is kept (and put back): a table another
+            // session alters later must not be put back by this block's rollback.
+            let now = self.snapshot()?;
+            let a = self.block.altered.last_mut().expect("pushed above");
+            a.tables.retain(|old| {
+                now.tables
+                    .iter()
+                    .find(|t| t.id == old.id)
+                    .is_some_and(|t| **t != **old)
+            });
+            a.owners.retain(|o| !now.owners.contains(o));
+            let defs: Vec<TableDef> = a.tables.iter().map(|d| (**d).clone()).collect();
+            // The other tables it changed (foreign keys naming a renamed table or column)
+            // are locked too, so that no other session changes them before the block ends.
+            for d in defs.iter().filter(|d| d.id != def.id) {
+                self.db
+                    .lock_table(d.id, self.owner, self.lock_deadline(), &self.interrupt())?;
+            }
+            self.db.record_undo(self.owner, seq, &defs)?;
+            Ok(ok)
+        });
         if r.is_err() {
             let _ = self.undo_block_ddl(mark);
         }

@@ -430,6 +430,7 @@ impl Session {
         }
         // Then the definitions the block's ALTERs changed since, newest first (what they
         // made is dropped above; what the block created after them no longer stands on them).
+        let undone = self.block.altered.len() > mark.2;
         while self.block.altered.len() > mark.2 {
             let a = self.block.altered.pop().expect("longer than the mark");
             if let Err(e) = self.restore_altered(a) {
@@ -437,6 +438,10 @@ impl Session {
                     first = Err(e);
                 }
             }
+        }
+        // The crash-time undo records of what was just put back (kept if that failed).
+        if undone && first.is_ok() {
+            first = self.db.forget_undo(self.owner, mark.2 as u64);
         }
         self.clear_plan_cache();
         first
@@ -472,7 +477,10 @@ impl Session {
     /// After the block committed: forgets what it created and runs the drops it asked for.
     pub(super) fn finish_block_ddl(&mut self) -> Result<()> {
         self.block.created.clear();
-        self.block.altered.clear();
+        if !self.block.altered.is_empty() {
+            self.block.altered.clear();
+            self.db.forget_undo(self.owner, 0)?;
+        }
         for (st, _) in std::mem::take(&mut self.block.drops) {
             self.run_ddl(&st)?;
         }
