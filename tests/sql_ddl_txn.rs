@@ -596,6 +596,9 @@ fn other_sessions_wait_for_a_block_that_altered_a_table() {
         "ALTER TABLE t ADD COLUMN z int",
         "DROP TABLE t",
         "CREATE INDEX ON t (v)",
+        "TRUNCATE t",
+        "COPY t FROM STDIN",
+        "COPY t TO STDOUT",
     ] {
         assert_eq!(code(b.execute(sql, &[])), "55P03", "{sql}");
     }
