@@ -195,9 +195,11 @@ impl Session {
         table: &str,
         guard: Guard,
     ) -> Result<StatementResult> {
-        let def = self.db.table(table)?.def();
+        let id = self.db.table(table)?.def().id;
         self.db
-            .lock_table(def.id, self.owner, self.lock_deadline(), &self.interrupt())?;
+            .lock_table(id, self.owner, self.lock_deadline(), &self.interrupt())?;
+        // As it is now that the lock is held (another block may have changed it meanwhile).
+        let def = self.db.table(table)?.def();
         let mark = self.block.mark();
         let snap = self.snapshot()?;
         // A crash from here on puts the table back at open (the record is completed with the
