@@ -1,6 +1,7 @@
 //! DDL inside a transaction block where Augur's answer is its own (the cases PostgreSQL shares
-//! are in tests/slt/ddl_transactions.slt): ALTER TABLE and CREATE OR REPLACE VIEW of objects
-//! the block did not create are refused with 25001 before anything changes; a failed block,
+//! are in tests/slt/ddl_transactions.slt and alter_in_block.slt): ALTER TABLE of a table the
+//! block did not create is undone by its rollback, its rewriting forms and CREATE OR REPLACE
+//! VIEW of a view the block did not create are refused with 25001; a failed block,
 //! a session that ends inside a block, and a failed COMMIT drop what the block created; a DROP
 //! of an existing table is checked at once and carried out at COMMIT.
 
@@ -46,32 +47,180 @@ fn columns(s: &mut Session, table: &str) -> Vec<String> {
     .collect()
 }
 
+/// Table `t` of `alter_of_an_existing_table_...` as its catalog, rows and constraints show it.
+fn check_existing_table(s: &mut Session) {
+    assert_eq!(columns(s, "t"), ["id", "v", "n"]);
+    assert_eq!(relations(s), ["t", "t_n_key", "t_pkey"]);
+    assert_eq!(
+        rows(s, "SELECT id, v, n FROM t ORDER BY id"),
+        vec![vec![Value::Int(1), Value::from("a"), Value::Int(10)]]
+    );
+    assert_eq!(
+        rows(
+            s,
+            "SELECT conname FROM pg_constraint WHERE conrelid = 't'::regclass ORDER BY 1"
+        ),
+        vec![
+            vec![Value::from("c")],
+            vec![Value::from("t_n_key")],
+            vec![Value::from("t_pkey")]
+        ]
+    );
+    ok(s, "BEGIN");
+    // The DEFAULT, NOT NULL, CHECK and UNIQUE are as they were.
+    ok(s, "INSERT INTO t (id) VALUES (2)");
+    assert_eq!(
+        rows(s, "SELECT v, n FROM t WHERE id = 2"),
+        vec![vec![Value::from("x"), Value::Null]]
+    );
+    refused_in_savepoint(s, "INSERT INTO t VALUES (3, NULL, 1)", "23502");
+    refused_in_savepoint(s, "INSERT INTO t VALUES (-3, 'c', 1)", "23514");
+    refused_in_savepoint(s, "INSERT INTO t VALUES (3, 'c', 10)", "23505");
+    ok(s, "INSERT INTO t VALUES (4, 'd', NULL)");
+    ok(s, "ROLLBACK");
+}
+
+const EXISTING: &str =
+    "CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL DEFAULT 'x', n int UNIQUE, CONSTRAINT c CHECK (id > 0))";
+
+/// The ALTERs that leave the rows where they are, each run in a block of its own after a
+/// write of the block.
+const NON_REWRITING: [&str; 14] = [
+    "ALTER TABLE t ADD COLUMN w int",
+    "ALTER TABLE t ADD COLUMN w int NOT NULL DEFAULT 5",
+    "ALTER TABLE t ADD COLUMN w text DEFAULT 'q' CHECK (w <> '')",
+    "ALTER TABLE t RENAME COLUMN v TO w",
+    "ALTER TABLE t RENAME TO u",
+    "ALTER TABLE t ALTER COLUMN v SET DEFAULT 'y'",
+    "ALTER TABLE t ALTER COLUMN v DROP DEFAULT",
+    "ALTER TABLE t ALTER COLUMN v DROP NOT NULL",
+    "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
+    "ALTER TABLE t ADD CONSTRAINT c2 CHECK (n > 0)",
+    "ALTER TABLE t DROP CONSTRAINT c",
+    "ALTER TABLE t ADD CONSTRAINT f FOREIGN KEY (n) REFERENCES t (id)",
+    "ALTER TABLE t ADD COLUMN w int, RENAME COLUMN v TO v2, ADD CONSTRAINT c3 CHECK (w IS NULL)",
+    "ALTER TABLE t ADD CONSTRAINT v_u UNIQUE (v)",
+];
+
 #[test]
-fn alter_of_an_existing_table_is_refused_before_it_changes_anything() {
+fn alter_of_an_existing_table_in_a_block_is_undone_by_its_rollback() {
+    let (dir, db) = open();
+    let mut s = Session::new(db.clone());
+    ok(&mut s, EXISTING);
+    ok(&mut s, "INSERT INTO t VALUES (1, 'a', 10)");
+    check_existing_table(&mut s);
+    for alter in NON_REWRITING {
+        // UNIQUE builds its index from the committed rows: first in the block.
+        let unique = alter.contains("UNIQUE");
+        ok(&mut s, "BEGIN");
+        if !unique {
+            ok(&mut s, "UPDATE t SET n = 1 WHERE id = 1");
+        }
+        ok(&mut s, alter);
+        // The block sees the new definition at once.
+        let name = if alter.contains("RENAME TO u") { "u" } else { "t" };
+        let _ = rows(&mut s, &format!("SELECT * FROM {name}"));
+        ok(&mut s, "ROLLBACK");
+        check_existing_table(&mut s);
+    }
+    // A failed block, ROLLBACK TO and the end of the session undo it too.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
+    assert_eq!(code(s.execute("SELECT 1/0", &[])), "22012");
+    assert_eq!(code(s.execute("COMMIT", &[])), "ok");
+    check_existing_table(&mut s);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SAVEPOINT a");
+    ok(&mut s, "ALTER TABLE t RENAME COLUMN v TO w");
+    ok(&mut s, "ALTER TABLE t RENAME TO u");
+    ok(&mut s, "ROLLBACK TO a");
+    ok(&mut s, "COMMIT");
+    check_existing_table(&mut s);
+    let mut s2 = Session::new(db.clone());
+    ok(&mut s2, "BEGIN");
+    ok(
+        &mut s2,
+        "ALTER TABLE t ADD COLUMN w int, ALTER COLUMN v DROP NOT NULL",
+    );
+    ok(&mut s2, "UPDATE t SET w = 1");
+    drop(s2);
+    check_existing_table(&mut s);
+    // Committed, each applies (and is durable).
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t ADD COLUMN w int DEFAULT 7");
+    ok(&mut s, "UPDATE t SET w = w + 1");
+    ok(&mut s, "ALTER TABLE t RENAME COLUMN w TO z");
+    ok(&mut s, "COMMIT");
+    drop(s);
+    db.close().unwrap();
+    drop(db);
+    let db = common::open_nosync_at(dir.path());
+    let mut s = Session::new(db);
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "n", "z"]);
+    assert_eq!(rows(&mut s, "SELECT z FROM t"), vec![vec![Value::Int(8)]]);
+}
+
+#[test]
+fn a_rewriting_alter_of_an_existing_table_is_refused_in_a_block() {
     let (_d, db) = open();
     let mut s = Session::new(db);
-    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text)");
-    ok(&mut s, "INSERT INTO t VALUES (1, 'a')");
-    let before = columns(&mut s, "t");
+    ok(&mut s, EXISTING);
+    ok(&mut s, "INSERT INTO t VALUES (1, 'a', 10)");
     for alter in [
-        "ALTER TABLE t ADD COLUMN w int",
         "ALTER TABLE t DROP COLUMN v",
-        "ALTER TABLE t RENAME COLUMN v TO w",
-        "ALTER TABLE t RENAME TO u",
-        "ALTER TABLE t ALTER COLUMN v SET NOT NULL",
-        "ALTER TABLE t ADD CONSTRAINT c CHECK (id > 0)",
+        "ALTER TABLE t ADD COLUMN w float8 DEFAULT random()",
+        "ALTER TABLE t ADD COLUMN w serial",
+        "ALTER TABLE t ADD COLUMN w int, DROP COLUMN n",
+        "ALTER TABLE t DROP CONSTRAINT t_n_key",
     ] {
         ok(&mut s, "BEGIN");
-        ok(&mut s, "INSERT INTO t VALUES (2, 'b')");
         assert_eq!(code(s.execute(alter, &[])), "25001", "{alter}");
         assert_eq!(s.status(), TxStatus::Failed);
         ok(&mut s, "ROLLBACK");
-        assert_eq!(columns(&mut s, "t"), before, "{alter}");
-        assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(1)]]);
+        check_existing_table(&mut s);
     }
+    // UNIQUE once the block has written rows, which its index would not see.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "INSERT INTO t VALUES (5, 'e', 5)");
+    assert_eq!(code(s.execute("ALTER TABLE t ADD UNIQUE (v)", &[])), "0A000");
+    ok(&mut s, "ROLLBACK");
+    check_existing_table(&mut s);
     // Outside a block the same statements apply.
-    ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
-    assert_eq!(columns(&mut s, "t"), ["id", "v", "w"]);
+    ok(&mut s, "ALTER TABLE t DROP COLUMN v");
+    assert_eq!(columns(&mut s, "t"), ["id", "n"]);
+}
+
+#[test]
+fn constraints_added_in_a_block_check_the_rows_the_block_sees() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE p (id int PRIMARY KEY)");
+    ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v int)");
+    ok(&mut s, "INSERT INTO p VALUES (1)");
+    ok(&mut s, "INSERT INTO t VALUES (1, NULL), (2, -1)");
+    // The migration: a column filled in, then constrained; the committed rows would fail.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "UPDATE t SET v = 1");
+    ok(&mut s, "ALTER TABLE t ALTER COLUMN v SET NOT NULL");
+    ok(&mut s, "ALTER TABLE t ADD CHECK (v > 0)");
+    ok(&mut s, "ALTER TABLE t ADD FOREIGN KEY (v) REFERENCES p (id)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (3, NULL)", &[])), "23502");
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (3, 2)", &[])), "23503");
+    // And the block's own rows fail them.
+    for (alter, want) in [
+        ("ALTER TABLE t ALTER COLUMN v DROP NOT NULL, ADD CHECK (v < 5)", "23514"),
+        ("ALTER TABLE t ADD COLUMN w int NOT NULL DEFAULT 1, DROP CONSTRAINT t_v_fkey, ADD CONSTRAINT x CHECK (v = 1)", "23514"),
+    ] {
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "INSERT INTO p VALUES (7)");
+        ok(&mut s, "INSERT INTO t VALUES (7, 7)");
+        assert_eq!(code(s.execute(alter, &[])), want, "{alter}");
+        ok(&mut s, "ROLLBACK");
+        assert_eq!(columns(&mut s, "t"), ["id", "v"]);
+        assert_eq!(code(s.execute("INSERT INTO t VALUES (3, NULL)", &[])), "23502");
+        assert_eq!(code(s.execute("INSERT INTO t VALUES (3, 2)", &[])), "23503");
+    }
 }
 
 #[test]
@@ -293,11 +442,10 @@ fn check_savepoint_table(s: &mut Session) {
 }
 
 #[test]
-fn every_alter_of_a_table_created_before_an_open_savepoint_is_refused() {
-    // ROLLBACK TO SAVEPOINT drops what the block created after the savepoint but cannot
-    // restore an altered definition: it used to keep the ALTER (column b stayed after
-    // `CREATE TABLE t(a int); SAVEPOINT s; ALTER TABLE t ADD COLUMN b int; ROLLBACK TO s`,
-    // and the COMMIT made it durable). Each ALTER form is now 0A000 and changes nothing.
+fn alter_of_a_table_created_before_an_open_savepoint_is_undone_by_rollback_to() {
+    // ROLLBACK TO SAVEPOINT puts back the definition an ALTER after it changed (it used to
+    // keep the ALTER, and then refused it with 0A000); the ALTERs that rewrite the rows
+    // remain 0A000 and change nothing.
     let (dir, db) = open();
     let mut s = Session::new(db.clone());
     ok(&mut s, "BEGIN");
@@ -307,36 +455,35 @@ fn every_alter_of_a_table_created_before_an_open_savepoint_is_refused() {
     );
     ok(&mut s, "INSERT INTO t VALUES (1, 'a', 10)");
     ok(&mut s, "SAVEPOINT s");
-    for alter in [
-        "ALTER TABLE t ADD COLUMN b int",
-        "ALTER TABLE t ADD COLUMN b int DEFAULT 5",
-        "ALTER TABLE t DROP COLUMN n",
-        "ALTER TABLE t RENAME COLUMN v TO w",
-        "ALTER TABLE t ALTER COLUMN v SET DEFAULT 'y'",
-        "ALTER TABLE t ALTER COLUMN v DROP DEFAULT",
-        "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
-        "ALTER TABLE t ALTER COLUMN v DROP NOT NULL",
-        "ALTER TABLE t ALTER COLUMN n TYPE bigint",
-        "ALTER TABLE t ALTER COLUMN n SET DATA TYPE numeric",
-        "ALTER TABLE t RENAME TO u",
-        "ALTER TABLE t ADD CONSTRAINT c2 CHECK (n > 0)",
-        "ALTER TABLE t ADD CONSTRAINT v_u UNIQUE (v)",
-        "ALTER TABLE t DROP CONSTRAINT c",
-        "ALTER TABLE t DROP CONSTRAINT t_n_key",
-        "ALTER TABLE IF EXISTS t ADD COLUMN b int",
+    for (alter, want) in [
+        ("ALTER TABLE t ADD COLUMN b int", "ok"),
+        ("ALTER TABLE t ADD COLUMN b int DEFAULT 5", "ok"),
+        ("ALTER TABLE t DROP COLUMN n", "0A000"),
+        ("ALTER TABLE t ADD COLUMN b serial", "0A000"),
+        ("ALTER TABLE t RENAME COLUMN v TO w", "ok"),
+        ("ALTER TABLE t ALTER COLUMN v SET DEFAULT 'y'", "ok"),
+        ("ALTER TABLE t ALTER COLUMN v DROP DEFAULT", "ok"),
+        ("ALTER TABLE t ALTER COLUMN n SET NOT NULL", "ok"),
+        ("ALTER TABLE t ALTER COLUMN v DROP NOT NULL", "ok"),
+        ("ALTER TABLE t ALTER COLUMN n TYPE bigint", "0A000"),
+        ("ALTER TABLE t RENAME TO u", "ok"),
+        ("ALTER TABLE t ADD CONSTRAINT c2 CHECK (n > 0)", "ok"),
+        ("ALTER TABLE t ADD CONSTRAINT v_u UNIQUE (v)", "0A000"),
+        ("ALTER TABLE t DROP CONSTRAINT c", "ok"),
+        ("ALTER TABLE t DROP CONSTRAINT t_n_key", "0A000"),
+        ("ALTER TABLE IF EXISTS t ADD COLUMN b int", "ok"),
     ] {
-        assert_eq!(code(s.execute(alter, &[])), "0A000", "{alter}");
-        assert_eq!(s.status(), TxStatus::Failed, "{alter}");
+        assert_eq!(code(s.execute(alter, &[])), want, "{alter}");
         ok(&mut s, "ROLLBACK TO s");
         assert_eq!(columns(&mut s, "t"), ["id", "v", "n"], "{alter}");
+        assert_eq!(relations(&mut s), ["t", "t_n_key", "t_pkey"], "{alter}");
     }
-    // A nested savepoint opened later refuses too; so does the outer one once it is the only
-    // one left, until it is released.
+    // Nested savepoints: each ROLLBACK TO undoes what came after it.
+    ok(&mut s, "ALTER TABLE t ADD COLUMN b int");
     ok(&mut s, "SAVEPOINT s2");
-    assert_eq!(code(s.execute("ALTER TABLE t ADD COLUMN b int", &[])), "0A000");
+    ok(&mut s, "ALTER TABLE t RENAME COLUMN b TO b2");
     ok(&mut s, "ROLLBACK TO s2");
-    ok(&mut s, "RELEASE s2");
-    assert_eq!(code(s.execute("ALTER TABLE t ADD COLUMN b int", &[])), "0A000");
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "n", "b"]);
     ok(&mut s, "ROLLBACK TO s");
     ok(&mut s, "COMMIT");
     check_savepoint_table(&mut s);
@@ -426,4 +573,179 @@ fn rows_of_a_table_rolled_back_to_before_it_do_not_fail_the_commit() {
         rows(&mut s, "SELECT a FROM kept ORDER BY a"),
         vec![vec![Value::Int(1)], vec![Value::Int(2)]]
     );
+}
+
+#[test]
+fn other_sessions_wait_for_a_block_that_altered_a_table() {
+    let (_d, db) = open();
+    let mut a = Session::new(db.clone());
+    let mut b = Session::new(db.clone());
+    ok(&mut a, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    ok(&mut a, "CREATE TABLE o (id int PRIMARY KEY)");
+    ok(&mut a, "INSERT INTO t VALUES (1, 'a')");
+    let prepared = b.prepare("SELECT * FROM t WHERE id = $1").unwrap();
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "ALTER TABLE t ADD COLUMN w int DEFAULT 3");
+    // Bounded by lock_timeout (55P03) and statement_timeout (57014); other tables are free.
+    ok(&mut b, "SET lock_timeout = '50ms'");
+    for sql in [
+        "SELECT * FROM t",
+        "INSERT INTO t VALUES (2, 'b')",
+        "UPDATE t SET v = 'x'",
+        "DELETE FROM t",
+        "ALTER TABLE t ADD COLUMN z int",
+        "DROP TABLE t",
+        "CREATE INDEX ON t (v)",
+        "TRUNCATE t",
+        "COPY t FROM STDIN",
+        "COPY t TO STDOUT",
+    ] {
+        assert_eq!(code(b.execute(sql, &[])), "55P03", "{sql}");
+    }
+    let e = b.execute_prepared(&prepared, &[Value::Int(1)]).unwrap_err();
+    assert_eq!(e.sqlstate().code(), "55P03");
+    let e = b
+        .query_prepared_with(&prepared, &[Value::Int(1)], |_| Ok(()))
+        .unwrap_err();
+    assert_eq!(e.sqlstate().code(), "55P03");
+    ok(&mut b, "INSERT INTO o VALUES (1)");
+    ok(&mut b, "SET lock_timeout = 0");
+    ok(&mut b, "SET statement_timeout = 50");
+    assert_eq!(code(b.execute("SELECT * FROM t", &[])), "57014");
+    ok(&mut b, "SET statement_timeout = 0");
+    // A block of the other session fails on the wait, as on a row lock's.
+    ok(&mut b, "SET lock_timeout = '50ms'");
+    ok(&mut b, "BEGIN");
+    assert_eq!(code(b.execute("SELECT * FROM t", &[])), "55P03");
+    assert_eq!(b.status(), TxStatus::Failed);
+    ok(&mut b, "ROLLBACK");
+    ok(&mut b, "SET lock_timeout = 0");
+    // Without a timeout it waits until the block commits, then sees the new column.
+    let waiter = std::thread::spawn(move || {
+        let r = rows(&mut b, "SELECT * FROM t");
+        let p = b.execute_prepared(&prepared, &[Value::Int(1)]).unwrap();
+        (r, p.rows().to_vec())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    assert!(!waiter.is_finished());
+    ok(&mut a, "UPDATE t SET w = 4");
+    ok(&mut a, "COMMIT");
+    let (r, p) = waiter.join().unwrap();
+    let want = vec![vec![Value::Int(1), Value::from("a"), Value::Int(4)]];
+    assert_eq!(r, want);
+    assert_eq!(p, want);
+}
+
+#[test]
+fn a_table_lock_goes_with_rollback_and_with_the_session() {
+    let (_d, db) = open();
+    let mut a = Session::new(db.clone());
+    let mut b = Session::new(db.clone());
+    ok(&mut a, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    ok(&mut a, "INSERT INTO t VALUES (1, 'a')");
+    ok(&mut b, "SET lock_timeout = '50ms'");
+    // Released by ROLLBACK (the definition restored first).
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "ALTER TABLE t RENAME COLUMN v TO w");
+    assert_eq!(code(b.execute("SELECT v FROM t", &[])), "55P03");
+    ok(&mut a, "ROLLBACK");
+    assert_eq!(rows(&mut b, "SELECT v FROM t"), vec![vec![Value::from("a")]]);
+    // ROLLBACK TO keeps it: held until the block ends (PostgreSQL releases a lock taken
+    // after the savepoint; Augur keeps it, the stricter way).
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "SAVEPOINT s");
+    ok(&mut a, "ALTER TABLE t ADD COLUMN z int");
+    ok(&mut a, "ROLLBACK TO s");
+    assert_eq!(code(b.execute("SELECT v FROM t", &[])), "55P03");
+    // Released when the session ends inside the block.
+    ok(&mut a, "ALTER TABLE t ADD COLUMN z int");
+    // A second block's ALTER of the same table waits too.
+    ok(&mut b, "BEGIN");
+    assert_eq!(code(b.execute("ALTER TABLE t ADD COLUMN q int", &[])), "55P03");
+    ok(&mut b, "ROLLBACK");
+    drop(a);
+    assert_eq!(
+        rows(&mut b, "SELECT * FROM t"),
+        vec![vec![Value::Int(1), Value::from("a")]]
+    );
+    ok(&mut b, "BEGIN");
+    ok(&mut b, "ALTER TABLE t ADD COLUMN q int");
+    ok(&mut b, "COMMIT");
+    assert_eq!(columns(&mut b, "t"), ["id", "v", "q"]);
+}
+
+#[test]
+fn a_cancel_ends_the_wait_for_a_table_lock() {
+    let (_d, db) = open();
+    let mut a = Session::new(db.clone());
+    let mut b = Session::new(db.clone());
+    ok(&mut a, "CREATE TABLE t (id int PRIMARY KEY)");
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "ALTER TABLE t ADD COLUMN w int");
+    let cancel = b.cancel_handle();
+    let waiter = std::thread::spawn(move || code(b.execute("SELECT * FROM t", &[])));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    while !cancel.cancel() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(waiter.join().unwrap(), "57014");
+    ok(&mut a, "COMMIT");
+}
+
+#[test]
+fn a_crash_inside_a_block_rolls_its_alters_back_at_open() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text NOT NULL)");
+        ok(
+            &mut s,
+            "CREATE TABLE c (id int PRIMARY KEY, tid int REFERENCES t (id))",
+        );
+        ok(&mut s, "CREATE TABLE other (id int PRIMARY KEY)");
+        ok(&mut s, "INSERT INTO t VALUES (1, 'a')");
+        ok(&mut s, "INSERT INTO c VALUES (1, 1)");
+        // A block committed before: its ALTER stays.
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "ALTER TABLE t ADD COLUMN kept int DEFAULT 7");
+        ok(&mut s, "COMMIT");
+        ok(&mut s, "BEGIN");
+        ok(
+            &mut s,
+            "ALTER TABLE t ADD COLUMN w int DEFAULT 1, ALTER COLUMN v DROP NOT NULL",
+        );
+        ok(&mut s, "ALTER TABLE t ADD CONSTRAINT t_v_key UNIQUE (v)");
+        ok(&mut s, "SAVEPOINT a");
+        ok(&mut s, "ALTER TABLE t RENAME COLUMN id TO key");
+        ok(&mut s, "ALTER TABLE t RENAME TO t2");
+        ok(&mut s, "UPDATE t2 SET w = 2");
+        // Another session's change, committed meanwhile, is not the block's to undo.
+        let mut s2 = Session::new(db.clone());
+        ok(&mut s2, "ALTER TABLE other ADD COLUMN note text");
+        drop(s2);
+        // The process dies: the session never rolls back (its undo finds the engine closed).
+        db.abandon();
+        drop(s);
+    }
+    let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+    let mut s = Session::new(db);
+    assert_eq!(
+        relations(&mut s),
+        ["c", "c_pkey", "other", "other_pkey", "t", "t_pkey"]
+    );
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "kept"]);
+    assert_eq!(columns(&mut s, "other"), ["id", "note"]);
+    assert_eq!(
+        rows(&mut s, "SELECT id, v, kept FROM t"),
+        vec![vec![Value::Int(1), Value::from("a"), Value::Int(7)]]
+    );
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (2, NULL)", &[])), "23502");
+    assert_eq!(code(s.execute("INSERT INTO c VALUES (2, 5)", &[])), "23503");
+    ok(&mut s, "INSERT INTO c VALUES (2, 1)");
+    // No record is left to apply again: a new block's ALTER and COMMIT stay.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
+    ok(&mut s, "COMMIT");
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "kept", "w"]);
 }

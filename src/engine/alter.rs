@@ -4,10 +4,12 @@
 //! which rewrites them.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use rocksdb::WriteBatch;
 
 use super::catalog::{RowCheck, TableDef};
+use super::interrupt::Interrupt;
 use super::{Database, Inner};
 use crate::error::{Error, Result, SqlState};
 use crate::types::Row;
@@ -32,6 +34,56 @@ impl Database {
     /// constraint names stay.
     pub fn rename_table(&self, from: &str, to: &str) -> Result<()> {
         self.inner().rename_table(from, to)
+    }
+
+    /// Puts back `def`, an earlier definition of the table with its id (found under any
+    /// name): the undo of `alter_table_def` and `rename_table` whose block rolled back
+    /// (`sql/session/block_ddl.rs`). Unlike `alter_table_def` it may remove columns added at
+    /// the end: the caller guarantees no committed row holds a value for them (the table was
+    /// locked against other writers, and the block's own rows rolled back). The indexes and
+    /// primary key must be the current ones. Durable before it returns.
+    pub fn restore_table_def(&self, def: TableDef) -> Result<()> {
+        self.inner().restore_def(def)
+    }
+
+    /// Takes the table lock of table `id` for `owner` (a session), waiting while another owner
+    /// holds it: 55P03 once `lock_deadline` passes, 57014 when `stop` fires. Held until
+    /// [`Database::unlock_tables`].
+    pub fn lock_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<()> {
+        self.inner()
+            .locks
+            .table_lock(owner, id, true, lock_deadline, stop)
+            .map(|_| ())
+    }
+
+    /// Waits while an owner other than `owner` holds the table lock of table `id` (as
+    /// [`Database::lock_table`], without taking it). Returns whether it waited.
+    pub fn wait_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool> {
+        self.inner()
+            .locks
+            .table_lock(owner, id, false, lock_deadline, stop)
+    }
+
+    /// The ids of the tables whose locks owners other than `owner` hold.
+    pub fn tables_locked_by_others(&self, owner: u64) -> Vec<u32> {
+        self.inner().locks.tables_locked_by_others(owner)
+    }
+
+    /// Releases the table locks `owner` holds.
+    pub fn unlock_tables(&self, owner: u64) {
+        self.inner().locks.unlock_tables(owner)
     }
 
     /// Replaces a table's definition and rewrites its live rows under it, each passed through
@@ -86,6 +138,43 @@ impl Inner {
         self.put_def(&mut b, &def)?;
         self.store.write_sync(b)?;
         t.set_def(def);
+        self.referenced.changed();
+        Ok(())
+    }
+
+    pub(super) fn restore_def(&self, mut def: TableDef) -> Result<()> {
+        self.check_open()?;
+        let _c = self.commit.lock();
+        let t = {
+            let m = self.tables.read();
+            m.values()
+                .find(|t| t.def().id == def.id)
+                .cloned()
+                .ok_or_else(|| Error::undefined_table(&def.name))?
+        };
+        let old = t.def();
+        def.validate()?;
+        if def.primary_key != old.primary_key || def.indexes != old.indexes {
+            return Err(Error::internal(
+                "restore_table_def cannot change the primary key or indexes",
+            ));
+        }
+        if def.name != old.name && self.tables.read().contains_key(&def.name) {
+            return Err(Error::new(
+                SqlState::DUPLICATE_TABLE,
+                format!("relation \"{}\" already exists", def.name),
+            ));
+        }
+        let mut b = WriteBatch::default();
+        self.put_def(&mut b, &def)?;
+        self.store.write_sync(b)?;
+        let (from, to) = (old.name.clone(), def.name.clone());
+        t.set_def(def);
+        if from != to {
+            let mut m = self.tables.write();
+            m.remove(&from);
+            m.insert(to, t);
+        }
         self.referenced.changed();
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! so of two transactions closing a cycle at the same moment one always sees the other.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -33,6 +34,12 @@ pub(crate) struct LockTable {
     shards: Vec<Shard>,
     /// waiter transaction → the transaction holding the lock it waits for.
     waits_for: Mutex<HashMap<u64, u64>>,
+    /// Table locks (ALTER TABLE inside a transaction block, PostgreSQL's ACCESS EXCLUSIVE):
+    /// table id → the owner (a session) holding it until its block ends.
+    tables: Mutex<HashMap<u32, u64>>,
+    tables_released: Condvar,
+    /// How many table locks are held: statements skip the mutex while none is.
+    tables_held: AtomicUsize,
 }
 
 impl Default for LockTable {
@@ -40,6 +47,9 @@ impl Default for LockTable {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
             waits_for: Mutex::new(HashMap::new()),
+            tables: Mutex::new(HashMap::new()),
+            tables_released: Condvar::new(),
+            tables_held: AtomicUsize::new(0),
         }
     }
 }
@@ -192,6 +202,81 @@ impl LockTable {
         for s in &self.shards {
             drop(s.owners.lock());
             s.released.notify_all();
+        }
+        drop(self.tables.lock());
+        self.tables_released.notify_all();
+    }
+
+    /// Waits while an owner other than `me` holds the lock of table `table`; then, if `take`,
+    /// takes it for `me` (held until [`LockTable::unlock_tables`]). Returns whether it waited.
+    /// Fails with 55P03 when `deadline` passes first and with 57014 when `stop` fires
+    /// (cancel or statement deadline); `me` then holds nothing new.
+    pub fn table_lock(
+        &self,
+        me: u64,
+        table: u32,
+        take: bool,
+        deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool> {
+        if !take && self.tables_held.load(Ordering::SeqCst) == 0 {
+            return Ok(false);
+        }
+        let mut owners = self.tables.lock();
+        let mut waited = false;
+        loop {
+            match owners.get(&table) {
+                Some(&h) if h != me => {}
+                _ => {
+                    if take {
+                        owners.insert(table, me);
+                        self.tables_held.store(owners.len(), Ordering::SeqCst);
+                    }
+                    return Ok(waited);
+                }
+            }
+            // Checked under the mutex, which `wake_all` takes before notifying.
+            stop.check()?;
+            let mut sleep = RECHECK;
+            for d in [deadline, stop.deadline].into_iter().flatten() {
+                let now = Instant::now();
+                if now >= d {
+                    return Err(match deadline {
+                        Some(l) if l <= now => Error::new(
+                            SqlState::LOCK_NOT_AVAILABLE,
+                            "canceling statement due to lock timeout",
+                        ),
+                        _ => super::interrupt::statement_timeout(),
+                    });
+                }
+                sleep = sleep.min(d - now);
+            }
+            waited = true;
+            crate::store::wait::blocking(|| self.tables_released.wait_for(&mut owners, sleep));
+        }
+    }
+
+    /// The tables whose locks owners other than `me` hold.
+    pub fn tables_locked_by_others(&self, me: u64) -> Vec<u32> {
+        if self.tables_held.load(Ordering::SeqCst) == 0 {
+            return Vec::new();
+        }
+        let owners = self.tables.lock();
+        owners
+            .iter()
+            .filter(|(_, o)| **o != me)
+            .map(|(t, _)| *t)
+            .collect()
+    }
+
+    /// Releases every table lock `me` holds, waking their waiters.
+    pub fn unlock_tables(&self, me: u64) {
+        let mut owners = self.tables.lock();
+        let n = owners.len();
+        owners.retain(|_, o| *o != me);
+        if owners.len() != n {
+            self.tables_held.store(owners.len(), Ordering::SeqCst);
+            self.tables_released.notify_all();
         }
     }
 

@@ -22,6 +22,7 @@
 //! ```
 
 mod alter;
+mod block_undo;
 mod bulk;
 mod cache;
 pub mod catalog;
@@ -170,6 +171,8 @@ impl Database {
         let path = path.as_ref().to_path_buf();
         let wake = Arc::new(Wake::default());
         let inner = open_inner(&path, &opts, &wake, None)?;
+        // Blocks a crash ended with ALTERs in them roll back those ALTERs.
+        inner.apply_leftover_undo()?;
         let core = Arc::new(Core {
             cur: ArcSwap::new(inner),
             path,

@@ -8,7 +8,7 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{
     BatchError, CancelHandle, Engine, EngineTable, EngineTxn, IndexDef, IndexKind, IndexStats, Interrupt,
@@ -145,6 +145,39 @@ impl Engine for AnyEngine {
     }
     fn rename_table(&self, from: &str, to: &str) -> Result<()> {
         engine!(self, e => Engine::rename_table(e, from, to))
+    }
+    fn restore_table_def(&self, def: TableDef) -> Result<()> {
+        engine!(self, e => Engine::restore_table_def(e, def))
+    }
+    fn lock_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<()> {
+        engine!(self, e => Engine::lock_table(e, id, owner, lock_deadline, stop))
+    }
+    fn wait_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool> {
+        engine!(self, e => Engine::wait_table(e, id, owner, lock_deadline, stop))
+    }
+    fn unlock_tables(&self, owner: u64) {
+        engine!(self, e => Engine::unlock_tables(e, owner))
+    }
+    fn tables_locked_by_others(&self, owner: u64) -> Vec<u32> {
+        engine!(self, e => Engine::tables_locked_by_others(e, owner))
+    }
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()> {
+        engine!(self, e => Engine::record_undo(e, owner, seq, defs))
+    }
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()> {
+        engine!(self, e => Engine::forget_undo(e, owner, from))
     }
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
         engine!(self, e => Engine::create_index(e, table, index, if_not_exists))

@@ -6,7 +6,7 @@
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{
     BatchError, CancelHandle, Engine, EngineTable, EngineTxn, IndexDef, IndexKind, IndexStats, Interrupt,
@@ -69,6 +69,39 @@ impl Engine for Database {
     }
     fn rename_table(&self, from: &str, to: &str) -> Result<()> {
         Database::rename_table(self, from, to)
+    }
+    fn restore_table_def(&self, def: TableDef) -> Result<()> {
+        Database::restore_table_def(self, def)
+    }
+    fn lock_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<()> {
+        Database::lock_table(self, id, owner, lock_deadline, stop)
+    }
+    fn wait_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool> {
+        Database::wait_table(self, id, owner, lock_deadline, stop)
+    }
+    fn unlock_tables(&self, owner: u64) {
+        Database::unlock_tables(self, owner)
+    }
+    fn tables_locked_by_others(&self, owner: u64) -> Vec<u32> {
+        Database::tables_locked_by_others(self, owner)
+    }
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()> {
+        Database::record_undo(self, owner, seq, defs)
+    }
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()> {
+        Database::forget_undo(self, owner, from)
     }
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
         Database::create_index(self, table, index, if_not_exists)

@@ -47,7 +47,7 @@ pub use any::{AnyEngine, AnyTable, AnyTxn};
 
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef, Identity, RowCheck};
 pub use crate::engine::{
@@ -111,6 +111,37 @@ pub trait Engine: Clone + Send + Sync + 'static {
     ) -> Result<()>;
     /// Renames a table; its rows, indexes and constraints stay.
     fn rename_table(&self, from: &str, to: &str) -> Result<()>;
+    /// Puts back an earlier definition of the table with `def.id` (its name, columns,
+    /// defaults, constraints; not its indexes): the undo of a rolled-back block's ALTER TABLE.
+    /// May remove columns added at the end, which no committed row may hold a value for.
+    fn restore_table_def(&self, def: TableDef) -> Result<()>;
+
+    // Table locks: what an ALTER TABLE inside a transaction block holds until the block ends
+    // (PostgreSQL's ACCESS EXCLUSIVE), so that no other session uses the table under a
+    // definition that may still be rolled back. Owners are sessions, not transactions.
+
+    /// Takes the lock of table `id` for `owner`, waiting while another owner holds it (55P03
+    /// once `lock_deadline` passes, 57014 when `stop` fires).
+    fn lock_table(&self, id: u32, owner: u64, lock_deadline: Option<Instant>, stop: &Interrupt)
+        -> Result<()>;
+    /// Waits, as `lock_table`, while an owner other than `owner` holds the lock of table `id`,
+    /// without taking it. Returns whether it waited.
+    fn wait_table(
+        &self,
+        id: u32,
+        owner: u64,
+        lock_deadline: Option<Instant>,
+        stop: &Interrupt,
+    ) -> Result<bool>;
+    /// Releases every table lock `owner` holds.
+    fn unlock_tables(&self, owner: u64);
+    /// The ids of the tables whose locks owners other than `owner` hold.
+    fn tables_locked_by_others(&self, owner: u64) -> Vec<u32>;
+    /// Writes undo record `seq` of `owner`: the definitions `defs` as they are before an ALTER
+    /// in its block, put back at open if a crash ends the block (durable when it returns).
+    fn record_undo(&self, owner: u64, seq: u64, defs: &[TableDef]) -> Result<()>;
+    /// Deletes the undo records of `owner` numbered `from` and up.
+    fn forget_undo(&self, owner: u64, from: u64) -> Result<()>;
     /// Builds a secondary index over the table's rows (23505 if a unique one finds a duplicate).
     fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()>;
     /// Drops the index named `name`; `Ok(false)` if there is none.

@@ -1,6 +1,7 @@
 //! ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO, ALTER COLUMN SET / DROP DEFAULT and
-//! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Not transactional,
-//! as the rest of DDL: each operation applies at once, durably. ADD PRIMARY KEY, DROP COLUMN,
+//! SET / DROP NOT NULL, ADD / DROP CONSTRAINT (PRIMARY KEY, UNIQUE, CHECK). Each operation
+//! applies at once, durably; inside a transaction block block_ddl.rs and block_alter.rs make
+//! the block's rollback undo it. ADD PRIMARY KEY, DROP COLUMN,
 //! and ADD COLUMN with a volatile DEFAULT or of a serial type rewrite the rows; any other ADD
 //! COLUMN records the value the rows already stored read for the new column instead
 //! (`ColumnDef::missing`).
@@ -350,11 +351,27 @@ impl Session {
     /// Refuses `what`, which rewrites a table's rows, inside a transaction block that has
     /// written rows: the engine's rewrite (`Database::rebuild_table_with`) reads committed rows
     /// only, so the block's own rows would be left out of the new table (PostgreSQL rewrites
-    /// them too). A block alters only tables it created (25001 otherwise).
+    /// them too). Under the block's undo log (`block_alter.rs`: a table the block did not
+    /// create, or created before an open savepoint) every rewrite is refused.
     fn check_rewrite(&self, what: &str) -> Result<()> {
+        if let Some(g) = &self.alter_guard {
+            return Err(g.refuse(what));
+        }
         if self.tx.as_ref().is_some_and(|t| t.has_writes()) {
             return Err(Error::unsupported(format!(
                 "{what} is not supported in a transaction block that has written rows"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Refuses `what`, which builds a unique index, under the block's undo log once the block
+    /// has written rows: the index is built from the committed rows, so the block's own would
+    /// escape its uniqueness check.
+    fn check_unique_in_block(&self, what: &str) -> Result<()> {
+        if self.alter_guard.is_some() && self.tx.as_ref().is_some_and(|t| t.has_writes()) {
+            return Err(Error::unsupported(format!(
+                "{what} of a table the transaction block did not create is not supported in Augur once the block has written rows; run it first in the block"
             )));
         }
         Ok(())
@@ -390,6 +407,28 @@ impl Session {
         fks: &[ForeignKeyDef],
         fill: Option<&Expr>,
     ) -> Result<()> {
+        let scan = !checks.is_empty() || !not_null.is_empty() || !fks.is_empty();
+        if fill.is_none()
+            && scan
+            && self.alter_guard.is_some()
+            && self.tx.as_ref().is_some_and(|t| t.has_writes())
+        {
+            // The block has written rows: the committed ones are not what it sees (its
+            // updates may have fixed them, its inserts are not among them), so its own view
+            // is checked, under the new definition (undone by the caller on an error).
+            let def = new.clone();
+            self.db.alter_table_def(
+                table,
+                |cur| {
+                    if cur != old {
+                        return Err(Error::serialization());
+                    }
+                    Ok(new)
+                },
+                None,
+            )?;
+            return self.check_block_rows(table, &def, checks, not_null, fks);
+        }
         let parents: Vec<(AnyTable, &ForeignKeyDef)> = fks
             .iter()
             .map(|f| Ok((self.db.table(&f.parent)?, f)))
@@ -508,6 +547,7 @@ impl Session {
                     .as_ref()
                     .map(ident)
                     .unwrap_or_else(|| format!("{table}_{}_key", names.join("_")));
+                self.check_unique_in_block("ALTER TABLE ADD UNIQUE")?;
                 self.db.create_index(
                     table,
                     IndexDef {
@@ -668,6 +708,7 @@ impl Session {
             self.touch_parent(table, &f.parent)?;
         }
         if let Some(n) = unique {
+            self.check_unique_in_block("ALTER TABLE ADD COLUMN ... UNIQUE")?;
             let columns = vec![old.columns.len()];
             let name = n.unwrap_or_else(|| format!("{table}_{cname}_key"));
             self.db.create_index(
@@ -954,6 +995,10 @@ impl Session {
             return self.apply_def(table, &old, new, &[], &[], &[]);
         }
         if old.indexes.iter().any(|x| x.name == name && x.unique) {
+            if let Some(g) = &self.alter_guard {
+                // Its index could not be rebuilt as it was by a rollback.
+                return Err(g.refuse("ALTER TABLE DROP CONSTRAINT of a UNIQUE constraint"));
+            }
             self.db.drop_index(name)?;
             return Ok(());
         }

@@ -2,14 +2,16 @@
 //! What the block creates (tables, indexes, sequences, views) exists at once and is dropped
 //! again if the block rolls back; what it drops that it did not create is checked at once and
 //! dropped when the block commits; TRUNCATE deletes the rows through the block's transaction;
-//! ALTER TABLE of a table the block did not create, and CREATE OR REPLACE of such a view, are
-//! refused with 25001 before anything changes (the engine cannot take such a change back).
-//! ROLLBACK TO SAVEPOINT drops what the block created after the savepoint but cannot restore
-//! a changed or dropped object, so ALTER TABLE, DROP and CREATE OR REPLACE VIEW of an object
-//! the block created before a savepoint still open are refused with 0A000.
+//! ALTER TABLE of a table the block did not create (or created before a savepoint still open)
+//! runs under an undo log of old definitions (`block_alter.rs`); CREATE OR REPLACE of a view
+//! the block did not create is refused with 25001 before anything changes. ROLLBACK TO
+//! SAVEPOINT drops what the block created after the savepoint and puts back the definitions
+//! altered after it, but cannot restore a dropped object, so DROP and CREATE OR REPLACE VIEW
+//! of an object the block created before a savepoint still open are refused with 0A000.
 
 use sqlparser::ast as A;
 
+use super::block_alter::{Altered, Guard};
 use super::Session;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
@@ -44,12 +46,34 @@ pub(super) struct BlockDdl {
     /// DROP statements of objects the block did not create, to run once it commits, with the
     /// names each drops.
     drops: Vec<(A::Statement, Vec<String>)>,
+    /// The undo log of ALTER TABLE statements run under it (`block_alter.rs`), oldest first.
+    pub(super) altered: Vec<Altered>,
 }
+
+/// Where a block's schema changes stand: lengths of its created, drops and altered lists.
+pub(super) type Mark = (usize, usize, usize);
+
+/// The mark of a block that has changed nothing.
+pub(super) const START: Mark = (0, 0, 0);
 
 impl BlockDdl {
     /// Where the block's schema changes stand (what a savepoint rolls back to).
-    pub(super) fn mark(&self) -> (usize, usize) {
-        (self.created.len(), self.drops.len())
+    pub(super) fn mark(&self) -> Mark {
+        (self.created.len(), self.drops.len(), self.altered.len())
+    }
+
+    /// The names of what the block created, as they are now (an undo of a rename puts them
+    /// back: [`Session::restore_altered`]).
+    pub(super) fn created_list(&self) -> Vec<Created> {
+        self.created.clone()
+    }
+
+    /// Puts back the names of the objects the block created, from `list` (an earlier
+    /// [`BlockDdl::created_list`]), for those still recorded.
+    pub(super) fn rename_created(&mut self, list: Vec<Created>) {
+        for (c, was) in self.created.iter_mut().zip(list) {
+            *c = was;
+        }
     }
 
     fn created(&self, name: &str) -> bool {
@@ -70,7 +94,7 @@ fn refused(what: &str) -> Error {
     )
 }
 
-/// The 0A000 of `what` (an ALTER, DROP or CREATE OR REPLACE) of `name`, an object the block
+/// The 0A000 of `what` (a DROP or CREATE OR REPLACE) of `name`, an object the block
 /// created before a savepoint that is still open: ROLLBACK TO that savepoint would not undo it.
 fn behind_savepoint(what: &str, name: &str) -> Error {
     Error::unsupported(format!(
@@ -188,21 +212,30 @@ impl Session {
         r
     }
 
-    /// ALTER TABLE of a table the block created (the block's rollback drops the table, whatever
-    /// was altered; a rename moves the record to the new name), unless it was created before a
-    /// savepoint still open (0A000: ROLLBACK TO it would keep the change).
+    /// ALTER TABLE inside a block. Of a table the block created after every open savepoint,
+    /// it applies (the block's rollback drops the table, whatever was altered; a rename moves
+    /// the record to the new name). Of a table the block did not create, or created before a
+    /// savepoint still open, it runs under the undo log (`block_alter.rs`), which refuses the
+    /// operations that rewrite the rows.
     fn alter_in_block(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
         let name = object_name(&at.name)?;
         if !self.block.created.contains(&Created::Table(name.clone())) {
             if self.db.table(&name).is_ok() {
-                return Err(refused("ALTER TABLE"));
+                return self.alter_logged(at, &name, Guard::Existing);
             }
             // No such table: the statement's own error (or nothing, with IF EXISTS).
             return self.alter_table(at);
         }
         if self.created_before_savepoint(&Created::Table(name.clone())) {
-            return Err(behind_savepoint("ALTER TABLE", &name));
+            return self.alter_logged(at, &name, Guard::BehindSavepoint(name.clone()));
         }
+        self.alter_recording(at, &name)
+    }
+
+    /// Runs ALTER TABLE `at` of `name` and records the objects it made (the indexes of
+    /// UNIQUE constraints) as created by the block; a rename moves the table's record.
+    pub(super) fn alter_recording(&mut self, at: &A::AlterTable, name: &str) -> Result<StatementResult> {
+        let name = name.to_string();
         let before = self.objects_of(&name)?;
         let r = self.alter_table(at);
         let now = if self.db.table(&name).is_ok() {
@@ -381,9 +414,9 @@ impl Session {
     /// Undoes the block's schema changes back to `mark` ([`BlockDdl::mark`]): drops what it
     /// created since, newest first, and forgets the drops it asked for since. Every object is
     /// tried; the first error is returned.
-    pub(super) fn undo_block_ddl(&mut self, mark: (usize, usize)) -> Result<()> {
+    pub(super) fn undo_block_ddl(&mut self, mark: Mark) -> Result<()> {
         self.block.drops.truncate(mark.1);
-        if self.block.created.len() <= mark.0 {
+        if self.block.created.len() <= mark.0 && self.block.altered.len() <= mark.2 {
             return Ok(());
         }
         let mut first = Ok(());
@@ -394,6 +427,21 @@ impl Session {
                     first = Err(e);
                 }
             }
+        }
+        // Then the definitions the block's ALTERs changed since, newest first (what they
+        // made is dropped above; what the block created after them no longer stands on them).
+        let undone = self.block.altered.len() > mark.2;
+        while self.block.altered.len() > mark.2 {
+            let a = self.block.altered.pop().expect("longer than the mark");
+            if let Err(e) = self.restore_altered(a) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        // The crash-time undo records of what was just put back (kept if that failed).
+        if undone && first.is_ok() {
+            first = self.db.forget_undo(self.owner, mark.2 as u64);
         }
         self.clear_plan_cache();
         first
@@ -429,6 +477,10 @@ impl Session {
     /// After the block committed: forgets what it created and runs the drops it asked for.
     pub(super) fn finish_block_ddl(&mut self) -> Result<()> {
         self.block.created.clear();
+        if !self.block.altered.is_empty() {
+            self.block.altered.clear();
+            self.db.forget_undo(self.owner, 0)?;
+        }
         for (st, _) in std::mem::take(&mut self.block.drops) {
             self.run_ddl(&st)?;
         }

@@ -38,6 +38,8 @@ impl Session {
             return Err(Error::unsupported("only COPY ... FROM STDIN is supported"));
         }
         let name = object_name(table_name)?;
+        // A table another session's block altered: wait for the block to end.
+        self.wait_for_table(&name)?;
         let t = self.db.table(&name)?;
         let def = t.def();
         let cols = if columns.is_empty() {
@@ -137,6 +139,7 @@ impl Session {
     /// hands each batch to the transaction's batch insert; foreign keys are checked once every
     /// row is in (a row may reference one after it). All or nothing: an error stores none.
     fn copy_records(&mut self, st: &CopyState, records: Records<'_>) -> Result<u64> {
+        self.wait_for_table(&st.table)?;
         let t = self.db.table(&st.table)?;
         let def = t.def();
         let mut b = Binder::new(&self.db, None);

@@ -3,6 +3,7 @@
 
 mod alter;
 mod alter_sequence;
+mod block_alter;
 mod block_ddl;
 mod copy;
 mod copy_to;
@@ -45,9 +46,14 @@ pub struct Session {
     tx: Option<AnyTxn>,
     /// The open savepoints of the transaction block, by name, innermost last, with where the
     /// block's schema changes stood when each was opened.
-    savepoints: Vec<(String, Savepoint, (usize, usize))>,
+    savepoints: Vec<(String, Savepoint, block_ddl::Mark)>,
     /// The schema changes of the open transaction block (`block_ddl.rs`).
     block: block_ddl::BlockDdl,
+    /// This session's id as the owner of table locks (`block_alter.rs`).
+    owner: u64,
+    /// Set while an ALTER TABLE runs under the block's undo log: refuses rewrites, and has
+    /// constraints checked against the block's own rows (`block_alter.rs`).
+    alter_guard: Option<block_alter::Guard>,
     /// What `currval` reads, shared by this session's transactions.
     seq_mem: SequenceMemory,
     failed: bool,
@@ -116,6 +122,8 @@ impl Session {
             tx: None,
             savepoints: Vec::new(),
             block: block_ddl::BlockDdl::default(),
+            owner: block_alter::new_owner(),
+            alter_guard: None,
             seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
@@ -381,7 +389,10 @@ impl Session {
         let cached = p.planned.lock().clone();
         Ok(match cached {
             Some(pl) if pl.valid() => Some(pl),
-            Some(_) => {
+            Some(old) => {
+                // A table another session's block altered: its definition may still be
+                // rolled back, so wait for the block before planning against it.
+                self.wait_for_tables(&old.deps).map_err(|e| self.fail(e))?;
                 let pl = self
                     .plan(&p.stmt, &p.declared)
                     .map_err(|e| self.fail(e))?
@@ -410,7 +421,14 @@ impl Session {
     ) -> Result<u64> {
         let request = self.cancel.begin();
         let planned = match self.current_plan(p)? {
-            Some(pl) if p.nesting <= 16 && matches!(pl.planned, Planned::Query { .. }) => pl,
+            // Not a table another session's block altered (run_statement_kind waits for it).
+            Some(pl)
+                if p.nesting <= 16
+                    && matches!(pl.planned, Planned::Query { .. })
+                    && !self.tables_locked(&pl.deps) =>
+            {
+                pl
+            }
             _ => {
                 drop(request);
                 let r = self.execute_prepared(p, params)?;
@@ -572,24 +590,26 @@ impl Session {
             A::Statement::Commit { chain: false, .. } => {
                 let failed = std::mem::replace(&mut self.failed, false);
                 self.savepoints.clear();
-                return match self.tx.take() {
+                let r = match self.tx.take() {
                     Some(tx) if failed => {
                         tx.rollback();
-                        self.undo_block_ddl((0, 0))?;
-                        cmd("ROLLBACK")
+                        self.undo_block_ddl(block_ddl::START)
+                            .and_then(|_| cmd("ROLLBACK"))
                     }
-                    Some(tx) => {
-                        if let Err(e) = tx.commit() {
-                            // The block is over and its rows are not committed: its schema
-                            // changes go too (an error undoing them is the lesser news).
-                            let _ = self.undo_block_ddl((0, 0));
-                            return Err(e);
+                    Some(tx) => match tx.commit() {
+                        // The block is over and its rows are not committed: its schema
+                        // changes go too (an error undoing them is the lesser news).
+                        Err(e) => {
+                            let _ = self.undo_block_ddl(block_ddl::START);
+                            Err(e)
                         }
-                        self.finish_block_ddl()?;
-                        cmd("COMMIT")
-                    }
+                        Ok(()) => self.finish_block_ddl().and_then(|_| cmd("COMMIT")),
+                    },
                     None => cmd("COMMIT"),
                 };
+                // The block's table locks go once its schema changes are final.
+                self.unlock_block_tables();
+                return r;
             }
             A::Statement::Rollback {
                 chain: false,
@@ -600,7 +620,9 @@ impl Session {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
-                self.undo_block_ddl((0, 0))?;
+                let r = self.undo_block_ddl(block_ddl::START);
+                self.unlock_block_tables();
+                r?;
                 return cmd("ROLLBACK");
             }
             A::Statement::Rollback {
@@ -621,6 +643,8 @@ impl Session {
         params: &[Value],
         planned: Option<Arc<PlannedStmt>>,
     ) -> Result<StatementResult> {
+        // DDL waits for the tables another session's block has altered (`block_alter.rs`).
+        self.wait_for_ddl_tables(st)?;
         // DDL inside a transaction block is recorded so that a rollback can undo it.
         if let Some(r) = self.ddl_in_block(st) {
             return r;
@@ -644,13 +668,21 @@ impl Session {
             | A::Statement::Insert(_)
             | A::Statement::Update(_)
             | A::Statement::Delete(_) => {
-                let planned = match planned {
+                let mut planned = match planned {
                     Some(p) => p,
                     None => Arc::new(
-                        self.plan(st, &[])?
+                        self.plan_waiting(st)?
                             .ok_or_else(|| Error::internal("statement was not planned"))?,
                     ),
                 };
+                // A table another session's block altered: wait for the block to end, and
+                // plan again if it committed a new definition.
+                if self.wait_for_tables(&planned.deps)? && !planned.valid() {
+                    planned = Arc::new(
+                        self.plan(st, &[])?
+                            .ok_or_else(|| Error::internal("statement was not planned"))?,
+                    );
+                }
                 let stop = self.interrupt();
                 let clock = self.clock();
                 self.with_tx(|tx, _| exec_planned(&planned, tx, params, clock, &stop))
@@ -830,9 +862,10 @@ impl Drop for Session {
         if let Some(tx) = self.tx.take() {
             tx.rollback();
         }
-        if self.block.mark() != (0, 0) {
-            let _ = self.undo_block_ddl((0, 0));
+        if self.block.mark() != block_ddl::START {
+            let _ = self.undo_block_ddl(block_ddl::START);
         }
+        self.unlock_block_tables();
     }
 }
 
