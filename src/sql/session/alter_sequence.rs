@@ -3,12 +3,13 @@
 //! OWNED BY table.column / NONE are read here, the others (AS type, INCREMENT [BY], [NO]
 //! MINVALUE / MAXVALUE, START [WITH], [NO] CYCLE, CACHE) by sqlparser as the options of a
 //! CREATE SEQUENCE. Anything else is 42601, an option given twice too. It changes the sequence
-//! at once and durably; inside a transaction block it is refused (25001), as a rollback could
-//! not undo it.
+//! at once and durably; inside a transaction block it runs only on a sequence the block created
+//! (whose rollback drops it), else it is refused (25001), as a rollback could not undo it.
 
 use sqlparser::ast as A;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
+use super::block_ddl::Created;
 use super::sequence_params::{init_params, sequence_type};
 use super::Session;
 use crate::error::{Error, Result, SqlState};
@@ -265,13 +266,10 @@ fn ident_of(w: &sqlparser::tokenizer::Word) -> String {
 
 impl Session {
     pub(super) fn alter_sequence(&mut self, a: &AlterSequence) -> Result<StatementResult> {
-        if self.tx.is_some() {
-            return Err(Error::new(
-                SqlState("25001"),
-                "ALTER SEQUENCE cannot run inside a transaction block in Augur",
-            ));
-        }
         let name = object_name(&a.name)?;
+        if self.tx.is_some() {
+            self.alter_sequence_in_block(&name, a)?;
+        }
         let tag = || {
             Ok(StatementResult::Command {
                 tag: "ALTER SEQUENCE".into(),
@@ -331,6 +329,31 @@ impl Session {
             }
         }
         tag()
+    }
+
+    /// Inside a transaction block, ALTER SEQUENCE runs on a sequence the block created (its
+    /// rollback drops the sequence, whatever the change), but not on one the block did not
+    /// create, nor RENAME TO (25001: the engine's change is not undone by a rollback), nor on
+    /// one created before a savepoint still open (0A000: ROLLBACK TO it would keep the change).
+    fn alter_sequence_in_block(&self, name: &str, a: &AlterSequence) -> Result<()> {
+        let refused = || {
+            Error::new(
+                SqlState::ACTIVE_SQL_TRANSACTION,
+                "ALTER SEQUENCE cannot run inside a transaction block in Augur unless the block created the sequence (a ROLLBACK could not undo it); run it outside a transaction block",
+            )
+        };
+        let Some(i) = self.block.position(&Created::Sequence(name.to_string())) else {
+            return Err(refused());
+        };
+        if matches!(a.action, Action::Rename(_)) {
+            return Err(refused());
+        }
+        if self.savepoints.iter().any(|(_, _, mark)| mark.0 > i) {
+            return Err(Error::unsupported(format!(
+                "ALTER SEQUENCE of \"{name}\", created in this transaction block before an open savepoint, is not supported in Augur (ROLLBACK TO SAVEPOINT could not undo it); run it before the SAVEPOINT or after RELEASE"
+            )));
+        }
+        Ok(())
     }
 
     /// `ALTER SEQUENCE from RENAME TO to`: the column defaults that call `nextval` of it

@@ -52,6 +52,11 @@ impl BlockDdl {
         (self.created.len(), self.drops.len())
     }
 
+    /// Where `c` stands among what the block created (None: the block did not create it).
+    pub(super) fn position(&self, c: &Created) -> Option<usize> {
+        self.created.iter().position(|x| x == c)
+    }
+
     fn created(&self, name: &str) -> bool {
         self.created.iter().any(|c| c.name() == name)
     }
