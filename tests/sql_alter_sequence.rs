@@ -59,6 +59,49 @@ fn altered_sequences_survive_reopen() {
 }
 
 #[test]
+fn renamed_and_retyped_sequences_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        s.execute("CREATE TABLE t (id serial PRIMARY KEY, x int)", &[])
+            .unwrap();
+        assert_eq!(
+            one(&mut s, "INSERT INTO t (x) VALUES (1) RETURNING id"),
+            Value::Int(1)
+        );
+        s.execute("ALTER SEQUENCE t_id_seq RENAME TO t_ids", &[]).unwrap();
+        s.execute("ALTER SEQUENCE t_ids AS smallint", &[]).unwrap();
+        assert_eq!(
+            one(&mut s, "INSERT INTO t (x) VALUES (2) RETURNING id"),
+            Value::Int(2)
+        );
+        drop(s);
+        // No clean close: the rename and the type were durable when each returned.
+        db.abandon();
+    }
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    assert_eq!(code(&mut s, "SELECT nextval('t_id_seq')"), "42P01");
+    let id = one(&mut s, "INSERT INTO t (x) VALUES (3) RETURNING id");
+    assert!(matches!(id, Value::Int(v) if v > 2), "{id:?}");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT seqtypid::regtype::text FROM pg_sequence WHERE seqrelid = 't_ids'::regclass"
+        ),
+        Value::Text("smallint".into())
+    );
+    assert_eq!(
+        one(&mut s, "SELECT pg_get_serial_sequence('t', 'id')"),
+        Value::Text("public.t_ids".into())
+    );
+    // DROP TABLE drops the sequence it owns, under its new name.
+    s.execute("DROP TABLE t", &[]).unwrap();
+    assert_eq!(code(&mut s, "SELECT nextval('t_ids')"), "42P01");
+}
+
+#[test]
 fn alter_sequence_in_a_transaction_block_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options::default()).unwrap();
