@@ -17,7 +17,6 @@ use crate::seam::prelude::*;
 use crate::sql::bind::object_name;
 use crate::sql::catalog::{parse_relname, ROLE_NAME};
 use crate::sql::result::StatementResult;
-use crate::types::DataType;
 
 /// An ALTER SEQUENCE statement, read from its tokens.
 #[derive(Debug)]
@@ -37,13 +36,15 @@ enum Action {
     /// `SET SCHEMA name`.
     SetSchema(String),
     Options {
-        /// `AS type`.
-        as_type: Option<DataType>,
+        /// `AS type`, checked once the sequence is found.
+        as_type: Option<A::DataType>,
         /// `RESTART` (at the start value) or `RESTART [WITH] n`.
         restart: Option<Option<i64>>,
         /// `OWNED BY table.column` or `OWNED BY NONE`.
         owned_by: Option<Option<(String, String)>>,
         options: Vec<A::SequenceOptions>,
+        /// An option was given twice (42601 once the sequence is found).
+        redundant: bool,
     },
 }
 
@@ -147,14 +148,13 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
     }
     let mut restart = None;
     let mut owned_by = None;
-    // The options given, by name: each at most once (42601, as PostgreSQL).
+    // The options given, by name: each at most once (42601 once the sequence is found, as
+    // PostgreSQL).
     let mut seen: Vec<&str> = Vec::new();
+    let mut redundant = false;
     let mut once = |o: &'static str| {
-        if seen.contains(&o) {
-            return Err(Error::syntax("conflicting or redundant options"));
-        }
+        redundant |= seen.contains(&o);
         seen.push(o);
-        Ok(())
     };
     let mut rest: Vec<String> = Vec::new();
     let number = |i: usize| -> Option<(i64, usize)> {
@@ -169,7 +169,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
     };
     while i < toks.len() {
         if kw(i, "RESTART") {
-            once("restart")?;
+            once("restart");
             i += 1;
             let with = kw(i, "WITH");
             if with {
@@ -184,7 +184,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
                 None => restart = Some(None),
             }
         } else if kw(i, "OWNED") && kw(i + 1, "BY") {
-            once("owned_by")?;
+            once("owned_by");
             i += 2;
             if kw(i, "NONE") {
                 owned_by = Some(None);
@@ -223,8 +223,8 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
                 ..
             }) if sequence_options.len() + usize::from(data_type.is_some()) == 1 => {
                 if let Some(dt) = data_type {
-                    once("as")?;
-                    as_type = Some(sequence_type(&dt)?);
+                    once("as");
+                    as_type = Some(dt);
                 }
                 for o in &sequence_options {
                     once(match o {
@@ -234,7 +234,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
                         A::SequenceOptions::StartWith(..) => "start",
                         A::SequenceOptions::Cache(_) => "cache",
                         A::SequenceOptions::Cycle(_) => "cycle",
-                    })?;
+                    });
                 }
                 options.extend(sequence_options);
             }
@@ -252,6 +252,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
             restart,
             owned_by,
             options,
+            redundant,
         },
     })
 }
@@ -304,7 +305,12 @@ impl Session {
                 restart,
                 owned_by,
                 options,
+                redundant,
             } => {
+                if *redundant {
+                    return Err(Error::syntax("conflicting or redundant options"));
+                }
+                let as_type = as_type.as_ref().map(sequence_type).transpose()?;
                 if let Some(Some((t, c))) = owned_by {
                     let def = self.db.table(t)?.def();
                     if !def.columns.iter().any(|col| col.name == *c) {
@@ -320,7 +326,7 @@ impl Session {
                     .into_iter()
                     .find(|s| s.name == name)
                     .ok_or_else(|| Error::internal(format!("sequence {name} vanished")))?;
-                init_params(&mut sd, *as_type, options, false)?;
+                init_params(&mut sd, as_type, options, false)?;
                 if let Some(o) = owned_by {
                     sd.owned_by = o.clone();
                 }
