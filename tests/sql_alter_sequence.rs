@@ -96,6 +96,10 @@ fn renamed_and_retyped_sequences_survive_reopen() {
         one(&mut s, "SELECT pg_get_serial_sequence('t', 'id')"),
         Value::Text("public.t_ids".into())
     );
+    // Augur's one role owns it: OWNER TO names that role (unquoted or quoted as it is).
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO augur"), "ok");
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO \"augur\""), "ok");
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO \"AUGUR\""), "42704");
     // DROP TABLE drops the sequence it owns, under its new name.
     s.execute("DROP TABLE t", &[]).unwrap();
     assert_eq!(code(&mut s, "SELECT nextval('t_ids')"), "42P01");
