@@ -600,7 +600,7 @@ impl Binder<'_> {
                         return Err(Error::syntax("subquery has too many columns"));
                     }
                 }
-                let x = self.bind_expr(expr, scope)?;
+                let x = self.bind_elements(expr, scope)?;
                 self.bind_in_subquery(x, subquery, *negated, scope)?
             }
             E::Exists { subquery, negated } => {
