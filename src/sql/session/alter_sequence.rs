@@ -40,8 +40,10 @@ enum Action {
         as_type: Option<A::DataType>,
         /// `RESTART` (at the start value) or `RESTART [WITH] n`.
         restart: Option<Option<i64>>,
-        /// `OWNED BY table.column` or `OWNED BY NONE`.
+        /// `OWNED BY [schema.]table.column` or `OWNED BY NONE`.
         owned_by: Option<Option<(String, String)>>,
+        /// The schema `OWNED BY` names (public, or 3F000 / 42P01 once the sequence is found).
+        owned_schema: Option<String>,
         options: Vec<A::SequenceOptions>,
         /// An option was given twice (42601 once the sequence is found).
         redundant: bool,
@@ -148,6 +150,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
     }
     let mut restart = None;
     let mut owned_by = None;
+    let mut owned_schema = None;
     // The options given, by name: each at most once (42601 once the sequence is found, as
     // PostgreSQL).
     let mut seen: Vec<&str> = Vec::new();
@@ -190,10 +193,22 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
                 owned_by = Some(None);
                 i += 1;
             } else {
-                match (toks.get(i), toks.get(i + 1), toks.get(i + 2)) {
-                    (Some(Token::Word(t)), Some(Token::Period), Some(Token::Word(c))) => {
-                        owned_by = Some(Some((ident_of(t), ident_of(c))));
-                        i += 3;
+                // [schema.]table.column
+                let mut parts = Vec::new();
+                while let Some(Token::Word(w)) = toks.get(i) {
+                    parts.push(ident_of(w));
+                    i += 1;
+                    if !matches!(toks.get(i), Some(Token::Period)) {
+                        break;
+                    }
+                    i += 1;
+                }
+                let c = parts.pop();
+                match (parts.len(), c) {
+                    (1 | 2, Some(c)) => {
+                        let t = parts.pop().expect("one or two parts left");
+                        owned_schema = parts.pop();
+                        owned_by = Some(Some((t, c)));
                     }
                     _ => return Err(syntax(toks.get(i))),
                 }
@@ -251,6 +266,7 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
             as_type,
             restart,
             owned_by,
+            owned_schema,
             options,
             redundant,
         },
@@ -304,11 +320,26 @@ impl Session {
                 as_type,
                 restart,
                 owned_by,
+                owned_schema,
                 options,
                 redundant,
             } => {
                 if *redundant {
                     return Err(Error::syntax("conflicting or redundant options"));
+                }
+                if let (Some(sch), Some(Some((t, _)))) = (owned_schema.as_deref(), owned_by) {
+                    match sch {
+                        "public" => {}
+                        "pg_catalog" | "information_schema" => {
+                            return Err(Error::undefined_table(&format!("{sch}.{t}")))
+                        }
+                        _ => {
+                            return Err(Error::new(
+                                SqlState("3F000"),
+                                format!("schema \"{sch}\" does not exist"),
+                            ))
+                        }
+                    }
                 }
                 let as_type = as_type.as_ref().map(sequence_type).transpose()?;
                 if let Some(Some((t, c))) = owned_by {
