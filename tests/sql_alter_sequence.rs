@@ -1,6 +1,6 @@
 //! ALTER SEQUENCE across reopens (a clean close and an abandoned one: the new definition and
 //! position are durable when the statement returns) and inside a transaction block (25001,
-//! the sequence unchanged).
+//! the sequence unchanged, unless the block created it).
 
 use augur::{Database, Options, Session, Value};
 
@@ -59,6 +59,53 @@ fn altered_sequences_survive_reopen() {
 }
 
 #[test]
+fn renamed_and_retyped_sequences_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = Database::open(dir.path(), Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        s.execute("CREATE TABLE t (id serial PRIMARY KEY, x int)", &[])
+            .unwrap();
+        assert_eq!(
+            one(&mut s, "INSERT INTO t (x) VALUES (1) RETURNING id"),
+            Value::Int(1)
+        );
+        s.execute("ALTER SEQUENCE t_id_seq RENAME TO t_ids", &[]).unwrap();
+        s.execute("ALTER SEQUENCE t_ids AS smallint", &[]).unwrap();
+        assert_eq!(
+            one(&mut s, "INSERT INTO t (x) VALUES (2) RETURNING id"),
+            Value::Int(2)
+        );
+        drop(s);
+        // No clean close: the rename and the type were durable when each returned.
+        db.abandon();
+    }
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    assert_eq!(code(&mut s, "SELECT nextval('t_id_seq')"), "42P01");
+    let id = one(&mut s, "INSERT INTO t (x) VALUES (3) RETURNING id");
+    assert!(matches!(id, Value::Int(v) if v > 2), "{id:?}");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT seqtypid::regtype::text FROM pg_sequence WHERE seqrelid = 't_ids'::regclass"
+        ),
+        Value::Text("smallint".into())
+    );
+    assert_eq!(
+        one(&mut s, "SELECT pg_get_serial_sequence('t', 'id')"),
+        Value::Text("public.t_ids".into())
+    );
+    // Augur's one role owns it: OWNER TO names that role (unquoted or quoted as it is).
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO augur"), "ok");
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO \"augur\""), "ok");
+    assert_eq!(code(&mut s, "ALTER SEQUENCE t_ids OWNER TO \"AUGUR\""), "42704");
+    // DROP TABLE drops the sequence it owns, under its new name.
+    s.execute("DROP TABLE t", &[]).unwrap();
+    assert_eq!(code(&mut s, "SELECT nextval('t_ids')"), "42P01");
+}
+
+#[test]
 fn alter_sequence_in_a_transaction_block_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = Database::open(dir.path(), Options::default()).unwrap();
@@ -73,6 +120,79 @@ fn alter_sequence_in_a_transaction_block_is_refused() {
     // Outside the block it runs, also as one statement of several.
     assert_eq!(code(&mut s, "ALTER SEQUENCE b RESTART WITH 40; SELECT 1"), "ok");
     assert_eq!(one(&mut s, "SELECT nextval('b')"), Value::Int(40));
+}
+
+#[test]
+fn alter_sequence_of_a_sequence_the_block_created_runs_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Database::open(dir.path(), Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    let typ = |s: &mut Session, n: &str| {
+        one(
+            s,
+            &format!("SELECT seqtypid::regtype::text FROM pg_sequence WHERE seqrelid = '{n}'::regclass"),
+        )
+    };
+    // Rolled back: the sequence goes, with its change.
+    for sql in [
+        "BEGIN",
+        "CREATE SEQUENCE n1",
+        "ALTER SEQUENCE n1 AS smallint RESTART WITH 9",
+    ] {
+        assert_eq!(code(&mut s, sql), "ok", "{sql}");
+    }
+    assert_eq!(one(&mut s, "SELECT nextval('n1')"), Value::Int(9));
+    assert_eq!(code(&mut s, "ROLLBACK"), "ok");
+    assert_eq!(code(&mut s, "SELECT nextval('n1')"), "42P01");
+    // Committed: the change stays; a serial column's sequence counts as created by the block.
+    for sql in [
+        "BEGIN",
+        "CREATE SEQUENCE n2",
+        "ALTER SEQUENCE n2 AS integer INCREMENT BY 5",
+        "CREATE TABLE nt (id serial PRIMARY KEY)",
+        "ALTER SEQUENCE nt_id_seq RESTART WITH 40",
+        "COMMIT",
+    ] {
+        assert_eq!(code(&mut s, sql), "ok", "{sql}");
+    }
+    assert_eq!(typ(&mut s, "n2"), Value::Text("integer".into()));
+    assert_eq!(one(&mut s, "SELECT nextval('n2')"), Value::Int(1));
+    assert_eq!(one(&mut s, "SELECT nextval('n2')"), Value::Int(6));
+    assert_eq!(
+        one(&mut s, "INSERT INTO nt DEFAULT VALUES RETURNING id"),
+        Value::Int(40)
+    );
+    // Not a sequence the block created, or a RENAME: 25001 and the block fails.
+    for sql in ["ALTER SEQUENCE n2 RESTART", "ALTER SEQUENCE n3 RENAME TO n4"] {
+        assert_eq!(code(&mut s, "BEGIN"), "ok");
+        if sql.contains("n3") {
+            assert_eq!(code(&mut s, "CREATE SEQUENCE n3"), "ok");
+        }
+        assert_eq!(code(&mut s, sql), "25001", "{sql}");
+        assert_eq!(code(&mut s, "SELECT 1"), "25P02");
+        assert_eq!(code(&mut s, "ROLLBACK"), "ok");
+    }
+    assert_eq!(one(&mut s, "SELECT nextval('n2')"), Value::Int(11));
+    // Created before a savepoint still open: ROLLBACK TO could not undo it (0A000); after
+    // the savepoint, or once it is released, it runs.
+    for (sql, want) in [
+        ("BEGIN", "ok"),
+        ("CREATE SEQUENCE n5", "ok"),
+        ("SAVEPOINT a", "ok"),
+        ("ALTER SEQUENCE n5 AS smallint", "0A000"),
+        ("ROLLBACK TO a", "ok"),
+        ("RELEASE a", "ok"),
+        ("ALTER SEQUENCE n5 AS smallint", "ok"),
+        ("SAVEPOINT b", "ok"),
+        ("CREATE SEQUENCE n6", "ok"),
+        ("ALTER SEQUENCE n6 AS smallint", "ok"),
+        ("ROLLBACK TO b", "ok"),
+        ("COMMIT", "ok"),
+    ] {
+        assert_eq!(code(&mut s, sql), want, "{sql}");
+    }
+    assert_eq!(typ(&mut s, "n5"), Value::Text("smallint".into()));
+    assert_eq!(code(&mut s, "SELECT nextval('n6')"), "42P01");
 }
 
 /// The extended protocol's Parse / Execute (`Session::prepare`, `execute_prepared`), which

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::{Database, Inner};
 use crate::error::{Error, Result, SqlState};
 use crate::store::CF_META;
+use crate::types::DataType;
 
 /// Values reserved by one synced write.
 pub const SEQ_BATCH: i64 = 32;
@@ -41,6 +42,10 @@ pub struct SequenceDef {
     pub reserved: Option<i64>,
     /// The value the next `nextval` returns when nothing is reserved in memory.
     pub next_unreserved: i64,
+    /// The sequence's type (`AS smallint | integer | bigint`). None in a definition stored
+    /// before Augur kept it: [`SequenceDef::data_type`] then reads it from the bounds.
+    #[serde(default)]
+    pub ty: Option<DataType>,
 }
 
 impl SequenceDef {
@@ -57,7 +62,19 @@ impl SequenceDef {
             owned_by: None,
             reserved: None,
             next_unreserved: 1,
+            ty: Some(DataType::Int8),
         }
+    }
+
+    /// The sequence's type: Int2, Int4 or Int8.
+    pub fn data_type(&self) -> DataType {
+        self.ty.unwrap_or(if self.max == i64::from(i16::MAX) {
+            DataType::Int2
+        } else if self.max == i64::from(i32::MAX) {
+            DataType::Int4
+        } else {
+            DataType::Int8
+        })
     }
 
     /// Checks the options as PostgreSQL does (22023) and sets the first value.
@@ -257,10 +274,11 @@ impl Database {
     }
 
     /// Changes a sequence's definition (`ALTER SEQUENCE`) to `new`'s start, increment, bounds,
-    /// cycle and owner, restarting it at `restart` if given. Without a
+    /// cycle, type and owner, restarting it at `restart` if given. Without a
     /// restart the sequence goes on from the last value it handed out, by the new increment,
     /// as PostgreSQL's does. Checks the result as CREATE SEQUENCE does (22023, also for a
-    /// restart value outside the bounds); durable before it returns.
+    /// restart value, or without one the current value, outside the bounds); durable before it
+    /// returns.
     pub fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
         self.inner().with_sequences(|inner, m| {
             let s = m.get_mut(name).ok_or_else(|| undefined(name))?;
@@ -279,21 +297,24 @@ impl Database {
             };
             let (next, reserved) = (def.next_unreserved, def.reserved);
             def.validate()?;
+            // The restart value, else the current one (the last handed out, or the next when
+            // none was since the last restart), must lie within the new bounds.
+            let current = restart.unwrap_or(last.unwrap_or(next));
+            let bad = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
+            if current < def.min {
+                return Err(bad(format!(
+                    "RESTART value ({current}) cannot be less than MINVALUE ({})",
+                    def.min
+                )));
+            }
+            if current > def.max {
+                return Err(bad(format!(
+                    "RESTART value ({current}) cannot be greater than MAXVALUE ({})",
+                    def.max
+                )));
+            }
             match restart {
                 Some(v) => {
-                    let bad = |m: String| Error::new(SqlState::INVALID_PARAMETER_VALUE, m);
-                    if v < def.min {
-                        return Err(bad(format!(
-                            "RESTART value ({v}) cannot be less than MINVALUE ({})",
-                            def.min
-                        )));
-                    }
-                    if v > def.max {
-                        return Err(bad(format!(
-                            "RESTART value ({v}) cannot be greater than MAXVALUE ({})",
-                            def.max
-                        )));
-                    }
                     def.next_unreserved = v;
                     def.reserved = None;
                 }
@@ -311,6 +332,36 @@ impl Database {
             inner.put_sequence(&def)?;
             s.def = def;
             s.next = None;
+            Ok(())
+        })
+    }
+
+    /// Renames a sequence (`ALTER SEQUENCE ... RENAME TO`; 42P07 if a sequence of the new name
+    /// exists, the SQL layer also checks the other relations). Its position goes on where it
+    /// was. Durable before it returns.
+    pub fn rename_sequence(&self, from: &str, to: &str) -> Result<()> {
+        self.inner().with_sequences(|inner, m| {
+            if !m.contains_key(from) {
+                return Err(undefined(from));
+            }
+            if m.contains_key(to) {
+                return Err(Error::new(
+                    SqlState::DUPLICATE_TABLE,
+                    format!("relation \"{to}\" already exists"),
+                ));
+            }
+            let mut s = m.remove(from).expect("checked above");
+            s.def.name = to.to_string();
+            let json = serde_json::to_vec(&s.def).expect("a SequenceDef always serializes");
+            let mut b = WriteBatch::default();
+            b.delete_cf(inner.store.db()?.cf(CF_META), meta_key(from));
+            b.put_cf(inner.store.db()?.cf(CF_META), meta_key(to), json);
+            if let Err(e) = inner.store.write_sync(b) {
+                s.def.name = from.to_string();
+                m.insert(from.to_string(), s);
+                return Err(e);
+            }
+            m.insert(to.to_string(), s);
             Ok(())
         })
     }

@@ -215,6 +215,9 @@ impl Engine for AnyEngine {
     fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
         engine!(self, e => Engine::alter_sequence(e, name, new, restart))
     }
+    fn rename_sequence(&self, from: &str, to: &str) -> Result<()> {
+        engine!(self, e => Engine::rename_sequence(e, from, to))
+    }
     fn sequences(&self) -> Result<Vec<SequenceDef>> {
         engine!(self, e => Engine::sequences(e))
     }

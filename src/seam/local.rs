@@ -139,6 +139,9 @@ impl Engine for Database {
     fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
         Database::alter_sequence(self, name, new, restart)
     }
+    fn rename_sequence(&self, from: &str, to: &str) -> Result<()> {
+        Database::rename_sequence(self, from, to)
+    }
     fn sequences(&self) -> Result<Vec<SequenceDef>> {
         Database::sequences(self)
     }

@@ -166,6 +166,8 @@ pub trait Engine: Clone + Send + Sync + 'static {
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()>;
     /// `ALTER SEQUENCE`: `new`'s definition, from the last value handed out or from `restart`.
     fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()>;
+    /// Renames a sequence (42P07 if a sequence of the new name exists).
+    fn rename_sequence(&self, from: &str, to: &str) -> Result<()>;
     /// Every sequence, ordered by name.
     fn sequences(&self) -> Result<Vec<SequenceDef>>;
     fn has_sequence(&self, name: &str) -> Result<bool>;

@@ -3,6 +3,7 @@
 
 use sqlparser::ast as A;
 
+use super::array_ops::array_operands;
 use super::{ident, parse_type, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{cast, cast_allowed, ArOp, CmpOp, Expr, Func, Ty};
@@ -292,33 +293,6 @@ impl Binder<'_> {
         Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty))
     }
 
-    /// `a || b` of two arrays of one type (an untyped literal is read as the other side's
-    /// array type): their elements in turn; a NULL side counts as empty, as PostgreSQL's
-    /// array_cat takes it. The types are the operands' as bound (`varchar[]` kept): the result
-    /// has the first array's, as PostgreSQL resolves anycompatiblearray (`varchar[] || text[]`,
-    /// or with an untyped literal, is varchar[]).
-    fn array_cat(&mut self, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
-        let ty = match (lt, rt) {
-            (Ty::Array(_), Ty::Unknown) => lt,
-            (Ty::Unknown, Ty::Array(_)) => rt,
-            (a, b) if a.operand() == b.operand() => a,
-            _ => {
-                return Err(Error::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!(
-                        "operator does not exist: {} || {}",
-                        lt.operand().name(),
-                        rt.operand().name()
-                    ),
-                ))
-            }
-        };
-        // varchar[] and text[] are the same values: the operands as text[].
-        let l = self.coerce(l, lt.operand(), ty.operand())?;
-        let r = self.coerce(r, rt.operand(), ty.operand())?;
-        Ok((Expr::Func(Func::ArrayCat, vec![l, r], ty), ty))
-    }
-
     pub(super) fn unify_all(&mut self, items: Vec<(Expr, Ty)>, what: &str) -> Result<(Vec<Expr>, Ty)> {
         let mut ty = Ty::Unknown;
         for (_, t) in &items {
@@ -445,19 +419,8 @@ impl Binder<'_> {
                 use A::BinaryOperator as B;
                 let (l, lt) = self.bind_elements(left, scope)?;
                 let (r, rt) = self.bind_elements(right, scope)?;
-                // varchar[] and text[] have no comparison operators between them in PostgreSQL
-                // (each has its own through anyarray; an untyped literal takes the other's).
-                if matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq)
-                    && matches!(
-                        (lt, rt),
-                        (Ty::Array(Ty::Varchar), Ty::Array(Ty::Text))
-                            | (Ty::Array(Ty::Text), Ty::Array(Ty::Varchar))
-                    )
-                {
-                    return Err(Error::new(
-                        SqlState::UNDEFINED_FUNCTION,
-                        format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
-                    ));
+                if matches!(op, B::Eq | B::NotEq | B::Lt | B::LtEq | B::Gt | B::GtEq) {
+                    array_operands(lt, rt, &op.to_string())?;
                 }
                 let (l, r) = ((l, lt.operand()), (r, rt.operand()));
                 match op {
@@ -488,7 +451,7 @@ impl Binder<'_> {
                         self.json_op(op, l, r)?
                     }
                     B::StringConcat if matches!(l.1, Ty::Array(_)) || matches!(r.1, Ty::Array(_)) => {
-                        self.array_cat((l.0, lt), (r.0, rt))?
+                        self.array_concat((l.0, lt), (r.0, rt))?
                     }
                     B::StringConcat => {
                         let texty = |t: Ty| matches!(t, Ty::Text | Ty::Unknown | Ty::Bpchar);
@@ -556,19 +519,26 @@ impl Binder<'_> {
                 (r, Ty::Bool)
             }
             E::IsDistinctFrom(a, b) | E::IsNotDistinctFrom(a, b) => {
-                let l = self.bind_expr(a, scope)?;
-                let r = self.bind_expr(b, scope)?;
-                let (l, r) = self.comparable(l, r, "=")?;
+                let (l, lt) = self.bind_elements(a, scope)?;
+                let (r, rt) = self.bind_elements(b, scope)?;
+                array_operands(lt, rt, "=")?;
+                let (l, r) = self.comparable((l, lt.operand()), (r, rt.operand()), "=")?;
                 (
                     Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, E::IsNotDistinctFrom(..))),
                     Ty::Bool,
                 )
             }
             E::InList { expr, list, negated } => {
-                let mut items = vec![self.bind_expr(expr, scope)?];
+                let mut items = vec![self.bind_elements(expr, scope)?];
                 for x in list {
-                    items.push(self.bind_expr(x, scope)?);
+                    items.push(self.bind_elements(x, scope)?);
+                    array_operands(
+                        items[0].1,
+                        items[items.len() - 1].1,
+                        if *negated { "<>" } else { "=" },
+                    )?;
                 }
+                let items: Vec<(Expr, Ty)> = items.into_iter().map(|(x, t)| (x, t.operand())).collect();
                 let lt = items[0].1;
                 let mut ty = Ty::Unknown;
                 for (_, t) in &items {
@@ -630,7 +600,7 @@ impl Binder<'_> {
                         return Err(Error::syntax("subquery has too many columns"));
                     }
                 }
-                let x = self.bind_expr(expr, scope)?;
+                let x = self.bind_elements(expr, scope)?;
                 self.bind_in_subquery(x, subquery, *negated, scope)?
             }
             E::Exists { subquery, negated } => {

@@ -238,7 +238,10 @@ impl Binder<'_> {
         }
         // These give back their arguments' type, varchar included; other functions take a
         // varchar argument as text.
-        let typed = matches!(name.as_str(), "pg_typeof" | "coalesce" | "greatest" | "least");
+        let typed = matches!(
+            name.as_str(),
+            "pg_typeof" | "coalesce" | "greatest" | "least" | "array_cat" | "array_append" | "array_prepend"
+        );
         let mut bound = Vec::new();
         for a in args {
             bound.push(if typed {
@@ -711,6 +714,22 @@ impl Binder<'_> {
             ("quote_ident", 1) => {
                 text_args!(0);
                 (Func::QuoteIdent, Ty::Text)
+            }
+            ("array_cat" | "array_append" | "array_prepend", 2) => {
+                let (a, b) = (args[0].clone(), args[1].clone());
+                let missing = format!("function {name}({{l}}, {{r}}) does not exist");
+                let array = |t: Ty| matches!(t, Ty::Array(_));
+                return match name {
+                    "array_append" if array(a.1) => self.array_append(a, b, &missing),
+                    "array_prepend" if array(b.1) => self.array_prepend(a, b, &missing),
+                    "array_cat"
+                        if (array(a.1) || array(b.1))
+                            && [a.1, b.1].iter().all(|t| array(*t) || *t == Ty::Unknown) =>
+                    {
+                        self.array_cat(a, b).map_err(|_| undefined())
+                    }
+                    _ => Err(undefined()),
+                };
             }
             ("array_position" | "array_positions", 2) => {
                 let elem = self.array_arg(&args[0], name)?;

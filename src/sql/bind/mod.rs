@@ -1,6 +1,7 @@
 //! The binder: resolves names and types in sqlparser's syntax tree (PostgreSQL's rules) and
 //! builds plans. One file per part of a query: expressions, functions, SELECT, FROM.
 
+mod array_ops;
 mod catalog;
 mod cte;
 mod decorrelate;

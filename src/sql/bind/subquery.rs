@@ -103,7 +103,9 @@ impl Binder<'_> {
         if cols.len() != 1 {
             return Err(Error::syntax("subquery has too many columns"));
         }
-        let st = cols[0].ty.operand();
+        // `x` keeps a varchar[] type, which does not compare with text[] (42883).
+        super::array_ops::array_operands(xt, cols[0].ty, if negated { "<>" } else { "=" })?;
+        let (xt, st) = (xt.operand(), cols[0].ty.operand());
         let (x, _) = self.comparable((x, xt), (Expr::Lit(Value::Null), st), "=")?;
         let x = self.key_arrays(x, &s, st);
         if xt != st && xt != Ty::Unknown && !(xt.is_int() && st.is_int()) {

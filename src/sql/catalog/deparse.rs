@@ -28,6 +28,9 @@ enum T {
     Bool,
     Date,
     Timestamp,
+    TimestampTz,
+    /// An array (only `ARRAY[...]` of a DEFAULT is typed as one).
+    Array,
     Unknown,
 }
 
@@ -43,6 +46,7 @@ impl T {
             DataType::Varchar(n) => T::Varchar(n),
             DataType::Date => T::Date,
             DataType::Timestamp => T::Timestamp,
+            DataType::TimestampTz => T::TimestampTz,
             _ => return None,
         })
     }
@@ -61,6 +65,8 @@ impl T {
             T::Bool => "boolean".into(),
             T::Date => "date".into(),
             T::Timestamp => "timestamp without time zone".into(),
+            T::TimestampTz => "timestamp with time zone".into(),
+            T::Array => "anyarray".into(),
         }
     }
 
@@ -84,6 +90,10 @@ enum N {
     Var(String, T),
     /// A constant: its output text and type.
     Const(String, T),
+    /// A NULL constant of a type.
+    Null(T),
+    /// `ARRAY[...]`, its elements of one type.
+    Array(Vec<N>),
     Bool(bool),
     /// A binary operator.
     Op(String, Box<N>, Box<N>, T),
@@ -108,7 +118,9 @@ impl N {
             | N::Op(_, _, _, t)
             | N::Neg(_, t)
             | N::Func(_, _, t)
+            | N::Null(t)
             | N::Cast(_, t) => *t,
+            N::Array(_) => T::Array,
             _ => T::Bool,
         }
     }
@@ -241,11 +253,16 @@ fn typed_literal(s: &str, t: T) -> Option<N> {
             let v = Value::parse_text(s, DataType::Timestamp).ok()?;
             N::Const(v.to_text()?, t)
         }
+        // Stored as the instant, printed in the session's time zone (Augur's is UTC).
+        T::TimestampTz => {
+            let v = Value::parse_text(s, DataType::TimestampTz).ok()?;
+            N::Const(v.to_text()?, t)
+        }
         T::Bool => match Value::parse_text(s, DataType::Bool).ok()? {
             Value::Bool(b) => N::Bool(b),
             _ => return None,
         },
-        T::Numeric | T::Float8 => return None,
+        T::Numeric | T::Float8 | T::Array => return None,
     })
 }
 
@@ -281,6 +298,7 @@ fn coerce(n: N, to: T) -> Option<N> {
     }
     match (&n, from) {
         (N::Const(s, T::Unknown), _) => typed_literal(s, to),
+        (N::Null(_), _) => Some(N::Null(to)),
         (_, T::Varchar(_)) if to == T::Text => Some(N::Cast(Box::new(n), T::Text)),
         _ => Some(N::Cast(Box::new(n), to)),
     }
@@ -358,8 +376,31 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
             A::Value::Number(n, _) => number(n, false)?,
             A::Value::SingleQuotedString(s) => N::Const(s.clone(), T::Unknown),
             A::Value::Boolean(b) => N::Bool(*b),
+            A::Value::Null => N::Null(T::Unknown),
             _ => return None,
         },
+        E::Array(a) if !a.elem.is_empty() => {
+            let items = a.elem.iter().map(|i| typed(def, i)).collect::<Option<Vec<_>>>()?;
+            let t = common(&items)?;
+            N::Array(items.into_iter().map(|i| coerce(i, t)).collect::<Option<_>>()?)
+        }
+        E::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            shorthand,
+            ..
+        } => {
+            let mut args = vec![coerce(typed(def, expr)?, T::Text)?];
+            for x in [substring_from, substring_for].into_iter().flatten() {
+                args.push(int_arg(typed(def, x)?)?);
+            }
+            let name = if *shorthand { "substr" } else { "\"substring\"" };
+            if !args[0].ty().is_texty() || args.len() < 2 {
+                return None;
+            }
+            N::Func(name.into(), args, T::Text)
+        }
         E::UnaryOp { op, expr } => match (op, expr.as_ref()) {
             (A::UnaryOperator::Minus, E::Value(v)) => match &v.value {
                 A::Value::Number(n, _) => number(n, true)?,
@@ -543,15 +584,38 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
                 .into_iter()
                 .map(|a| typed(def, a))
                 .collect::<Option<Vec<_>>>()?;
+            let texty = |a: &N| a.ty().is_texty();
+            let int = |a: &N| a.ty().int_rank().is_some();
+            let text = |a: &N| coerce(a.clone(), T::Text);
             match (name.as_str(), args.as_slice()) {
-                ("length" | "char_length", [a]) if a.ty().is_texty() => {
-                    N::Func(name, vec![coerce(a.clone(), T::Text)?], T::Int4)
+                ("length" | "char_length", [a]) if texty(a) => N::Func(name, vec![text(a)?], T::Int4),
+                ("lower" | "upper" | "btrim" | "ltrim" | "rtrim", [a]) if texty(a) => {
+                    N::Func(name, vec![text(a)?], T::Text)
                 }
-                ("lower" | "upper" | "btrim" | "ltrim" | "rtrim", [a]) if a.ty().is_texty() => {
-                    N::Func(name, vec![coerce(a.clone(), T::Text)?], T::Text)
+                ("btrim" | "ltrim" | "rtrim", [a, b]) if texty(a) && texty(b) => {
+                    N::Func(name, vec![text(a)?, text(b)?], T::Text)
                 }
+                ("replace", [a, b, c]) if texty(a) && texty(b) && texty(c) => {
+                    N::Func(name, vec![text(a)?, text(b)?, text(c)?], T::Text)
+                }
+                // Keywords, printed quoted (ruleutils' quote_identifier).
+                ("left" | "right", [a, n]) if texty(a) && int(n) => N::Func(
+                    format!("\"{name}\""),
+                    vec![text(a)?, int_arg(n.clone())?],
+                    T::Text,
+                ),
                 ("abs", [a]) if matches!(a.ty(), T::Int2 | T::Int4 | T::Int8 | T::Float8) => {
                     N::Func(name, args.clone(), a.ty())
+                }
+                ("now", []) => N::Func(name, vec![], T::TimestampTz),
+                // Printed in capitals, as ruleutils prints these expressions.
+                ("coalesce" | "greatest" | "least", [_, ..]) => {
+                    let t = common(&args)?;
+                    if t == T::Array {
+                        return None;
+                    }
+                    let args = args.into_iter().map(|a| coerce(a, t)).collect::<Option<_>>()?;
+                    N::Func(name.to_uppercase(), args, t)
                 }
                 _ => return None,
             }
@@ -575,6 +639,54 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
         }
         _ => return None,
     })
+}
+
+/// An integer argument of a function that takes `integer` (an integer constant as it is).
+fn int_arg(n: N) -> Option<N> {
+    match n.ty() {
+        T::Int4 | T::Unknown => coerce(n, T::Int4),
+        T::Int2 | T::Int8 => Some(N::Cast(Box::new(n), T::Int4)),
+        _ => None,
+    }
+}
+
+/// The common type of the values of an ARRAY, COALESCE, GREATEST or LEAST (PostgreSQL's
+/// select_common_type over these types): untyped literals and NULLs alone are text.
+fn common(items: &[N]) -> Option<T> {
+    let mut t = T::Unknown;
+    for i in items {
+        let u = i.ty();
+        t = match (t, u) {
+            (T::Unknown, u) => u,
+            (t, T::Unknown) => t,
+            (a, b) if a == b => a,
+            (a, b) if a.is_texty() && b.is_texty() => T::Text,
+            (a, b) if a.int_rank().is_some() && b.int_rank().is_some() => {
+                if a.int_rank() >= b.int_rank() {
+                    a
+                } else {
+                    b
+                }
+            }
+            (a, b)
+                if matches!((a, b), (T::Numeric, _) | (_, T::Numeric))
+                    && (a.int_rank().is_some() || b.int_rank().is_some()) =>
+            {
+                T::Numeric
+            }
+            (a, b)
+                if matches!((a, b), (T::Float8, _) | (_, T::Float8))
+                    && (a.int_rank().is_some()
+                        || b.int_rank().is_some()
+                        || a == T::Numeric
+                        || b == T::Numeric) =>
+            {
+                T::Float8
+            }
+            _ => return None,
+        };
+    }
+    Some(if t == T::Unknown { T::Text } else { t })
 }
 
 fn boolean(def: &TableDef, e: &A::Expr) -> Option<N> {
@@ -605,7 +717,7 @@ fn op_class(op: &str) -> u8 {
 /// `first`: `n` is the parent operator's left operand.
 fn is_simple(n: &N, parent: Parent, first: bool) -> bool {
     match n {
-        N::Var(..) | N::Const(..) | N::Bool(_) | N::Func(..) => true,
+        N::Var(..) | N::Const(..) | N::Null(_) | N::Bool(_) | N::Func(..) | N::Array(_) => true,
         N::Cast(x, _) => is_simple(x, Parent::Other, false),
         N::Op(op, ..) => {
             if let Parent::Op(p) = parent {
@@ -656,6 +768,20 @@ fn print(n: &N, pretty: bool, out: &mut String) {
     match n {
         N::Var(name, _) => out.push_str(name),
         N::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        N::Null(t) => {
+            out.push_str("NULL::");
+            out.push_str(&t.name());
+        }
+        N::Array(items) => {
+            out.push_str("ARRAY[");
+            for (i, it) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                print(it, pretty, out);
+            }
+            out.push(']');
+        }
         N::Const(s, t) => {
             let quoted = format!("'{}'", s.replace('\'', "''"));
             match t {

@@ -3,7 +3,6 @@
 //! constraint_table_usage, sequences, views), with PostgreSQL 15's column names; its domains
 //! (sql_identifier, cardinal_number, yes_or_no, ...) are their base types, text and integer.
 
-use super::pg::sequence_type;
 use super::types::{by_oid, column_type};
 use super::{
     deparse, int, relation, text, yes_no, Relation, Snapshot, TableInfo, DATABASE_NAME, PUBLIC_NS, ROLE_NAME,
@@ -490,7 +489,7 @@ fn sequences(s: &Snapshot) -> Result<Relation> {
         .sequences
         .iter()
         .map(|q| {
-            let ty = sequence_type(q.max);
+            let ty = q.data_type();
             let (prec, radix, scale) = numeric(ty);
             vec![
                 text(DATABASE_NAME),

@@ -15,8 +15,6 @@ mod info_schema;
 mod pg;
 pub mod types;
 
-pub(crate) use pg::sequence_type;
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -369,7 +367,7 @@ impl Snapshot {
 
 /// A relation name as `regclass` input reads it: `public.` or `pg_catalog.` dropped, unquoted
 /// parts lower-cased.
-fn parse_relname(s: &str) -> String {
+pub(crate) fn parse_relname(s: &str) -> String {
     let s = s.trim();
     let s = ["public.", "\"public\".", "pg_catalog."]
         .iter()

@@ -76,6 +76,11 @@ impl BlockDdl {
         }
     }
 
+    /// Where `c` stands among what the block created (None: the block did not create it).
+    pub(super) fn position(&self, c: &Created) -> Option<usize> {
+        self.created.iter().position(|x| x == c)
+    }
+
     fn created(&self, name: &str) -> bool {
         self.created.iter().any(|c| c.name() == name)
     }
@@ -138,8 +143,8 @@ impl Session {
     /// Whether the block created `c` before a savepoint that is still open: ROLLBACK TO that
     /// savepoint drops only what was created after it, so it could not undo a change or a
     /// drop of `c`.
-    fn created_before_savepoint(&self, c: &Created) -> bool {
-        let Some(i) = self.block.created.iter().position(|x| x == c) else {
+    pub(super) fn created_before_savepoint(&self, c: &Created) -> bool {
+        let Some(i) = self.block.position(c) else {
             return false;
         };
         self.savepoints.iter().any(|(_, _, mark)| mark.0 > i)

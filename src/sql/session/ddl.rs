@@ -5,6 +5,7 @@
 
 use sqlparser::ast as A;
 
+use super::sequence_params::{init_params, integer_max, sequence_type};
 use super::Session;
 use crate::engine::catalog::Identity;
 use crate::engine::{ColumnDef, IndexDef, SequenceDef, TableDef};
@@ -52,6 +53,7 @@ impl Session {
                 format!("identity column type must be smallint, integer, or bigint, not {ty}"),
             )
         })?;
+        sd.ty = Some(ty);
         sd.owned_by = Some((table.to_string(), column.to_string()));
         Ok(sd)
     }
@@ -130,7 +132,7 @@ impl Session {
             if serial || identity.is_some() {
                 let mut sd = self.column_sequence(&name, &cname, ty)?;
                 if let Some(Some(opts)) = identity {
-                    apply_sequence_options(&mut sd, opts)?;
+                    init_params(&mut sd, None, opts, true)?;
                 }
                 cd.default = Some(nextval_default(&sd));
                 cd.nullable = false;
@@ -306,15 +308,8 @@ impl Session {
             ));
         }
         let mut sd = SequenceDef::new(name);
-        if let Some(dt) = data_type {
-            sd.max = integer_max(parse_type(dt)?.0).ok_or_else(|| {
-                Error::new(
-                    SqlState::INVALID_PARAMETER_VALUE,
-                    "sequence type must be smallint, integer, or bigint",
-                )
-            })?;
-        }
-        apply_sequence_options(&mut sd, opts)?;
+        let ty = data_type.map(sequence_type).transpose()?;
+        init_params(&mut sd, ty, opts, true)?;
         self.db.create_sequence(sd, if_not_exists)?;
         tag()
     }
@@ -514,71 +509,7 @@ impl Session {
     }
 }
 
-/// Applies `INCREMENT`, `MINVALUE`, `MAXVALUE`, `START`, `CACHE`, `CYCLE` to `sd` with
-/// PostgreSQL's defaults: a descending sequence runs from -1 down to the type's minimum.
-fn apply_sequence_options(sd: &mut SequenceDef, opts: &[A::SequenceOptions]) -> Result<()> {
-    let int = sequence_int;
-    let type_max = sd.max;
-    let (mut min, mut max, mut start) = (None, None, None);
-    for o in opts {
-        match o {
-            A::SequenceOptions::IncrementBy(e, _) => sd.increment = int(e)?,
-            A::SequenceOptions::MinValue(e) => min = e.as_ref().map(int).transpose()?,
-            A::SequenceOptions::MaxValue(e) => max = e.as_ref().map(int).transpose()?,
-            A::SequenceOptions::StartWith(e, _) => start = Some(int(e)?),
-            A::SequenceOptions::Cache(e) => check_cache(e)?,
-            A::SequenceOptions::Cycle(c) => sd.cycle = !*c,
-        }
-    }
-    let up = sd.increment > 0;
-    let type_min = integer_min(type_max);
-    sd.min = min.unwrap_or(if up { 1 } else { type_min });
-    sd.max = max.unwrap_or(if up { type_max } else { -1 });
-    sd.start = start.unwrap_or(if up { sd.min } else { sd.max });
-    Ok(())
-}
-
 /// The DEFAULT of a column that takes its values from sequence `sd`.
 pub(super) fn nextval_default(sd: &SequenceDef) -> String {
     format!("nextval('{}')", sd.name.replace('\'', "''"))
-}
-
-/// The integer a sequence option `e` gives (CREATE and ALTER SEQUENCE).
-pub(super) fn sequence_int(e: &A::Expr) -> Result<i64> {
-    e.to_string()
-        .replace(' ', "")
-        .parse::<i64>()
-        .map_err(|_| Error::syntax(format!("sequence option must be an integer, not {e}")))
-}
-
-/// A sequence's `CACHE n`: accepted and not used (the engine reserves its own batches:
-/// `engine/sequence.rs`), but, as in PostgreSQL, at least 1.
-pub(super) fn check_cache(e: &A::Expr) -> Result<()> {
-    if sequence_int(e)? < 1 {
-        return Err(Error::new(
-            SqlState::INVALID_PARAMETER_VALUE,
-            format!("CACHE ({e}) must be greater than zero"),
-        ));
-    }
-    Ok(())
-}
-
-/// The smallest value of the integer type whose largest is `max` (a descending sequence's
-/// default bound).
-pub(super) fn integer_min(max: i64) -> i64 {
-    if max == i64::MAX {
-        i64::MIN
-    } else {
-        -max - 1
-    }
-}
-
-/// The largest value of integer type `ty` (a sequence's bound); None for any other type.
-pub(super) fn integer_max(ty: DataType) -> Option<i64> {
-    match ty {
-        DataType::Int2 => Some(i16::MAX as i64),
-        DataType::Int4 => Some(i32::MAX as i64),
-        DataType::Int8 => Some(i64::MAX),
-        _ => None,
-    }
 }

@@ -10,6 +10,7 @@ mod copy_to;
 mod ddl;
 mod plan_cache;
 mod prepared;
+mod sequence_params;
 mod settings;
 mod view;
 

@@ -3,9 +3,12 @@
 //! and printed here as PostgreSQL prints the expression its parser made of it. A quoted literal
 //! is a constant of the column's type, labelled with the type (`'abc'::character varying`,
 //! `'{}'::jsonb`), a number is printed as its constant (`7`, `1.5`, `'-1'::integer`,
-//! `'9999999999'::bigint`) with the cast to the column's type not shown, `nextval('s')` names a
-//! `regclass`, operators are parenthesized; a NULL default is no default. An expression outside
-//! what this covers is printed as it was written.
+//! `'9999999999'::bigint`) with the cast to the column's type not shown, a timestamptz as the
+//! instant it is (`'2024-01-02 01:04:05+00'::timestamp with time zone`, in the session's time
+//! zone, which is UTC in Augur), `nextval('s')` names a `regclass`, operators are
+//! parenthesized, the arguments of the functions deparse.rs types and the elements of an
+//! `ARRAY[...]` are labelled (`lower('A'::text)`, `ARRAY['a'::text]`); a NULL default is no
+//! default. An expression outside what this covers is printed as it was written.
 
 use sqlparser::ast as A;
 
@@ -137,8 +140,6 @@ fn literal(e: &A::Expr, ty: DataType) -> Option<String> {
                 quoted(&v)
             }
         }
-        // The value as its type prints it (a time zone's offset depends on the session's).
-        DataType::TimestampTz => return None,
         _ => quoted(&Value::parse_text(s, ty).ok()?.to_text()?),
     })
 }
@@ -203,6 +204,37 @@ mod tests {
                 Some("CURRENT_TIMESTAMP"),
             ),
             ("NULL", DataType::Text(None), None),
+            ("lower('A')", DataType::Text(None), Some("lower('A'::text)")),
+            (
+                "substr('abc', 1, 2)",
+                DataType::Text(None),
+                Some("substr('abc'::text, 1, 2)"),
+            ),
+            (
+                "left('abc', -1)",
+                DataType::Text(None),
+                Some("\"left\"('abc'::text, '-1'::integer)"),
+            ),
+            (
+                "coalesce(NULL, 'x')",
+                DataType::Text(None),
+                Some("COALESCE(NULL::text, 'x'::text)"),
+            ),
+            (
+                "'2024-01-02 03:04:05+02'",
+                DataType::TimestampTz,
+                Some("'2024-01-02 01:04:05+00'::timestamp with time zone"),
+            ),
+            (
+                "ARRAY['a', NULL]",
+                DataType::Text(None),
+                Some("ARRAY['a'::text, NULL::text]"),
+            ),
+            (
+                "ARRAY[1.5, 2]",
+                DataType::Numeric(None),
+                Some("ARRAY[1.5, (2)::numeric]"),
+            ),
             ("NULL::text", DataType::Text(None), None),
         ];
         for (text, ty, want) in cases {

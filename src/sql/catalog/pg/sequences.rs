@@ -3,18 +3,7 @@
 use super::{b, Ty, B, I8, OID};
 use crate::error::Result;
 use crate::sql::catalog::{int, relation, sequence_oid, Relation, Snapshot};
-use crate::types::{DataType, Value};
-
-/// A sequence's type, from its bounds (Augur keeps the bounds, not the type).
-pub fn sequence_type(max: i64) -> DataType {
-    if max == i64::from(i16::MAX) {
-        DataType::Int2
-    } else if max == i64::from(i32::MAX) {
-        DataType::Int4
-    } else {
-        DataType::Int8
-    }
-}
+use crate::types::Value;
 
 pub(super) fn sequences(s: &Snapshot) -> Result<Relation> {
     let cols: &[(&str, Ty)] = &[
@@ -33,7 +22,7 @@ pub(super) fn sequences(s: &Snapshot) -> Result<Relation> {
         .map(|q| {
             vec![
                 int(sequence_oid(&q.name)),
-                int(i64::from(sequence_type(q.max).pg_oid())),
+                int(i64::from(q.data_type().pg_oid())),
                 Value::Int(q.start),
                 Value::Int(q.increment),
                 Value::Int(q.max),
