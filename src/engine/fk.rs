@@ -37,7 +37,8 @@ pub(crate) fn referenced<T: EngineTable>(tables: &[T], def: &TableDef) -> bool {
         .any(|t| t.def().foreign_keys.iter().any(|f| f.parent == def.name))
 }
 
-fn child_violation(child: &str, fk: &str) -> Error {
+/// The 23503 of a row of `child` whose foreign key `fk` names no parent row.
+pub(crate) fn child_violation(child: &str, fk: &str) -> Error {
     Error::new(
         SqlState("23503"),
         format!("insert or update on table \"{child}\" violates foreign key constraint \"{fk}\""),

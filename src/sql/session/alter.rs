@@ -470,13 +470,7 @@ impl Session {
                 };
                 // No row lock here: this runs under the engine's commit lock.
                 if !fk::parent_exists(&tx, parent, f, vals, None)? {
-                    return Err(Error::new(
-                        SqlState("23503"),
-                        format!(
-                            "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
-                            f.name
-                        ),
-                    ));
+                    return Err(fk::child_violation(table, &f.name));
                 }
             }
             Ok(())

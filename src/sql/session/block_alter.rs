@@ -22,6 +22,7 @@ use sqlparser::ast as A;
 use super::block_ddl::Created;
 use super::Session;
 use crate::engine::catalog::{CheckDef, ForeignKeyDef};
+use crate::engine::fk;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::TableDef;
@@ -321,13 +322,7 @@ impl Session {
                 matches.join(" AND ")
             );
             if self.any_row(&sql)? {
-                return Err(Error::new(
-                    SqlState("23503"),
-                    format!(
-                        "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
-                        f.name
-                    ),
-                ));
+                return Err(fk::child_violation(table, &f.name));
             }
         }
         Ok(())
