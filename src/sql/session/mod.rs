@@ -5,6 +5,7 @@ mod alter;
 mod alter_sequence;
 mod block_alter;
 mod block_ddl;
+mod constraint_def;
 mod copy;
 mod copy_to;
 mod ddl;
