@@ -182,6 +182,23 @@ fn run(initial: Vec<i64>, ops: Vec<Op>) -> Result<(), TestCaseError> {
                     n += 1;
                 }
                 prop_assert_eq!(n, model_range(&m, s, e).len());
+                // Batches from the front (`front_batch`, as a range scan takes them) of a size
+                // the case picks, alternating with `next_back`: every entry once, in order.
+                let size = 1 + (a.unsigned_abs() % 7) as usize;
+                let mut it = t.range((s, e));
+                let (mut front, mut back) = (Vec::new(), Vec::new());
+                loop {
+                    let before = front.len();
+                    let n = it.front_batch(size, |k, v| front.push((k, v)));
+                    prop_assert_eq!(n, front.len() - before);
+                    match it.next_back() {
+                        Some(x) => back.push(x),
+                        None => break,
+                    }
+                }
+                prop_assert_eq!(it.front_batch(size, |_, _| ()), 0);
+                front.extend(back.into_iter().rev());
+                prop_assert_eq!(front, model_range(&m, s, e));
             }
             Op::Lower(k) => prop_assert_eq!(t.lower_bound(k), m.range(k..).next().map(|(a, b)| (*a, *b))),
             Op::Upper(k) => prop_assert_eq!(

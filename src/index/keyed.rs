@@ -172,11 +172,11 @@ impl KeyIndex {
                 a.read(|a| {
                     // Again from the start if this runs a second time (`Alex::read`).
                     out.truncate(start);
-                    let r = a.range((lo, hi));
+                    let mut r = a.range((lo, hi));
                     if reverse {
                         out.extend(r.rev().take(limit).map(|(k, v)| (Key::Int(k), v)));
                     } else {
-                        out.extend(r.take(limit).map(|(k, v)| (Key::Int(k), v)));
+                        r.front_batch(limit, |k, v| out.push((Key::Int(k), v)));
                     }
                 })
                 .map_err(unavailable)?;
