@@ -40,10 +40,11 @@ fn kv(db: &Database, name: &str) -> std::sync::Arc<augur::Table> {
     .unwrap()
 }
 
+/// Row versions from about 20 to 330 bytes: entries whose value length takes one byte and two.
 fn text(k: i64, generation: u32) -> Value {
     Value::Text(format!(
         "value-{k}-{generation}-{}",
-        "x".repeat((k.unsigned_abs() % 97) as usize)
+        "x".repeat((k.unsigned_abs() % 97 * 3) as usize)
     ))
 }
 

@@ -527,6 +527,7 @@ pub fn decode_version(b: &[u8]) -> Result<Version> {
     Ok(Version { prev, key, row })
 }
 
+#[inline]
 fn read_count(r: &mut Reader<'_>) -> Result<usize> {
     let n = r.varint()? as usize;
     // Every value takes at least one byte: a larger count is corrupt (and must not size an
@@ -615,6 +616,7 @@ pub struct EncodedRow<'a> {
 }
 
 /// The row of the version encoded in `b`, as a view; `None` for a tombstone.
+#[inline]
 pub fn row_view(b: &[u8]) -> Result<Option<EncodedRow<'_>>> {
     // The common shape first: a live version (kind 1) of an integer key (kind 1), whose header
     // is a fixed 18 bytes.

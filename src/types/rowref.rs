@@ -109,6 +109,7 @@ impl<'a> RowRef<'a> {
 
     /// A stored row of a table whose columns are read as `missing[i]` where the stored row
     /// has no value `i` (columns added after it was written; see `ColumnDef::missing`).
+    #[inline]
     pub(crate) fn stored_padded(r: EncodedRow<'a>, missing: &'a [Value]) -> Self {
         let tail = missing.get(r.len()..).unwrap_or(&[]);
         RowRef(Inner::Stored(r, tail))
@@ -141,6 +142,7 @@ impl<'a> RowRef<'a> {
 
     /// Column `i` (0-based), `None` past the last column. Walks the columns before it (rows are
     /// encoded compactly, without offsets).
+    #[inline]
     pub fn get(&self, i: usize) -> Result<Option<ValueRef<'a>>> {
         match &self.0 {
             // A stored column read straight from the encoding (the common case: one call per
