@@ -5,7 +5,7 @@ use std::collections::btree_map;
 
 use super::*;
 use crate::engine::fetch::{missing_version, Resolved};
-use crate::store::direct::Files;
+use crate::store::direct::{Files, Lookup};
 
 /// The stored row with primary key `key` as `snapshot` sees it, lent to `f` in place; `None`
 /// when there is none. The part of a point read after the transaction's own writes
@@ -321,6 +321,10 @@ impl Transaction {
         let files = self.db.files();
         let mut pre = Vec::with_capacity(expect.min(SCAN_BATCH));
         let mut want: Vec<u64> = Vec::with_capacity(expect.min(SCAN_BATCH));
+        let mut direct = files.reader(t.id);
+        // Rows read straight from mapped files, added to the engine's count however the scan
+        // ends (the chunks' reads count their own).
+        let mut mapped = AddOnDrop(&self.db.direct_reads, 0);
         loop {
             batch.clear();
             let mut next_fetch = 0;
@@ -333,25 +337,6 @@ impl Transaction {
                     .range_batch(bound_ref(&lo), bound_ref(&hi), reverse, limit, &mut batch)?;
             limit = SCAN_BATCH;
             for (i, (k, p)) in batch.iter().enumerate() {
-                if i == next_fetch {
-                    // Read the next rows together (one iterator pass or one multi-get) rather
-                    // than one point read each; chunks grow so that a short scan reads little.
-                    let left = expect.saturating_sub(handed + i);
-                    let n = if left == 0 { chunk } else { chunk.min(left) };
-                    let end = (i + n).min(batch.len());
-                    want.clear();
-                    want.extend(
-                        batch[i..end]
-                            .iter()
-                            .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= snapshot)
-                            .map(|(_, p)| *p),
-                    );
-                    want.sort_unstable();
-                    self.db.fetch_many(&files, t.id, &want, &mut pre)?;
-                    next_in_pre = 0;
-                    next_fetch = end;
-                    chunk = (chunk * 2).min(SCAN_BATCH);
-                }
                 // Own writes that sort before this key come first.
                 if has_own {
                     while let Some((mk, mp)) = mine.next_if(|&(mk, _)| before(mk, k)) {
@@ -370,11 +355,43 @@ impl Transaction {
                         continue;
                     }
                 }
-                // The common case, the newest version visible and read with its chunk, without
-                // touching its reference count; else the version chain (an older version, or
-                // one the chunk's read did not return).
                 let rowid = p & !TOMBSTONE;
-                let at = if p & TOMBSTONE == 0 && rowid <= snapshot {
+                let visible = p & TOMBSTONE == 0 && rowid <= snapshot;
+                // A forward scan outside a chunk already read: the newest version straight
+                // from the mapped file that holds it. In a table stored in key order the rowids
+                // ascend with the keys, so the reader's cursor walks the file's blocks in order.
+                if visible && !reverse && i >= next_fetch {
+                    if let Lookup::Hit(b) = direct.get(rowid) {
+                        mapped.1 += 1;
+                        if !f(k, Found::Stored(b))? {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                }
+                if i >= next_fetch {
+                    // Read the next rows together (one iterator pass or one multi-get) rather
+                    // than one point read each; chunks grow so that a short scan reads little.
+                    let left = expect.saturating_sub(handed + i);
+                    let n = if left == 0 { chunk } else { chunk.min(left) };
+                    let end = (i + n).min(batch.len());
+                    want.clear();
+                    want.extend(
+                        batch[i..end]
+                            .iter()
+                            .filter(|(_, p)| p & TOMBSTONE == 0 && *p <= snapshot)
+                            .map(|(_, p)| *p),
+                    );
+                    want.sort_unstable();
+                    self.db.fetch_many(&files, t.id, &want, &mut pre)?;
+                    next_in_pre = 0;
+                    next_fetch = end;
+                    chunk = (chunk * 2).min(SCAN_BATCH);
+                }
+                // The newest version visible and read with its chunk, without touching its
+                // reference count; else the version chain (an older version, or one the chunk's
+                // read did not return).
+                let at = if visible {
                     match pre.get(next_in_pre) {
                         Some(e) if e.0 == rowid => Some(next_in_pre),
                         _ => pre.binary_search_by_key(&rowid, |e| e.0).ok(),
@@ -598,5 +615,16 @@ fn bound_ref(b: &Bound<Key>) -> Bound<&Key> {
         Bound::Unbounded => Bound::Unbounded,
         Bound::Included(k) => Bound::Included(k),
         Bound::Excluded(k) => Bound::Excluded(k),
+    }
+}
+
+/// Adds `.1` to the counter `.0` when dropped.
+struct AddOnDrop<'a>(&'a std::sync::atomic::AtomicU64, u64);
+
+impl Drop for AddOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.1 != 0 {
+            self.0.fetch_add(self.1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }

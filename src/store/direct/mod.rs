@@ -112,21 +112,20 @@ impl FileSet {
     /// the block of the one before it, or the next block, is read through a cursor left
     /// there, without the search of the runs and the model.
     pub fn get_sorted<'s>(&'s self, table: u32, rowids: &[u64], mut f: impl FnMut(usize, Lookup<'s>)) {
-        let mut cursor: Option<Cursor<'s>> = None;
+        let mut reader = self.reader(table);
         for (i, &r) in rowids.iter().enumerate() {
-            let near = cursor.as_mut().and_then(|c| c.next(r));
-            let got = match near {
-                Some(Found::Value(v)) => Lookup::Hit(v),
-                Some(Found::Fallback) => Lookup::Fallback,
-                // Absent from this file: another may hold it.
-                Some(Found::Absent) => self.get(table, r),
-                None => {
-                    let (got, c) = self.locate(table, r);
-                    cursor = c;
-                    got
-                }
-            };
-            f(i, got);
+            f(i, reader.get(r));
+        }
+    }
+
+    /// A reader of `table`'s rows for rowids that mostly ascend (a forward scan's): each
+    /// [`SortedReader::get`] answers as [`FileSet::get`], through a cursor left in the block
+    /// of the rowid before when the next one is there or in the next block.
+    pub fn reader(&self, table: u32) -> SortedReader<'_> {
+        SortedReader {
+            set: self,
+            table,
+            cursor: None,
         }
     }
 
@@ -241,6 +240,31 @@ pub struct Direct {
 }
 
 /// A reader's hold on the file set (lock-free; keeps the mappings alive while held).
+/// See [`FileSet::reader`].
+pub struct SortedReader<'s> {
+    set: &'s FileSet,
+    table: u32,
+    cursor: Option<Cursor<'s>>,
+}
+
+impl<'s> SortedReader<'s> {
+    /// The version at `rowid`, as [`FileSet::get`] finds it.
+    #[inline]
+    pub fn get(&mut self, rowid: u64) -> Lookup<'s> {
+        match self.cursor.as_mut().and_then(|c| c.next(rowid)) {
+            Some(Found::Value(v)) => Lookup::Hit(v),
+            Some(Found::Fallback) => Lookup::Fallback,
+            // Absent from this file: another may hold it.
+            Some(Found::Absent) => self.set.get(self.table, rowid),
+            None => {
+                let (got, c) = self.set.locate(self.table, rowid);
+                self.cursor = c;
+                got
+            }
+        }
+    }
+}
+
 pub type Files = arc_swap::Guard<Arc<FileSet>>;
 
 impl Direct {
