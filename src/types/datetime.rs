@@ -150,11 +150,11 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     days.checked_mul(86_400_000_000)?.checked_add(micros_of_day)
 }
 
-fn is_leap(y: i64) -> bool {
+pub(crate) fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
+pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -180,8 +180,9 @@ pub fn add_months(us: i64, months: i64) -> Option<i64> {
         .checked_add(tod)
 }
 
-// Howard Hinnant's civil-date algorithms.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+// Howard Hinnant's civil-date algorithms: days since 1970-01-01 of a proleptic Gregorian
+// date (astronomical years: 0 is 1 BC) and back.
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -191,7 +192,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

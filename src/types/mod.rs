@@ -13,7 +13,7 @@
 pub mod array;
 pub mod codec;
 mod data_type;
-mod datetime;
+pub(crate) mod datetime;
 pub mod interval;
 pub mod jsonb;
 pub mod keyspace;
