@@ -53,11 +53,22 @@ pub fn format_date(days: i32) -> String {
 }
 
 /// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`) followed by an optional zone
-/// (`Z`, `UTC`, `GMT`, `+HH`, `+HHMM`, `+HH:MM`, `-...`, with or without a space before it):
+/// (`Z`, `UTC`, `GMT`, `+HH`, `+HHMM`, `+HH:MM`, `-...`, with or without a space before it, or
+/// an IANA name such as `Europe/Berlin` after a space):
 /// the local date-time in microseconds since the epoch and the zone's offset east of UTC in
 /// seconds.
 pub fn parse_datetime(s: &str) -> Option<(i64, Option<i32>)> {
     let s = s.trim();
+    // A trailing IANA zone name (`2026-07-01 12:00 Europe/Berlin`): its offset at that local
+    // time.
+    if let Some((body, name)) = s.rsplit_once(' ') {
+        if name.contains('/') || (name.len() > 3 && name.bytes().all(|c| c.is_ascii_alphabetic())) {
+            if let Some(zone) = super::zone::Zone::iana(name) {
+                let local = parse_timestamp(body)?;
+                return Some((local, Some(zone.offset_of_local(local) as i32)));
+            }
+        }
+    }
     let (body, off) = split_zone(s)?;
     Some((parse_timestamp(body)?, off))
 }

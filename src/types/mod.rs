@@ -20,6 +20,7 @@ pub mod keyspace;
 pub mod numeric;
 mod rowref;
 mod value;
+pub mod zone;
 
 pub use data_type::{bpchar_assign, bpchar_pad, numeric_len, numeric_mod, numeric_typmod, DataType};
 pub(crate) use datetime::now_micros;

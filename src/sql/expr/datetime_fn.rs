@@ -1,12 +1,13 @@
 //! Date/time functions at run time, as PostgreSQL 15 computes them: `EXTRACT` / `date_part`,
 //! `date_trunc`, `AT TIME ZONE`, `make_date` / `make_timestamp` / `make_interval`, `age`,
 //! `justify_*`, `to_timestamp(float8)` and `isfinite`. Formatting (`to_char`, `to_date`,
-//! `to_timestamp(text, text)`) is in `datetime_fmt`. The session time zone is UTC, so a
-//! timestamptz's fields are its UTC fields.
+//! `to_timestamp(text, text)`) is in `datetime_fmt`, time zones in `types::zone`. The session
+//! time zone is UTC, so a timestamptz's fields are its UTC fields.
 
 use super::datetime_fmt;
 use crate::error::{Error, Result, SqlState};
 use crate::types::datetime::{civil_from_days, days_from_civil, days_in_month};
+use crate::types::zone::Zone;
 use crate::types::{numeric, Decimal, Interval, Value, MICROS_PER_DAY, TIMESTAMP_RANGE};
 
 const USECS_PER_SEC: i64 = 1_000_000;
@@ -580,9 +581,9 @@ fn clear_time(tm: &mut Tm, rank: u8) {
     }
 }
 
-/// A time zone's offset east of UTC in seconds: an abbreviation (`UTC`, `EST`, ...), a POSIX
-/// offset (`+05`, `UTC+3`, positive west of Greenwich as POSIX has it), or an interval (east).
-fn zone_offset(zone: &Value) -> Result<i64> {
+/// A time zone argument: text (an abbreviation such as `UTC` or `EST`, an IANA name such as
+/// `Europe/Berlin`, a POSIX offset such as `+05`, positive west) or an interval (east).
+fn zone_arg(zone: &Value) -> Result<Zone> {
     match zone {
         Value::Interval(iv) => {
             if iv.months != 0 || iv.days != 0 {
@@ -594,79 +595,29 @@ fn zone_offset(zone: &Value) -> Result<i64> {
                     ),
                 ));
             }
-            Ok(iv.micros / USECS_PER_SEC)
+            Ok(Zone::Fixed(iv.micros / USECS_PER_SEC))
         }
-        Value::Text(s) => named_offset(s).ok_or_else(|| {
+        Value::Text(s) => Zone::parse(s).ok_or_else(|| {
             Error::new(
                 SqlState::INVALID_PARAMETER_VALUE,
                 format!("time zone \"{s}\" not recognized"),
             )
         }),
-        _ => Ok(0),
+        _ => Ok(Zone::Fixed(0)),
     }
-}
-
-/// The fixed offsets (seconds east of UTC) of the zone abbreviations PostgreSQL's default
-/// set holds that Augur knows, and POSIX-style offsets.
-pub(super) fn named_offset(s: &str) -> Option<i64> {
-    let lower = s.trim().to_lowercase();
-    let h = 3600;
-    let abbrev = match lower.as_str() {
-        "utc" | "gmt" | "ut" | "z" | "zulu" | "etc/utc" | "etc/gmt" | "uct" | "etc/uct" => Some(0),
-        "est" => Some(-5 * h),
-        "edt" | "ast" => Some(-4 * h),
-        "cst" => Some(-6 * h),
-        "cdt" => Some(-5 * h),
-        "mst" => Some(-7 * h),
-        "mdt" => Some(-6 * h),
-        "pst" => Some(-8 * h),
-        "pdt" => Some(-7 * h),
-        "cet" | "bst" => Some(h),
-        "cest" | "eet" => Some(2 * h),
-        "eest" => Some(3 * h),
-        "jst" => Some(9 * h),
-        _ => None,
-    };
-    if abbrev.is_some() {
-        return abbrev;
-    }
-    // POSIX: an optional name, then [+-]h[:mm[:ss]] (hours to 167), west positive.
-    let name_len = lower.bytes().take_while(u8::is_ascii_alphabetic).count();
-    let rest = &lower[name_len..];
-    let (sign, digits) = match rest.as_bytes().first() {
-        Some(b'+') => (1, &rest[1..]),
-        Some(b'-') => (-1, &rest[1..]),
-        Some(_) => (1, rest),
-        None => return None,
-    };
-    let mut parts = digits.split(':');
-    let mut nums = [0i64; 3];
-    for (i, slot) in nums.iter_mut().enumerate() {
-        match parts.next() {
-            Some(p) if !p.is_empty() && p.len() <= 3 && p.bytes().all(|c| c.is_ascii_digit()) => {
-                *slot = p.parse().ok()?
-            }
-            None if i > 0 => break,
-            _ => return None,
-        }
-    }
-    if parts.next().is_some() || nums[0] > 167 || nums[1] > 59 || nums[2] > 59 {
-        return None;
-    }
-    Some(-sign * (nums[0] * 3600 + nums[1] * 60 + nums[2]))
 }
 
 fn at_zone(f: DtFn, zone: &Value, ts: &Value) -> Result<Value> {
-    let off = zone_offset(zone)? * USECS_PER_SEC;
+    let zone = zone_arg(zone)?;
     let oor = || Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range");
     let us = match ts {
         Value::Timestamp(t) | Value::TimestampTz(t) => *t,
         _ => return Ok(Value::Null),
     };
     let t = if f == DtFn::LocalToZone {
-        us.checked_sub(off)
+        us.checked_sub(zone.offset_of_local(us) * USECS_PER_SEC)
     } else {
-        us.checked_add(off)
+        us.checked_add(zone.offset_at(us) * USECS_PER_SEC)
     };
     let t = t.filter(|t| TIMESTAMP_RANGE.contains(t)).ok_or_else(oor)?;
     Ok(if f == DtFn::LocalToZone {
