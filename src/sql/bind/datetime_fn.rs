@@ -273,11 +273,7 @@ impl Binder<'_> {
                     Ty::Timestamp | Ty::TimestampTz | Ty::Interval => {}
                     Ty::Date => to!(0, Ty::TimestampTz),
                     Ty::Unknown => return Err(ambiguous(name, &types)),
-                    t if t.is_num() => {
-                        return Err(Error::unsupported(
-                            "to_char of a number is not supported by Augur",
-                        ))
-                    }
+                    t if t.is_num() => {}
                     _ => return Err(undefined()),
                 }
                 text!(1);

@@ -1,5 +1,5 @@
 //! Date/time formatting with PostgreSQL's template patterns: `to_char(timestamp | timestamptz
-//! | date | interval, text)`, `to_date(text, text)` and `to_timestamp(text, text)`. The
+//! | date | interval, text)`, `to_date(text, text)` and `to_timestamp(text, text)` (of numbers: `number_fmt`). The
 //! patterns are the common ones: `YYYY YYY YY Y Y,YYY IYYY MM DD DDD D ID HH24 HH12 HH MI SS MS
 //! US FF1-FF6 SSSS AM PM A.M. P.M. Month Mon Day Dy Q WW W IW J CC TZ OF AD BC`, each in the
 //! letter cases PostgreSQL accepts, with the `FM` prefix, the `TH` suffix, and `"quoted"` text.
@@ -179,6 +179,7 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
         Value::TimestampTz(t) => (Tm::of(*t), t.div_euclid(MICROS_PER_DAY), true, false),
         Value::Date(d) => (Tm::of(i64::from(*d) * MICROS_PER_DAY), i64::from(*d), true, false),
         Value::Interval(iv) => (Tm::of_interval(iv), 0, false, true),
+        Value::Int(_) | Value::Float(_) | Value::Numeric(_) => return super::number_fmt::to_char(v, fmt),
         _ => return Ok(Value::Null),
     };
     let mut out = String::new();

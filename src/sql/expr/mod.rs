@@ -7,6 +7,7 @@ mod datetime_fmt;
 mod datetime_fn;
 mod eval;
 mod func;
+mod number_fmt;
 mod ops;
 
 use std::cmp::Ordering;
