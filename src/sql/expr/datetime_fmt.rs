@@ -475,6 +475,12 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
             let shown: String = s[start..].iter().take(width.max(2)).collect();
             return Err(bad_value(&shown, key));
         };
+        if n > 1_000_000_000 {
+            return Err(Error::new(
+                SqlState::DATETIME_FIELD_OVERFLOW,
+                format!("value for \"{key}\" in source string is out of range"),
+            ));
+        }
         if neg {
             n = -n;
         }
