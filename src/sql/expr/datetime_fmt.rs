@@ -356,8 +356,9 @@ fn field_oor(tm: &Tm) -> Error {
     )
 }
 
-/// Reads `input` by `fmt` (PostgreSQL's to_timestamp rules, without FX): the fields read, the
-/// day of the year when DDD gave it, and the Julian day when J did.
+/// Reads `input` by `fmt` (PostgreSQL's to_timestamp rules, without FX) into the fields of a
+/// timestamp (a day of the year from DDD or a Julian day from J giving the date); fields not
+/// read are January 1 of year 1 BC at midnight, as PostgreSQL's defaults.
 fn from_char(input: &str, fmt: &str) -> Result<Tm> {
     let nodes = parse_format(fmt);
     let s: Vec<char> = input.chars().collect();
