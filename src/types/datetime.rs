@@ -53,11 +53,22 @@ pub fn format_date(days: i32) -> String {
 }
 
 /// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`) followed by an optional zone
-/// (`Z`, `UTC`, `GMT`, `+HH`, `+HHMM`, `+HH:MM`, `-...`, with or without a space before it):
+/// (`Z`, `UTC`, `GMT`, `+HH`, `+HHMM`, `+HH:MM`, `-...`, with or without a space before it, or
+/// an IANA name such as `Europe/Berlin` after a space):
 /// the local date-time in microseconds since the epoch and the zone's offset east of UTC in
 /// seconds.
 pub fn parse_datetime(s: &str) -> Option<(i64, Option<i32>)> {
     let s = s.trim();
+    // A trailing IANA zone name (`2026-07-01 12:00 Europe/Berlin`): its offset at that local
+    // time.
+    if let Some((body, name)) = s.rsplit_once(' ') {
+        if name.contains('/') || (name.len() > 3 && name.bytes().all(|c| c.is_ascii_alphabetic())) {
+            if let Some(zone) = super::zone::Zone::iana(name) {
+                let local = parse_timestamp(body)?;
+                return Some((local, Some(zone.offset_of_local(local) as i32)));
+            }
+        }
+    }
     let (body, off) = split_zone(s)?;
     Some((parse_timestamp(body)?, off))
 }
@@ -150,11 +161,11 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     days.checked_mul(86_400_000_000)?.checked_add(micros_of_day)
 }
 
-fn is_leap(y: i64) -> bool {
+pub(crate) fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
-fn days_in_month(y: i64, m: u32) -> u32 {
+pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -180,8 +191,9 @@ pub fn add_months(us: i64, months: i64) -> Option<i64> {
         .checked_add(tod)
 }
 
-// Howard Hinnant's civil-date algorithms.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+// Howard Hinnant's civil-date algorithms: days since 1970-01-01 of a proleptic Gregorian
+// date (astronomical years: 0 is 1 BC) and back.
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -191,7 +203,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

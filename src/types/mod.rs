@@ -13,13 +13,14 @@
 pub mod array;
 pub mod codec;
 mod data_type;
-mod datetime;
+pub(crate) mod datetime;
 pub mod interval;
 pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;
 mod rowref;
 mod value;
+pub mod zone;
 
 pub use data_type::{bpchar_assign, bpchar_pad, numeric_len, numeric_mod, numeric_typmod, DataType};
 pub(crate) use datetime::now_micros;

@@ -807,6 +807,8 @@ impl Binder<'_> {
                 let b = self.bind_expr(r#in, scope)?;
                 self.scalar_func("strpos_rev", vec![a, b])?
             }
+            E::Extract { field, expr, .. } => self.bind_extract(field, expr, scope)?,
+            E::AtTimeZone { timestamp, time_zone } => self.bind_at_time_zone(timestamp, time_zone, scope)?,
             E::Ceil { expr, .. } => {
                 let a = self.bind_expr(expr, scope)?;
                 self.scalar_func("ceil", vec![a])?

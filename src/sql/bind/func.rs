@@ -27,6 +27,9 @@ impl Binder<'_> {
         if let (A::FunctionArguments::Subquery(q), "array", None) = (&f.args, name.as_str(), &f.over) {
             return self.bind_array_subquery(q, scope);
         }
+        if let ("make_interval", None, None) = (name.as_str(), &f.over, &f.filter) {
+            return self.bind_make_interval(&f.args, scope);
+        }
         let (args, distinct, star, order_by) = match &f.args {
             A::FunctionArguments::None => (vec![], false, false, &[] as &[A::OrderByExpr]),
             A::FunctionArguments::Subquery(_) => return Err(unsupported("subquery as a function argument")),
@@ -385,6 +388,9 @@ impl Binder<'_> {
 
     pub(super) fn scalar_func(&mut self, name: &str, mut args: Vec<(Expr, Ty)>) -> Result<(Expr, Ty)> {
         if let Some(r) = self.catalog_func(name, &args)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.datetime_func(name, &mut args)? {
             return Ok(r);
         }
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();

@@ -4,6 +4,7 @@
 mod array_ops;
 mod catalog;
 mod cte;
+mod datetime_fn;
 mod decorrelate;
 mod expr;
 mod from;

@@ -234,6 +234,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             .map(Value::Text)
         }
         _ if vals.iter().any(Value::is_null) => null,
+        Func::Datetime(d) => super::datetime_fn::eval(d, &vals),
         Func::ArrayKey => Ok(Value::Bytes(crate::types::array::sort_key(
             &text_arg(&vals[0]).unwrap_or_default(),
             ty.array_elem().to_dt(),

@@ -3,8 +3,11 @@
 //! in `cast`.
 
 mod cast;
+mod datetime_fmt;
+mod datetime_fn;
 mod eval;
 mod func;
+mod number_fmt;
 mod ops;
 
 use std::cmp::Ordering;
@@ -12,6 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
+pub use self::datetime_fn::DtFn;
 pub use self::func::{array_items, sequence_name};
 pub use self::ops::{arith, div_zero, like};
 use crate::engine::Interrupt;
@@ -432,6 +436,8 @@ pub enum Func {
     /// The record of its arguments in PostgreSQL's text form (record_out's quoting); NULL when
     /// every field is (a set-returning function's record past the end of its rows).
     RecordOf,
+    /// A date/time function (`datetime_fn`).
+    Datetime(DtFn),
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is
