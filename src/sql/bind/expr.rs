@@ -802,6 +802,12 @@ impl Binder<'_> {
                 };
                 self.scalar_func(name, args)?
             }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => self.bind_overlay(expr, overlay_what, overlay_from, overlay_for.as_deref(), scope)?,
             E::Position { expr, r#in } => {
                 let a = self.bind_expr(expr, scope)?;
                 let b = self.bind_expr(r#in, scope)?;

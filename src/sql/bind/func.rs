@@ -387,6 +387,9 @@ impl Binder<'_> {
         if let Some(r) = self.catalog_func(name, &args)? {
             return Ok(r);
         }
+        if let Some(r) = self.string_func(name, &args)? {
+            return Ok(r);
+        }
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();
         let undefined = || {
             Error::new(

@@ -6,6 +6,7 @@ mod cast;
 mod eval;
 mod func;
 mod ops;
+mod string_fn;
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
 pub use self::func::{array_items, sequence_name};
 pub use self::ops::{arith, div_zero, like};
+pub use self::string_fn::{quote_literal, StrFn};
 use crate::engine::Interrupt;
 use crate::error::Result;
 use crate::seam::AnyTxn;
@@ -432,6 +434,8 @@ pub enum Func {
     /// The record of its arguments in PostgreSQL's text form (record_out's quoting); NULL when
     /// every field is (a set-returning function's record past the end of its rows).
     RecordOf,
+    /// A string function of `string_fn` (lpad, format, regexp_replace, ...).
+    Str(StrFn),
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is
