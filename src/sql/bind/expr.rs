@@ -58,10 +58,10 @@ impl Binder<'_> {
         if from == to || to == Ty::Unknown || from.operand() == to {
             return Ok(e);
         }
-        if let (Ty::Array(Ty::Bpchar), Ty::Array(t)) = (from, to) {
-            // character(n)[] to another array type: element by element, each without its
-            // trailing blanks (`ArrayCast`).
-            if *t != Ty::Bpchar {
+        if let (Ty::Array(f), Ty::Array(t)) = (from, to) {
+            // One array type to another (`int[]` as `bigint[]`, character(n)[] as text[]
+            // without the trailing blanks): element by element (`ArrayCast`).
+            if f.operand() != t.operand() {
                 return Ok(self.cast_expr(e, from, to, None)?.0);
             }
         }
