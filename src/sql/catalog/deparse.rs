@@ -7,6 +7,7 @@
 use sqlparser::ast as A;
 
 mod default;
+mod funcs;
 pub use default::default_def;
 
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef};
@@ -29,6 +30,7 @@ enum T {
     Date,
     Timestamp,
     TimestampTz,
+    Interval,
     /// An array (only `ARRAY[...]` of a DEFAULT is typed as one).
     Array,
     Unknown,
@@ -47,6 +49,7 @@ impl T {
             DataType::Date => T::Date,
             DataType::Timestamp => T::Timestamp,
             DataType::TimestampTz => T::TimestampTz,
+            DataType::Interval => T::Interval,
             _ => return None,
         })
     }
@@ -66,6 +69,7 @@ impl T {
             T::Date => "date".into(),
             T::Timestamp => "timestamp without time zone".into(),
             T::TimestampTz => "timestamp with time zone".into(),
+            T::Interval => "interval".into(),
             T::Array => "anyarray".into(),
         }
     }
@@ -108,6 +112,12 @@ enum N {
     Func(String, Vec<N>, T),
     /// A cast, written or implicit: `(x)::type`.
     Cast(Box<N>, T),
+    /// An untyped literal passed as it is to a parameter of any type (`concat('a', NULL)`):
+    /// `'a'`, `NULL::unknown`.
+    Untyped(Option<String>),
+    /// A call in SQL syntax (`TRIM(BOTH FROM x)`, `SUBSTRING(x FROM 2)`): its name, each
+    /// argument after its text, the text after the last, its type.
+    Syntax(&'static str, Vec<(&'static str, N)>, &'static str, T),
 }
 
 impl N {
@@ -119,7 +129,9 @@ impl N {
             | N::Neg(_, t)
             | N::Func(_, _, t)
             | N::Null(t)
-            | N::Cast(_, t) => *t,
+            | N::Cast(_, t)
+            | N::Syntax(_, _, _, t) => *t,
+            N::Untyped(_) => T::Unknown,
             N::Array(_) => T::Array,
             _ => T::Bool,
         }
@@ -258,6 +270,10 @@ fn typed_literal(s: &str, t: T) -> Option<N> {
             let v = Value::parse_text(s, DataType::TimestampTz).ok()?;
             N::Const(v.to_text()?, t)
         }
+        T::Interval => {
+            let v = Value::parse_text(s, DataType::Interval).ok()?;
+            N::Const(v.to_text()?, t)
+        }
         T::Bool => match Value::parse_text(s, DataType::Bool).ok()? {
             Value::Bool(b) => N::Bool(b),
             _ => return None,
@@ -385,6 +401,15 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
             N::Array(items.into_iter().map(|i| coerce(i, t)).collect::<Option<_>>()?)
         }
         E::Substring {
+            special: false,
+            shorthand: false,
+            ..
+        }
+        | E::Trim { .. }
+        | E::Position { .. }
+        | E::Overlay { .. }
+        | E::Interval(_) => funcs::typed_syntax(def, e)?,
+        E::Substring {
             expr,
             substring_from,
             substring_for,
@@ -449,8 +474,14 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
                     N::Op(o.into(), Box::new(l), Box::new(r), T::Bool)
                 }
                 B::Plus | B::Minus | B::Multiply | B::Divide => {
-                    let (l, r, t) = unify(typed(def, left)?, typed(def, right)?, true)?;
-                    N::Op(op.to_string(), Box::new(l), Box::new(r), t)
+                    let (l, r) = (typed(def, left)?, typed(def, right)?);
+                    match funcs::datetime_arith(&l, &r, op) {
+                        Some(t) => N::Op(op.to_string(), Box::new(l), Box::new(coerce(r, t.1)?), t.0),
+                        None => {
+                            let (l, r, t) = unify(l, r, true)?;
+                            N::Op(op.to_string(), Box::new(l), Box::new(r), t)
+                        }
+                    }
                 }
                 B::StringConcat => {
                     let (l, r) = (typed(def, left)?, typed(def, right)?);
@@ -617,7 +648,18 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
                     let args = args.into_iter().map(|a| coerce(a, t)).collect::<Option<_>>()?;
                     N::Func(name.to_uppercase(), args, t)
                 }
-                _ => return None,
+                // SQL's value functions, written without parentheses.
+                ("current_timestamp" | "current_date" | "localtimestamp", [])
+                    if matches!(f.args, A::FunctionArguments::None) =>
+                {
+                    let t = match name.as_str() {
+                        "current_timestamp" => T::TimestampTz,
+                        "current_date" => T::Date,
+                        _ => T::Timestamp,
+                    };
+                    N::Var(name.to_uppercase(), t)
+                }
+                _ => funcs::typed_call(&name, args)?,
             }
         }
         E::Cast {
@@ -717,7 +759,14 @@ fn op_class(op: &str) -> u8 {
 /// `first`: `n` is the parent operator's left operand.
 fn is_simple(n: &N, parent: Parent, first: bool) -> bool {
     match n {
-        N::Var(..) | N::Const(..) | N::Null(_) | N::Bool(_) | N::Func(..) | N::Array(_) => true,
+        N::Var(..)
+        | N::Const(..)
+        | N::Null(_)
+        | N::Bool(_)
+        | N::Func(..)
+        | N::Array(_)
+        | N::Untyped(_)
+        | N::Syntax(..) => true,
         N::Cast(x, _) => is_simple(x, Parent::Other, false),
         N::Op(op, ..) => {
             if let Parent::Op(p) = parent {
@@ -857,6 +906,18 @@ fn print(n: &N, pretty: bool, out: &mut String) {
                 }
                 print(a, pretty, out);
             }
+            out.push(')');
+        }
+        N::Untyped(Some(s)) => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
+        N::Untyped(None) => out.push_str("NULL::unknown"),
+        N::Syntax(name, args, tail, _) => {
+            out.push_str(name);
+            out.push('(');
+            for (before, a) in args {
+                out.push_str(before);
+                print(a, pretty, out);
+            }
+            out.push_str(tail);
             out.push(')');
         }
         N::Cast(x, t) => {
