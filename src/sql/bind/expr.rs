@@ -488,6 +488,7 @@ impl Binder<'_> {
                     | B::Question
                     | B::QuestionPipe
                     | B::QuestionAnd => self.json_op(op, l, r)?,
+                    B::PGStartsWith => self.scalar_func("starts_with", vec![l, r])?,
                     // psql's spelling of `~`.
                     B::PGCustomBinaryOperator(p) if p.len() == 2 && p[0] == "pg_catalog" && p[1] == "~" => {
                         self.regex_op(l, r, false, false, "~")?

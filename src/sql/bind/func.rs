@@ -80,6 +80,9 @@ impl Binder<'_> {
                 ));
             }
         }
+        if let Some(r) = self.string_srf(f, &name, &args, scope)? {
+            return Ok(r);
+        }
         if let ("string_agg", None) = (name.as_str(), &f.over) {
             return self.bind_string_agg(&args, distinct, order_by, f.filter.as_deref(), scope);
         }

@@ -21,7 +21,46 @@ enum P {
     Any,
 }
 
+/// The suffix of the name of the function that gives `regexp_matches`' rows as an array (a
+/// name SQL text does not spell by accident).
+const HIDDEN: &str = "\u{1}";
+const MATCHES: &str = "regexp_matches\u{1}";
+
 impl Binder<'_> {
+    /// The set-returning `regexp_matches(s, pattern [, flags])` and
+    /// `regexp_split_to_table(s, pattern [, flags])` in a select list, as the `unnest` of an
+    /// array of their rows (`regexp_split_to_array`'s, and for regexp_matches the text forms
+    /// of its `text[]` rows, read back as `text[]`); None for other calls.
+    pub(super) fn string_srf(
+        &mut self,
+        f: &A::Function,
+        name: &str,
+        args: &[&A::Expr],
+        scope: &Scope,
+    ) -> Result<Option<(Expr, Ty)>> {
+        let inner = match name {
+            "regexp_matches" => format!("\"{MATCHES}\""),
+            "regexp_split_to_table" => "regexp_split_to_array".to_string(),
+            _ => return Ok(None),
+        };
+        if f.over.is_some() || f.filter.is_some() {
+            return Ok(None);
+        }
+        let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+        let call = format!("unnest({inner}({}))", args.join(", "));
+        let sql = if name == "regexp_matches" {
+            format!("CAST({call} AS text[])")
+        } else {
+            call
+        };
+        let dialect = sqlparser::dialect::PostgreSqlDialect {};
+        let e = sqlparser::parser::Parser::new(&dialect)
+            .try_with_sql(&sql)
+            .and_then(|mut p| p.parse_expr())
+            .map_err(|e| Error::syntax(format!("{name}: {e}")))?;
+        self.bind_expr(&e, scope).map(Some)
+    }
+
     /// `name(args)` when it is one of these functions (None otherwise, for the other
     /// functions' binding to try): its call and type.
     pub(super) fn string_func(&mut self, name: &str, args: &[(Expr, Ty)]) -> Result<Option<(Expr, Ty)>> {
@@ -68,6 +107,10 @@ impl Binder<'_> {
             ("regexp_match", 3) => (StrFn::RegexpMatch, &[Text, Text, Text], text_array),
             ("regexp_like", 2) => (StrFn::RegexpLike, &[Text, Text], Ty::Bool),
             ("regexp_like", 3) => (StrFn::RegexpLike, &[Text, Text, Text], Ty::Bool),
+            ("regexp_split_to_array", 2) => (StrFn::RegexpSplit, &[Text, Text], text_array),
+            ("regexp_split_to_array", 3) => (StrFn::RegexpSplit, &[Text, Text, Text], text_array),
+            (MATCHES, 2) => (StrFn::RegexpMatches, &[Text, Text], text_array),
+            (MATCHES, 3) => (StrFn::RegexpMatches, &[Text, Text, Text], text_array),
             ("regexp_count", 2) => (StrFn::RegexpCount, &[Text, Text], Ty::Int4),
             ("string_to_array", 2) => (StrFn::StringToArray, &[Text, Text], text_array),
             ("string_to_array", 3) => (StrFn::StringToArray, &[Text, Text, Text], text_array),
@@ -78,6 +121,7 @@ impl Binder<'_> {
             _ => return Ok(None),
         };
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();
+        let name = name.strip_suffix(HIDDEN).unwrap_or(name);
         let undefined = || {
             Error::new(
                 SqlState::UNDEFINED_FUNCTION,

@@ -41,6 +41,11 @@ pub enum StrFn {
     /// `regexp_like(s, pattern [, flags])`, `regexp_count(s, pattern)`.
     RegexpLike,
     RegexpCount,
+    /// `regexp_split_to_array(s, pattern [, flags])`.
+    RegexpSplit,
+    /// The rows of `regexp_matches(s, pattern [, flags])` as an array of their text forms:
+    /// the groups of the first match, or of every match with flag `g`.
+    RegexpMatches,
     /// `substring(s FROM pattern)`: the first group of the first match (or the match).
     RegexpSubstring,
     /// `string_to_array(s, delim [, null_string])`.
@@ -153,12 +158,7 @@ pub(super) fn eval(f: StrFn, vals: &[Value]) -> Result<Value> {
             let Some(c) = re.captures(&s) else {
                 return null;
             };
-            let groups: Vec<Option<&str>> = if c.len() == 1 {
-                vec![c.get(0).map(|m| m.as_str())]
-            } else {
-                (1..c.len()).map(|i| c.get(i).map(|m| m.as_str())).collect()
-            };
-            Value::Text(crate::types::array::format(groups))
+            Value::Text(crate::types::array::format(groups(&c)))
         }
         StrFn::RegexpLike | StrFn::RegexpCount => {
             let flags = Flags::parse(vals.get(2).map(text).as_deref().unwrap_or(""))?;
@@ -178,6 +178,27 @@ pub(super) fn eval(f: StrFn, vals: &[Value]) -> Result<Value> {
             } else {
                 Value::Int(matches(&re, &s).count() as i64)
             }
+        }
+        StrFn::RegexpMatches => {
+            let flags = Flags::parse(vals.get(2).map(text).as_deref().unwrap_or(""))?;
+            let re = flags.compile(&text(&vals[1]))?;
+            let rows: Vec<String> = matches(&re, &s)
+                .take(if flags.global { usize::MAX } else { 1 })
+                .map(|c| crate::types::array::format(groups(&c)))
+                .collect();
+            Value::Text(crate::types::array::format(rows.iter().map(|r| Some(r.as_str()))))
+        }
+        StrFn::RegexpSplit => {
+            let flags = Flags::parse(vals.get(2).map(text).as_deref().unwrap_or(""))?;
+            if flags.global {
+                return Err(invalid(
+                    "regexp_split_to_array() does not support the \"global\" option",
+                ));
+            }
+            let re = flags.compile(&text(&vals[1]))?;
+            Value::Text(crate::types::array::format(
+                regexp_split(&s, &re).into_iter().map(Some),
+            ))
         }
         StrFn::RegexpSubstring => {
             let re = Flags::default().compile(&text(&vals[1]))?;
@@ -566,6 +587,33 @@ fn matches<'s>(re: &regex::Regex, s: &'s str) -> impl Iterator<Item = regex::Cap
         };
         Some(c)
     })
+}
+
+/// A match's groups (NULL for a group that took no part), or the match when the pattern has
+/// none: a row of regexp_match / regexp_matches.
+fn groups<'s>(c: &regex::Captures<'s>) -> Vec<Option<&'s str>> {
+    if c.len() == 1 {
+        vec![c.get(0).map(|m| m.as_str())]
+    } else {
+        (1..c.len()).map(|i| c.get(i).map(|m| m.as_str())).collect()
+    }
+}
+
+/// regexp_split_to_array: the pieces of `s` between the matches of `re`, leaving out empty
+/// matches at the start or end of `s` or right after the previous match, as PostgreSQL does
+/// (`''` splits into characters; an empty `s` is one empty piece).
+fn regexp_split<'s>(s: &'s str, re: &regex::Regex) -> Vec<&'s str> {
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for c in matches(re, s) {
+        let m = c.get(0).expect("group 0 is the match");
+        if m.start() < s.len() && m.end() > prev {
+            out.push(&s[prev..m.start()]);
+            prev = m.end();
+        }
+    }
+    out.push(&s[prev..]);
+    out
 }
 
 /// regexp_replace: the first match (every match when `global`) replaced by `rep`, in which
