@@ -8,6 +8,7 @@ use sqlparser::ast as A;
 
 mod default;
 mod funcs;
+mod keywords;
 pub use default::default_def;
 
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef};
@@ -228,11 +229,13 @@ pub fn action_name(a: FkAction) -> &'static str {
     }
 }
 
-/// An identifier as PostgreSQL's quote_identifier writes it (keywords aside).
+/// An identifier as PostgreSQL's quote_identifier writes it: double-quoted unless it is a lower-case
+/// name that is no keyword (see [`keywords`]).
 pub fn quote_ident(s: &str) -> String {
     let plain = s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
         && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !keywords::needs_quotes(s);
     if plain {
         s.to_string()
     } else {

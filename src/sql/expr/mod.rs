@@ -427,7 +427,8 @@ pub enum Func {
     /// An array cast to another array type (the call's type) element by element: its
     /// arguments are the array, its element type's name and the cast's `len` (NULL for none).
     ArrayCast,
-    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one.
+    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one or is a
+    /// keyword PostgreSQL quotes.
     QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
