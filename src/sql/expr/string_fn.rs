@@ -383,7 +383,7 @@ fn format(fmt: &str, args: &[Value]) -> Result<String> {
                 .checked_mul(10)
                 .and_then(|n| n.checked_add(chars[*i] as usize - '0' as usize))
                 .filter(|n| *n <= i32::MAX as usize)
-                .ok_or_else(|| invalid("number is out of range"))?;
+                .ok_or_else(|| Error::out_of_range("number is out of range"))?;
             *i += 1;
         }
         Ok((*i > start).then_some(n))
@@ -444,6 +444,9 @@ fn format(fmt: &str, args: &[Value]) -> Result<String> {
             next = k + 1;
             width = Some(match arg(k)? {
                 Value::Null => 0,
+                Value::Int(w) if *w == i64::from(i32::MIN) => {
+                    return Err(Error::out_of_range("number is out of range"))
+                }
                 Value::Int(w) => *w,
                 v => text(v)
                     .trim()
@@ -482,6 +485,9 @@ fn format(fmt: &str, args: &[Value]) -> Result<String> {
         };
         let w = width.unwrap_or(0);
         let left = left || w < 0;
+        if w.unsigned_abs() > MAX_ALLOC as u64 {
+            return Err(too_large());
+        }
         let w = w.unsigned_abs() as usize;
         let len = s.chars().count();
         if len >= w {
@@ -679,6 +685,7 @@ mod tests {
         assert!(format("%s %s %s %s", &args).is_err());
         assert!(format("%I", &args[1..2]).is_err());
         assert!(format("%", &args).is_err());
+        assert!(format("%*s", &[Value::Int(i64::from(i32::MIN)), t("x")]).is_err());
     }
 
     #[test]
