@@ -212,6 +212,17 @@ fn copy_to_stdout_in_the_embedded_api() {
     assert_eq!((tag.as_str(), data.concat()), ("COPY 2", b"\\N\nnew\n".to_vec()));
     s.execute("ROLLBACK", &[]).unwrap();
     let err = |s: &mut Session, sql: &str| s.execute(sql, &[]).unwrap_err().sqlstate().code();
+    // A table and columns named by keywords: the query COPY runs quotes them.
+    s.execute(
+        "CREATE TABLE \"order\" (id int PRIMARY KEY, \"user\" text); INSERT INTO \"order\" VALUES (1, 'u')",
+        &[],
+    )
+    .unwrap();
+    let r = s.execute("COPY \"order\" (id, \"user\") TO STDOUT", &[]).unwrap();
+    let StatementResult::CopyOut { data, .. } = &r[0] else {
+        panic!("expected CopyOut")
+    };
+    assert_eq!(data.concat(), b"1\tu\n");
     assert_eq!(err(&mut s, "COPY co TO '/tmp/co.txt'"), "0A000");
     assert_eq!(err(&mut s, "COPY nosuch TO STDOUT"), "42P01");
     assert_eq!(err(&mut s, "COPY co (nosuch) TO STDOUT"), "42703");

@@ -22,10 +22,18 @@ pub(super) fn array_operands(lt: Ty, rt: Ty, op: &str) -> Result<()> {
     Ok(())
 }
 
+/// The array type of the elements of `a` and `b` together, as PostgreSQL resolves
+/// anycompatible (`integer` and `bigint`: `bigint[]`; `integer` and `numeric`: `numeric[]`);
+/// None when they have no common type.
+fn common_array(a: Ty, b: Ty) -> Option<Ty> {
+    Ty::unify(a, b).and_then(Ty::array)
+}
+
 impl Binder<'_> {
     /// `a || b` where a side is an array: two arrays as [`Binder::array_cat`]; an array and an
-    /// element of its type (varchar and text being one) as `array_append` / `array_prepend`,
-    /// of the array's type (`varchar[] || varchar` is varchar[]).
+    /// element as `array_append` / `array_prepend`. Both as PostgreSQL's anycompatiblearray
+    /// operators: of the elements' common type (`int[] || bigint` is bigint[]), the array's
+    /// own type when the element is of it (`varchar[] || varchar` is varchar[]).
     pub(super) fn array_concat(&mut self, l: (Expr, Ty), r: (Expr, Ty)) -> Result<(Expr, Ty)> {
         match (l.1, r.1) {
             (Ty::Array(_), Ty::Array(_) | Ty::Unknown) | (Ty::Unknown, Ty::Array(_)) => self.array_cat(l, r),
@@ -35,15 +43,17 @@ impl Binder<'_> {
     }
 
     /// `array_append(a, x)`: `a` with `x` after its elements. `undefined` is the error's text
-    /// (42883) when `x` is not of `a`'s element type, with `{l}` and `{r}` for the types.
+    /// (42883) when `x` and `a`'s elements have no common type, with `{l}` and `{r}` for the
+    /// types.
     pub(super) fn array_append(
         &mut self,
         (a, at): (Expr, Ty),
         x: (Expr, Ty),
         undefined: &str,
     ) -> Result<(Expr, Ty)> {
-        let one = self.one_element(at, x.clone(), undefined, false)?;
-        self.array_cat((a, at), (one, at))
+        let (one, ty) = self.one_element(at, x, undefined, false)?;
+        let a = self.coerce(a, at, ty)?;
+        self.array_cat((a, ty), (one, ty))
     }
 
     /// `array_prepend(x, a)`: `a` with `x` before its elements (see [`Binder::array_append`]).
@@ -53,47 +63,61 @@ impl Binder<'_> {
         (a, at): (Expr, Ty),
         undefined: &str,
     ) -> Result<(Expr, Ty)> {
-        let one = self.one_element(at, x, undefined, true)?;
-        let (e, _) = self.array_cat((one, at), (a, at))?;
-        Ok((e, at))
+        let (one, ty) = self.one_element(at, x, undefined, true)?;
+        let a = self.coerce(a, at, ty)?;
+        let (e, _) = self.array_cat((one, ty), (a, ty))?;
+        Ok((e, ty))
     }
 
-    /// `ARRAY[x]` of array type `at`, or 42883 if `x` is not of its element type.
-    fn one_element(&mut self, at: Ty, (x, xt): (Expr, Ty), undefined: &str, first: bool) -> Result<Expr> {
-        let elem = match at {
-            Ty::Array(e) if Ty::unify(e.operand(), xt.operand()) == Some(e.operand()) => *e,
-            _ => {
-                let (l, r) = if first { (xt, at) } else { (at, xt) };
-                return Err(Error::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    undefined.replace("{l}", l.name()).replace("{r}", r.name()),
-                ));
-            }
+    /// `ARRAY[x]` of the array type common to array type `at` and `x` (`at` itself when `x`
+    /// is of its element type, varchar and text being one), and that type; 42883 when there
+    /// is none.
+    fn one_element(
+        &mut self,
+        at: Ty,
+        (x, xt): (Expr, Ty),
+        undefined: &str,
+        first: bool,
+    ) -> Result<(Expr, Ty)> {
+        let ty = match at {
+            Ty::Array(e) if Ty::unify(e.operand(), xt.operand()) == Some(e.operand()) => Some(at),
+            Ty::Array(e) => common_array(*e, xt),
+            _ => None,
+        };
+        let Some(ty @ Ty::Array(elem)) = ty else {
+            let (l, r) = if first { (xt, at) } else { (at, xt) };
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                undefined.replace("{l}", l.name()).replace("{r}", r.name()),
+            ));
         };
         let x = self.coerce(x, xt.operand(), elem.operand())?;
-        Ok(Expr::Func(Func::ArrayConstruct, vec![x], at))
+        Ok((Expr::Func(Func::ArrayConstruct, vec![x], ty), ty))
     }
 
-    /// `a || b` of two arrays of one type (an untyped literal is read as the other side's
-    /// array type): their elements in turn; a NULL side counts as empty, as PostgreSQL's
-    /// array_cat takes it. The types are the operands' as bound (`varchar[]` kept): the result
-    /// has the first array's, as PostgreSQL resolves anycompatiblearray (`varchar[] || text[]`,
-    /// or with an untyped literal, is varchar[]).
+    /// `a || b` of two arrays (an untyped literal is read as the other side's array type):
+    /// their elements in turn; a NULL side counts as empty, as PostgreSQL's array_cat takes
+    /// it. Of the operands' type as bound when their elements are of one type (`varchar[]`
+    /// kept: the first array's, as PostgreSQL resolves anycompatiblearray, `varchar[] ||
+    /// text[]` or with an untyped literal is varchar[]), else of their elements' common type
+    /// (`int[] || bigint[]` is bigint[]).
     pub(super) fn array_cat(&mut self, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
         let ty = match (lt, rt) {
-            (Ty::Array(_), Ty::Unknown) => lt,
-            (Ty::Unknown, Ty::Array(_)) => rt,
-            (a, b) if a.operand() == b.operand() => a,
-            _ => {
-                return Err(Error::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!(
-                        "operator does not exist: {} || {}",
-                        lt.operand().name(),
-                        rt.operand().name()
-                    ),
-                ))
-            }
+            (Ty::Array(_), Ty::Unknown) => Some(lt),
+            (Ty::Unknown, Ty::Array(_)) => Some(rt),
+            (a, b) if a.operand() == b.operand() => Some(a),
+            (Ty::Array(a), Ty::Array(b)) => common_array(*a, *b),
+            _ => None,
+        };
+        let Some(ty) = ty else {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: {} || {}",
+                    lt.operand().name(),
+                    rt.operand().name()
+                ),
+            ));
         };
         // varchar[] and text[] are the same values: the operands as text[].
         let l = self.coerce(l, lt.operand(), ty.operand())?;

@@ -58,10 +58,10 @@ impl Binder<'_> {
         if from == to || to == Ty::Unknown || from.operand() == to {
             return Ok(e);
         }
-        if let (Ty::Array(Ty::Bpchar), Ty::Array(t)) = (from, to) {
-            // character(n)[] to another array type: element by element, each without its
-            // trailing blanks (`ArrayCast`).
-            if *t != Ty::Bpchar {
+        if let (Ty::Array(f), Ty::Array(t)) = (from, to) {
+            // One array type to another (`int[]` as `bigint[]`, character(n)[] as text[]
+            // without the trailing blanks): element by element (`ArrayCast`).
+            if f.operand() != t.operand() {
                 return Ok(self.cast_expr(e, from, to, None)?.0);
             }
         }
@@ -488,6 +488,7 @@ impl Binder<'_> {
                     | B::Question
                     | B::QuestionPipe
                     | B::QuestionAnd => self.json_op(op, l, r)?,
+                    B::PGStartsWith => self.scalar_func("starts_with", vec![l, r])?,
                     // psql's spelling of `~`.
                     B::PGCustomBinaryOperator(p) if p.len() == 2 && p[0] == "pg_catalog" && p[1] == "~" => {
                         self.regex_op(l, r, false, false, "~")?
@@ -802,6 +803,12 @@ impl Binder<'_> {
                 };
                 self.scalar_func(name, args)?
             }
+            E::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => self.bind_overlay(expr, overlay_what, overlay_from, overlay_for.as_deref(), scope)?,
             E::Position { expr, r#in } => {
                 let a = self.bind_expr(expr, scope)?;
                 let b = self.bind_expr(r#in, scope)?;

@@ -83,6 +83,9 @@ impl Binder<'_> {
                 ));
             }
         }
+        if let Some(r) = self.string_srf(f, &name, &args, scope)? {
+            return Ok(r);
+        }
         if let ("string_agg", None) = (name.as_str(), &f.over) {
             return self.bind_string_agg(&args, distinct, order_by, f.filter.as_deref(), scope);
         }
@@ -391,6 +394,9 @@ impl Binder<'_> {
             return Ok(r);
         }
         if let Some(r) = self.datetime_func(name, &mut args)? {
+            return Ok(r);
+        }
+        if let Some(r) = self.string_func(name, &args)? {
             return Ok(r);
         }
         let types: Vec<&str> = args.iter().map(|a| a.1.name()).collect();

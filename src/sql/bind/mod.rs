@@ -16,6 +16,7 @@ mod regtype;
 mod select;
 mod set_op;
 mod srf;
+mod string_fn;
 mod subquery;
 mod typmod;
 mod view;

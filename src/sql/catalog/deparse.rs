@@ -7,8 +7,12 @@
 use sqlparser::ast as A;
 
 mod default;
+mod funcs;
+mod keywords;
+mod print;
 pub use default::default_def;
 
+use self::print::print;
 use crate::engine::catalog::{CheckDef, FkAction, ForeignKeyDef};
 use crate::engine::TableDef;
 use crate::sql::bind::parse_type;
@@ -29,6 +33,7 @@ enum T {
     Date,
     Timestamp,
     TimestampTz,
+    Interval,
     /// An array (only `ARRAY[...]` of a DEFAULT is typed as one).
     Array,
     Unknown,
@@ -47,6 +52,7 @@ impl T {
             DataType::Date => T::Date,
             DataType::Timestamp => T::Timestamp,
             DataType::TimestampTz => T::TimestampTz,
+            DataType::Interval => T::Interval,
             _ => return None,
         })
     }
@@ -66,6 +72,7 @@ impl T {
             T::Date => "date".into(),
             T::Timestamp => "timestamp without time zone".into(),
             T::TimestampTz => "timestamp with time zone".into(),
+            T::Interval => "interval".into(),
             T::Array => "anyarray".into(),
         }
     }
@@ -108,6 +115,12 @@ enum N {
     Func(String, Vec<N>, T),
     /// A cast, written or implicit: `(x)::type`.
     Cast(Box<N>, T),
+    /// An untyped literal passed as it is to a parameter of any type (`concat('a', NULL)`):
+    /// `'a'`, `NULL::unknown`.
+    Untyped(Option<String>),
+    /// A call in SQL syntax (`TRIM(BOTH FROM x)`, `SUBSTRING(x FROM 2)`): its name, each
+    /// argument after its text, the text after the last, its type.
+    Syntax(&'static str, Vec<(&'static str, N)>, &'static str, T),
 }
 
 impl N {
@@ -119,7 +132,9 @@ impl N {
             | N::Neg(_, t)
             | N::Func(_, _, t)
             | N::Null(t)
-            | N::Cast(_, t) => *t,
+            | N::Cast(_, t)
+            | N::Syntax(_, _, _, t) => *t,
+            N::Untyped(_) => T::Unknown,
             N::Array(_) => T::Array,
             _ => T::Bool,
         }
@@ -216,11 +231,13 @@ pub fn action_name(a: FkAction) -> &'static str {
     }
 }
 
-/// An identifier as PostgreSQL's quote_identifier writes it (keywords aside).
+/// An identifier as PostgreSQL's quote_identifier writes it: double-quoted unless it is a lower-case
+/// name that is no keyword (see [`keywords`]).
 pub fn quote_ident(s: &str) -> String {
     let plain = s.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
         && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !keywords::needs_quotes(s);
     if plain {
         s.to_string()
     } else {
@@ -256,6 +273,10 @@ fn typed_literal(s: &str, t: T) -> Option<N> {
         // Stored as the instant, printed in the session's time zone (Augur's is UTC).
         T::TimestampTz => {
             let v = Value::parse_text(s, DataType::TimestampTz).ok()?;
+            N::Const(v.to_text()?, t)
+        }
+        T::Interval => {
+            let v = Value::parse_text(s, DataType::Interval).ok()?;
             N::Const(v.to_text()?, t)
         }
         T::Bool => match Value::parse_text(s, DataType::Bool).ok()? {
@@ -385,6 +406,15 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
             N::Array(items.into_iter().map(|i| coerce(i, t)).collect::<Option<_>>()?)
         }
         E::Substring {
+            special: false,
+            shorthand: false,
+            ..
+        }
+        | E::Trim { .. }
+        | E::Position { .. }
+        | E::Overlay { .. }
+        | E::Interval(_) => funcs::typed_syntax(def, e)?,
+        E::Substring {
             expr,
             substring_from,
             substring_for,
@@ -449,8 +479,14 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
                     N::Op(o.into(), Box::new(l), Box::new(r), T::Bool)
                 }
                 B::Plus | B::Minus | B::Multiply | B::Divide => {
-                    let (l, r, t) = unify(typed(def, left)?, typed(def, right)?, true)?;
-                    N::Op(op.to_string(), Box::new(l), Box::new(r), t)
+                    let (l, r) = (typed(def, left)?, typed(def, right)?);
+                    match funcs::datetime_arith(&l, &r, op) {
+                        Some(t) => N::Op(op.to_string(), Box::new(l), Box::new(coerce(r, t.1)?), t.0),
+                        None => {
+                            let (l, r, t) = unify(l, r, true)?;
+                            N::Op(op.to_string(), Box::new(l), Box::new(r), t)
+                        }
+                    }
                 }
                 B::StringConcat => {
                     let (l, r) = (typed(def, left)?, typed(def, right)?);
@@ -617,7 +653,18 @@ fn typed(def: &TableDef, e: &A::Expr) -> Option<N> {
                     let args = args.into_iter().map(|a| coerce(a, t)).collect::<Option<_>>()?;
                     N::Func(name.to_uppercase(), args, t)
                 }
-                _ => return None,
+                // SQL's value functions, written without parentheses.
+                ("current_timestamp" | "current_date" | "localtimestamp", [])
+                    if matches!(f.args, A::FunctionArguments::None) =>
+                {
+                    let t = match name.as_str() {
+                        "current_timestamp" => T::TimestampTz,
+                        "current_date" => T::Date,
+                        _ => T::Timestamp,
+                    };
+                    N::Var(name.to_uppercase(), t)
+                }
+                _ => funcs::typed_call(&name, args)?,
             }
         }
         E::Cast {
@@ -691,186 +738,6 @@ fn common(items: &[N]) -> Option<T> {
 
 fn boolean(def: &TableDef, e: &A::Expr) -> Option<N> {
     typed(def, e).filter(|n| n.ty() == T::Bool)
-}
-
-/// What kind of parent a node is printed under (ruleutils' isSimpleNode looks at it).
-#[derive(Clone, Copy, PartialEq)]
-enum Parent {
-    /// A binary operator, by its precedence class: 2 for `* / %`, 1 for `+ -`, 0 for others.
-    Op(u8),
-    And,
-    Or,
-    Not,
-    /// A cast, `IS NULL`, `ANY (...)` and everything else not listed.
-    Other,
-}
-
-fn op_class(op: &str) -> u8 {
-    match op {
-        "*" | "/" | "%" => 2,
-        "+" | "-" => 1,
-        _ => 0,
-    }
-}
-
-/// ruleutils.c's isSimpleNode: whether `n` needs no parentheses under `parent` in pretty mode.
-/// `first`: `n` is the parent operator's left operand.
-fn is_simple(n: &N, parent: Parent, first: bool) -> bool {
-    match n {
-        N::Var(..) | N::Const(..) | N::Null(_) | N::Bool(_) | N::Func(..) | N::Array(_) => true,
-        N::Cast(x, _) => is_simple(x, Parent::Other, false),
-        N::Op(op, ..) => {
-            if let Parent::Op(p) = parent {
-                let c = op_class(op);
-                if c == 0 || p == 0 {
-                    return false;
-                }
-                if c == 2 && p == 1 {
-                    return true;
-                }
-                if c == 1 && p == 2 {
-                    return false;
-                }
-                return first;
-            }
-            matches!(parent, Parent::And | Parent::Or | Parent::Not)
-        }
-        N::NullTest(..) => matches!(parent, Parent::And | Parent::Or | Parent::Not),
-        N::Neg(..) | N::ArrayOp(..) => false,
-        N::And(_) | N::Not(_) => matches!(parent, Parent::And | Parent::Or),
-        N::Or(_) => parent == Parent::Or,
-    }
-}
-
-/// ruleutils.c's get_rule_expr_paren.
-fn print_paren(n: &N, parent: Parent, first: bool, pretty: bool, out: &mut String) {
-    let paren = pretty && !is_simple(n, parent, first);
-    if paren {
-        out.push('(');
-    }
-    print(n, pretty, out);
-    if paren {
-        out.push(')');
-    }
-}
-
-fn print(n: &N, pretty: bool, out: &mut String) {
-    let open = |out: &mut String| {
-        if !pretty {
-            out.push('(')
-        }
-    };
-    let close = |out: &mut String| {
-        if !pretty {
-            out.push(')')
-        }
-    };
-    match n {
-        N::Var(name, _) => out.push_str(name),
-        N::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        N::Null(t) => {
-            out.push_str("NULL::");
-            out.push_str(&t.name());
-        }
-        N::Array(items) => {
-            out.push_str("ARRAY[");
-            for (i, it) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                print(it, pretty, out);
-            }
-            out.push(']');
-        }
-        N::Const(s, t) => {
-            let quoted = format!("'{}'", s.replace('\'', "''"));
-            match t {
-                T::Int4 if !s.starts_with('-') => out.push_str(s),
-                T::Numeric if !s.starts_with('-') => out.push_str(s),
-                _ => {
-                    out.push_str(&quoted);
-                    out.push_str("::");
-                    out.push_str(&t.name());
-                }
-            }
-        }
-        N::Op(op, l, r, _) => {
-            let p = Parent::Op(op_class(op));
-            open(out);
-            print_paren(l, p, true, pretty, out);
-            out.push_str(&format!(" {op} "));
-            print_paren(r, p, false, pretty, out);
-            close(out);
-        }
-        N::Neg(x, _) => {
-            open(out);
-            out.push_str("- ");
-            print_paren(x, Parent::Other, false, pretty, out);
-            close(out);
-        }
-        N::And(args) | N::Or(args) => {
-            let (p, sep) = if matches!(n, N::And(_)) {
-                (Parent::And, " AND ")
-            } else {
-                (Parent::Or, " OR ")
-            };
-            open(out);
-            for (i, a) in args.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                print_paren(a, p, false, pretty, out);
-            }
-            close(out);
-        }
-        N::Not(x) => {
-            open(out);
-            out.push_str("NOT ");
-            print_paren(x, Parent::Not, false, pretty, out);
-            close(out);
-        }
-        N::NullTest(x, not) => {
-            open(out);
-            print_paren(x, Parent::Other, false, pretty, out);
-            out.push_str(if *not { " IS NOT NULL" } else { " IS NULL" });
-            close(out);
-        }
-        N::ArrayOp(op, any, x, items) => {
-            open(out);
-            print_paren(x, Parent::Other, false, pretty, out);
-            out.push_str(&format!(" {op} {} (ARRAY[", if *any { "ANY" } else { "ALL" }));
-            for (i, it) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                print(it, pretty, out);
-            }
-            out.push_str("])");
-            close(out);
-        }
-        N::Func(name, args, _) => {
-            out.push_str(name);
-            out.push('(');
-            for (i, a) in args.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                print(a, pretty, out);
-            }
-            out.push(')');
-        }
-        N::Cast(x, t) => {
-            if pretty {
-                print_paren(x, Parent::Other, false, pretty, out);
-            } else {
-                out.push('(');
-                print(x, pretty, out);
-                out.push(')');
-            }
-            out.push_str("::");
-            out.push_str(&t.name());
-        }
-    }
 }
 
 #[cfg(test)]

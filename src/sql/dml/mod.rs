@@ -81,6 +81,13 @@ fn assignable(from: Ty, to: DataType) -> bool {
         // TPC-B stores CURRENT_TIMESTAMP, a timestamptz, into a timestamp column).
         || (matches!(from, Ty::Date | Ty::Timestamp | Ty::TimestampTz)
             && matches!(to, DataType::Date | DataType::Timestamp | DataType::TimestampTz))
+        // An array of numbers to an array of other numbers (`ARRAY[1, 2]` into bigint[]), and
+        // any array to an array of strings, element by element as the elements assign.
+        || matches!((from, to), (Ty::Array(e), DataType::Array(t)) if e.is_num() && t.is_numeric())
+        || matches!(
+            (from, to),
+            (Ty::Array(_), DataType::Array(DataType::Text(_) | DataType::Varchar(_) | DataType::Bpchar(_)))
+        )
 }
 
 /// Whether output column `i` of `plan` is only ever an untyped NULL (`SELECT NULL`, a
@@ -446,7 +453,24 @@ pub fn bind_insert(b: &mut Binder, ins: &A::Insert) -> Result<InsertPlan> {
                     return Err(type_error(&col.name, col.ty, c.ty));
                 }
             }
-            plan
+            // An array of another element type is cast element by element (`numeric[]` into
+            // an `int[]` column rounds each element).
+            let recast = |(c, t): (&Column, &usize)| match (c.ty, Ty::from_dt(def.columns[*t].ty)) {
+                (Ty::Array(a), to @ Ty::Array(e)) if a.operand() != e.operand() => Some(to),
+                _ => None,
+            };
+            if cols.iter().zip(&targets).any(|x| recast(x).is_some()) {
+                let mut exprs = Vec::with_capacity(cols.len());
+                for (i, x) in cols.iter().zip(&targets).enumerate() {
+                    exprs.push(match recast(x) {
+                        Some(to) => b.coerce(Expr::Col(i), x.0.ty, to)?,
+                        None => Expr::Col(i),
+                    });
+                }
+                Plan::Project(Box::new(plan), exprs)
+            } else {
+                plan
+            }
         }
     };
     finish_insert(b, ins, table, def, targets, source, defaults, &alias)

@@ -79,6 +79,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
     let vals: Vec<Value> = args.iter().map(|a| a.eval(row, cx)).collect::<Result<_>>()?;
     let null = Ok(Value::Null);
     match f {
+        Func::Str(s) => super::string_fn::eval(s, &vals),
         Func::Concat => {
             let mut s = String::new();
             for v in &vals {

@@ -9,6 +9,7 @@ mod eval;
 mod func;
 mod number_fmt;
 mod ops;
+mod string_fn;
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -18,6 +19,7 @@ pub use self::cast::{assign, cast, cast_allowed, numeric_len, text_of};
 pub use self::datetime_fn::DtFn;
 pub use self::func::{array_items, sequence_name};
 pub use self::ops::{arith, div_zero, like};
+pub use self::string_fn::{quote_literal, StrFn};
 use crate::engine::Interrupt;
 use crate::error::Result;
 use crate::seam::AnyTxn;
@@ -429,7 +431,8 @@ pub enum Func {
     /// An array cast to another array type (the call's type) element by element: its
     /// arguments are the array, its element type's name and the cast's `len` (NULL for none).
     ArrayCast,
-    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one.
+    /// `quote_ident(name)`: the name double-quoted when it is not a plain lower-case one or is a
+    /// keyword PostgreSQL quotes.
     QuoteIdent,
     /// Field `i` (from 0) of a record in PostgreSQL's text form `(a,b)`, as text.
     RecordField,
@@ -438,6 +441,8 @@ pub enum Func {
     RecordOf,
     /// A date/time function (`datetime_fn`).
     Datetime(DtFn),
+    /// A string function of `string_fn` (lpad, format, regexp_replace, ...).
+    Str(StrFn),
 }
 
 /// A subquery used as an expression: its plan number (the statement's subplans) and, when it is
