@@ -144,7 +144,8 @@ fn cased(s: &str, case: Case) -> String {
     }
 }
 
-fn ordinal(n: i64, upper: bool) -> &'static str {
+/// The English ordinal suffix of `n` (`TH` / `th` in to_char patterns).
+pub(super) fn ordinal(n: i64, upper: bool) -> &'static str {
     let n = n.abs();
     let s = if (11..=13).contains(&(n % 100)) {
         "th"

@@ -804,10 +804,9 @@ fn justify_days(mut iv: Interval) -> Result<Interval> {
     Ok(iv)
 }
 
-fn justify_hours(mut iv: Interval) -> Result<Interval> {
-    let whole = iv.micros / MICROS_PER_DAY;
-    iv.micros -= whole * MICROS_PER_DAY;
-    iv.days = i32::try_from(i64::from(iv.days) + whole).map_err(|_| interval_oor())?;
+/// Moves a day between the days and the time of day when their signs differ, as PostgreSQL's
+/// justify functions end.
+fn day_and_time_one_sign(iv: &mut Interval) {
     if iv.days > 0 && iv.micros < 0 {
         iv.micros += MICROS_PER_DAY;
         iv.days -= 1;
@@ -815,6 +814,13 @@ fn justify_hours(mut iv: Interval) -> Result<Interval> {
         iv.micros -= MICROS_PER_DAY;
         iv.days += 1;
     }
+}
+
+fn justify_hours(mut iv: Interval) -> Result<Interval> {
+    let whole = iv.micros / MICROS_PER_DAY;
+    iv.micros -= whole * MICROS_PER_DAY;
+    iv.days = i32::try_from(i64::from(iv.days) + whole).map_err(|_| interval_oor())?;
+    day_and_time_one_sign(&mut iv);
     Ok(iv)
 }
 
@@ -837,13 +843,7 @@ fn justify_interval(mut iv: Interval) -> Result<Interval> {
         iv.days -= 30;
         iv.months += 1;
     }
-    if iv.days > 0 && iv.micros < 0 {
-        iv.micros += MICROS_PER_DAY;
-        iv.days -= 1;
-    } else if iv.days < 0 && iv.micros > 0 {
-        iv.micros -= MICROS_PER_DAY;
-        iv.days += 1;
-    }
+    day_and_time_one_sign(&mut iv);
     Ok(iv)
 }
 

@@ -676,16 +676,7 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
             let re = regex::RegexBuilder::new(p)
                 .case_insensitive(ci)
                 .build()
-                .map_err(|e| {
-                    let why = e
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string();
-                    Error::new(SqlState("2201B"), format!("invalid regular expression: {why}"))
-                })?;
+                .map_err(regex_error)?;
             *last = Some((p.to_string(), ci, re));
         }
         Ok(last.as_ref().is_some_and(|(_, _, re)| re.is_match(s)))
@@ -740,6 +731,19 @@ fn to_json(v: &Value, elem: Option<DataType>) -> Result<Json> {
         }
         v => Json::String(v.to_text().unwrap_or_default()),
     })
+}
+
+/// PostgreSQL's 2201B for a pattern the regex crate refuses, with the crate's last line of
+/// explanation.
+pub(crate) fn regex_error(e: regex::Error) -> Error {
+    let why = e
+        .to_string()
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    Error::new(SqlState("2201B"), format!("invalid regular expression: {why}"))
 }
 
 #[cfg(test)]

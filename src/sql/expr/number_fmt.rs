@@ -214,7 +214,9 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
             }
             Node::Th { upper } => {
                 if !overflow && !negative {
-                    out.push_str(ordinal(int, *upper));
+                    // The suffix follows the last two digits (`int` is ASCII digits).
+                    let last = &int[int.len().saturating_sub(2)..];
+                    out.push_str(super::datetime_fmt::ordinal(last.parse().unwrap_or(0), *upper));
                 }
             }
             Node::Lit(s) => out.push_str(s),
@@ -255,28 +257,4 @@ fn before_point(nodes: &[Node], node: &Node) -> bool {
         }
     }
     true
-}
-
-fn ordinal(int: &str, upper: bool) -> &'static str {
-    let n: u64 = int.parse().unwrap_or(0);
-    let s = if (11..=13).contains(&(n % 100)) {
-        "th"
-    } else {
-        match n % 10 {
-            1 => "st",
-            2 => "nd",
-            3 => "rd",
-            _ => "th",
-        }
-    };
-    if upper {
-        match s {
-            "st" => "ST",
-            "nd" => "ND",
-            "rd" => "RD",
-            _ => "TH",
-        }
-    } else {
-        s
-    }
 }

@@ -564,16 +564,7 @@ impl Flags {
             .multi_line(lines)
             .ignore_whitespace(self.expanded)
             .build()
-            .map_err(|e| {
-                let why = e
-                    .to_string()
-                    .lines()
-                    .last()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_string();
-                Error::new(SqlState("2201B"), format!("invalid regular expression: {why}"))
-            })
+            .map_err(super::func::regex_error)
     }
 }
 
