@@ -688,29 +688,7 @@ impl<'a> Cursor<'a> {
     #[inline]
     fn next_entry(&mut self, rowid: u64) -> Option<Found<'a>> {
         let b = self.b;
-        // The shape of nearly every entry a scan meets, decoded here without the general
-        // decoder's `Result`: a whole key (nothing shared with the one before), a row of 128
-        // to 16383 bytes (two-byte value length) or under 128 (one byte).
-        let e = match b.get(self.after..self.after + 4) {
-            Some(&[0, n, v0, v1]) if n as usize == USER_KEY + KEY_TRAILER && v0 >= 128 && v1 < 128 => {
-                format::Entry {
-                    shared: 0,
-                    non_shared: n as usize,
-                    value_len: usize::from(v0 & 0x7f) | usize::from(v1) << 7,
-                    key_at: self.after + 4,
-                }
-            }
-            Some(&[0, n, v, _]) if n as usize == USER_KEY + KEY_TRAILER && v < 128 => format::Entry {
-                shared: 0,
-                non_shared: n as usize,
-                value_len: v as usize,
-                key_at: self.after + 3,
-            },
-            _ => format::entry(b, self.after, self.l.restarts_at).ok()?,
-        };
-        if e.key_at + e.non_shared + e.value_len > self.l.restarts_at {
-            return None;
-        }
+        let e = format::entry(b, self.after, self.l.restarts_at).ok()?;
         if e.shared != 0
             || e.non_shared != USER_KEY + KEY_TRAILER
             || split_key(&b[e.key_at..e.key_at + USER_KEY]) != (self.run.table, rowid)

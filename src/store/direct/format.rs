@@ -265,40 +265,54 @@ pub(crate) struct Entry {
 }
 
 /// Decodes the entry header at `pos` (`DecodeEntry`), checking that key and value lie before
-/// `limit`.
+/// `limit`. The shapes of nearly every data-block entry (three one-byte lengths, or a two-byte
+/// value length) are decoded here, small enough to inline into a scan's loop; the rest, and
+/// the errors, out of line.
 #[inline]
 pub(crate) fn entry(b: &[u8], pos: usize, limit: usize) -> Res<Entry> {
-    let (shared, non_shared, value_len, key_at);
-    match b.get(pos..pos + 4) {
-        Some(&[s, n, v, _]) if (s | n | v) < 128 => {
-            (shared, non_shared, value_len, key_at) = (s as usize, n as usize, v as usize, pos + 3);
-        }
+    let e = match b.get(pos..pos + 4) {
+        Some(&[s, n, v, _]) if (s | n | v) < 128 => Entry {
+            shared: s as usize,
+            non_shared: n as usize,
+            value_len: v as usize,
+            key_at: pos + 3,
+        },
         // A row of 128 bytes or more: a two-byte value length, the common case for rows.
-        Some(&[s, n, v0, v1]) if (s | n | v1) < 128 => {
-            (shared, non_shared, value_len, key_at) = (
-                s as usize,
-                n as usize,
-                usize::from(v0 & 0x7f) | usize::from(v1) << 7,
-                pos + 4,
-            );
-        }
-        _ => {
-            let mut p = pos;
-            shared = read_varint32(b, &mut p)? as usize;
-            non_shared = read_varint32(b, &mut p)? as usize;
-            value_len = read_varint32(b, &mut p)? as usize;
-            key_at = p;
-        }
+        Some(&[s, n, v0, v1]) if (s | n | v1) < 128 => Entry {
+            shared: s as usize,
+            non_shared: n as usize,
+            value_len: usize::from(v0 & 0x7f) | usize::from(v1) << 7,
+            key_at: pos + 4,
+        },
+        _ => return entry_varints(b, pos, limit),
+    };
+    if e.key_at + e.non_shared + e.value_len > limit {
+        return entry_past_end();
     }
-    if key_at + non_shared + value_len > limit {
-        return bad("entry past the end of its block");
+    Ok(e)
+}
+
+/// [`entry`] for headers with longer varints (or cut short by the block's end).
+#[inline(never)]
+fn entry_varints(b: &[u8], pos: usize, limit: usize) -> Res<Entry> {
+    let mut p = pos;
+    let shared = read_varint32(b, &mut p)? as usize;
+    let non_shared = read_varint32(b, &mut p)? as usize;
+    let value_len = read_varint32(b, &mut p)? as usize;
+    if p + non_shared + value_len > limit {
+        return entry_past_end();
     }
     Ok(Entry {
         shared,
         non_shared,
         value_len,
-        key_at,
+        key_at: p,
     })
+}
+
+#[cold]
+fn entry_past_end() -> Res<Entry> {
+    bad("entry past the end of its block")
 }
 
 /// Decodes an index-block entry header (`DecodeKeyV4`: no value length; the value, a block

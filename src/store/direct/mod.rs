@@ -239,7 +239,6 @@ pub struct Direct {
     unpopulated: AtomicU64,
 }
 
-/// A reader's hold on the file set (lock-free; keeps the mappings alive while held).
 /// See [`FileSet::reader`].
 pub struct SortedReader<'s> {
     set: &'s FileSet,
@@ -265,6 +264,7 @@ impl<'s> SortedReader<'s> {
     }
 }
 
+/// A reader's hold on the file set (lock-free; keeps the mappings alive while held).
 pub type Files = arc_swap::Guard<Arc<FileSet>>;
 
 impl Direct {
