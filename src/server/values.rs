@@ -32,6 +32,7 @@ pub mod oid {
     pub const BPCHAR: u32 = 1042;
     pub const VARCHAR: u32 = 1043;
     pub const DATE: u32 = 1082;
+    pub const TIME: u32 = 1083;
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
     pub const NUMERIC: u32 = 1700;
@@ -46,7 +47,7 @@ pub fn type_size(t: DataType) -> i16 {
     match t {
         DataType::Int2 => 2,
         DataType::Int4 => 4,
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz | DataType::Time(_) => 8,
         DataType::Date | DataType::RegType => 4,
         DataType::Bool => 1,
         DataType::Text(_)
@@ -186,6 +187,15 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             let t = t
                 .checked_sub(PG_EPOCH_OFFSET_MICROS)
                 .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?;
+            buf.put_i32(8);
+            buf.put_i64(t);
+        }
+        // time: microseconds since midnight (int8).
+        DataType::Time(_) => {
+            let t = match v {
+                Value::Time(t) => *t,
+                other => return Err(Error::internal(format!("cannot send {other:?} as time"))),
+            };
             buf.put_i32(8);
             buf.put_i64(t);
         }
@@ -340,6 +350,7 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::TIMESTAMP => DataType::Timestamp,
         oid::TIMESTAMPTZ => DataType::TimestampTz,
         oid::DATE => DataType::Date,
+        oid::TIME => DataType::Time(None),
         oid::NUMERIC => DataType::Numeric(None),
         oid::UUID => DataType::Uuid,
         oid::INTERVAL => DataType::Interval,
@@ -536,6 +547,17 @@ pub fn decode_param(
             }
         }
         oid::UUID => Value::Uuid(Uuid::from_bytes(fixed(b, "uuid")?)),
+        // time: microseconds since midnight (int8), 0 to 24:00:00 (time_recv's check).
+        oid::TIME => {
+            let t = i64::from_be_bytes(fixed(b, "time")?);
+            if !(0..=crate::types::MICROS_PER_DAY).contains(&t) {
+                return Err(Error::new(
+                    SqlState("22008"),
+                    "time out of range",
+                ));
+            }
+            Value::Time(t)
+        }
         // interval: microseconds (int8), days (int4), months (int4).
         oid::INTERVAL => {
             let b: [u8; 16] = fixed(b, "interval")?;

@@ -27,6 +27,8 @@ const T_UUID: u8 = 11;
 const T_INTERVAL: u8 = 12;
 // jsonb: the length, then the document's text as jsonb prints it (numbers keep their scale).
 const T_JSONB: u8 = 13;
+// time: microseconds since midnight as a varint.
+const T_TIME: u8 = 14;
 
 /// Order-preserving encoding of an i64.
 #[inline]
@@ -117,6 +119,10 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
                 out.push(0x80);
                 j.encode_key(&mut out);
             }
+            Value::Time(t) => {
+                out.push(0x64);
+                out.extend_from_slice(&encode_i64(*t));
+            }
         }
     }
     out
@@ -164,6 +170,7 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
                 Value::Date(i32::try_from(decode_i64(eight(&mut r)?)).map_err(|_| bad("date out of range"))?)
             }
             0x62 => Value::TimestampTz(decode_i64(eight(&mut r)?)),
+            0x64 => Value::Time(decode_i64(eight(&mut r)?)),
             0x38 => {
                 let (d, used) =
                     numeric::decode_key(&r.b[r.pos..]).ok_or_else(|| bad("non-canonical numeric"))?;
@@ -309,6 +316,10 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             let t = j.to_text();
             put_varint(out, t.len() as u64);
             out.extend_from_slice(t.as_bytes());
+        }
+        Value::Time(t) => {
+            out.push(T_TIME);
+            put_varint(out, *t as u64);
         }
     }
 }
@@ -564,6 +575,9 @@ fn skip_value(r: &mut Reader<'_>) -> Result<()> {
             let n = r.varint()? as usize;
             r.take(n)?;
         }
+        T_TIME => {
+            r.varint()?;
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     }
     Ok(())
@@ -602,6 +616,12 @@ fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
             jsonb::parse(t).map_err(|e| Error::Corrupt(format!("jsonb value: {e}")))?;
             ValueRef::Jsonb(JsonbRef::Text(t))
         }
+        T_TIME => ValueRef::Time(
+            i64::try_from(r.varint()?)
+                .ok()
+                .filter(|t| *t <= super::MICROS_PER_DAY)
+                .ok_or_else(|| Error::Corrupt("time out of range".into()))?,
+        ),
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     })
 }

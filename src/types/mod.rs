@@ -19,6 +19,7 @@ pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;
 mod rowref;
+pub mod time;
 mod value;
 pub mod zone;
 

@@ -26,6 +26,8 @@ pub enum ValueRef<'a> {
     Uuid(Uuid),
     Interval(Interval),
     Jsonb(JsonbRef<'a>),
+    /// Microseconds since midnight.
+    Time(i64),
 }
 
 /// A jsonb value, borrowed: a stored row's text of it (parsed once when it was read, so it is
@@ -64,6 +66,7 @@ impl ValueRef<'_> {
             ValueRef::Uuid(u) => Value::Uuid(u),
             ValueRef::Interval(i) => Value::Interval(i),
             ValueRef::Jsonb(j) => Value::Jsonb(Box::new(j.to_json())),
+            ValueRef::Time(t) => Value::Time(t),
         }
     }
 }
@@ -85,6 +88,7 @@ impl Value {
             Value::Uuid(u) => ValueRef::Uuid(*u),
             Value::Interval(i) => ValueRef::Interval(*i),
             Value::Jsonb(j) => ValueRef::Jsonb(JsonbRef::Tree(j)),
+            Value::Time(t) => ValueRef::Time(*t),
         }
     }
 }

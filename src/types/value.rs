@@ -32,6 +32,8 @@ pub enum Value {
     Uuid(Uuid),
     Interval(Interval),
     Jsonb(Box<Json>),
+    /// A time of day: microseconds since midnight, 0 to 24:00:00 included.
+    Time(i64),
 }
 
 pub type Row = Vec<Value>;
@@ -56,13 +58,14 @@ impl Value {
             Value::Uuid(_) => "uuid",
             Value::Interval(_) => "interval",
             Value::Jsonb(_) => "jsonb",
+            Value::Time(_) => "time without time zone",
         }
     }
 
     /// The integer an ALEX primary key holds for this value (integers, timestamps, dates).
     pub fn int_key(&self) -> Option<i64> {
         match *self {
-            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) => Some(i),
+            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) | Value::Time(i) => Some(i),
             Value::Date(d) => Some(d as i64),
             _ => None,
         }
@@ -151,6 +154,7 @@ impl Value {
             DataType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(|| bad("uuid"))?),
             DataType::Interval => Value::Interval(interval::parse(s)?),
             DataType::Jsonb => Value::Jsonb(Box::new(jsonb::parse(s)?)),
+            DataType::Time(p) => Value::Time(super::time::round_time(super::time::parse_time(s)?, p)),
             DataType::Array(elem) => super::array::parse_typed(s, *elem)?,
         })
     }
@@ -178,6 +182,7 @@ impl Value {
             Value::Uuid(u) => u.hyphenated().to_string(),
             Value::Interval(i) => interval::format(i),
             Value::Jsonb(j) => j.to_text(),
+            Value::Time(t) => super::time::format_time(*t),
         })
     }
 
@@ -207,6 +212,7 @@ impl Value {
             // A month counts as 30 days and a day as 24 hours, as PostgreSQL compares them.
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(b)),
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp_pg(b)),
+            (Time(a), Time(b)) => Some(a.cmp(b)),
             // Mixed date/time comparisons as PostgreSQL's implicit casts do them (a date is its
             // midnight; timestamp and timestamptz agree in the session zone, UTC).
             (Date(_) | Timestamp(_) | TimestampTz(_), Date(_) | Timestamp(_) | TimestampTz(_)) => {
@@ -235,7 +241,8 @@ impl Value {
             Value::Uuid(_) => 5,
             Value::Interval(_) => 6,
             Value::Jsonb(_) => 7,
-            Value::Null => 8,
+            Value::Time(_) => 8,
+            Value::Null => 9,
         }
     }
 
@@ -308,6 +315,7 @@ impl std::hash::Hash for Value {
             }
             Value::Uuid(u) => u.hash(state),
             Value::Interval(i) => i.span().hash(state),
+            Value::Time(t) => t.hash(state),
             // Values that compare equal have one key encoding.
             Value::Jsonb(j) => {
                 let mut b = Vec::new();

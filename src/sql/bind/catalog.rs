@@ -255,6 +255,22 @@ impl Binder<'_> {
                                 )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
+                        } else if matches!(t.oid, 1083 | 1183) {
+                            // time(p) (time(p)[]): the modifier is p itself.
+                            let close = if t.oid == 1183 {
+                                ") without time zone[]"
+                            } else {
+                                ") without time zone"
+                            };
+                            let with_p = Expr::Concat(
+                                Box::new(lit_text("time(")),
+                                Box::new(Expr::Concat(Box::new(as_text(m.clone())), Box::new(lit_text(close)))),
+                            );
+                            Expr::Case {
+                                operand: None,
+                                whens: vec![(Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(0))), with_p)],
+                                els: Some(Box::new(lit_text(t.display))),
+                            }
                         } else {
                             lit_text(t.display)
                         };

@@ -237,6 +237,11 @@ impl Binder<'_> {
                 let t = Ty::unify(a, b)?;
                 (t, t, Interval)
             }
+            (Add | Sub, Time, Interval) => (Time, Interval, Time),
+            (Add, Interval, Time) => (Interval, Time, Time),
+            (Sub, Time, Time) => (Time, Time, Interval),
+            (Add, Date, Time) => (Date, Time, Timestamp),
+            (Add, Time, Date) => (Time, Date, Timestamp),
             (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
             (Add, Interval, Date) => (Interval, Date, Timestamp),
             (Add | Sub, Interval, b) if iv(b) => (Interval, Interval, Interval),

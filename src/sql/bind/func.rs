@@ -630,6 +630,7 @@ impl Binder<'_> {
             ("now" | "current_timestamp" | "transaction_timestamp", 0) => (Func::Now, Ty::TimestampTz),
             ("statement_timestamp", 0) => (Func::StatementTimestamp, Ty::TimestampTz),
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
+            ("localtime", 0) => (Func::Now, Ty::Time),
             ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),
             ("current_database", 0) | ("current_catalog", 0) => {

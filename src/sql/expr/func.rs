@@ -47,6 +47,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             return Ok(match ty {
                 Ty::TimestampTz => Value::TimestampTz(cx.now),
                 Ty::Date => Value::Date(cx.now.div_euclid(crate::types::MICROS_PER_DAY) as i32),
+                Ty::Time => Value::Time(cx.now.rem_euclid(crate::types::MICROS_PER_DAY)),
                 _ => Value::Timestamp(cx.now),
             })
         }
