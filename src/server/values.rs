@@ -38,6 +38,7 @@ pub mod oid {
     pub const NUMERIC: u32 = 1700;
     pub const INTERVAL: u32 = 1186;
     pub const JSONB: u32 = 3802;
+    pub const JSON: u32 = 114;
     pub const UUID: u32 = 2950;
     pub const REGTYPE: u32 = 2206;
 }
@@ -56,6 +57,7 @@ pub fn type_size(t: DataType) -> i16 {
         | DataType::Bytea
         | DataType::Numeric(_)
         | DataType::Jsonb
+        | DataType::Json
         | DataType::Array(_) => -1,
         DataType::Uuid | DataType::Interval => 16,
     }
@@ -235,6 +237,8 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             }
             other => return Err(Error::internal(format!("cannot send {other:?} as interval"))),
         },
+        // json: the text itself (no version byte, unlike jsonb).
+        DataType::Json => put_text(buf, v),
         // jsonb: a version byte (1), then the text.
         DataType::Jsonb => {
             let t = v.to_text().unwrap_or_default();
@@ -355,6 +359,7 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::UUID => DataType::Uuid,
         oid::INTERVAL => DataType::Interval,
         oid::JSONB => DataType::Jsonb,
+        oid::JSON => DataType::Json,
         // Arrays of the element types Augur has (`_int4`, `_text`, ...).
         o => return DataType::array_types().find(|a| a.pg_oid() == o),
     })
@@ -575,6 +580,11 @@ pub fn decode_param(
             }
             _ => return Err(bad_binary("jsonb (unsupported jsonb version number)", b.len())),
         },
+        oid::JSON => {
+            let s = std::str::from_utf8(b)
+                .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+            Value::parse_text(s, DataType::Json)?
+        }
         oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR | oid::UNKNOWN => {
             let s = std::str::from_utf8(b)
                 .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;

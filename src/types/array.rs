@@ -168,7 +168,7 @@ pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
 
 /// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
 /// elements numeric).
-static ARRAY_ELEMENTS: [DataType; 17] = [
+static ARRAY_ELEMENTS: [DataType; 18] = [
     DataType::Int2,
     DataType::Int4,
     DataType::Int8,
@@ -186,6 +186,7 @@ static ARRAY_ELEMENTS: [DataType; 17] = [
     DataType::Bpchar(None),
     DataType::Varchar(None),
     DataType::Time(None),
+    DataType::Json,
 ];
 
 /// An array type's element in a stored definition (a table's or view's columns): the element
@@ -286,6 +287,7 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
         DataType::Uuid => 2951,
         DataType::Jsonb => 3807,
         DataType::Time(_) => 1183,
+        DataType::Json => 199,
         // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
         _ => 1009,
     }

@@ -29,6 +29,8 @@ const T_INTERVAL: u8 = 12;
 const T_JSONB: u8 = 13;
 // time: microseconds since midnight as a varint.
 const T_TIME: u8 = 14;
+// json: the length, then the text as written.
+const T_JSON: u8 = 15;
 
 /// Order-preserving encoding of an i64.
 #[inline]
@@ -123,6 +125,10 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
                 out.push(0x64);
                 out.extend_from_slice(&encode_i64(*t));
             }
+            Value::Json(s) => {
+                out.push(0x81);
+                encode_escaped(&mut out, s.as_bytes());
+            }
         }
     }
     out
@@ -171,6 +177,10 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
             }
             0x62 => Value::TimestampTz(decode_i64(eight(&mut r)?)),
             0x64 => Value::Time(decode_i64(eight(&mut r)?)),
+            0x81 => Value::Json(
+                String::from_utf8(read_escaped(&mut r).ok_or_else(|| bad("bad string escape"))?)
+                    .map_err(|_| bad("json is not UTF-8"))?,
+            ),
             0x38 => {
                 let (d, used) =
                     numeric::decode_key(&r.b[r.pos..]).ok_or_else(|| bad("non-canonical numeric"))?;
@@ -320,6 +330,11 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Time(t) => {
             out.push(T_TIME);
             put_varint(out, *t as u64);
+        }
+        Value::Json(s) => {
+            out.push(T_JSON);
+            put_varint(out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
         }
     }
 }
@@ -578,6 +593,10 @@ fn skip_value(r: &mut Reader<'_>) -> Result<()> {
         T_TIME => {
             r.varint()?;
         }
+        T_JSON => {
+            let n = r.varint()? as usize;
+            r.take(n)?;
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     }
     Ok(())
@@ -622,6 +641,12 @@ fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
                 .filter(|t| *t <= super::MICROS_PER_DAY)
                 .ok_or_else(|| Error::Corrupt("time out of range".into()))?,
         ),
+        T_JSON => {
+            let n = r.varint()? as usize;
+            ValueRef::Json(
+                std::str::from_utf8(r.take(n)?).map_err(|_| Error::Corrupt("json is not UTF-8".into()))?,
+            )
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     })
 }

@@ -44,6 +44,8 @@ pub enum DataType {
     /// `time` (`time without time zone`): microseconds since midnight; `time(p)` keeps p
     /// fractional digits when `Some`.
     Time(Option<u32>),
+    /// `json`: JSON text kept as written ([`super::json`]).
+    Json,
     /// An array of `elem` values, of one dimension (a column's type, a cast's, array_agg's
     /// result, the catalog's array columns). Its values are [`Value::Text`] in PostgreSQL's
     /// text form ([`super::array`]); its elements are one of [`DataType::array_of`]'s types.
@@ -79,6 +81,7 @@ impl DataType {
             "uuid" => DataType::Uuid,
             "interval" => DataType::Interval,
             "jsonb" => DataType::Jsonb,
+            "json" => DataType::Json,
             "time" | "time without time zone" => DataType::Time(len.map(|p| p.min(6))),
             "timetz" | "time with time zone" => {
                 return Err(Error::new(
@@ -115,6 +118,7 @@ impl DataType {
             DataType::Uuid => "uuid".into(),
             DataType::Interval => "interval".into(),
             DataType::Jsonb => "jsonb".into(),
+            DataType::Json => "json".into(),
             DataType::Time(None) => "time without time zone".into(),
             DataType::Time(Some(p)) => format!("time({p}) without time zone"),
             DataType::Array(e) => format!("{}[]", e.sql_name()),
@@ -143,6 +147,7 @@ impl DataType {
             DataType::Interval => 1186,
             DataType::Jsonb => 3802,
             DataType::Time(_) => 1083,
+            DataType::Json => 114,
             DataType::Array(e) => super::array::array_oid(e),
             DataType::Bpchar(_) => 1042,
             DataType::RegType => 2206,
@@ -170,6 +175,7 @@ impl DataType {
             DataType::Interval => "interval",
             DataType::Jsonb => "jsonb",
             DataType::Time(_) => "time",
+            DataType::Json => "json",
             DataType::Array(e) => match e {
                 DataType::Int2 => "_int2",
                 DataType::Int4 => "_int4",
@@ -185,6 +191,7 @@ impl DataType {
                 DataType::Interval => "_interval",
                 DataType::Jsonb => "_jsonb",
                 DataType::Time(_) => "_time",
+                DataType::Json => "_json",
                 DataType::Bpchar(_) => "_bpchar",
                 DataType::Varchar(_) => "_varchar",
                 _ => "_text",
@@ -314,6 +321,7 @@ impl DataType {
             (T::Uuid, V::Uuid(u)) => V::Uuid(u),
             (T::Interval, V::Interval(i)) => V::Interval(i),
             (T::Jsonb, V::Jsonb(j)) => V::Jsonb(j),
+            (T::Json, V::Json(j)) => V::Json(j),
             (T::Time(p), V::Time(t)) => V::Time(super::time::round_time(t, *p)),
             (t, V::Text(s)) => Value::parse_text(&s, *t)?,
             (t, v) => {

@@ -15,6 +15,7 @@ pub mod codec;
 mod data_type;
 pub(crate) mod datetime;
 pub mod interval;
+pub mod json;
 pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;

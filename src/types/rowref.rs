@@ -28,6 +28,8 @@ pub enum ValueRef<'a> {
     Jsonb(JsonbRef<'a>),
     /// Microseconds since midnight.
     Time(i64),
+    /// A json document's text.
+    Json(&'a str),
 }
 
 /// A jsonb value, borrowed: a stored row's text of it (parsed once when it was read, so it is
@@ -67,6 +69,7 @@ impl ValueRef<'_> {
             ValueRef::Interval(i) => Value::Interval(i),
             ValueRef::Jsonb(j) => Value::Jsonb(Box::new(j.to_json())),
             ValueRef::Time(t) => Value::Time(t),
+            ValueRef::Json(s) => Value::Json(s.to_owned()),
         }
     }
 }
@@ -89,6 +92,7 @@ impl Value {
             Value::Interval(i) => ValueRef::Interval(*i),
             Value::Jsonb(j) => ValueRef::Jsonb(JsonbRef::Tree(j)),
             Value::Time(t) => ValueRef::Time(*t),
+            Value::Json(s) => ValueRef::Json(s),
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum Value {
     Jsonb(Box<Json>),
     /// A time of day: microseconds since midnight, 0 to 24:00:00 included.
     Time(i64),
+    /// `json`: the document's text as written.
+    Json(String),
 }
 
 pub type Row = Vec<Value>;
@@ -59,6 +61,7 @@ impl Value {
             Value::Interval(_) => "interval",
             Value::Jsonb(_) => "jsonb",
             Value::Time(_) => "time without time zone",
+            Value::Json(_) => "json",
         }
     }
 
@@ -154,6 +157,7 @@ impl Value {
             DataType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(|| bad("uuid"))?),
             DataType::Interval => Value::Interval(interval::parse(s)?),
             DataType::Jsonb => Value::Jsonb(Box::new(jsonb::parse(s)?)),
+            DataType::Json => Value::Json(super::json::parse(s)?),
             DataType::Time(p) => Value::Time(super::time::round_time(super::time::parse_time(s)?, p)),
             DataType::Array(elem) => super::array::parse_typed(s, *elem)?,
         })
@@ -183,6 +187,7 @@ impl Value {
             Value::Interval(i) => interval::format(i),
             Value::Jsonb(j) => j.to_text(),
             Value::Time(t) => super::time::format_time(*t),
+            Value::Json(s) => s.clone(),
         })
     }
 
@@ -213,6 +218,8 @@ impl Value {
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(b)),
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp_pg(b)),
             (Time(a), Time(b)) => Some(a.cmp(b)),
+            // json has no order of its own (SQL refuses to compare it); by text here.
+            (Json(a), Json(b)) => Some(a.cmp(b)),
             // Mixed date/time comparisons as PostgreSQL's implicit casts do them (a date is its
             // midnight; timestamp and timestamptz agree in the session zone, UTC).
             (Date(_) | Timestamp(_) | TimestampTz(_), Date(_) | Timestamp(_) | TimestampTz(_)) => {
@@ -242,7 +249,8 @@ impl Value {
             Value::Interval(_) => 6,
             Value::Jsonb(_) => 7,
             Value::Time(_) => 8,
-            Value::Null => 9,
+            Value::Json(_) => 9,
+            Value::Null => 10,
         }
     }
 
@@ -316,6 +324,7 @@ impl std::hash::Hash for Value {
             Value::Uuid(u) => u.hash(state),
             Value::Interval(i) => i.span().hash(state),
             Value::Time(t) => t.hash(state),
+            Value::Json(s) => s.hash(state),
             // Values that compare equal have one key encoding.
             Value::Jsonb(j) => {
                 let mut b = Vec::new();

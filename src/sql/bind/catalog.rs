@@ -150,9 +150,11 @@ impl Binder<'_> {
     }
 
     /// A value as json_build_object writes it: a JSON string, number, boolean or null.
-    fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+    pub(super) fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
         let null = || lit_text("null");
         Ok(match t {
+            // A json or jsonb value is written as its text.
+            Ty::Json | Ty::Jsonb => Expr::Func(Func::Coalesce, vec![as_text(e), null()], Ty::Text),
             Ty::Bool => case_of(
                 e,
                 vec![
@@ -385,7 +387,7 @@ impl Binder<'_> {
                 (self.oid_arg(args[0].clone(), name)?, Ty::Int8)
             }
             ("json_build_object", _) if n.is_multiple_of(2) => {
-                // Text in PostgreSQL's json output form (Augur has no json type).
+                // PostgreSQL's json output form (`{"a" : 1, "b" : "x"}`), as json.
                 let mut parts = vec![lit_text("{")];
                 for (i, pair) in args.chunks(2).enumerate() {
                     if i > 0 {
@@ -396,7 +398,8 @@ impl Binder<'_> {
                     parts.push(self.json_value(pair[1].clone())?);
                 }
                 parts.push(lit_text("}"));
-                (Expr::Func(Func::Concat, parts, Ty::Text), Ty::Text)
+                let text = Expr::Func(Func::Concat, parts, Ty::Text);
+                (Expr::Cast(Box::new(text), Ty::Json, None), Ty::Json)
             }
             ("pg_get_serial_sequence", 2) => {
                 let (t, tt) = args[0].clone();

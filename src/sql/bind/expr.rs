@@ -199,6 +199,8 @@ impl Binder<'_> {
             return self.comparable(l, r, op);
         }
         let target = match (lt, rt) {
+            // json has no comparison operators (nor equality), as in PostgreSQL.
+            (Ty::Json, _) | (_, Ty::Json) => Ty::Json,
             // regtype has no comparison of its own: PostgreSQL compares it as an OID, an
             // untyped literal beside it included (`pg_typeof(x) = 'int4'` is 22P02).
             (Ty::RegType, Ty::Unknown) | (Ty::Unknown, Ty::RegType) => Ty::Int8,
@@ -218,6 +220,12 @@ impl Binder<'_> {
                 ))
             }
         };
+        if target == Ty::Json {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("operator does not exist: {} {op} {}", lt.name(), rt.name()),
+            ));
+        }
         Ok((self.coerce(l, lt, target)?, self.coerce(r, rt, target)?))
     }
 

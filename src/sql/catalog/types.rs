@@ -107,6 +107,8 @@ pub const TYPES: &[PgType] = &[
         25, "text", "text", -1, false, "S", 1009, "text", "i",
     ))),
     preferred(base(26, "oid", "oid", 4, true, "N", 1028, "oid", "i")),
+    base(114, "json", "json", -1, false, "U", 199, "json_", "i"),
+    array(199, "_json", "json[]", 114, "i"),
     preferred(base(
         701,
         "float8",

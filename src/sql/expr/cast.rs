@@ -43,6 +43,7 @@ pub fn cast_allowed(from: Ty, to: Ty) -> bool {
         (f, t) if f.is_num() && t.is_num() => true,
         (f, t) if f.is_datetime() && t.is_datetime() => true,
         (Ty::Bool, Ty::Int4) | (Ty::Int4, Ty::Bool) => true,
+        (Ty::Json, Ty::Jsonb) | (Ty::Jsonb, Ty::Json) => true,
         // time from a timestamp (its time of day) and from and to an interval.
         (Ty::Timestamp | Ty::TimestampTz | Ty::Interval, Ty::Time) | (Ty::Time, Ty::Interval) => true,
         // Element by element (a text array's elements read as the new element type).
@@ -144,6 +145,9 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         }
         (V::Time(t), Ty::Interval) => V::Interval(crate::types::Interval::new(0, 0, t)),
         (V::Jsonb(j), Ty::Jsonb) => V::Jsonb(j),
+        (V::Json(s), Ty::Json) => V::Json(s),
+        (V::Json(s), Ty::Jsonb) => Value::parse_text(&s, DataType::Jsonb)?,
+        (V::Jsonb(j), Ty::Json) => V::Json(j.to_text()),
         (V::Bool(b), Ty::Bool) => V::Bool(b),
         (V::Bool(b), t) if t.is_int() => V::Int(b as i64),
         (V::Int(i), Ty::Bool) => V::Bool(i != 0),

@@ -47,6 +47,8 @@ pub enum Ty {
     Jsonb,
     /// `time` (without time zone).
     Time,
+    /// `json`: JSON text as written.
+    Json,
     /// An array of one dimension (see [`DataType::Array`]): its values are text in
     /// PostgreSQL's array form; its elements are one of [`Ty::array`]'s types.
     Array(&'static Ty),
@@ -66,7 +68,7 @@ pub enum Ty {
 }
 
 /// The types an array's elements may have.
-static ARRAY_ELEMENTS: [Ty; 17] = [
+static ARRAY_ELEMENTS: [Ty; 18] = [
     Ty::Int2,
     Ty::Int4,
     Ty::Int8,
@@ -84,6 +86,7 @@ static ARRAY_ELEMENTS: [Ty; 17] = [
     Ty::Bpchar,
     Ty::Varchar,
     Ty::Time,
+    Ty::Json,
 ];
 
 impl Ty {
@@ -120,6 +123,7 @@ impl Ty {
             DataType::Interval => Ty::Interval,
             DataType::Jsonb => Ty::Jsonb,
             DataType::Time(_) => Ty::Time,
+            DataType::Json => Ty::Json,
             DataType::Bpchar(_) => Ty::Bpchar,
             DataType::RegType => Ty::RegType,
             DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
@@ -143,6 +147,7 @@ impl Ty {
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
             Ty::Time => DataType::Time(None),
+            Ty::Json => DataType::Json,
             Ty::Bpchar => DataType::Bpchar(None),
             Ty::Varchar => DataType::Varchar(None),
             Ty::RegType => DataType::RegType,
@@ -167,6 +172,7 @@ impl Ty {
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
             Ty::Time => "time without time zone",
+            Ty::Json => "json",
             Ty::Bpchar => "character",
             Ty::Varchar => "character varying",
             Ty::RegType => "regtype",
@@ -185,6 +191,7 @@ impl Ty {
                 Ty::Interval => "interval[]",
                 Ty::Jsonb => "jsonb[]",
                 Ty::Time => "time without time zone[]",
+                Ty::Json => "json[]",
                 Ty::Bpchar => "character[]",
                 Ty::Varchar => "character varying[]",
                 _ => "text[]",
