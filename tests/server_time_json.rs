@@ -101,7 +101,10 @@ async fn time_and_json_parameters_in_both_formats() {
     );
 
     // Results in binary: OIDs 1083 and 114, int8 microseconds and the text itself.
-    let st = c.prepare("select t, j, j -> 'k' from tj where id = $1").await.unwrap();
+    let st = c
+        .prepare("select t, j, j -> 'k' from tj where id = $1")
+        .await
+        .unwrap();
     let types: Vec<&Type> = st.columns().iter().map(|c| c.type_()).collect();
     assert_eq!(types, [&Type::TIME, &Type::JSON, &Type::JSON]);
     let r = c.query_one(&st, &[&2i32]).await.unwrap();
@@ -114,13 +117,19 @@ async fn time_and_json_parameters_in_both_formats() {
 
     // A time parameter compared and added, in both formats.
     let n: i64 = c
-        .query_one("select count(*) from tj where t > $1", &[&BinTime(14 * US_PER_HOUR)])
+        .query_one(
+            "select count(*) from tj where t > $1",
+            &[&BinTime(14 * US_PER_HOUR)],
+        )
         .await
         .unwrap()
         .get(0);
     assert_eq!(n, 1);
     let n: i64 = c
-        .query_one("select count(*) from tj where t < $1::time", &[&TextParam("14:00")])
+        .query_one(
+            "select count(*) from tj where t < $1::time",
+            &[&TextParam("14:00")],
+        )
         .await
         .unwrap()
         .get(0);
@@ -159,7 +168,9 @@ async fn copy_out(c: &Client, sql: &str) -> String {
 async fn copy_in(c: &Client, sql: &str, data: &'static str) -> u64 {
     let sink = c.copy_in(sql).await.unwrap();
     futures::pin_mut!(sink);
-    sink.send(bytes::Bytes::from_static(data.as_bytes())).await.unwrap();
+    sink.send(bytes::Bytes::from_static(data.as_bytes()))
+        .await
+        .unwrap();
     sink.finish().await.unwrap()
 }
 
@@ -207,7 +218,9 @@ async fn time_and_json_copy_round_trips() {
     // Bad input fails the COPY and leaves the table as it was.
     let sink = c.copy_in("copy cj from stdin").await.unwrap();
     futures::pin_mut!(sink);
-    sink.send(bytes::Bytes::from_static(b"9\t25:00\t{}\n")).await.unwrap();
+    sink.send(bytes::Bytes::from_static(b"9\t25:00\t{}\n"))
+        .await
+        .unwrap();
     let e = sink.finish().await.unwrap_err();
     assert_eq!(e.code(), Some(&SqlState::DATETIME_FIELD_OVERFLOW), "{e}");
     let n: i64 = c.query_one("select count(*) from cj", &[]).await.unwrap().get(0);

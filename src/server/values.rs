@@ -48,7 +48,11 @@ pub fn type_size(t: DataType) -> i16 {
     match t {
         DataType::Int2 => 2,
         DataType::Int4 => 4,
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz | DataType::Time(_) => 8,
+        DataType::Int8
+        | DataType::Float8
+        | DataType::Timestamp
+        | DataType::TimestampTz
+        | DataType::Time(_) => 8,
         DataType::Date | DataType::RegType => 4,
         DataType::Bool => 1,
         DataType::Text(_)
@@ -556,10 +560,7 @@ pub fn decode_param(
         oid::TIME => {
             let t = i64::from_be_bytes(fixed(b, "time")?);
             if !(0..=crate::types::MICROS_PER_DAY).contains(&t) {
-                return Err(Error::new(
-                    SqlState("22008"),
-                    "time out of range",
-                ));
+                return Err(Error::new(SqlState("22008"), "time out of range"));
             }
             Value::Time(t)
         }

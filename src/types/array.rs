@@ -240,9 +240,7 @@ impl DataType {
             DataType::Numeric(Some(_))
             | DataType::Varchar(Some(_))
             | DataType::Bpchar(Some(_))
-            | DataType::Time(Some(_)) => {
-                Some(DataType::Array(intern(elem)))
-            }
+            | DataType::Time(Some(_)) => Some(DataType::Array(intern(elem))),
             e => DataType::array_of(e),
         }
     }

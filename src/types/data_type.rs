@@ -245,9 +245,7 @@ impl DataType {
             DataType::Time(_) => DataType::Time(Some(n.min(6))),
             DataType::Array(
                 e @ (DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Numeric(_) | DataType::Time(_)),
-            ) => {
-                DataType::array_keeping_typmod(e.with_len(len)).unwrap_or(self)
-            }
+            ) => DataType::array_keeping_typmod(e.with_len(len)).unwrap_or(self),
             t => t,
         }
     }

@@ -37,7 +37,11 @@ struct Scan<'a> {
 
 impl<'a> Scan<'a> {
     fn new(s: &'a str) -> Scan<'a> {
-        Scan { s, b: s.as_bytes(), i: 0 }
+        Scan {
+            s,
+            b: s.as_bytes(),
+            i: 0,
+        }
     }
 
     fn ws(&mut self) {
@@ -253,7 +257,11 @@ pub fn fields(doc: &str) -> Option<Vec<(String, &str)>> {
 /// `json -> key`: the text of the field's value (the last of duplicate keys, as PostgreSQL
 /// finds it); None when there is none or the document is no object.
 pub fn get_key<'a>(doc: &'a str, key: &str) -> Option<&'a str> {
-    fields(doc)?.into_iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    fields(doc)?
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
 }
 
 /// `json -> index`: the text of an array's element (from 0; negative counts from the end).
@@ -329,7 +337,10 @@ mod tests {
         let first = fields(doc).unwrap()[0].1;
         assert_eq!(get_index(first, 1), Some(r#"{"b":  "x\"y"}"#));
         assert_eq!(get_index(first, -1), Some("null"));
-        assert_eq!(as_text(get_key(get_index(first, 1).unwrap(), "b").unwrap()).as_deref(), Some("x\"y"));
+        assert_eq!(
+            as_text(get_key(get_index(first, 1).unwrap(), "b").unwrap()).as_deref(),
+            Some("x\"y")
+        );
         assert_eq!(as_text("null"), None);
         let path = [Some("c".to_string()), Some("d".to_string())];
         assert_eq!(get_path(doc, &path), Some("true"));

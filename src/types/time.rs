@@ -195,7 +195,10 @@ mod tests {
         for bad in ["25:00", "24:00:01", "04:60", "13:00 PM"] {
             assert_eq!(parse_time(bad).unwrap_err().sqlstate().code(), "22008", "{bad}");
         }
-        assert_eq!(round_time(parse_time("23:59:59.9").unwrap(), Some(0)), MICROS_PER_DAY);
+        assert_eq!(
+            round_time(parse_time("23:59:59.9").unwrap(), Some(0)),
+            MICROS_PER_DAY
+        );
         assert_eq!(add_micros(0, -1), MICROS_PER_DAY - 1);
     }
 }

@@ -266,11 +266,17 @@ impl Binder<'_> {
                             };
                             let with_p = Expr::Concat(
                                 Box::new(lit_text("time(")),
-                                Box::new(Expr::Concat(Box::new(as_text(m.clone())), Box::new(lit_text(close)))),
+                                Box::new(Expr::Concat(
+                                    Box::new(as_text(m.clone())),
+                                    Box::new(lit_text(close)),
+                                )),
                             );
                             Expr::Case {
                                 operand: None,
-                                whens: vec![(Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(0))), with_p)],
+                                whens: vec![(
+                                    Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(0))),
+                                    with_p,
+                                )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
                         } else {

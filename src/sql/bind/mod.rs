@@ -263,7 +263,9 @@ fn time_type(s: &str) -> Result<Option<DataType>> {
     let rest = rest.trim_start();
     let (p, rest) = match rest.strip_prefix('(') {
         Some(r) => {
-            let (p, r) = r.split_once(')').ok_or_else(|| Error::syntax("syntax error at or near \"(\""))?;
+            let (p, r) = r
+                .split_once(')')
+                .ok_or_else(|| Error::syntax("syntax error at or near \"(\""))?;
             let p: i64 = p
                 .trim()
                 .parse()
