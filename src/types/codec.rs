@@ -855,6 +855,8 @@ mod tests {
                 Json::Number(Decimal::from(n)),
                 Json::Null
             ])))),
+            (0..=super::super::MICROS_PER_DAY).prop_map(Value::Time),
+            "[ {}\\[\\]:,\"a-z0-9]{0,8}".prop_map(Value::Json),
         ]
     }
 
