@@ -598,15 +598,21 @@ impl Session {
                         self.undo_block_ddl(block_ddl::START)
                             .and_then(|_| cmd("ROLLBACK"))
                     }
-                    Some(tx) => match tx.commit() {
-                        // The block is over and its rows are not committed: its schema
-                        // changes go too (an error undoing them is the lesser news).
-                        Err(e) => {
-                            let _ = self.undo_block_ddl(block_ddl::START);
-                            Err(e)
+                    Some(mut tx) => {
+                        // The block's ALTER undo records go in the commit's own write.
+                        if !self.block.altered.is_empty() {
+                            tx.forget_undo_on_commit(self.owner);
                         }
-                        Ok(()) => self.finish_block_ddl().and_then(|_| cmd("COMMIT")),
-                    },
+                        match tx.commit() {
+                            // The block is over and its rows are not committed: its schema
+                            // changes go too (an error undoing them is the lesser news).
+                            Err(e) => {
+                                let _ = self.undo_block_ddl(block_ddl::START);
+                                Err(e)
+                            }
+                            Ok(()) => self.finish_block_ddl().and_then(|_| cmd("COMMIT")),
+                        }
+                    }
                     None => cmd("COMMIT"),
                 };
                 // The block's table locks go once its schema changes are final.
