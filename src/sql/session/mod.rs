@@ -13,10 +13,12 @@ mod plan_cache;
 mod prepared;
 mod sequence_params;
 mod settings;
+mod time_zone;
 mod view;
 
 pub use prepared::Prepared;
 pub use settings::{parse_timeout, Limits};
+pub use time_zone::parse_time_zone;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,6 +42,7 @@ use super::result::{StatementResult, TxStatus};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
+use crate::types::zone::Zone;
 use crate::types::{now_micros, DataType, Row, Value, ValueRef};
 
 /// One client's session.
@@ -77,6 +80,9 @@ pub struct Session {
     plan_cache: plan_cache::PlanCache,
     /// When the open transaction block began (`now()` inside it); read only while `tx` is Some.
     block_start: i64,
+    /// The `TimeZone` setting, parsed when set; in force while a call of this session runs
+    /// ([`Session::zone_scope`]).
+    zone: Zone,
 }
 
 /// Bytes a result takes, for `max_result_bytes`.
@@ -137,6 +143,7 @@ impl Session {
             backend_pid: None,
             plan_cache: plan_cache::PlanCache::default(),
             block_start: 0,
+            zone: Zone::Fixed(0),
         }
     }
 
@@ -214,6 +221,7 @@ impl Session {
     /// a `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
         let _request = self.cancel.begin();
+        let _zone = self.zone_scope();
         if let Err(e) = self.check_statement_size(sql) {
             return Err(self.fail(e));
         }
@@ -274,6 +282,7 @@ impl Session {
     /// [`Prepared::param_types`] reports them.
     pub fn prepare_typed(&mut self, sql: &str, types: &[Option<DataType>]) -> Result<Arc<Prepared>> {
         self.check_statement_size(sql)?;
+        let _zone = self.zone_scope();
         let lexed = lex(sql)?;
         let n = lexed.nesting(0..lexed.tokens.len());
         check_depth(n)?;
@@ -368,6 +377,7 @@ impl Session {
     /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
     pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
         let _request = self.cancel.begin();
+        let _zone = self.zone_scope();
         if p.nesting > 16 {
             return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
         }
@@ -422,6 +432,7 @@ impl Session {
         mut f: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<u64> {
         let request = self.cancel.begin();
+        let _zone = self.zone_scope();
         let planned = match self.current_plan(p)? {
             // Not a table another session's block altered (run_statement_kind waits for it).
             Some(pl)

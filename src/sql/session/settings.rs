@@ -217,6 +217,12 @@ impl Session {
                 v = v.to_lowercase();
                 self.default_isolation = isolation_named(&v)?;
             }
+            "timezone" => {
+                let (zone, shown) = super::time_zone::parse_time_zone(&v)?;
+                self.zone = zone;
+                crate::types::session_zone::set_current(zone);
+                v = shown;
+            }
             "transaction_isolation" => {
                 v = v.to_lowercase();
                 let iso = isolation_named(&v)?;
@@ -292,7 +298,16 @@ impl Session {
                 }
             }
             A::Set::SetTimeZone { value, .. } => {
-                self.settings.insert("timezone".into(), render(value));
+                let v = match value {
+                    A::Expr::Identifier(i)
+                        if i.quote_style.is_none()
+                            && (i.value.eq_ignore_ascii_case("local") || i.value.eq_ignore_ascii_case("default")) =>
+                    {
+                        default_settings().get("timezone").cloned().unwrap_or_default()
+                    }
+                    v => render(v),
+                };
+                self.set_one("timezone".into(), v)?;
             }
             A::Set::SetNames { charset_name, .. } => {
                 self.settings
