@@ -66,7 +66,11 @@ fn until_ready(s: &mut TcpStream) -> Seen {
             }
             b'D' => {
                 let len = i32::from_be_bytes(body[2..6].try_into().unwrap());
-                seen.values.push(if len < 0 { vec![] } else { body[6..6 + len as usize].to_vec() });
+                seen.values.push(if len < 0 {
+                    vec![]
+                } else {
+                    body[6..6 + len as usize].to_vec()
+                });
             }
             b'd' => seen.values.push(body),
             b'E' => {
@@ -168,7 +172,10 @@ fn session_time_zone_over_the_wire() {
     // in the zone, binary ones UTC microseconds since 2000-01-01.
     let r = extended(&mut s, "SET timezone = -5", 0);
     assert_eq!(zone_reports(&r), ["<-05>+05"]);
-    assert_eq!(extended(&mut s, T, 0).values, [b"2026-01-15 07:00:00-05".to_vec()]);
+    assert_eq!(
+        extended(&mut s, T, 0).values,
+        [b"2026-01-15 07:00:00-05".to_vec()]
+    );
     let bin = extended(&mut s, T, 1).values;
     let micros = i64::from_be_bytes(bin[0].as_slice().try_into().unwrap());
     assert_eq!(micros, (1_768_478_400 - 946_684_800) * 1_000_000);

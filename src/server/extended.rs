@@ -28,13 +28,13 @@ use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome};
-use super::statement::{AugurParser, Stmt, StmtKind};
 use super::report::report_changes;
+use super::statement::{AugurParser, Stmt, StmtKind};
 use super::values::{self, encode_row, is_binary};
-use crate::types::session_zone;
-use crate::types::zone::Zone;
 use crate::error::{Error, SqlState};
 use crate::sql::CopyState;
+use crate::types::session_zone;
+use crate::types::zone::Zone;
 use crate::types::{DataType, Row, Value};
 
 impl Backend {
@@ -419,7 +419,9 @@ impl Backend {
             Outcome::Rows { tag, columns, rows } => {
                 // The limit reached: the portal holds the rows, and pgwire's execute path (which
                 // fetches from a started portal) sends the first batch and PortalSuspended.
-                portal.start(rows_response(&tag, &columns, &rows, portal, conn.zone())).await;
+                portal
+                    .start(rows_response(&tag, &columns, &rows, portal, conn.zone()))
+                    .await;
                 client.set_state(PgWireConnectionState::ReadyForQuery);
                 return self._on_execute(&mut Buffered(client), message).await;
             }

@@ -14,7 +14,9 @@ use super::conn::Conn;
 
 /// The time zone a startup packet's parameters ask for: a `TimeZone` parameter (any letter
 /// case) or, failing that, `-c timezone=...` in `options`.
-pub(super) fn time_zone_parameter<'a>(params: impl Iterator<Item = (&'a String, &'a String)>) -> Option<String> {
+pub(super) fn time_zone_parameter<'a>(
+    params: impl Iterator<Item = (&'a String, &'a String)>,
+) -> Option<String> {
     let mut from_options = None;
     for (k, v) in params {
         if k.eq_ignore_ascii_case("timezone") {
@@ -51,7 +53,12 @@ where
     C::Error: Debug,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
-    let now = conn.session.lock().setting("timezone").unwrap_or_default().to_string();
+    let now = conn
+        .session
+        .lock()
+        .setting("timezone")
+        .unwrap_or_default()
+        .to_string();
     let changed = {
         let mut seen = conn.reported_zone.lock();
         (*seen != now).then(|| std::mem::replace(&mut *seen, now.clone()))
@@ -77,9 +84,18 @@ mod tests {
             let v: Vec<(String, String)> = kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
             time_zone_parameter(v.iter().map(|(k, v)| (k, v)))
         };
-        assert_eq!(p(&[("TimeZone", "Europe/Berlin")]).as_deref(), Some("Europe/Berlin"));
-        assert_eq!(p(&[("options", "-c TimeZone=Asia/Kolkata")]).as_deref(), Some("Asia/Kolkata"));
-        assert_eq!(p(&[("options", "-ctimezone=UTC --foo=bar")]).as_deref(), Some("UTC"));
+        assert_eq!(
+            p(&[("TimeZone", "Europe/Berlin")]).as_deref(),
+            Some("Europe/Berlin")
+        );
+        assert_eq!(
+            p(&[("options", "-c TimeZone=Asia/Kolkata")]).as_deref(),
+            Some("Asia/Kolkata")
+        );
+        assert_eq!(
+            p(&[("options", "-ctimezone=UTC --foo=bar")]).as_deref(),
+            Some("UTC")
+        );
         assert_eq!(p(&[("user", "x")]), None);
     }
 }

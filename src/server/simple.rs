@@ -20,12 +20,12 @@ use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, error_info, send_notice, tx_warning, user_error, Outcome};
-use super::statement::rewrite;
 use super::report::report_changes;
+use super::statement::rewrite;
 use super::values::{encode_row, row_description};
 use crate::error::Error;
-use crate::types::session_zone;
 use crate::sql::lexer::split_with_keywords;
+use crate::types::session_zone;
 
 /// Simple-query SELECTs up to this size are prepared first to see whether they are point reads.
 const SIMPLE_PREPARE_MAX: usize = 4096;

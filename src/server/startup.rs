@@ -41,7 +41,11 @@ impl ServerParameterProvider for Params {
         }
         m.insert("client_encoding".into(), "UTF8".into());
         // The session's zone: the startup packet's TimeZone, if it sent one.
-        let zone = conn(client, &self.shared).session.lock().setting("timezone").map(str::to_string);
+        let zone = conn(client, &self.shared)
+            .session
+            .lock()
+            .setting("timezone")
+            .map(str::to_string);
         if let Some(z) = zone {
             m.insert("TimeZone".into(), z);
         }

@@ -61,9 +61,9 @@ impl Zone {
             Zone::Named(tz) => {
                 use chrono_tz::OffsetName;
                 let o = tz.offset_from_utc_datetime(&naive(us));
-                o.abbreviation()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| super::session_zone::format_offset(i64::from(o.fix().local_minus_utc())))
+                o.abbreviation().map(str::to_string).unwrap_or_else(|| {
+                    super::session_zone::format_offset(i64::from(o.fix().local_minus_utc()))
+                })
             }
         }
     }

@@ -557,7 +557,9 @@ fn trunc(unit: &str, v: &Value) -> Result<Value> {
         } else {
             t.checked_sub(off * USECS_PER_SEC)
         };
-        Value::TimestampTz(t.ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?)
+        Value::TimestampTz(
+            t.ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?,
+        )
     } else {
         Value::Timestamp(t)
     })

@@ -67,7 +67,9 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
         (ArOp::Add, V::TimestampTz(t), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::TimestampTz(t)) => {
             V::TimestampTz(session_zone::add_interval(*t, i)?)
         }
-        (ArOp::Sub, V::TimestampTz(t), V::Interval(i)) => V::TimestampTz(session_zone::add_interval(*t, &i.neg()?)?),
+        (ArOp::Sub, V::TimestampTz(t), V::Interval(i)) => {
+            V::TimestampTz(session_zone::add_interval(*t, &i.neg()?)?)
+        }
         // date +/- interval is a timestamp from the date's midnight.
         (ArOp::Add, V::Date(d), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::Date(d)) => {
             V::Timestamp(i.add_to(midnight(*d)?)?)

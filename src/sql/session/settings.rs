@@ -301,7 +301,8 @@ impl Session {
                 let v = match value {
                     A::Expr::Identifier(i)
                         if i.quote_style.is_none()
-                            && (i.value.eq_ignore_ascii_case("local") || i.value.eq_ignore_ascii_case("default")) =>
+                            && (i.value.eq_ignore_ascii_case("local")
+                                || i.value.eq_ignore_ascii_case("default")) =>
                     {
                         default_settings().get("timezone").cloned().unwrap_or_default()
                     }

@@ -87,15 +87,24 @@ pub fn parse_time_zone(v: &str) -> Result<(Zone, String)> {
         let iv = interval::parse(inner)?;
         let shown = format!("INTERVAL '{}'", interval::format(&iv));
         if iv.months != 0 {
-            return Err(invalid(&shown, Some("Cannot specify months in time zone interval.")));
+            return Err(invalid(
+                &shown,
+                Some("Cannot specify months in time zone interval."),
+            ));
         }
         if iv.days != 0 {
-            return Err(invalid(&shown, Some("Cannot specify days in time zone interval.")));
+            return Err(invalid(
+                &shown,
+                Some("Cannot specify days in time zone interval."),
+            ));
         }
         return fixed(&shown, iv.micros / 1_000_000);
     }
     // A number of hours, possibly fractional, east of Greenwich.
-    if !t.is_empty() && t.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.')) {
+    if !t.is_empty()
+        && t.bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.'))
+    {
         if let Ok(h) = t.parse::<f64>() {
             return fixed(v, (h * 3600.0) as i64);
         }
@@ -109,7 +118,9 @@ pub fn parse_time_zone(v: &str) -> Result<(Zone, String)> {
     {
         return Ok((Zone::Named(*tz), tz.name().to_string()));
     }
-    posix(t).map(|z| (z, t.to_uppercase())).ok_or_else(|| invalid(v, None))
+    posix(t)
+        .map(|z| (z, t.to_uppercase()))
+        .ok_or_else(|| invalid(v, None))
 }
 
 /// A POSIX zone without daylight-saving rules: an optional name (letters, or anything in
@@ -146,7 +157,9 @@ mod tests {
     use super::*;
 
     fn shown(v: &str) -> String {
-        parse_time_zone(v).map(|(_, s)| s).unwrap_or_else(|e| e.to_string())
+        parse_time_zone(v)
+            .map(|(_, s)| s)
+            .unwrap_or_else(|e| e.to_string())
     }
 
     #[test]
