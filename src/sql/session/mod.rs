@@ -13,6 +13,7 @@ mod plan_cache;
 mod prepared;
 mod sequence_params;
 mod settings;
+mod settings_undo;
 mod time_zone;
 mod view;
 
@@ -52,6 +53,8 @@ pub struct Session {
     /// The open savepoints of the transaction block, by name, innermost last, with where the
     /// block's schema changes stood when each was opened.
     savepoints: Vec<(String, Savepoint, block_ddl::Mark)>,
+    /// Old values of the settings the open block changed (`settings_undo.rs`).
+    settings_undo: Vec<settings_undo::Undo>,
     /// The schema changes of the open transaction block (`block_ddl.rs`).
     block: block_ddl::BlockDdl,
     /// This session's id as the owner of table locks (`block_alter.rs`).
@@ -129,6 +132,7 @@ impl Session {
             db,
             tx: None,
             savepoints: Vec::new(),
+            settings_undo: Vec::new(),
             block: block_ddl::BlockDdl::default(),
             owner: block_alter::new_owner(),
             alter_guard: None,
@@ -620,6 +624,12 @@ impl Session {
                     },
                     None => cmd("COMMIT"),
                 };
+                // A block that ends without committing takes its SETs back.
+                if failed || r.is_err() {
+                    self.undo_settings(0);
+                } else {
+                    self.commit_settings();
+                }
                 // The block's table locks go once its schema changes are final.
                 self.unlock_block_tables();
                 return r;
@@ -633,6 +643,7 @@ impl Session {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.undo_settings(0);
                 let r = self.undo_block_ddl(block_ddl::START);
                 self.unlock_block_tables();
                 r?;
@@ -815,6 +826,7 @@ impl Session {
         let i = self.find_savepoint(name)?;
         let (_, sp, _) = self.savepoints[i];
         self.savepoints.truncate(i);
+        self.release_settings(i);
         if let Some(tx) = &mut self.tx {
             tx.release(sp)?;
         }
@@ -844,10 +856,11 @@ impl Session {
                 return Err(self.fail(e));
             }
         }
-        // The schema changes made since the savepoint go too.
+        // The schema changes made since the savepoint go too, and its SETs.
         if let Err(e) = self.undo_block_ddl(mark) {
             return Err(self.fail(e));
         }
+        self.undo_settings(i + 1);
         self.failed = false;
         Ok(StatementResult::Command {
             tag: "ROLLBACK".into(),
