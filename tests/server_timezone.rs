@@ -2,7 +2,7 @@
 //! timezone=...`) is honoured and reported in ParameterStatus, an unknown one is FATAL 22023;
 //! `SET TIME ZONE` sends ParameterStatus `TimeZone` before the next ReadyForQuery (simple and
 //! extended protocol), a failed or unchanged one does not; text results and COPY TO print
-//! timestamptz in the zone, binary results stay UTC microseconds.
+//! timestamptz in the zone and COPY FROM reads it there, binary results stay UTC microseconds.
 
 mod server_util;
 
@@ -164,9 +164,25 @@ fn session_time_zone_over_the_wire() {
     assert!(zone_reports(&r).is_empty());
     assert_eq!(query(&mut s, T).values, [b"2026-01-15 17:30:00+05:30".to_vec()]);
 
-    // COPY TO writes the zone's text too.
+    // COPY TO writes the zone's text too; COPY FROM reads a time without offset in it.
     let r = query(&mut s, &format!("COPY ({T}) TO STDOUT"));
     assert_eq!(r.values, [b"2026-01-15 17:30:00+05:30\n".to_vec()]);
+    assert!(
+        query(&mut s, "CREATE TABLE c (id int PRIMARY KEY, t timestamptz)")
+            .errors
+            .is_empty()
+    );
+    s.write_all(&msg(b'Q', &cstr("COPY c FROM STDIN"))).unwrap();
+    assert_eq!(read_msg(&mut s).unwrap().0, b'G');
+    s.write_all(&msg(b'd', b"1\t2026-01-15 17:30:00\n2\t2026-01-15 12:00:00+00\n"))
+        .unwrap();
+    s.write_all(&msg(b'c', &[])).unwrap();
+    assert!(until_ready(&mut s).errors.is_empty());
+    let r = query(
+        &mut s,
+        "SELECT count(*) FROM c WHERE t = '2026-01-15 12:00:00+00'",
+    );
+    assert_eq!(r.values, [b"2".to_vec()]);
 
     // The extended protocol: the report comes before the Sync's ReadyForQuery; text results
     // in the zone, binary ones UTC microseconds since 2000-01-01.
