@@ -19,6 +19,7 @@ pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;
 mod rowref;
+pub mod session_zone;
 mod value;
 pub mod zone;
 
