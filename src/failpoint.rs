@@ -18,6 +18,9 @@
 //!   it).
 //! - `store-row-scan`: a read of a table's rows in rowid order (`Store::for_each_row`, what an
 //!   index is rebuilt from) fails with an I/O error.
+//! - `block-ddl-finish`: the end of a transaction block whose rows committed fails before its
+//!   ALTER undo records are deleted and its retired tables dropped (what a crash there
+//!   leaves: `sql/session/block_ddl.rs`).
 
 /// Whether point `name` is on (a `return` action); runs its other actions (`panic`, `sleep`,
 /// `pause`) in place.

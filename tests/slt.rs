@@ -56,10 +56,11 @@ struct Embedded {
     _dir: tempfile::TempDir,
 }
 
-fn render(v: &Value) -> String {
+/// A value as the session prints it (a timestamptz in its time zone).
+fn render(session: &Session, v: &Value) -> String {
     match v {
         Value::Null => render_text(None),
-        v => render_text(Some(&augur::sql::expr::text_of(v).unwrap_or_default())),
+        v => render_text(Some(&session.text_of(v).unwrap_or_default())),
     }
 }
 
@@ -82,7 +83,10 @@ impl DB for Embedded {
                         _ => DefaultColumnType::Text,
                     })
                     .collect(),
-                rows: rows.iter().map(|r| r.iter().map(render).collect()).collect(),
+                rows: rows
+                    .iter()
+                    .map(|r| r.iter().map(|v| render(&self.session, v)).collect())
+                    .collect(),
             },
             Some(r) => DBOutput::StatementComplete(r.count()),
             None => DBOutput::StatementComplete(0),

@@ -1,6 +1,7 @@
 //! DDL inside a transaction block where Augur's answer is its own (the cases PostgreSQL shares
 //! are in tests/slt/ddl_transactions.slt and alter_in_block.slt): ALTER TABLE of a table the
-//! block did not create is undone by its rollback, its rewriting forms and CREATE OR REPLACE
+//! block did not create is undone by its rollback, its rewriting forms too (the old
+//! incarnation kept until the block ends), DROP CONSTRAINT of a UNIQUE and CREATE OR REPLACE
 //! VIEW of a view the block did not create are refused with 25001; a failed block,
 //! a session that ends inside a block, and a failed COMMIT drop what the block created; a DROP
 //! of an existing table is checked at once and carried out at COMMIT.
@@ -161,33 +162,137 @@ fn alter_of_an_existing_table_in_a_block_is_undone_by_its_rollback() {
 }
 
 #[test]
-fn a_rewriting_alter_of_an_existing_table_is_refused_in_a_block() {
+fn a_rewriting_alter_of_an_existing_table_in_a_block_is_undone_by_its_rollback() {
+    // DROP COLUMN, ADD PRIMARY KEY and ADD COLUMN with a volatile default or of a serial type
+    // rewrite the rows into a new incarnation of the table; in a block the old one is kept
+    // (retired) for the rollback, which puts it back as it was, as PostgreSQL's does.
     let (_d, db) = open();
-    let mut s = Session::new(db);
+    let mut s = Session::new(db.clone());
     ok(&mut s, EXISTING);
     ok(&mut s, "INSERT INTO t VALUES (1, 'a', 10)");
-    for alter in [
-        "ALTER TABLE t DROP COLUMN v",
-        "ALTER TABLE t ADD COLUMN w float8 DEFAULT random()",
-        "ALTER TABLE t ADD COLUMN w serial",
-        "ALTER TABLE t ADD COLUMN w int, DROP COLUMN n",
-        "ALTER TABLE t DROP CONSTRAINT t_n_key",
+    for (alter, cols) in [
+        ("ALTER TABLE t DROP COLUMN v", &["id", "n"][..]),
+        (
+            "ALTER TABLE t ADD COLUMN w float8 DEFAULT random()",
+            &["id", "v", "n", "w"],
+        ),
+        ("ALTER TABLE t ADD COLUMN w serial", &["id", "v", "n", "w"]),
+        ("ALTER TABLE t ADD COLUMN w int, DROP COLUMN n", &["id", "v", "w"]),
     ] {
         ok(&mut s, "BEGIN");
-        assert_eq!(code(s.execute(alter, &[])), "25001", "{alter}");
-        assert_eq!(s.status(), TxStatus::Failed);
+        ok(&mut s, alter);
+        assert_eq!(columns(&mut s, "t"), cols, "{alter}");
+        // The block reads and writes the new incarnation.
+        ok(&mut s, "INSERT INTO t (id) VALUES (7)");
+        assert_eq!(
+            rows(&mut s, "SELECT count(*) FROM t"),
+            vec![vec![Value::Int(2)]],
+            "{alter}"
+        );
+        assert_eq!(db.stats().retired_tables, 1, "{alter}");
+        ok(&mut s, "ROLLBACK");
+        assert_eq!(db.stats().retired_tables, 0, "{alter}");
+        check_existing_table(&mut s);
+    }
+    // ROLLBACK TO a savepoint opened before the rewrite puts the table back; the block goes on.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SAVEPOINT a");
+    ok(&mut s, "ALTER TABLE t DROP COLUMN v");
+    ok(&mut s, "INSERT INTO t (id, n) VALUES (8, 8)");
+    ok(&mut s, "ROLLBACK TO a");
+    assert_eq!(columns(&mut s, "t"), ["id", "v", "n"]);
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(1)]]);
+    ok(&mut s, "COMMIT");
+    check_existing_table(&mut s);
+    // Still refused: DROP CONSTRAINT of a UNIQUE (its index could not be put back), and a
+    // rewrite or a new UNIQUE once the block has written rows (both read committed rows).
+    ok(&mut s, "BEGIN");
+    assert_eq!(
+        code(s.execute("ALTER TABLE t DROP CONSTRAINT t_n_key", &[])),
+        "25001"
+    );
+    assert_eq!(s.status(), TxStatus::Failed);
+    ok(&mut s, "ROLLBACK");
+    check_existing_table(&mut s);
+    for alter in ["ALTER TABLE t DROP COLUMN v", "ALTER TABLE t ADD UNIQUE (v)"] {
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "INSERT INTO t VALUES (5, 'e', 5)");
+        assert_eq!(code(s.execute(alter, &[])), "0A000", "{alter}");
         ok(&mut s, "ROLLBACK");
         check_existing_table(&mut s);
     }
-    // UNIQUE once the block has written rows, which its index would not see.
+    // ADD PRIMARY KEY of a table without one.
+    ok(&mut s, "CREATE TABLE np (id int, v text)");
+    ok(&mut s, "INSERT INTO np VALUES (1, 'a')");
     ok(&mut s, "BEGIN");
-    ok(&mut s, "INSERT INTO t VALUES (5, 'e', 5)");
-    assert_eq!(code(s.execute("ALTER TABLE t ADD UNIQUE (v)", &[])), "0A000");
+    ok(&mut s, "ALTER TABLE np ADD PRIMARY KEY (id)");
+    assert_eq!(code(s.execute("INSERT INTO np VALUES (1, 'b')", &[])), "23505");
     ok(&mut s, "ROLLBACK");
-    check_existing_table(&mut s);
-    // Outside a block the same statements apply.
+    ok(&mut s, "INSERT INTO np VALUES (1, 'b')");
+    assert_eq!(rows(&mut s, "SELECT count(*) FROM np"), vec![vec![Value::Int(2)]]);
+    // Committed, the rewrite stays, with the rows the block wrote after it and the
+    // constraints that did not use the dropped column.
+    ok(&mut s, "BEGIN");
     ok(&mut s, "ALTER TABLE t DROP COLUMN v");
+    ok(&mut s, "INSERT INTO t VALUES (2, 20)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(db.stats().retired_tables, 0);
+    assert_eq!(db.verify_integrity().unwrap(), 4);
     assert_eq!(columns(&mut s, "t"), ["id", "n"]);
+    assert_eq!(
+        rows(&mut s, "SELECT id, n FROM t ORDER BY id"),
+        vec![
+            vec![Value::Int(1), Value::Int(10)],
+            vec![Value::Int(2), Value::Int(20)]
+        ]
+    );
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (3, 10)", &[])), "23505");
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (-3, 30)", &[])), "23514");
+    assert_eq!(relations(&mut s), ["np", "t", "t_n_key", "t_pkey"]);
+}
+
+#[test]
+fn a_rewrite_of_a_table_created_before_an_open_savepoint_goes_with_the_rollbacks() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "CREATE TABLE t2 (id int PRIMARY KEY, n int)");
+    ok(&mut s, "SAVEPOINT a");
+    ok(&mut s, "ALTER TABLE t2 DROP COLUMN n");
+    ok(&mut s, "ROLLBACK TO a");
+    assert_eq!(columns(&mut s, "t2"), ["id", "n"]);
+    assert_eq!(db.stats().retired_tables, 0);
+    ok(&mut s, "ALTER TABLE t2 DROP COLUMN n");
+    assert_eq!(db.stats().retired_tables, 1);
+    // The rollback drops the table the block created, and the incarnation it kept.
+    ok(&mut s, "ROLLBACK");
+    assert_eq!(db.stats().retired_tables, 0);
+    assert!(relations(&mut s).is_empty());
+}
+
+#[test]
+fn a_serial_column_dropped_in_a_block_keeps_its_sequence_until_commit() {
+    let (_d, db) = open();
+    let mut s = Session::new(db);
+    ok(&mut s, "CREATE TABLE q (id int PRIMARY KEY, s serial)");
+    ok(&mut s, "INSERT INTO q (id) VALUES (1), (2)");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE q DROP COLUMN s");
+    ok(&mut s, "ROLLBACK");
+    ok(&mut s, "INSERT INTO q (id) VALUES (3)");
+    assert_eq!(
+        rows(&mut s, "SELECT id, s FROM q ORDER BY id"),
+        vec![
+            vec![Value::Int(1), Value::Int(1)],
+            vec![Value::Int(2), Value::Int(2)],
+            vec![Value::Int(3), Value::Int(3)]
+        ]
+    );
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE q DROP COLUMN s");
+    assert_eq!(relations(&mut s), ["q", "q_pkey", "q_s_seq"]);
+    ok(&mut s, "COMMIT");
+    assert_eq!(relations(&mut s), ["q", "q_pkey"]);
 }
 
 #[test]
@@ -748,4 +853,47 @@ fn a_crash_inside_a_block_rolls_its_alters_back_at_open() {
     ok(&mut s, "ALTER TABLE t ADD COLUMN w int");
     ok(&mut s, "COMMIT");
     assert_eq!(columns(&mut s, "t"), ["id", "v", "kept", "w"]);
+}
+
+#[test]
+fn a_crash_inside_a_block_puts_back_a_table_it_rewrote() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+        let mut s = Session::new(db.clone());
+        ok(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text, s serial)");
+        ok(&mut s, "INSERT INTO t (id, v) VALUES (1, 'a'), (2, 'b')");
+        // A block committed before: its rewrite stays, the serial's sequence goes with it.
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "ALTER TABLE t DROP COLUMN s");
+        ok(&mut s, "COMMIT");
+        ok(&mut s, "BEGIN");
+        ok(&mut s, "ALTER TABLE t DROP COLUMN v");
+        ok(&mut s, "ALTER TABLE t ADD COLUMN w float8 DEFAULT random()");
+        ok(&mut s, "INSERT INTO t (id) VALUES (3)");
+        db.abandon();
+        drop(s);
+    }
+    let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    assert_eq!(relations(&mut s), ["t", "t_pkey"]);
+    assert_eq!(columns(&mut s, "t"), ["id", "v"]);
+    assert_eq!(
+        rows(&mut s, "SELECT id, v FROM t ORDER BY id"),
+        vec![
+            vec![Value::Int(1), Value::from("a")],
+            vec![Value::Int(2), Value::from("b")]
+        ]
+    );
+    assert_eq!(db.verify_integrity().unwrap(), 2);
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t DROP COLUMN v");
+    ok(&mut s, "COMMIT");
+    drop(s);
+    db.close().unwrap();
+    drop(db);
+    let db = augur::Database::open(dir.path(), augur::Options::default()).unwrap();
+    let mut s = Session::new(db.clone());
+    assert_eq!(columns(&mut s, "t"), ["id"]);
+    assert_eq!(db.verify_integrity().unwrap(), 2);
 }

@@ -95,7 +95,7 @@ impl Database {
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
         map: &dyn Fn(Row) -> Result<Row>,
     ) -> Result<()> {
-        self.inner().rebuild_table(name, f, true, map)
+        self.inner().rebuild_table(name, f, true, map, false).map(|_| ())
     }
 }
 

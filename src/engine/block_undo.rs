@@ -3,7 +3,10 @@
 //! under `undo/<owner>/<seq>` in the meta column family, and deleted when the block ends
 //! (committed, or rolled back and the definitions put back). A record left at open is a block
 //! that a crash ended: [`Inner::apply_leftover_undo`] puts its definitions back, newest record
-//! first, as the block's rollback would have (PostgreSQL's crash rolls the block back).
+//! first, as the block's rollback would have (PostgreSQL's crash rolls the block back); a
+//! table the block rebuilt gets its retired incarnation back (`retire.rs`). A block's commit
+//! deletes its records in the same write as its rows ([`super::Transaction::forget_undo_on_commit`]),
+//! so a crash after it rolls back nothing it committed.
 
 use rocksdb::WriteBatch;
 
@@ -14,6 +17,11 @@ use crate::store::CF_META;
 
 fn prefix(owner: u64) -> String {
     format!("undo/{owner:016x}/")
+}
+
+/// The key range of `owner`'s undo records (for a commit's `delete_range`).
+pub(crate) fn owner_range(owner: u64) -> (String, String) {
+    (prefix(owner), format!("undo/{owner:016x}0"))
 }
 
 impl Database {
@@ -74,9 +82,15 @@ impl Inner {
             for old in defs {
                 let cur = {
                     let m = self.tables.read();
-                    m.values().find(|t| t.def().id == old.id).map(|t| t.def())
+                    m.values().find(|t| t.def().id == old.id).cloned()
                 };
                 let Some(cur) = cur else { continue };
+                if cur.is_retired() {
+                    // Rebuilt by the block: the old incarnation goes back, the new one goes.
+                    let _ = self.restore_retired(old);
+                    continue;
+                }
+                let cur = cur.def();
                 if *cur == old {
                     continue;
                 }

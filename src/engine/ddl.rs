@@ -69,7 +69,7 @@ impl Inner {
     }
 
     /// Adds to `b` the deletion of everything stored for table `id`.
-    fn delete_table_data(&self, b: &mut WriteBatch, id: u32) -> Result<()> {
+    pub(super) fn delete_table_data(&self, b: &mut WriteBatch, id: u32) -> Result<()> {
         let db = self.store.db()?;
         b.delete_cf(db.cf(CF_CATALOG), id.to_be_bytes());
         b.delete_range_cf(
@@ -88,14 +88,16 @@ impl Inner {
 
     /// Creates a table under a new id from `f(old definition)`, copies the live rows into it
     /// (when `copy_rows`; each row completed to the old definition, then through `map`), and
-    /// swaps it in atomically; the old rows are deleted.
+    /// swaps it in atomically; the old rows are deleted, or with `keep_old` kept as a retired
+    /// table (`retire.rs`) that a transaction block's rollback can put back. Returns the old id.
     pub(super) fn rebuild_table(
         &self,
         name: &str,
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
         copy_rows: bool,
         map: &dyn Fn(Row) -> Result<Row>,
-    ) -> Result<()> {
+        keep_old: bool,
+    ) -> Result<u32> {
         self.check_open()?;
         let mut c = self.commit.lock();
         let old = self.table(name)?;
@@ -151,7 +153,11 @@ impl Inner {
             (def.id as u64 + 1).to_be_bytes(),
         );
         b.put_cf(self.store.db()?.cf(CF_META), b"next_rowid", rowid.to_be_bytes());
-        self.delete_table_data(&mut b, old.id)?;
+        let retired = keep_old.then(|| super::retire::retired_def(&old_def));
+        match &retired {
+            Some(r) => self.put_def(&mut b, r)?,
+            None => self.delete_table_data(&mut b, old.id)?,
+        }
         self.store.write_sync(b)?;
         c.next_table_id += 1;
         c.next_rowid = rowid;
@@ -162,12 +168,23 @@ impl Inner {
         for (i, (k, row)) in rows.iter().enumerate() {
             t.add_secondary_entries(row, k, c.next_rowid - rows.len() as u64 + i as u64);
         }
-        old.dropped.store(true, Ordering::Release);
-        self.tables.write().insert(def.name.clone(), t);
+        let mut m = self.tables.write();
+        m.insert(def.name.clone(), t);
+        match retired {
+            Some(r) => {
+                let n = r.name.clone();
+                old.set_def(r);
+                m.insert(n, old.clone());
+            }
+            None => old.dropped.store(true, Ordering::Release),
+        }
+        drop(m);
         self.referenced.changed();
-        self.gc.lock().forget_table(old.id);
+        if !keep_old {
+            self.gc.lock().forget_table(old.id);
+        }
         self.visible.fetch_max(rowid - 1, Ordering::AcqRel);
-        Ok(())
+        Ok(old.id)
     }
 
     pub(super) fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
@@ -177,6 +194,7 @@ impl Inner {
             .tables
             .read()
             .values()
+            .filter(|t| !t.is_retired())
             .any(|t| t.def().indexes.iter().any(|i| i.name == index.name))
         {
             if if_not_exists {
@@ -235,7 +253,7 @@ impl Inner {
         self.check_open()?;
         let _c = self.commit.lock();
         let tables: Vec<_> = self.tables.read().values().cloned().collect();
-        for t in tables {
+        for t in tables.into_iter().filter(|t| !t.is_retired()) {
             let mut def = (*t.def()).clone();
             if let Some(pos) = def.indexes.iter().position(|i| i.name == name) {
                 def.indexes.remove(pos);

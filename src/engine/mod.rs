@@ -22,7 +22,7 @@
 //! ```
 
 mod alter;
-mod block_undo;
+pub(crate) mod block_undo;
 mod bulk;
 mod cache;
 pub mod catalog;
@@ -39,6 +39,7 @@ mod maintenance;
 mod memory;
 mod options;
 mod recovery;
+mod retire;
 mod secondary_form;
 pub mod sequence;
 pub mod table;
@@ -173,6 +174,7 @@ impl Database {
         let inner = open_inner(&path, &opts, &wake, None)?;
         // Blocks a crash ended with ALTERs in them roll back those ALTERs.
         inner.apply_leftover_undo()?;
+        inner.drop_leftover_retired()?;
         let core = Arc::new(Core {
             cur: ArcSwap::new(inner),
             path,
@@ -343,13 +345,16 @@ impl Database {
     /// Removes every row of a table (gives it a new table id; the old rows are deleted in bulk).
     pub fn truncate(&self, name: &str) -> Result<()> {
         self.inner()
-            .rebuild_table(name, |d| Ok(d.clone()), false, &keep_row)
+            .rebuild_table(name, |d| Ok(d.clone()), false, &keep_row, false)
+            .map(|_| ())
     }
 
     /// Replaces a table's definition and rewrites its live rows under it (ALTER TABLE ... ADD
     /// PRIMARY KEY uses this). Fails, changing nothing, if the rows do not fit the new definition.
     pub fn rebuild_table(&self, name: &str, f: impl FnOnce(&TableDef) -> Result<TableDef>) -> Result<()> {
-        self.inner().rebuild_table(name, f, true, &keep_row)
+        self.inner()
+            .rebuild_table(name, f, true, &keep_row, false)
+            .map(|_| ())
     }
 
     pub fn create_index(&self, table: &str, index: IndexDef, if_not_exists: bool) -> Result<()> {
@@ -362,12 +367,22 @@ impl Database {
     }
 
     pub fn table(&self, name: &str) -> Result<Arc<Table>> {
+        if retire::is_retired_name(name) {
+            return Err(Error::undefined_table(name));
+        }
         self.inner().table(name)
     }
 
     /// Every table, sorted by name.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        let mut v: Vec<_> = self.inner().tables.read().values().cloned().collect();
+        let mut v: Vec<_> = self
+            .inner()
+            .tables
+            .read()
+            .values()
+            .filter(|t| !t.is_retired())
+            .cloned()
+            .collect();
         v.sort_by_key(|t| t.name());
         v
     }
@@ -398,6 +413,13 @@ impl Database {
         s.wal_syncs = self.inner().store.wal_syncs();
         s.wal_sync_secs = self.inner().store.wal_sync_secs();
         s.gc_pending = self.inner().gc.lock().pending() as u64;
+        s.retired_tables = self
+            .inner()
+            .tables
+            .read()
+            .values()
+            .filter(|t| t.is_retired())
+            .count() as u64;
         s.direct_reads = self.inner().direct_reads.load(Ordering::Relaxed);
         s.store_reads = self.inner().store_reads.load(Ordering::Relaxed);
         s.read_retries = self.inner().read_retries.load(Ordering::Relaxed);

@@ -110,6 +110,9 @@ pub struct Stats {
     /// Row versions queued for garbage collection now (superseded versions and tombstones
     /// waiting for the oldest snapshot, tombstone rows waiting for an index checkpoint).
     pub gc_pending: u64,
+    /// Old incarnations of tables kept for the rollback of open transaction blocks that
+    /// rewrote them (`ALTER TABLE ... DROP COLUMN` in a block: `engine/retire.rs`).
+    pub retired_tables: u64,
     pub checkpoints: u64,
     pub cache_hits: u64,
     pub cache_misses: u64,

@@ -119,6 +119,20 @@ struct SeqState {
     next: Option<i64>,
 }
 
+impl SeqState {
+    /// The last value handed out, if any (a reserved value counts, as after a crash).
+    fn last_handed_out(&self) -> Option<i64> {
+        match (self.next, self.def.reserved) {
+            (Some(n), Some(r))
+                if (self.def.increment > 0 && n <= r) || (self.def.increment < 0 && n >= r) =>
+            {
+                n.checked_sub(self.def.increment)
+            }
+            (_, r) => r,
+        }
+    }
+}
+
 fn meta_key(name: &str) -> String {
     format!("seq/{name}")
 }
@@ -278,17 +292,18 @@ impl Database {
     /// restart the sequence goes on from the last value it handed out, by the new increment,
     /// as PostgreSQL's does. Checks the result as CREATE SEQUENCE does (22023, also for a
     /// restart value, or without one the current value, outside the bounds); durable before it
-    /// returns.
-    pub fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+    /// returns. Returns the definition it had, at the last value it handed out (what
+    /// [`Database::restore_sequence`] takes to undo the change).
+    pub fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<SequenceDef> {
         self.inner().with_sequences(|inner, m| {
             let s = m.get_mut(name).ok_or_else(|| undefined(name))?;
-            // The last value handed out, if any (a reserved value counts, as after a crash).
-            let last = match (s.next, s.def.reserved) {
-                (Some(n), Some(r)) if (s.def.increment > 0 && n <= r) || (s.def.increment < 0 && n >= r) => {
-                    n.checked_sub(s.def.increment)
-                }
-                (_, r) => r,
-            };
+            let last = s.last_handed_out();
+            // What it was, at its exact position (a reserved value not handed out not counted).
+            let mut was = s.def.clone();
+            if let Some(l) = last {
+                was.reserved = Some(l);
+                was.next_unreserved = l;
+            }
             let mut def = SequenceDef {
                 name: s.def.name.clone(),
                 reserved: s.def.reserved,
@@ -328,6 +343,40 @@ impl Database {
                         def.reserved = reserved;
                     }
                 },
+            }
+            inner.put_sequence(&def)?;
+            s.def = def;
+            s.next = None;
+            Ok(was)
+        })
+    }
+
+    /// Puts back the parameters of `old`, an earlier definition of sequence `old.name` (the
+    /// undo of an ALTER SEQUENCE in a transaction block that rolled back), its owner included.
+    /// The position stays where it is, or moves to after the last value `old` may have handed
+    /// out if that lies further (a RESTART in the block moved it back): a value `nextval`
+    /// returned is never returned again, where PostgreSQL's rollback puts back the old position
+    /// whatever was handed out since. Durable before it returns.
+    pub fn restore_sequence(&self, old: &SequenceDef) -> Result<()> {
+        self.inner().with_sequences(|inner, m| {
+            let s = m.get_mut(&old.name).ok_or_else(|| undefined(&old.name))?;
+            let further = |a: i64, b: i64| if old.increment > 0 { a.max(b) } else { a.min(b) };
+            let before = old
+                .reserved
+                .or_else(|| old.next_unreserved.checked_sub(old.increment));
+            let mut def = old.clone();
+            match (s.last_handed_out(), before) {
+                (Some(now), Some(before)) => {
+                    let l = further(now, before);
+                    def.reserved = Some(l);
+                    def.next_unreserved = l;
+                }
+                (Some(now), None) => {
+                    def.reserved = Some(now);
+                    def.next_unreserved = now;
+                }
+                // Nothing handed out since a RESTART in the block: the old position.
+                (None, _) => {}
             }
             inner.put_sequence(&def)?;
             s.def = def;

@@ -174,6 +174,12 @@ impl Table {
         Arc::new(r)
     }
 
+    /// Whether this is the kept old incarnation of a table a transaction block rebuilt
+    /// (`retire.rs`): invisible by name, listed by no catalog.
+    pub(crate) fn is_retired(&self) -> bool {
+        super::retire::is_retired_name(&self.def.read().name)
+    }
+
     pub fn name(&self) -> String {
         self.def.read().name.clone()
     }

@@ -149,6 +149,20 @@ impl Engine for AnyEngine {
     fn restore_table_def(&self, def: TableDef) -> Result<()> {
         engine!(self, e => Engine::restore_table_def(e, def))
     }
+    fn rebuild_table_keeping(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        map: &dyn Fn(Row) -> Result<Row>,
+    ) -> Result<u32> {
+        engine!(self, e => Engine::rebuild_table_keeping(e, name, f, map))
+    }
+    fn restore_retired(&self, def: TableDef) -> Result<bool> {
+        engine!(self, e => Engine::restore_retired(e, def))
+    }
+    fn drop_retired(&self, id: u32) -> Result<bool> {
+        engine!(self, e => Engine::drop_retired(e, id))
+    }
     fn lock_table(
         &self,
         id: u32,
@@ -212,8 +226,11 @@ impl Engine for AnyEngine {
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()> {
         engine!(self, e => Engine::set_sequence_owner(e, name, owned_by))
     }
-    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<SequenceDef> {
         engine!(self, e => Engine::alter_sequence(e, name, new, restart))
+    }
+    fn restore_sequence(&self, old: &SequenceDef) -> Result<()> {
+        engine!(self, e => Engine::restore_sequence(e, old))
     }
     fn rename_sequence(&self, from: &str, to: &str) -> Result<()> {
         engine!(self, e => Engine::rename_sequence(e, from, to))
@@ -300,6 +317,10 @@ impl EngineTxn for AnyTxn {
     #[inline]
     fn set_sync(&mut self, sync: bool) {
         txn!(self, tx => EngineTxn::set_sync(tx, sync))
+    }
+    #[inline]
+    fn forget_undo_on_commit(&mut self, owner: u64) {
+        txn!(self, tx => EngineTxn::forget_undo_on_commit(tx, owner))
     }
     #[inline]
     fn set_sequence_memory(&mut self, m: SequenceMemory) {

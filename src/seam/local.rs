@@ -73,6 +73,20 @@ impl Engine for Database {
     fn restore_table_def(&self, def: TableDef) -> Result<()> {
         Database::restore_table_def(self, def)
     }
+    fn rebuild_table_keeping(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        map: &dyn Fn(Row) -> Result<Row>,
+    ) -> Result<u32> {
+        Database::rebuild_table_keeping(self, name, f, map)
+    }
+    fn restore_retired(&self, def: TableDef) -> Result<bool> {
+        Database::restore_retired(self, def)
+    }
+    fn drop_retired(&self, id: u32) -> Result<bool> {
+        Database::drop_retired(self, id)
+    }
     fn lock_table(
         &self,
         id: u32,
@@ -136,8 +150,11 @@ impl Engine for Database {
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()> {
         Database::set_sequence_owner(self, name, owned_by)
     }
-    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()> {
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<SequenceDef> {
         Database::alter_sequence(self, name, new, restart)
+    }
+    fn restore_sequence(&self, old: &SequenceDef) -> Result<()> {
+        Database::restore_sequence(self, old)
     }
     fn rename_sequence(&self, from: &str, to: &str) -> Result<()> {
         Database::rename_sequence(self, from, to)
@@ -228,6 +245,10 @@ impl EngineTxn for Transaction {
     #[inline]
     fn set_sync(&mut self, sync: bool) {
         Transaction::set_sync(self, sync)
+    }
+    #[inline]
+    fn forget_undo_on_commit(&mut self, owner: u64) {
+        Transaction::forget_undo_on_commit(self, owner)
     }
     #[inline]
     fn set_sequence_memory(&mut self, m: SequenceMemory) {

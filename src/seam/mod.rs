@@ -115,6 +115,19 @@ pub trait Engine: Clone + Send + Sync + 'static {
     /// defaults, constraints; not its indexes): the undo of a rolled-back block's ALTER TABLE.
     /// May remove columns added at the end, which no committed row may hold a value for.
     fn restore_table_def(&self, def: TableDef) -> Result<()>;
+    /// [`Engine::rebuild_table_with`], keeping the old incarnation (retired: unreachable by
+    /// name) so that a block's rollback can put it back; returns its id.
+    fn rebuild_table_keeping(
+        &self,
+        name: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        map: &dyn Fn(Row) -> Result<Row>,
+    ) -> Result<u32>;
+    /// Puts back the retired incarnation `def.id` with definition `def`, dropping the table
+    /// that holds its name now; `Ok(false)` if there is no such retired table.
+    fn restore_retired(&self, def: TableDef) -> Result<bool>;
+    /// Drops the retired incarnation with id `id`, if any (its block committed).
+    fn drop_retired(&self, id: u32) -> Result<bool>;
 
     // Table locks: what an ALTER TABLE inside a transaction block holds until the block ends
     // (PostgreSQL's ACCESS EXCLUSIVE), so that no other session uses the table under a
@@ -165,7 +178,10 @@ pub trait Engine: Clone + Send + Sync + 'static {
     fn drop_owned_sequences(&self, table: &str) -> Result<()>;
     fn set_sequence_owner(&self, name: &str, owned_by: Option<(String, String)>) -> Result<()>;
     /// `ALTER SEQUENCE`: `new`'s definition, from the last value handed out or from `restart`.
-    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<()>;
+    fn alter_sequence(&self, name: &str, new: &SequenceDef, restart: Option<i64>) -> Result<SequenceDef>;
+    /// Puts back the parameters of an earlier definition of a sequence (the undo of ALTER
+    /// SEQUENCE in a rolled-back block); its position never moves back.
+    fn restore_sequence(&self, old: &SequenceDef) -> Result<()>;
     /// Renames a sequence (42P07 if a sequence of the new name exists).
     fn rename_sequence(&self, from: &str, to: &str) -> Result<()>;
     /// Every sequence, ordered by name.
@@ -248,6 +264,8 @@ pub trait EngineTxn: Send {
     fn set_interrupt(&mut self, stop: Interrupt);
     /// Whether the commit waits until it is durable (`synchronous_commit`).
     fn set_sync(&mut self, sync: bool);
+    /// Makes the commit delete `owner`'s ALTER undo records in the same write as its rows.
+    fn forget_undo_on_commit(&mut self, owner: u64);
     /// The session's `currval` memory, shared by its transactions.
     fn set_sequence_memory(&mut self, m: SequenceMemory);
     /// Marks the start of a statement: under read committed, a new snapshot.

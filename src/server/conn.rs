@@ -12,6 +12,7 @@ use super::cancel::Registry;
 use super::metrics::Metrics;
 use crate::seam::{AnyEngine, CancelHandle};
 use crate::sql::{CopyState, Limits, Prepared, Session, TxStatus};
+use crate::types::zone::Zone;
 
 /// The server_version reported to clients: the PostgreSQL release whose catalog queries (psql
 /// 15's) the SQL layer's pg_catalog answers, and Augur's own version.
@@ -94,6 +95,8 @@ pub struct Conn {
     /// per text: they have no plan that could go stale, and pgbench's TPC-B sends two per
     /// transaction. At most [`TX_CONTROL_TEXTS`] texts.
     tx_control: Mutex<Vec<(String, Arc<Prepared>)>>,
+    /// The `TimeZone` the client last saw in a ParameterStatus message (`report.rs`).
+    pub(super) reported_zone: Mutex<String>,
 }
 
 /// How many transaction-control texts a connection keeps prepared.
@@ -107,6 +110,11 @@ impl Conn {
     /// Records the BackendKeyData process id (`pg_backend_pid()` returns it).
     pub(super) fn set_backend_pid(&self, pid: i32) {
         self.session.lock().set_backend_pid(pid);
+    }
+
+    /// The session's time zone, in which values are encoded as text.
+    pub(super) fn zone(&self) -> Zone {
+        self.session.lock().time_zone()
     }
 
     pub(super) fn status(&self) -> TransactionStatus {
@@ -158,7 +166,14 @@ pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<C
     client.session_extensions().get_or_insert_with(|| {
         let mut session = Session::new(shared.db.clone());
         session.set_limits(shared.limits.clone());
+        // The startup packet's TimeZone (pgjdbc's JVM zone, libpq's PGTZ), checked by
+        // `startup::check_startup` before the session exists.
+        if let Some(tz) = super::report::startup_time_zone(client) {
+            let _ = session.set_time_zone(&tz);
+        }
+        let reported_zone = Mutex::new(session.setting("timezone").unwrap_or_default().to_string());
         Conn {
+            reported_zone,
             cancel: session.cancel_handle(),
             session: Mutex::new(session),
             copy: Mutex::new(None),

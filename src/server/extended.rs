@@ -28,10 +28,13 @@ use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome};
+use super::report::report_changes;
 use super::statement::{AugurParser, Stmt, StmtKind};
 use super::values::{self, encode_row, is_binary};
 use crate::error::{Error, SqlState};
 use crate::sql::CopyState;
+use crate::types::session_zone;
+use crate::types::zone::Zone;
 use crate::types::{DataType, Row, Value};
 
 impl Backend {
@@ -284,7 +287,9 @@ impl ExtendedQueryHandler for Backend {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         client.portal_store().rm_portal(DEFAULT_NAME);
-        let status = conn(&*client, &self.shared).status();
+        let conn = conn(&*client, &self.shared);
+        report_changes(client, &conn).await?;
+        let status = conn.status();
         client.set_transaction_status(status);
         client
             .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status)))
@@ -391,11 +396,12 @@ impl Backend {
                 let fmt = &portal.result_column_format;
                 // Every row encoded before any is sent: an encoding error sends none of them,
                 // as on pgwire's path.
-                let encoded = rows
-                    .iter()
-                    .map(|r| encode_row(r, &columns, |i| is_binary(fmt, i)))
-                    .collect::<Result<Vec<DataRow>, Error>>()
-                    .map_err(|e| user_error(&e))?;
+                let encoded = session_zone::with(conn.zone(), || {
+                    rows.iter()
+                        .map(|r| encode_row(r, &columns, |i| is_binary(fmt, i)))
+                        .collect::<Result<Vec<DataRow>, Error>>()
+                })
+                .map_err(|e| user_error(&e))?;
                 for row in encoded {
                     client.feed(PgWireBackendMessage::DataRow(row)).await?;
                 }
@@ -413,7 +419,9 @@ impl Backend {
             Outcome::Rows { tag, columns, rows } => {
                 // The limit reached: the portal holds the rows, and pgwire's execute path (which
                 // fetches from a started portal) sends the first batch and PortalSuspended.
-                portal.start(rows_response(&tag, &columns, &rows, portal)).await;
+                portal
+                    .start(rows_response(&tag, &columns, &rows, portal, conn.zone()))
+                    .await;
                 client.set_state(PgWireConnectionState::ReadyForQuery);
                 return self._on_execute(&mut Buffered(client), message).await;
             }
@@ -468,7 +476,9 @@ where
 /// An outcome as the Response pgwire's execute path takes.
 fn respond(outcome: Outcome, portal: &Portal<Arc<Stmt>>, conn: &Conn) -> PgWireResult<Response> {
     Ok(match outcome {
-        Outcome::Rows { tag, columns, rows } => Response::Query(rows_response(&tag, &columns, &rows, portal)),
+        Outcome::Rows { tag, columns, rows } => {
+            Response::Query(rows_response(&tag, &columns, &rows, portal, conn.zone()))
+        }
         Outcome::Command(tag) => Response::Execution(Tag::new(&tag)),
         Outcome::CopyOut {
             columns,
@@ -487,13 +497,15 @@ fn rows_response(
     columns: &[(String, DataType)],
     rows: &[Row],
     portal: &Portal<Arc<Stmt>>,
+    zone: Zone,
 ) -> QueryResponse {
     let fmt = &portal.result_column_format;
     let schema = Arc::new(values::fields(columns, |i| is_binary(fmt, i)));
-    let encoded: Vec<PgWireResult<DataRow>> = rows
-        .iter()
-        .map(|r| encode_row(r, columns, |i| is_binary(fmt, i)).map_err(|e| user_error(&e)))
-        .collect();
+    let encoded: Vec<PgWireResult<DataRow>> = session_zone::with(zone, || {
+        rows.iter()
+            .map(|r| encode_row(r, columns, |i| is_binary(fmt, i)).map_err(|e| user_error(&e)))
+            .collect()
+    });
     let mut resp = QueryResponse::new(schema, stream::iter(encoded));
     resp.set_command_tag(&split_tag(tag));
     resp

@@ -21,6 +21,7 @@ mod extended;
 pub mod handler;
 pub mod metrics;
 mod reply;
+mod report;
 pub mod shell;
 mod simple;
 mod startup;

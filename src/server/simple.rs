@@ -20,10 +20,12 @@ use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, error_info, send_notice, tx_warning, user_error, Outcome};
+use super::report::report_changes;
 use super::statement::rewrite;
 use super::values::{encode_row, row_description};
 use crate::error::Error;
 use crate::sql::lexer::split_with_keywords;
+use crate::types::session_zone;
 
 /// Simple-query SELECTs up to this size are prepared first to see whether they are point reads.
 const SIMPLE_PREPARE_MAX: usize = 4096;
@@ -164,6 +166,7 @@ impl SimpleQueryHandler for Backend {
             for o in outcomes {
                 match o {
                     Outcome::Rows { tag, columns, rows } => {
+                        let zone = conn.zone();
                         client
                             .feed(PgWireBackendMessage::RowDescription(row_description(
                                 &columns,
@@ -171,7 +174,8 @@ impl SimpleQueryHandler for Backend {
                             )))
                             .await?;
                         for r in &rows {
-                            let dr = encode_row(r, &columns, |_| false).map_err(|e| user_error(&e))?;
+                            let dr = session_zone::with(zone, || encode_row(r, &columns, |_| false))
+                                .map_err(|e| user_error(&e))?;
                             client.feed(PgWireBackendMessage::DataRow(dr)).await?;
                         }
                         client
@@ -227,6 +231,7 @@ impl SimpleQueryHandler for Backend {
                 }
             }
         }
+        report_changes(client, &conn).await?;
         let status = conn.status();
         client.set_state(PgWireConnectionState::ReadyForQuery);
         client.set_transaction_status(status);

@@ -40,6 +40,15 @@ impl ServerParameterProvider for Params {
             m.insert("application_name".into(), a.clone());
         }
         m.insert("client_encoding".into(), "UTF8".into());
+        // The session's zone: the startup packet's TimeZone, if it sent one.
+        let zone = conn(client, &self.shared)
+            .session
+            .lock()
+            .setting("timezone")
+            .map(str::to_string);
+        if let Some(z) = zone {
+            m.insert("TimeZone".into(), z);
+        }
         m.insert("default_transaction_read_only".into(), "off".into());
         m.insert("in_hot_standby".into(), "off".into());
         Some(m)
@@ -73,7 +82,7 @@ impl StartupHandler for AugurStartup {
                 let _ = client.close().await;
                 return Err(PgWireError::IoError(std::io::Error::new(
                     std::io::ErrorKind::ConnectionAborted,
-                    "startup packet without a user name",
+                    "startup packet refused",
                 )));
             }
         }
@@ -98,6 +107,14 @@ fn check_startup(s: &Startup) -> PgWireResult<()> {
             "28000".to_owned(),
             "no PostgreSQL user name specified in startup packet".to_owned(),
         ))));
+    }
+    // A TimeZone PostgreSQL does not know ends the connection (FATAL 22023), as there.
+    if let Some(tz) = super::report::time_zone_parameter(s.parameters.iter()) {
+        if let Err(e) = crate::sql::parse_time_zone(&tz) {
+            let mut info = super::reply::error_info(&e);
+            info.severity = SEVERITY_FATAL.to_owned();
+            return Err(PgWireError::UserError(Box::new(info)));
+        }
     }
     Ok(())
 }

@@ -22,7 +22,7 @@ pub(crate) use checks::check_evaluator;
 pub use lexer::nesting_estimate;
 pub use parse::parse;
 pub use result::{CopyState, StatementResult, TxStatus};
-pub use session::{parse_timeout, Limits, Prepared, Session};
+pub use session::{parse_time_zone, parse_timeout, Limits, Prepared, Session};
 
 /// What `version()` returns: the PostgreSQL release whose behaviour Augur follows, and Augur's.
 pub const VERSION_STRING: &str = "PostgreSQL 15.0 (Augur 0.1.0, ALEX learned index over RocksDB)";

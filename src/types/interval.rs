@@ -136,8 +136,8 @@ impl Interval {
         Ok(Interval::new(months, days, micros as i64))
     }
 
-    /// `timestamp + interval` (microseconds since the epoch, either kind of timestamp; Augur's
-    /// session zone is UTC, so a day is 24 hours): calendar months first with the day clamped to
+    /// `timestamp + interval` (microseconds since the epoch; a timestamptz adds months and
+    /// days in the session zone, `session_zone::add_interval`): calendar months first with the day clamped to
     /// the month's end, then days, then time; 22008 past the timestamp range.
     pub fn add_to(&self, us: i64) -> Result<i64> {
         let oor = || out_of_range("timestamp");

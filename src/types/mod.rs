@@ -20,6 +20,7 @@ pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;
 mod rowref;
+pub mod session_zone;
 pub mod time;
 mod value;
 pub mod zone;

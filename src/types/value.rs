@@ -141,13 +141,14 @@ impl Value {
                 let days = t.div_euclid(MICROS_PER_DAY);
                 Value::Date(i32::try_from(days).map_err(|_| Error::out_of_range("date out of range"))?)
             }
-            // No offset: the session time zone, which Augur keeps at UTC (docs/SQL.md).
+            // No offset: a local time in the session time zone.
             DataType::TimestampTz => {
                 let (t, off) = parse_datetime(trimmed).ok_or_else(|| bad("timestamp with time zone"))?;
-                Value::TimestampTz(
-                    t.checked_sub(off.unwrap_or(0) as i64 * 1_000_000)
-                        .ok_or_else(|| Error::out_of_range("timestamp out of range"))?,
-                )
+                let us = match off {
+                    Some(off) => t.checked_sub(off as i64 * 1_000_000),
+                    None => super::session_zone::from_local(t),
+                };
+                Value::TimestampTz(us.ok_or_else(|| Error::out_of_range("timestamp out of range"))?)
             }
             DataType::Numeric(m) => {
                 let d = numeric::parse(s)?.ok_or_else(|| bad("numeric"))?;
@@ -181,7 +182,7 @@ impl Value {
             }
             Value::Timestamp(t) => format_timestamp(*t),
             Value::Date(d) => format_date(*d),
-            Value::TimestampTz(t) => format_timestamp(*t) + "+00",
+            Value::TimestampTz(t) => super::session_zone::format_tstz(*t),
             Value::Numeric(d) => numeric::canon(*d).to_string(),
             Value::Uuid(u) => u.hyphenated().to_string(),
             Value::Interval(i) => interval::format(i),
@@ -220,9 +221,16 @@ impl Value {
             (Time(a), Time(b)) => Some(a.cmp(b)),
             // json has no order of its own (SQL refuses to compare it); by text here.
             (Json(a), Json(b)) => Some(a.cmp(b)),
-            // Mixed date/time comparisons as PostgreSQL's implicit casts do them (a date is its
-            // midnight; timestamp and timestamptz agree in the session zone, UTC).
-            (Date(_) | Timestamp(_) | TimestampTz(_), Date(_) | Timestamp(_) | TimestampTz(_)) => {
+            // Against a timestamptz, a date or timestamp is its local time in the session
+            // zone, as PostgreSQL's implicit cast reads it.
+            (Date(_) | Timestamp(_), TimestampTz(b)) => {
+                Some(super::session_zone::from_local(self.datetime_micros()?)?.cmp(b))
+            }
+            (TimestampTz(a), Date(_) | Timestamp(_)) => {
+                Some(a.cmp(&super::session_zone::from_local(other.datetime_micros()?)?))
+            }
+            // Other mixed date/time comparisons: a date is its midnight.
+            (Date(_) | Timestamp(_), Date(_) | Timestamp(_)) => {
                 Some(self.datetime_micros()?.cmp(&other.datetime_micros()?))
             }
             _ => None,

@@ -52,6 +52,22 @@ impl Zone {
         }
     }
 
+    /// The zone's abbreviation at the instant `us` (to_char's `TZ`): the time zone database's
+    /// (`CEST`, `+11`), `UTC` for UTC, and a fixed offset's in its PostgreSQL form (`-05`).
+    pub fn abbreviation_at(&self, us: i64) -> String {
+        match self {
+            Zone::Fixed(0) => "UTC".into(),
+            Zone::Fixed(o) => super::session_zone::format_offset(*o),
+            Zone::Named(tz) => {
+                use chrono_tz::OffsetName;
+                let o = tz.offset_from_utc_datetime(&naive(us));
+                o.abbreviation().map(str::to_string).unwrap_or_else(|| {
+                    super::session_zone::format_offset(i64::from(o.fix().local_minus_utc()))
+                })
+            }
+        }
+    }
+
     /// The offset of the local time `local` in this zone, as PostgreSQL resolves it: a time
     /// in a spring-forward gap takes the offset from before the transition, an ambiguous one
     /// of a fall-back the offset from after it (standard time).

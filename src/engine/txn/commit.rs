@@ -180,11 +180,13 @@ impl Transaction {
                 e
             }
         };
-        batch.put_cf(
-            db.store.db().map_err(after)?.cf(CF_META),
-            b"next_rowid",
-            rowid.to_be_bytes(),
-        );
+        let meta_db = db.store.db().map_err(after)?;
+        let cf_meta = meta_db.cf(CF_META);
+        batch.put_cf(cf_meta, b"next_rowid", rowid.to_be_bytes());
+        if let Some(owner) = self.undo_owner {
+            let (from, to) = crate::engine::block_undo::owner_range(owner);
+            batch.delete_range_cf(cf_meta, from, to);
+        }
         c.next_rowid = rowid;
         let ticket = db.store.append(batch).map_err(after)?;
 

@@ -247,6 +247,9 @@ pub struct Transaction {
     /// `transaction_timestamp()` read in the defaults and CHECK constraints the embedded API
     /// evaluates, as PostgreSQL's transaction start).
     started: i64,
+    /// The lock owner whose undo records of ALTER TABLE in a block this commit deletes
+    /// ([`Transaction::forget_undo_on_commit`]).
+    undo_owner: Option<u64>,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -318,6 +321,7 @@ impl Transaction {
             seq_shared: None,
             seq_own: OnceLock::new(),
             started: crate::types::now_micros(),
+            undo_owner: None,
         }
     }
 
@@ -462,6 +466,14 @@ impl Transaction {
         self.writes.values().any(|w| !w.ops.is_empty())
     }
 
+    /// Makes this transaction's commit delete the undo records of lock owner `owner` (the ALTER
+    /// TABLE statements of its block: `Database::record_undo`) in the same atomic write as its
+    /// rows, so that a crash after the commit does not roll back the block's schema changes
+    /// under rows written for them. A commit that writes no rows leaves them to the caller.
+    pub fn forget_undo_on_commit(&mut self, owner: u64) {
+        self.undo_owner = Some(owner);
+    }
+
     /// Overrides whether this commit waits for fsync.
     pub fn set_sync(&mut self, sync: bool) {
         self.sync = Some(sync);
@@ -510,12 +522,24 @@ impl Transaction {
 
     /// Every table.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        self.db.tables.read().values().cloned().collect()
+        self.db
+            .tables
+            .read()
+            .values()
+            .filter(|t| !t.is_retired())
+            .cloned()
+            .collect()
     }
 
     /// Every table's current definition.
     fn all_defs(&self) -> Vec<Arc<TableDef>> {
-        self.db.tables.read().values().map(|t| t.def()).collect()
+        self.db
+            .tables
+            .read()
+            .values()
+            .filter(|t| !t.is_retired())
+            .map(|t| t.def())
+            .collect()
     }
 
     /// The tables with a foreign key that references the table named `name` (what a delete or

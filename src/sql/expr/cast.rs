@@ -4,7 +4,7 @@
 use super::ops::int_range;
 use super::Ty;
 use crate::error::{Error, Result, SqlState};
-use crate::types::{numeric, numeric_typmod, DataType, Decimal, Value};
+use crate::types::{numeric, numeric_typmod, session_zone, DataType, Decimal, Value};
 
 pub use crate::types::numeric_len;
 
@@ -154,24 +154,27 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         (V::Bytes(b), Ty::Bytea) => V::Bytes(b),
         (V::Timestamp(t), Ty::Timestamp) => V::Timestamp(t),
         // Between date/time types: a date is its midnight; timestamp and timestamptz convert
-        // in the session time zone, which Augur keeps at UTC.
+        // in the session time zone (a timestamptz's local time there).
         (
             v @ (V::Date(_) | V::Timestamp(_) | V::TimestampTz(_)),
             t @ (Ty::Date | Ty::Timestamp | Ty::TimestampTz),
         ) => {
-            let us = match v {
+            let overflow = || Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range");
+            let (us, tz) = match v {
                 // A date's midnight, which must fit a timestamp (dates reach further).
-                V::Date(d) => crate::types::date_to_micros(d)
-                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?,
-                v => v.datetime_micros().expect("a date/time value"),
+                V::Date(d) => (crate::types::date_to_micros(d).ok_or_else(overflow)?, false),
+                V::TimestampTz(us) => (us, true),
+                v => (v.datetime_micros().expect("a date/time value"), false),
             };
+            let local = if tz { session_zone::to_local(us) } else { us };
             match t {
                 Ty::Date => V::Date(
-                    i32::try_from(us.div_euclid(crate::types::MICROS_PER_DAY))
+                    i32::try_from(local.div_euclid(crate::types::MICROS_PER_DAY))
                         .map_err(|_| Error::out_of_range("date out of range"))?,
                 ),
-                Ty::Timestamp => V::Timestamp(us),
-                _ => V::TimestampTz(us),
+                Ty::Timestamp => V::Timestamp(local),
+                _ if tz => V::TimestampTz(us),
+                _ => V::TimestampTz(session_zone::from_local(us).ok_or_else(overflow)?),
             }
         }
         (v, Ty::Unknown) => v,
@@ -235,13 +238,14 @@ pub fn text_of(v: &Value) -> Option<String> {
     v.to_text()
 }
 
-/// The time of day of a time, a timestamp (timestamptz in the session zone, UTC) or an
+/// The time of day of a time, a timestamp (a timestamptz's in the session zone) or an
 /// interval's time part (PostgreSQL's interval_time: modulo a day).
 fn time_of(v: &Value) -> i64 {
     let day = crate::types::MICROS_PER_DAY;
     match v {
         Value::Time(t) => *t,
-        Value::Timestamp(t) | Value::TimestampTz(t) => t.rem_euclid(day),
+        Value::Timestamp(t) => t.rem_euclid(day),
+        Value::TimestampTz(t) => crate::types::session_zone::to_local(*t).rem_euclid(day),
         Value::Interval(i) => i.micros.rem_euclid(day),
         _ => 0,
     }

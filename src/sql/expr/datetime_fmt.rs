@@ -7,7 +7,7 @@
 use super::datetime_fn::{date2j, dow, iso_week, Tm};
 use crate::error::{Error, Result, SqlState};
 use crate::types::datetime::{days_from_civil, days_in_month};
-use crate::types::{Value, MICROS_PER_DAY};
+use crate::types::{session_zone, Value, MICROS_PER_DAY};
 
 const MONTHS: [&str; 12] = [
     "January",
@@ -175,9 +175,15 @@ fn interval_error() -> Error {
 
 /// `to_char(x, format)` of a timestamp, timestamptz, date (as a timestamptz) or interval.
 pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
+    // A timestamptz prints its local time in the session zone, and that zone's offset.
+    let mut instant = None;
     let (tm, days, tz, is_interval) = match v {
         Value::Timestamp(t) => (Tm::of(*t), t.div_euclid(MICROS_PER_DAY), false, false),
-        Value::TimestampTz(t) => (Tm::of(*t), t.div_euclid(MICROS_PER_DAY), true, false),
+        Value::TimestampTz(t) => {
+            instant = Some(*t);
+            let local = session_zone::to_local(*t);
+            (Tm::of(local), local.div_euclid(MICROS_PER_DAY), true, false)
+        }
         Value::Date(d) => (Tm::of(i64::from(*d) * MICROS_PER_DAY), i64::from(*d), true, false),
         Value::Interval(iv) => (Tm::of_interval(iv), 0, false, true),
         Value::Int(_) | Value::Float(_) | Value::Numeric(_) => return super::number_fmt::to_char(v, fmt),
@@ -321,16 +327,25 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
             }
             "TZ" => {
                 if tz {
-                    out.push_str(&cased("UTC", case));
+                    let abbrev = match instant {
+                        Some(t) => session_zone::current().abbreviation_at(t),
+                        None => "UTC".into(),
+                    };
+                    out.push_str(&cased(&abbrev, case));
                 }
                 continue;
             }
-            "OF" | "TZH" => {
-                out.push_str("+00");
-                continue;
-            }
-            "TZM" => {
-                out.push_str("00");
+            "OF" | "TZH" | "TZM" => {
+                let off = instant.map_or(0, session_zone::offset_at);
+                let a = off.abs();
+                let sign = if off < 0 { '-' } else { '+' };
+                match key {
+                    "OF" if a % 3600 / 60 != 0 => {
+                        out.push_str(&format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60))
+                    }
+                    "OF" | "TZH" => out.push_str(&format!("{sign}{:02}", a / 3600)),
+                    _ => out.push_str(&format!("{:02}", a % 3600 / 60)),
+                }
                 continue;
             }
             _ => return Err(Error::internal(format!("to_char pattern {key}"))),
@@ -582,8 +597,10 @@ pub(super) fn to_date(input: &str, fmt: &str) -> Result<Value> {
         .map_err(|_| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))
 }
 
-/// `to_timestamp(text, format)`: a timestamptz, the fields read in the session zone (UTC).
+/// `to_timestamp(text, format)`: a timestamptz, the fields read in the session zone.
 pub(super) fn to_timestamp(input: &str, fmt: &str) -> Result<Value> {
     let tm = from_char(input, fmt)?;
-    Ok(Value::TimestampTz(tm.to_us()?))
+    session_zone::from_local(tm.to_us()?)
+        .map(Value::TimestampTz)
+        .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
 }

@@ -1,14 +1,15 @@
 //! Date/time functions at run time, as PostgreSQL 15 computes them: `EXTRACT` / `date_part`,
 //! `date_trunc`, `AT TIME ZONE`, `make_date` / `make_timestamp` / `make_interval`, `age`,
 //! `justify_*`, `to_timestamp(float8)` and `isfinite`. Formatting (`to_char`, `to_date`,
-//! `to_timestamp(text, text)`) is in `datetime_fmt`, time zones in `types::zone`. The session
-//! time zone is UTC, so a timestamptz's fields are its UTC fields.
+//! `to_timestamp(text, text)`) is in `datetime_fmt`, time zones in `types::zone`. A
+//! timestamptz's fields are those of its local time in the session time zone
+//! (`types::session_zone`).
 
 use super::datetime_fmt;
 use crate::error::{Error, Result, SqlState};
 use crate::types::datetime::{civil_from_days, days_from_civil, days_in_month};
 use crate::types::zone::Zone;
-use crate::types::{numeric, Decimal, Interval, Value, MICROS_PER_DAY, TIMESTAMP_RANGE};
+use crate::types::{numeric, session_zone, Decimal, Interval, Value, MICROS_PER_DAY, TIMESTAMP_RANGE};
 
 const USECS_PER_SEC: i64 = 1_000_000;
 const USECS_PER_HOUR: i64 = 3_600 * USECS_PER_SEC;
@@ -380,13 +381,16 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
     } else {
         "timestamp without time zone"
     };
+    // A timestamptz's fields are those of its local time in the session zone.
+    let (off, epoch) = (if tz { session_zone::offset_at(us) } else { 0 }, us);
+    let us = us.saturating_add(off * USECS_PER_SEC);
     let tm = Tm::of(us);
     let days = us.div_euclid(MICROS_PER_DAY);
     let i = match u {
         Microsec => tm.sec * USECS_PER_SEC + tm.fsec,
         Millisec => return Ok(part_scaled(tm.sec * USECS_PER_SEC + tm.fsec, 3, as_numeric)),
         Second => return Ok(part_scaled(tm.sec * USECS_PER_SEC + tm.fsec, 6, as_numeric)),
-        Epoch => return Ok(part_scaled(us, 6, as_numeric)),
+        Epoch => return Ok(part_scaled(epoch, 6, as_numeric)),
         Minute => tm.min,
         Hour => tm.hour,
         Day => tm.mday,
@@ -414,8 +418,9 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
             x => x,
         },
         Doy => days - days_from_civil(tm.year, 1, 1) + 1,
-        // The session zone is UTC: no offset.
-        Tz | TzHour | TzMinute if tz => 0,
+        Tz if tz => off,
+        TzHour if tz => off / 3600,
+        TzMinute if tz => (off / 60) % 60,
         Tz | TzHour | TzMinute | Reserved => return Err(not_supported(unit, ty)),
     };
     Ok(part_int(i, as_numeric))
@@ -505,6 +510,9 @@ fn trunc(unit: &str, v: &Value) -> Result<Value> {
         _ => return Ok(Value::Null),
     };
     let ty = v.type_name();
+    // A timestamptz truncates its local time in the session zone.
+    let off = if tz { session_zone::offset_at(us) } else { 0 };
+    let us = us.saturating_add(off * USECS_PER_SEC);
     let mut tm = Tm::of(us);
     match u {
         Week => {
@@ -546,7 +554,16 @@ fn trunc(unit: &str, v: &Value) -> Result<Value> {
     }
     let t = tm.to_us()?;
     Ok(if tz {
-        Value::TimestampTz(t)
+        // Units of a day or more take the offset in force at the result (PostgreSQL's
+        // redotz); shorter ones keep the value's.
+        let t = if matches!(u, Week) || trunc_rank(u) >= 6 {
+            session_zone::from_local(t)
+        } else {
+            t.checked_sub(off * USECS_PER_SEC)
+        };
+        Value::TimestampTz(
+            t.ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?,
+        )
     } else {
         Value::Timestamp(t)
     })
@@ -730,7 +747,8 @@ fn make_interval(vals: &[Value]) -> Result<Value> {
 /// `age(a, b)`: PostgreSQL's timestamp_age, field by field with borrows.
 fn age(a: &Value, b: &Value) -> Result<Value> {
     let us = |v: &Value| match v {
-        Value::Timestamp(t) | Value::TimestampTz(t) => *t,
+        Value::Timestamp(t) => *t,
+        Value::TimestampTz(t) => session_zone::to_local(*t),
         Value::Date(d) => i64::from(*d) * MICROS_PER_DAY,
         _ => 0,
     };

@@ -42,14 +42,15 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             return Ok(Value::Null);
         }
         // The statement's start as the bound type: now() is timestamptz, localtimestamp a
-        // timestamp, current_date a date (all in the session zone, UTC).
+        // timestamp, current_date a date (those two in the session zone).
         Func::Now => {
+            let local = || crate::types::session_zone::to_local(cx.now);
             return Ok(match ty {
                 Ty::TimestampTz => Value::TimestampTz(cx.now),
-                Ty::Date => Value::Date(cx.now.div_euclid(crate::types::MICROS_PER_DAY) as i32),
-                Ty::Time => Value::Time(cx.now.rem_euclid(crate::types::MICROS_PER_DAY)),
-                _ => Value::Timestamp(cx.now),
-            })
+                Ty::Date => Value::Date(local().div_euclid(crate::types::MICROS_PER_DAY) as i32),
+                Ty::Time => Value::Time(local().rem_euclid(crate::types::MICROS_PER_DAY)),
+                _ => Value::Timestamp(local()),
+            });
         }
         // The time of the call itself, which moves within a statement.
         Func::StatementTimestamp => return Ok(Value::TimestampTz(cx.stmt_now)),
@@ -748,14 +749,9 @@ fn to_json(v: &Value, elem: Option<DataType>) -> Result<Json> {
             }
             None => Json::String(s.clone()),
         },
-        Value::Timestamp(_) | Value::TimestampTz(_) => {
-            let t = v.to_text().unwrap_or_default().replacen(' ', "T", 1);
-            // The session zone is UTC: timestamptz text ends in `+00`, JSON's in `+00:00`.
-            Json::String(match t.strip_suffix("+00") {
-                Some(base) => format!("{base}+00:00"),
-                None => t,
-            })
-        }
+        Value::Timestamp(_) => Json::String(v.to_text().unwrap_or_default().replacen(' ', "T", 1)),
+        // In the session time zone, the offset with minutes (`+01:00`).
+        Value::TimestampTz(t) => Json::String(crate::types::session_zone::format_tstz_json(*t)),
         v => Json::String(v.to_text().unwrap_or_default()),
     })
 }

@@ -3,7 +3,7 @@
 
 use super::{ArOp, Ty};
 use crate::error::{Error, Result, SqlState};
-use crate::types::{date_to_micros, numeric, Decimal, Interval, Value};
+use crate::types::{date_to_micros, numeric, session_zone, Decimal, Interval, Value};
 
 pub fn div_zero() -> Error {
     Error::new(SqlState::DIVISION_BY_ZERO, "division by zero")
@@ -63,10 +63,13 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
             V::Timestamp(i.add_to(*t)?)
         }
         (ArOp::Sub, V::Timestamp(t), V::Interval(i)) => V::Timestamp(i.neg()?.add_to(*t)?),
+        // Months and days are added in the session time zone.
         (ArOp::Add, V::TimestampTz(t), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::TimestampTz(t)) => {
-            V::TimestampTz(i.add_to(*t)?)
+            V::TimestampTz(session_zone::add_interval(*t, i)?)
         }
-        (ArOp::Sub, V::TimestampTz(t), V::Interval(i)) => V::TimestampTz(i.neg()?.add_to(*t)?),
+        (ArOp::Sub, V::TimestampTz(t), V::Interval(i)) => {
+            V::TimestampTz(session_zone::add_interval(*t, &i.neg()?)?)
+        }
         // date +/- interval is a timestamp from the date's midnight.
         (ArOp::Add, V::Date(d), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::Date(d)) => {
             V::Timestamp(i.add_to(midnight(*d)?)?)

@@ -139,17 +139,40 @@ impl Session {
     /// written rows: the engine's rewrite (`Database::rebuild_table_with`) reads committed rows
     /// only, so the block's own rows would be left out of the new table (PostgreSQL rewrites
     /// them too). Under the block's undo log (`block_alter.rs`: a table the block did not
-    /// create, or created before an open savepoint) every rewrite is refused.
+    /// create, or created before an open savepoint) the rewrite keeps the old incarnation for
+    /// the rollback ([`Session::rewrite`]).
     fn check_rewrite(&self, what: &str) -> Result<()> {
-        if let Some(g) = &self.alter_guard {
-            return Err(g.refuse(what));
-        }
         if self.tx.as_ref().is_some_and(|t| t.has_writes()) {
             return Err(Error::unsupported(format!(
                 "{what} is not supported in a transaction block that has written rows"
             )));
         }
         Ok(())
+    }
+
+    /// Rebuilds `table` under definition `f(current)` with each live row passed through `map`
+    /// (`Database::rebuild_table_with`). Under the block's undo log the old incarnation is
+    /// kept, retired, for the block's rollback to put back (`Database::rebuild_table_keeping`;
+    /// the commit drops it), and the new one is locked as the old one was.
+    /// Returns the retired incarnation's id, which the caller gives to [`Session::retired`].
+    fn rewrite(
+        &self,
+        table: &str,
+        f: impl FnOnce(&TableDef) -> Result<TableDef>,
+        map: &dyn Fn(Row) -> Result<Row>,
+    ) -> Result<Option<u32>> {
+        if self.alter_guard.is_none() {
+            return self.db.rebuild_table_with(table, f, map).map(|_| None);
+        }
+        let old = self.db.rebuild_table_keeping(table, f, map)?;
+        let id = self.db.table(table)?.def().id;
+        self.db.lock_table(id, self.owner, None, &self.interrupt())?;
+        Ok(Some(old))
+    }
+
+    /// Records `old`, the incarnation [`Session::rewrite`] retired, for the block's end.
+    fn retired(&mut self, old: Option<u32>) {
+        self.block.retired.extend(old);
     }
 
     /// Refuses `what`, which builds a unique index, under the block's undo log once the block
@@ -271,15 +294,15 @@ impl Session {
         };
         if let Some(fill) = fill {
             let (ty, name) = last.ok_or_else(|| Error::internal("a filled column"))?;
-            return self
-                .db
-                .rebuild_table_with(table, same, &|mut r: Row| -> Result<Row> {
-                    cx.check()?;
-                    let v = fill.eval(&[], &cx)?;
-                    r.push(assign(v, ty, &name)?);
-                    check(&r)?;
-                    Ok(r)
-                });
+            let old = self.rewrite(table, same, &|mut r: Row| -> Result<Row> {
+                cx.check()?;
+                let v = fill.eval(&[], &cx)?;
+                r.push(assign(v, ty, &name)?);
+                check(&r)?;
+                Ok(r)
+            })?;
+            self.retired(old);
+            return Ok(());
         }
         let scan = !bound.is_empty() || !not_null.is_empty() || !parents.is_empty();
         let check: Option<RowCheck<'_>> = if scan { Some(&check) } else { None };
@@ -299,18 +322,24 @@ impl Session {
                     .collect::<Result<_>>()?;
                 let pname = p.name.as_ref().map(ident);
                 self.check_rewrite("ALTER TABLE ADD PRIMARY KEY")?;
-                self.db.rebuild_table(table, |d| {
-                    if d.has_primary_key() {
-                        return Err(Error::new(
-                            SqlState::INVALID_PRIMARY_KEY,
-                            format!("multiple primary keys for table \"{}\" are not allowed", d.name),
-                        ));
-                    }
-                    let mut nd = d.clone();
-                    nd.primary_key = cols.iter().map(|c| d.column_index(c)).collect::<Result<_>>()?;
-                    nd.pkey_name = pname.clone();
-                    Ok(nd)
-                })
+                let old = self.rewrite(
+                    table,
+                    |d| {
+                        if d.has_primary_key() {
+                            return Err(Error::new(
+                                SqlState::INVALID_PRIMARY_KEY,
+                                format!("multiple primary keys for table \"{}\" are not allowed", d.name),
+                            ));
+                        }
+                        let mut nd = d.clone();
+                        nd.primary_key = cols.iter().map(|c| d.column_index(c)).collect::<Result<_>>()?;
+                        nd.pkey_name = pname.clone();
+                        Ok(nd)
+                    },
+                    &Ok,
+                )?;
+                self.retired(old);
+                Ok(())
             }
             A::TableConstraint::Unique(u) => {
                 let d = self.db.table(table)?.def();
@@ -574,7 +603,7 @@ impl Session {
                 ..f.clone()
             })
             .collect();
-        self.db.rebuild_table_with(
+        let retired = self.rewrite(
             table,
             |cur| {
                 if *cur != *old {
@@ -595,10 +624,16 @@ impl Session {
                 Ok(r)
             },
         )?;
-        // The sequence of a serial or identity column goes with it, as in PostgreSQL.
+        self.retired(retired);
+        // The sequence of a serial or identity column goes with it, as in PostgreSQL (in a
+        // block's undo log, when the block commits: its rollback brings the column back).
         for s in self.db.sequences()? {
             if s.owned_by.as_ref().is_some_and(|(t, c)| t == table && c == cname) {
-                self.db.drop_sequence(&s.name, true)?;
+                if self.alter_guard.is_some() {
+                    self.drop_sequence_at_commit(&s.name)?;
+                } else {
+                    self.db.drop_sequence(&s.name, true)?;
+                }
             }
         }
         Ok(())

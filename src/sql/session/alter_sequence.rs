@@ -3,8 +3,9 @@
 //! OWNED BY table.column / NONE are read here, the others (AS type, INCREMENT [BY], [NO]
 //! MINVALUE / MAXVALUE, START [WITH], [NO] CYCLE, CACHE) by sqlparser as the options of a
 //! CREATE SEQUENCE. Anything else is 42601, an option given twice too. It changes the sequence
-//! at once and durably; inside a transaction block it runs only on a sequence the block created
-//! (whose rollback drops it), else it is refused (25001), as a rollback could not undo it.
+//! at once and durably; inside a transaction block, of a sequence the block did not create, the
+//! block's rollback puts back its parameters and owner but never moves its position back
+//! (`Database::restore_sequence`); RENAME TO is refused in a block (25001).
 
 use sqlparser::ast as A;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -284,9 +285,7 @@ fn ident_of(w: &sqlparser::tokenizer::Word) -> String {
 impl Session {
     pub(super) fn alter_sequence(&mut self, a: &AlterSequence) -> Result<StatementResult> {
         let name = object_name(&a.name)?;
-        if self.tx.is_some() {
-            self.alter_sequence_in_block(&name, a)?;
-        }
+        let undo = self.tx.is_some() && self.alter_sequence_in_block(&name, a)?;
         let tag = || {
             Ok(StatementResult::Command {
                 tag: "ALTER SEQUENCE".into(),
@@ -362,33 +361,31 @@ impl Session {
                     sd.owned_by = o.clone();
                 }
                 let restart = restart.map(|r| r.unwrap_or(sd.start));
-                self.db.alter_sequence(&name, &sd, restart)?;
+                let before = self.db.alter_sequence(&name, &sd, restart)?;
+                if undo {
+                    self.altered_sequence(before);
+                }
             }
         }
         tag()
     }
 
-    /// Inside a transaction block, ALTER SEQUENCE runs on a sequence the block created (its
-    /// rollback drops the sequence, whatever the change), but not on one the block did not
-    /// create, nor RENAME TO (25001: the engine's change is not undone by a rollback), nor on
-    /// one created before a savepoint still open (0A000: ROLLBACK TO it would keep the change).
-    fn alter_sequence_in_block(&self, name: &str, a: &AlterSequence) -> Result<()> {
-        let refused = || {
-            Error::new(
+    /// Inside a transaction block: whether ALTER SEQUENCE of `name` must be recorded for the
+    /// block's rollback. Of a sequence the block created after every open savepoint it applies
+    /// as it is (the rollback drops the sequence); of any other it is recorded
+    /// ([`Session::altered_sequence`]). `RENAME TO` is refused (25001: the rollback could not
+    /// follow the new name).
+    fn alter_sequence_in_block(&self, name: &str, a: &AlterSequence) -> Result<bool> {
+        if matches!(a.action, Action::Rename(_)) {
+            return Err(Error::new(
                 SqlState::ACTIVE_SQL_TRANSACTION,
-                "ALTER SEQUENCE cannot run inside a transaction block in Augur unless the block created the sequence (a ROLLBACK could not undo it); run it outside a transaction block",
-            )
-        };
+                "ALTER SEQUENCE RENAME TO cannot run inside a transaction block in Augur (a ROLLBACK could not undo it); run it outside a transaction block",
+            ));
+        }
         let c = Created::Sequence(name.to_string());
-        if self.block.position(&c).is_none() || matches!(a.action, Action::Rename(_)) {
-            return Err(refused());
-        }
-        if self.created_before_savepoint(&c) {
-            return Err(Error::unsupported(format!(
-                "ALTER SEQUENCE of \"{name}\", created in this transaction block before an open savepoint, is not supported in Augur (ROLLBACK TO SAVEPOINT could not undo it); run it before the SAVEPOINT or after RELEASE"
-            )));
-        }
-        Ok(())
+        let created = self.block.position(&c).is_some();
+        let behind = created && self.created_before_savepoint(&c);
+        Ok(!created || behind)
     }
 
     /// `ALTER SEQUENCE from RENAME TO to`: the column defaults that call `nextval` of it

@@ -7,8 +7,8 @@
 //! (55P03 at their `lock_timeout`, 57014 at `statement_timeout` or a cancel), so none reads or
 //! writes the table under a definition that may still be rolled back. Operations that rewrite
 //! the rows (DROP COLUMN, ADD PRIMARY KEY, ADD COLUMN with a volatile default or of a serial
-//! type) stay refused: the rewrite makes a new incarnation of the table that cannot be taken
-//! back. Each statement also leaves an undo record in the engine (`Engine::record_undo`:
+//! type) make a new incarnation of the table and keep the old one, retired, for the rollback
+//! to put back (`Database::rebuild_table_keeping`). Each statement also leaves an undo record in the engine (`Engine::record_undo`:
 //! first the altered table's definition, then those of every table the statement changed),
 //! deleted when the block ends, so that a crash inside the block rolls the ALTERs back at
 //! the next open.
@@ -25,7 +25,7 @@ use crate::engine::catalog::{CheckDef, ForeignKeyDef};
 use crate::engine::fk;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
-use crate::seam::TableDef;
+use crate::seam::{SequenceDef, TableDef};
 use crate::sql::bind::object_name;
 use crate::sql::lexer::lex;
 use crate::sql::parse::parse_tokens;
@@ -47,6 +47,9 @@ pub(super) struct Altered {
     owners: Vec<(String, Option<(String, String)>)>,
     /// What the block had created, under the names it had.
     created: Vec<Created>,
+    /// The definition of the sequence an ALTER SEQUENCE changed, as it was before
+    /// ([`Session::altered_sequence`]).
+    sequence: Option<SequenceDef>,
 }
 
 /// Why an ALTER runs under the undo log ([`Session::alter_logged`]): what refuses a rewrite.
@@ -184,7 +187,22 @@ impl Session {
                 .map(|s| (s.name, s.owned_by))
                 .collect(),
             created: self.block.created_list(),
+            sequence: None,
         })
+    }
+
+    /// Records `old`, the definition of a sequence before an ALTER SEQUENCE of the block
+    /// changed it, for the block's rollback (and ROLLBACK TO a savepoint opened before it) to
+    /// put back: its parameters and owner, not its position (`Database::restore_sequence`).
+    /// Not undone by a crash inside the block (the undo records hold table definitions).
+    pub(super) fn altered_sequence(&mut self, old: SequenceDef) {
+        let created = self.block.created_list();
+        self.block.altered.push(Altered {
+            tables: Vec::new(),
+            owners: Vec::new(),
+            created,
+            sequence: Some(old),
+        });
     }
 
     /// Runs ALTER TABLE `at` of `table` under the undo log: takes the table's lock, records
@@ -216,11 +234,12 @@ impl Session {
             // session alters later must not be put back by this block's rollback.
             let now = self.snapshot()?;
             let a = self.block.altered.last_mut().expect("pushed above");
+            // (A table no longer listed was rewritten: its old incarnation is retired.)
             a.tables.retain(|old| {
                 now.tables
                     .iter()
                     .find(|t| t.id == old.id)
-                    .is_some_and(|t| **t != **old)
+                    .is_none_or(|t| **t != **old)
             });
             a.owners.retain(|o| !now.owners.contains(o));
             let defs: Vec<TableDef> = a.tables.iter().map(|d| (**d).clone()).collect();
@@ -244,7 +263,9 @@ impl Session {
         let now = self.db.tables();
         for old in a.tables {
             let Some(cur) = now.iter().find(|t| t.def().id == old.id) else {
-                // Dropped since: a table the block created (its undo dropped it).
+                // Rewritten by the ALTER: its old incarnation comes back and the new one goes.
+                // Else dropped since: a table the block created (its undo dropped it).
+                self.db.restore_retired((*old).clone())?;
                 continue;
             };
             let cur = cur.def();
@@ -259,6 +280,9 @@ impl Session {
                 }
             }
             self.db.restore_table_def((*old).clone())?;
+        }
+        if let Some(old) = &a.sequence {
+            self.db.restore_sequence(old)?;
         }
         let seqs = self.db.sequences()?;
         for (name, owner) in a.owners {

@@ -48,6 +48,9 @@ pub(super) struct BlockDdl {
     drops: Vec<(A::Statement, Vec<String>)>,
     /// The undo log of ALTER TABLE statements run under it (`block_alter.rs`), oldest first.
     pub(super) altered: Vec<Altered>,
+    /// The ids of the old incarnations of the tables its ALTERs rewrote, kept for its
+    /// rollback (`Database::rebuild_table_keeping`); its commit drops those still retired.
+    pub(super) retired: Vec<u32>,
 }
 
 /// Where a block's schema changes stand: lengths of its created, drops and altered lists.
@@ -448,6 +451,9 @@ impl Session {
         if undone && first.is_ok() {
             first = self.db.forget_undo(self.owner, mark.2 as u64);
         }
+        if mark == START {
+            self.block.retired.clear();
+        }
         self.clear_plan_cache();
         first
     }
@@ -479,12 +485,29 @@ impl Session {
         Ok(())
     }
 
+    /// Drops sequence `name` when the block commits (DROP COLUMN of the serial column that owns
+    /// it, under the undo log: the block's rollback brings the column back).
+    pub(super) fn drop_sequence_at_commit(&mut self, name: &str) -> Result<()> {
+        let sql = format!("DROP SEQUENCE IF EXISTS \"{}\"", name.replace('"', "\"\""));
+        let st = parse_tokens(lex(&sql)?.tokens)?
+            .pop()
+            .ok_or_else(|| Error::internal("a DROP SEQUENCE did not parse"))?;
+        self.block.drops.push((st, vec![name.to_string()]));
+        Ok(())
+    }
+
     /// After the block committed: forgets what it created and runs the drops it asked for.
     pub(super) fn finish_block_ddl(&mut self) -> Result<()> {
+        if crate::failpoint::hit("block-ddl-finish") {
+            return Err(Error::internal("fail point block-ddl-finish"));
+        }
         self.block.created.clear();
         if !self.block.altered.is_empty() {
             self.block.altered.clear();
             self.db.forget_undo(self.owner, 0)?;
+        }
+        for id in std::mem::take(&mut self.block.retired) {
+            self.db.drop_retired(id)?;
         }
         for (st, _) in std::mem::take(&mut self.block.drops) {
             self.run_ddl(&st)?;

@@ -13,10 +13,13 @@ mod plan_cache;
 mod prepared;
 mod sequence_params;
 mod settings;
+mod settings_undo;
+mod time_zone;
 mod view;
 
 pub use prepared::Prepared;
 pub use settings::{parse_timeout, Limits};
+pub use time_zone::parse_time_zone;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,6 +43,7 @@ use super::result::{StatementResult, TxStatus};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
+use crate::types::zone::Zone;
 use crate::types::{now_micros, DataType, Row, Value, ValueRef};
 
 /// One client's session.
@@ -49,6 +53,8 @@ pub struct Session {
     /// The open savepoints of the transaction block, by name, innermost last, with where the
     /// block's schema changes stood when each was opened.
     savepoints: Vec<(String, Savepoint, block_ddl::Mark)>,
+    /// Old values of the settings the open block changed (`settings_undo.rs`).
+    settings_undo: Vec<settings_undo::Undo>,
     /// The schema changes of the open transaction block (`block_ddl.rs`).
     block: block_ddl::BlockDdl,
     /// This session's id as the owner of table locks (`block_alter.rs`).
@@ -77,6 +83,9 @@ pub struct Session {
     plan_cache: plan_cache::PlanCache,
     /// When the open transaction block began (`now()` inside it); read only while `tx` is Some.
     block_start: i64,
+    /// The `TimeZone` setting, parsed when set; in force while a call of this session runs
+    /// ([`Session::zone_scope`]).
+    zone: Zone,
 }
 
 /// Bytes a result takes, for `max_result_bytes`.
@@ -123,6 +132,7 @@ impl Session {
             db,
             tx: None,
             savepoints: Vec::new(),
+            settings_undo: Vec::new(),
             block: block_ddl::BlockDdl::default(),
             owner: block_alter::new_owner(),
             alter_guard: None,
@@ -137,6 +147,7 @@ impl Session {
             backend_pid: None,
             plan_cache: plan_cache::PlanCache::default(),
             block_start: 0,
+            zone: Zone::Fixed(0),
         }
     }
 
@@ -214,6 +225,7 @@ impl Session {
     /// a `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
         let _request = self.cancel.begin();
+        let _zone = self.zone_scope();
         if let Err(e) = self.check_statement_size(sql) {
             return Err(self.fail(e));
         }
@@ -274,6 +286,7 @@ impl Session {
     /// [`Prepared::param_types`] reports them.
     pub fn prepare_typed(&mut self, sql: &str, types: &[Option<DataType>]) -> Result<Arc<Prepared>> {
         self.check_statement_size(sql)?;
+        let _zone = self.zone_scope();
         let lexed = lex(sql)?;
         let n = lexed.nesting(0..lexed.tokens.len());
         check_depth(n)?;
@@ -368,6 +381,7 @@ impl Session {
     /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
     pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
         let _request = self.cancel.begin();
+        let _zone = self.zone_scope();
         if p.nesting > 16 {
             return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
         }
@@ -422,6 +436,7 @@ impl Session {
         mut f: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<u64> {
         let request = self.cancel.begin();
+        let _zone = self.zone_scope();
         let planned = match self.current_plan(p)? {
             // Not a table another session's block altered (run_statement_kind waits for it).
             Some(pl)
@@ -598,17 +613,29 @@ impl Session {
                         self.undo_block_ddl(block_ddl::START)
                             .and_then(|_| cmd("ROLLBACK"))
                     }
-                    Some(tx) => match tx.commit() {
-                        // The block is over and its rows are not committed: its schema
-                        // changes go too (an error undoing them is the lesser news).
-                        Err(e) => {
-                            let _ = self.undo_block_ddl(block_ddl::START);
-                            Err(e)
+                    Some(mut tx) => {
+                        // The block's ALTER undo records go in the commit's own write.
+                        if !self.block.altered.is_empty() {
+                            tx.forget_undo_on_commit(self.owner);
                         }
-                        Ok(()) => self.finish_block_ddl().and_then(|_| cmd("COMMIT")),
-                    },
+                        match tx.commit() {
+                            // The block is over and its rows are not committed: its schema
+                            // changes go too (an error undoing them is the lesser news).
+                            Err(e) => {
+                                let _ = self.undo_block_ddl(block_ddl::START);
+                                Err(e)
+                            }
+                            Ok(()) => self.finish_block_ddl().and_then(|_| cmd("COMMIT")),
+                        }
+                    }
                     None => cmd("COMMIT"),
                 };
+                // A block that ends without committing takes its SETs back.
+                if failed || r.is_err() {
+                    self.undo_settings(0);
+                } else {
+                    self.commit_settings();
+                }
                 // The block's table locks go once its schema changes are final.
                 self.unlock_block_tables();
                 return r;
@@ -622,6 +649,7 @@ impl Session {
                 if let Some(tx) = self.tx.take() {
                     tx.rollback();
                 }
+                self.undo_settings(0);
                 let r = self.undo_block_ddl(block_ddl::START);
                 self.unlock_block_tables();
                 r?;
@@ -804,6 +832,7 @@ impl Session {
         let i = self.find_savepoint(name)?;
         let (_, sp, _) = self.savepoints[i];
         self.savepoints.truncate(i);
+        self.release_settings(i);
         if let Some(tx) = &mut self.tx {
             tx.release(sp)?;
         }
@@ -833,10 +862,11 @@ impl Session {
                 return Err(self.fail(e));
             }
         }
-        // The schema changes made since the savepoint go too.
+        // The schema changes made since the savepoint go too, and its SETs.
         if let Err(e) = self.undo_block_ddl(mark) {
             return Err(self.fail(e));
         }
+        self.undo_settings(i + 1);
         self.failed = false;
         Ok(StatementResult::Command {
             tag: "ROLLBACK".into(),

@@ -197,7 +197,18 @@ impl Session {
 
     /// Sets one setting. `statement_timeout`, `lock_timeout` and the isolation settings are
     /// validated (22023) and take effect: on the open transaction, and for later ones.
-    pub(super) fn set_one(&mut self, name: String, mut v: String) -> Result<()> {
+    pub(super) fn set_one(&mut self, name: String, v: String) -> Result<()> {
+        let before = self.settings_undo.len();
+        self.log_setting(&name);
+        let r = self.apply_setting(name, v);
+        if r.is_err() {
+            self.settings_undo.truncate(before);
+        }
+        r
+    }
+
+    /// [`Session::set_one`] without recording the old value for a rollback.
+    pub(super) fn apply_setting(&mut self, name: String, mut v: String) -> Result<()> {
         match name.as_str() {
             "statement_timeout" => {
                 self.timeout = if v.eq_ignore_ascii_case("default") || v.is_empty() {
@@ -216,6 +227,12 @@ impl Session {
             "default_transaction_isolation" => {
                 v = v.to_lowercase();
                 self.default_isolation = isolation_named(&v)?;
+            }
+            "timezone" => {
+                let (zone, shown) = super::time_zone::parse_time_zone(&v)?;
+                self.zone = zone;
+                crate::types::session_zone::set_current(zone);
+                v = shown;
             }
             "transaction_isolation" => {
                 v = v.to_lowercase();
@@ -270,6 +287,30 @@ impl Session {
                 e => e.to_string(),
             }
         };
+        // SET LOCAL lasts until the block ends (`settings_undo.rs`); outside a block, where
+        // each statement is its own transaction, it changes nothing (PostgreSQL warns).
+        let local = matches!(
+            s,
+            A::Set::SingleAssignment {
+                scope: Some(A::ContextModifier::Local),
+                ..
+            } | A::Set::SetTimeZone { local: true, .. }
+        );
+        if local {
+            if self.tx.is_none() {
+                return Ok(StatementResult::Command { tag: "SET".into() });
+            }
+            let before = self.settings_undo.len();
+            let r = self.set_session(s, render);
+            for u in &mut self.settings_undo[before..] {
+                u.3 = true;
+            }
+            return r;
+        }
+        self.set_session(s, render)
+    }
+
+    fn set_session(&mut self, s: &A::Set, render: impl Fn(&A::Expr) -> String) -> Result<StatementResult> {
         match s {
             A::Set::SingleAssignment { variable, values, .. } => {
                 let name = object_name(variable).unwrap_or_else(|_| variable.to_string().to_lowercase());
@@ -292,7 +333,17 @@ impl Session {
                 }
             }
             A::Set::SetTimeZone { value, .. } => {
-                self.settings.insert("timezone".into(), render(value));
+                let v = match value {
+                    A::Expr::Identifier(i)
+                        if i.quote_style.is_none()
+                            && (i.value.eq_ignore_ascii_case("local")
+                                || i.value.eq_ignore_ascii_case("default")) =>
+                    {
+                        default_settings().get("timezone").cloned().unwrap_or_default()
+                    }
+                    v => render(v),
+                };
+                self.set_one("timezone".into(), v)?;
             }
             A::Set::SetNames { charset_name, .. } => {
                 self.settings
