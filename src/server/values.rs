@@ -32,11 +32,13 @@ pub mod oid {
     pub const BPCHAR: u32 = 1042;
     pub const VARCHAR: u32 = 1043;
     pub const DATE: u32 = 1082;
+    pub const TIME: u32 = 1083;
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
     pub const NUMERIC: u32 = 1700;
     pub const INTERVAL: u32 = 1186;
     pub const JSONB: u32 = 3802;
+    pub const JSON: u32 = 114;
     pub const UUID: u32 = 2950;
     pub const REGTYPE: u32 = 2206;
 }
@@ -46,7 +48,11 @@ pub fn type_size(t: DataType) -> i16 {
     match t {
         DataType::Int2 => 2,
         DataType::Int4 => 4,
-        DataType::Int8 | DataType::Float8 | DataType::Timestamp | DataType::TimestampTz => 8,
+        DataType::Int8
+        | DataType::Float8
+        | DataType::Timestamp
+        | DataType::TimestampTz
+        | DataType::Time(_) => 8,
         DataType::Date | DataType::RegType => 4,
         DataType::Bool => 1,
         DataType::Text(_)
@@ -55,6 +61,7 @@ pub fn type_size(t: DataType) -> i16 {
         | DataType::Bytea
         | DataType::Numeric(_)
         | DataType::Jsonb
+        | DataType::Json
         | DataType::Array(_) => -1,
         DataType::Uuid | DataType::Interval => 16,
     }
@@ -189,6 +196,15 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             buf.put_i32(8);
             buf.put_i64(t);
         }
+        // time: microseconds since midnight (int8).
+        DataType::Time(_) => {
+            let t = match v {
+                Value::Time(t) => *t,
+                other => return Err(Error::internal(format!("cannot send {other:?} as time"))),
+            };
+            buf.put_i32(8);
+            buf.put_i64(t);
+        }
         DataType::Bytea => match v {
             Value::Bytes(b) => {
                 buf.put_i32(b.len() as i32);
@@ -225,6 +241,8 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
             }
             other => return Err(Error::internal(format!("cannot send {other:?} as interval"))),
         },
+        // json: the text itself (no version byte, unlike jsonb).
+        DataType::Json => put_text(buf, v),
         // jsonb: a version byte (1), then the text.
         DataType::Jsonb => {
             let t = v.to_text().unwrap_or_default();
@@ -340,10 +358,12 @@ pub fn type_of_oid(oid: u32) -> Option<DataType> {
         oid::TIMESTAMP => DataType::Timestamp,
         oid::TIMESTAMPTZ => DataType::TimestampTz,
         oid::DATE => DataType::Date,
+        oid::TIME => DataType::Time(None),
         oid::NUMERIC => DataType::Numeric(None),
         oid::UUID => DataType::Uuid,
         oid::INTERVAL => DataType::Interval,
         oid::JSONB => DataType::Jsonb,
+        oid::JSON => DataType::Json,
         // Arrays of the element types Augur has (`_int4`, `_text`, ...).
         o => return DataType::array_types().find(|a| a.pg_oid() == o),
     })
@@ -536,6 +556,14 @@ pub fn decode_param(
             }
         }
         oid::UUID => Value::Uuid(Uuid::from_bytes(fixed(b, "uuid")?)),
+        // time: microseconds since midnight (int8), 0 to 24:00:00 (time_recv's check).
+        oid::TIME => {
+            let t = i64::from_be_bytes(fixed(b, "time")?);
+            if !(0..=crate::types::MICROS_PER_DAY).contains(&t) {
+                return Err(Error::new(SqlState("22008"), "time out of range"));
+            }
+            Value::Time(t)
+        }
         // interval: microseconds (int8), days (int4), months (int4).
         oid::INTERVAL => {
             let b: [u8; 16] = fixed(b, "interval")?;
@@ -553,6 +581,11 @@ pub fn decode_param(
             }
             _ => return Err(bad_binary("jsonb (unsupported jsonb version number)", b.len())),
         },
+        oid::JSON => {
+            let s = std::str::from_utf8(b)
+                .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;
+            Value::parse_text(s, DataType::Json)?
+        }
         oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME | oid::CHAR | oid::UNKNOWN => {
             let s = std::str::from_utf8(b)
                 .map_err(|_| Error::new(SqlState("22021"), "invalid byte sequence for encoding \"UTF8\""))?;

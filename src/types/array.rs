@@ -168,7 +168,7 @@ pub fn parse(s: &str) -> Result<(i64, Vec<Option<String>>)> {
 
 /// The types an array's elements may have (`varchar(n)` elements are text, `numeric(p, s)`
 /// elements numeric).
-static ARRAY_ELEMENTS: [DataType; 16] = [
+static ARRAY_ELEMENTS: [DataType; 18] = [
     DataType::Int2,
     DataType::Int4,
     DataType::Int8,
@@ -185,6 +185,8 @@ static ARRAY_ELEMENTS: [DataType; 16] = [
     DataType::Jsonb,
     DataType::Bpchar(None),
     DataType::Varchar(None),
+    DataType::Time(None),
+    DataType::Json,
 ];
 
 /// An array type's element in a stored definition (a table's or view's columns): the element
@@ -222,6 +224,7 @@ impl DataType {
             DataType::Varchar(_) => DataType::Varchar(None),
             DataType::Numeric(_) => DataType::Numeric(None),
             DataType::Bpchar(_) => DataType::Bpchar(None),
+            DataType::Time(_) => DataType::Time(None),
             e => e,
         };
         ARRAY_ELEMENTS.iter().find(|e| **e == elem).map(DataType::Array)
@@ -234,9 +237,10 @@ impl DataType {
     /// [`DataType::array_of`].
     pub fn array_keeping_typmod(elem: DataType) -> Option<DataType> {
         match elem {
-            DataType::Numeric(Some(_)) | DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_)) => {
-                Some(DataType::Array(intern(elem)))
-            }
+            DataType::Numeric(Some(_))
+            | DataType::Varchar(Some(_))
+            | DataType::Bpchar(Some(_))
+            | DataType::Time(Some(_)) => Some(DataType::Array(intern(elem))),
             e => DataType::array_of(e),
         }
     }
@@ -280,6 +284,8 @@ pub(super) fn array_oid(elem: &DataType) -> u32 {
         DataType::Bpchar(_) => 1014,
         DataType::Uuid => 2951,
         DataType::Jsonb => 3807,
+        DataType::Time(_) => 1183,
+        DataType::Json => 199,
         // Text, and nothing else: arrays hold only `ARRAY_ELEMENTS`.
         _ => 1009,
     }

@@ -27,6 +27,10 @@ const T_UUID: u8 = 11;
 const T_INTERVAL: u8 = 12;
 // jsonb: the length, then the document's text as jsonb prints it (numbers keep their scale).
 const T_JSONB: u8 = 13;
+// time: microseconds since midnight as a varint.
+const T_TIME: u8 = 14;
+// json: the length, then the text as written.
+const T_JSON: u8 = 15;
 
 /// Order-preserving encoding of an i64.
 #[inline]
@@ -117,6 +121,14 @@ pub fn encode_key_values(vals: &[Value]) -> Vec<u8> {
                 out.push(0x80);
                 j.encode_key(&mut out);
             }
+            Value::Time(t) => {
+                out.push(0x64);
+                out.extend_from_slice(&encode_i64(*t));
+            }
+            Value::Json(s) => {
+                out.push(0x81);
+                encode_escaped(&mut out, s.as_bytes());
+            }
         }
     }
     out
@@ -164,6 +176,11 @@ pub fn decode_key_values(b: &[u8], n: usize) -> Result<(Vec<Value>, usize)> {
                 Value::Date(i32::try_from(decode_i64(eight(&mut r)?)).map_err(|_| bad("date out of range"))?)
             }
             0x62 => Value::TimestampTz(decode_i64(eight(&mut r)?)),
+            0x64 => Value::Time(decode_i64(eight(&mut r)?)),
+            0x81 => Value::Json(
+                String::from_utf8(read_escaped(&mut r).ok_or_else(|| bad("bad string escape"))?)
+                    .map_err(|_| bad("json is not UTF-8"))?,
+            ),
             0x38 => {
                 let (d, used) =
                     numeric::decode_key(&r.b[r.pos..]).ok_or_else(|| bad("non-canonical numeric"))?;
@@ -309,6 +326,15 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
             let t = j.to_text();
             put_varint(out, t.len() as u64);
             out.extend_from_slice(t.as_bytes());
+        }
+        Value::Time(t) => {
+            out.push(T_TIME);
+            put_varint(out, *t as u64);
+        }
+        Value::Json(s) => {
+            out.push(T_JSON);
+            put_varint(out, s.len() as u64);
+            out.extend_from_slice(s.as_bytes());
         }
     }
 }
@@ -564,6 +590,13 @@ fn skip_value(r: &mut Reader<'_>) -> Result<()> {
             let n = r.varint()? as usize;
             r.take(n)?;
         }
+        T_TIME => {
+            r.varint()?;
+        }
+        T_JSON => {
+            let n = r.varint()? as usize;
+            r.take(n)?;
+        }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     }
     Ok(())
@@ -601,6 +634,18 @@ fn read_value<'a>(r: &mut Reader<'a>) -> Result<ValueRef<'a>> {
                 std::str::from_utf8(r.take(n)?).map_err(|_| Error::Corrupt("jsonb is not UTF-8".into()))?;
             jsonb::parse(t).map_err(|e| Error::Corrupt(format!("jsonb value: {e}")))?;
             ValueRef::Jsonb(JsonbRef::Text(t))
+        }
+        T_TIME => ValueRef::Time(
+            i64::try_from(r.varint()?)
+                .ok()
+                .filter(|t| *t <= super::MICROS_PER_DAY)
+                .ok_or_else(|| Error::Corrupt("time out of range".into()))?,
+        ),
+        T_JSON => {
+            let n = r.varint()? as usize;
+            ValueRef::Json(
+                std::str::from_utf8(r.take(n)?).map_err(|_| Error::Corrupt("json is not UTF-8".into()))?,
+            )
         }
         t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
     })
@@ -810,6 +855,8 @@ mod tests {
                 Json::Number(Decimal::from(n)),
                 Json::Null
             ])))),
+            (0..=super::super::MICROS_PER_DAY).prop_map(Value::Time),
+            "[ {}\\[\\]:,\"a-z0-9]{0,8}".prop_map(Value::Json),
         ]
     }
 

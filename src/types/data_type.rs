@@ -41,6 +41,11 @@ pub enum DataType {
     Interval,
     /// `jsonb`: a JSON document.
     Jsonb,
+    /// `time` (`time without time zone`): microseconds since midnight; `time(p)` keeps p
+    /// fractional digits when `Some`.
+    Time(Option<u32>),
+    /// `json`: JSON text kept as written ([`super::json`]).
+    Json,
     /// An array of `elem` values, of one dimension (a column's type, a cast's, array_agg's
     /// result, the catalog's array columns). Its values are [`Value::Text`] in PostgreSQL's
     /// text form ([`super::array`]); its elements are one of [`DataType::array_of`]'s types.
@@ -76,6 +81,14 @@ impl DataType {
             "uuid" => DataType::Uuid,
             "interval" => DataType::Interval,
             "jsonb" => DataType::Jsonb,
+            "json" => DataType::Json,
+            "time" | "time without time zone" => DataType::Time(len.map(|p| p.min(6))),
+            "timetz" | "time with time zone" => {
+                return Err(Error::new(
+                    SqlState::FEATURE_NOT_SUPPORTED,
+                    "type time with time zone is not supported by Augur",
+                ))
+            }
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_OBJECT,
@@ -105,6 +118,9 @@ impl DataType {
             DataType::Uuid => "uuid".into(),
             DataType::Interval => "interval".into(),
             DataType::Jsonb => "jsonb".into(),
+            DataType::Json => "json".into(),
+            DataType::Time(None) => "time without time zone".into(),
+            DataType::Time(Some(p)) => format!("time({p}) without time zone"),
             DataType::Array(e) => format!("{}[]", e.sql_name()),
             DataType::Bpchar(None) => "bpchar".into(),
             DataType::Bpchar(Some(n)) => format!("character({n})"),
@@ -130,6 +146,8 @@ impl DataType {
             DataType::Uuid => 2950,
             DataType::Interval => 1186,
             DataType::Jsonb => 3802,
+            DataType::Time(_) => 1083,
+            DataType::Json => 114,
             DataType::Array(e) => super::array::array_oid(e),
             DataType::Bpchar(_) => 1042,
             DataType::RegType => 2206,
@@ -156,6 +174,8 @@ impl DataType {
             DataType::Uuid => "uuid",
             DataType::Interval => "interval",
             DataType::Jsonb => "jsonb",
+            DataType::Time(_) => "time",
+            DataType::Json => "json",
             DataType::Array(e) => match e {
                 DataType::Int2 => "_int2",
                 DataType::Int4 => "_int4",
@@ -170,6 +190,8 @@ impl DataType {
                 DataType::Uuid => "_uuid",
                 DataType::Interval => "_interval",
                 DataType::Jsonb => "_jsonb",
+                DataType::Time(_) => "_time",
+                DataType::Json => "_json",
                 DataType::Bpchar(_) => "_bpchar",
                 DataType::Varchar(_) => "_varchar",
                 _ => "_text",
@@ -196,6 +218,7 @@ impl DataType {
         match self {
             DataType::Varchar(Some(n)) | DataType::Bpchar(Some(n)) => Some(*n),
             DataType::Numeric(Some(m)) => Some(numeric_len(*m)),
+            DataType::Time(p) => *p,
             DataType::Array(e) => e.typmod_len(),
             _ => None,
         }
@@ -204,6 +227,10 @@ impl DataType {
     /// PostgreSQL's `atttypmod` of the type (what RowDescription and pg_attribute carry):
     /// [`DataType::typmod_len`] plus 4, or -1 for a type without one.
     pub fn typmod(&self) -> i32 {
+        // time(p)'s modifier is p itself (PostgreSQL adds no offset to it).
+        if let DataType::Time(p) | DataType::Array(DataType::Time(p)) = self {
+            return p.map_or(-1, |p| p as i32);
+        }
         self.typmod_len().map_or(-1, |n| n as i32 + 4)
     }
 
@@ -215,9 +242,10 @@ impl DataType {
             DataType::Varchar(_) => DataType::Varchar(Some(n)),
             DataType::Bpchar(_) => DataType::Bpchar(Some(n)),
             DataType::Numeric(_) => DataType::Numeric(Some(numeric_mod(n))),
-            DataType::Array(e @ (DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Numeric(_))) => {
-                DataType::array_keeping_typmod(e.with_len(len)).unwrap_or(self)
-            }
+            DataType::Time(_) => DataType::Time(Some(n.min(6))),
+            DataType::Array(
+                e @ (DataType::Varchar(_) | DataType::Bpchar(_) | DataType::Numeric(_) | DataType::Time(_)),
+            ) => DataType::array_keeping_typmod(e.with_len(len)).unwrap_or(self),
             t => t,
         }
     }
@@ -232,6 +260,7 @@ impl DataType {
                 | DataType::Timestamp
                 | DataType::Date
                 | DataType::TimestampTz
+                | DataType::Time(_)
         )
     }
 
@@ -290,6 +319,8 @@ impl DataType {
             (T::Uuid, V::Uuid(u)) => V::Uuid(u),
             (T::Interval, V::Interval(i)) => V::Interval(i),
             (T::Jsonb, V::Jsonb(j)) => V::Jsonb(j),
+            (T::Json, V::Json(j)) => V::Json(j),
+            (T::Time(p), V::Time(t)) => V::Time(super::time::round_time(t, *p)),
             (t, V::Text(s)) => Value::parse_text(&s, *t)?,
             (t, v) => {
                 return Err(Error::mismatch(format!(

@@ -15,11 +15,13 @@ pub mod codec;
 mod data_type;
 pub(crate) mod datetime;
 pub mod interval;
+pub mod json;
 pub mod jsonb;
 pub mod keyspace;
 pub mod numeric;
 mod rowref;
 pub mod session_zone;
+pub mod time;
 mod value;
 pub mod zone;
 

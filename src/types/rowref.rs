@@ -26,6 +26,10 @@ pub enum ValueRef<'a> {
     Uuid(Uuid),
     Interval(Interval),
     Jsonb(JsonbRef<'a>),
+    /// Microseconds since midnight.
+    Time(i64),
+    /// A json document's text.
+    Json(&'a str),
 }
 
 /// A jsonb value, borrowed: a stored row's text of it (parsed once when it was read, so it is
@@ -64,6 +68,8 @@ impl ValueRef<'_> {
             ValueRef::Uuid(u) => Value::Uuid(u),
             ValueRef::Interval(i) => Value::Interval(i),
             ValueRef::Jsonb(j) => Value::Jsonb(Box::new(j.to_json())),
+            ValueRef::Time(t) => Value::Time(t),
+            ValueRef::Json(s) => Value::Json(s.to_owned()),
         }
     }
 }
@@ -85,6 +91,8 @@ impl Value {
             Value::Uuid(u) => ValueRef::Uuid(*u),
             Value::Interval(i) => ValueRef::Interval(*i),
             Value::Jsonb(j) => ValueRef::Jsonb(JsonbRef::Tree(j)),
+            Value::Time(t) => ValueRef::Time(*t),
+            Value::Json(s) => ValueRef::Json(s),
         }
     }
 }

@@ -32,6 +32,10 @@ pub enum Value {
     Uuid(Uuid),
     Interval(Interval),
     Jsonb(Box<Json>),
+    /// A time of day: microseconds since midnight, 0 to 24:00:00 included.
+    Time(i64),
+    /// `json`: the document's text as written.
+    Json(String),
 }
 
 pub type Row = Vec<Value>;
@@ -56,13 +60,15 @@ impl Value {
             Value::Uuid(_) => "uuid",
             Value::Interval(_) => "interval",
             Value::Jsonb(_) => "jsonb",
+            Value::Time(_) => "time without time zone",
+            Value::Json(_) => "json",
         }
     }
 
     /// The integer an ALEX primary key holds for this value (integers, timestamps, dates).
     pub fn int_key(&self) -> Option<i64> {
         match *self {
-            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) => Some(i),
+            Value::Int(i) | Value::Timestamp(i) | Value::TimestampTz(i) | Value::Time(i) => Some(i),
             Value::Date(d) => Some(d as i64),
             _ => None,
         }
@@ -152,6 +158,8 @@ impl Value {
             DataType::Uuid => Value::Uuid(parse_uuid(s).ok_or_else(|| bad("uuid"))?),
             DataType::Interval => Value::Interval(interval::parse(s)?),
             DataType::Jsonb => Value::Jsonb(Box::new(jsonb::parse(s)?)),
+            DataType::Json => Value::Json(super::json::parse(s)?),
+            DataType::Time(p) => Value::Time(super::time::round_time(super::time::parse_time(s)?, p)),
             DataType::Array(elem) => super::array::parse_typed(s, *elem)?,
         })
     }
@@ -179,6 +187,8 @@ impl Value {
             Value::Uuid(u) => u.hyphenated().to_string(),
             Value::Interval(i) => interval::format(i),
             Value::Jsonb(j) => j.to_text(),
+            Value::Time(t) => super::time::format_time(*t),
+            Value::Json(s) => s.clone(),
         })
     }
 
@@ -208,6 +218,9 @@ impl Value {
             // A month counts as 30 days and a day as 24 hours, as PostgreSQL compares them.
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp_span(b)),
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp_pg(b)),
+            (Time(a), Time(b)) => Some(a.cmp(b)),
+            // json has no order of its own (SQL refuses to compare it); by text here.
+            (Json(a), Json(b)) => Some(a.cmp(b)),
             // Against a timestamptz, a date or timestamp is its local time in the session
             // zone, as PostgreSQL's implicit cast reads it.
             (Date(_) | Timestamp(_), TimestampTz(b)) => {
@@ -243,7 +256,9 @@ impl Value {
             Value::Uuid(_) => 5,
             Value::Interval(_) => 6,
             Value::Jsonb(_) => 7,
-            Value::Null => 8,
+            Value::Time(_) => 8,
+            Value::Json(_) => 9,
+            Value::Null => 10,
         }
     }
 
@@ -316,6 +331,8 @@ impl std::hash::Hash for Value {
             }
             Value::Uuid(u) => u.hash(state),
             Value::Interval(i) => i.span().hash(state),
+            Value::Time(t) => t.hash(state),
+            Value::Json(s) => s.hash(state),
             // Values that compare equal have one key encoding.
             Value::Jsonb(j) => {
                 let mut b = Vec::new();

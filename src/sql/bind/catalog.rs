@@ -150,9 +150,11 @@ impl Binder<'_> {
     }
 
     /// A value as json_build_object writes it: a JSON string, number, boolean or null.
-    fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+    pub(super) fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
         let null = || lit_text("null");
         Ok(match t {
+            // A json or jsonb value is written as its text.
+            Ty::Json | Ty::Jsonb => Expr::Func(Func::Coalesce, vec![as_text(e), null()], Ty::Text),
             Ty::Bool => case_of(
                 e,
                 vec![
@@ -252,6 +254,28 @@ impl Binder<'_> {
                                 whens: vec![(
                                     Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(4))),
                                     with_mod,
+                                )],
+                                els: Some(Box::new(lit_text(t.display))),
+                            }
+                        } else if matches!(t.oid, 1083 | 1183) {
+                            // time(p) (time(p)[]): the modifier is p itself.
+                            let close = if t.oid == 1183 {
+                                ") without time zone[]"
+                            } else {
+                                ") without time zone"
+                            };
+                            let with_p = Expr::Concat(
+                                Box::new(lit_text("time(")),
+                                Box::new(Expr::Concat(
+                                    Box::new(as_text(m.clone())),
+                                    Box::new(lit_text(close)),
+                                )),
+                            );
+                            Expr::Case {
+                                operand: None,
+                                whens: vec![(
+                                    Expr::Cmp(CmpOp::Ge, Box::new(m.clone()), Box::new(lit_int(0))),
+                                    with_p,
                                 )],
                                 els: Some(Box::new(lit_text(t.display))),
                             }
@@ -369,7 +393,7 @@ impl Binder<'_> {
                 (self.oid_arg(args[0].clone(), name)?, Ty::Int8)
             }
             ("json_build_object", _) if n.is_multiple_of(2) => {
-                // Text in PostgreSQL's json output form (Augur has no json type).
+                // PostgreSQL's json output form (`{"a" : 1, "b" : "x"}`), as json.
                 let mut parts = vec![lit_text("{")];
                 for (i, pair) in args.chunks(2).enumerate() {
                     if i > 0 {
@@ -380,7 +404,8 @@ impl Binder<'_> {
                     parts.push(self.json_value(pair[1].clone())?);
                 }
                 parts.push(lit_text("}"));
-                (Expr::Func(Func::Concat, parts, Ty::Text), Ty::Text)
+                let text = Expr::Func(Func::Concat, parts, Ty::Text);
+                (Expr::Cast(Box::new(text), Ty::Json, None), Ty::Json)
             }
             ("pg_get_serial_sequence", 2) => {
                 let (t, tt) = args[0].clone();

@@ -153,7 +153,7 @@ impl Binder<'_> {
             ("extract" | "date_part", 2) => {
                 text!(0);
                 match types[1] {
-                    Ty::Date | Ty::Timestamp | Ty::TimestampTz | Ty::Interval => {}
+                    Ty::Date | Ty::Timestamp | Ty::TimestampTz | Ty::Interval | Ty::Time => {}
                     Ty::Unknown => return Err(ambiguous(name, &types)),
                     _ => return Err(undefined()),
                 }
@@ -199,6 +199,14 @@ impl Binder<'_> {
             ("make_date", 3) => {
                 ints!(0, 1, 2);
                 call(DtFn::MakeDate, exprs(args), Ty::Date)
+            }
+            ("make_time", 3) => {
+                ints!(0, 1);
+                if !(types[2].is_num() || types[2] == Ty::Unknown) {
+                    return Err(undefined());
+                }
+                to!(2, Ty::Float8);
+                call(DtFn::MakeTime, exprs(args), Ty::Time)
             }
             ("make_timestamp", 6) => {
                 ints!(0, 1, 2, 3, 4);

@@ -198,7 +198,13 @@ impl Binder<'_> {
             let (l, r) = (as_text(l, lt)?, as_text(r, rt)?);
             return self.comparable(l, r, op);
         }
+        let undefined = |a: Ty, b: Ty| {
+            let msg = format!("operator does not exist: {} {op} {}", a.name(), b.name());
+            Err(Error::new(SqlState::UNDEFINED_FUNCTION, msg))
+        };
         let target = match (lt, rt) {
+            // json has no comparison operators (nor equality), as in PostgreSQL.
+            (a, b) if a == Ty::Json || b == Ty::Json => return undefined(a, b),
             // regtype has no comparison of its own: PostgreSQL compares it as an OID, an
             // untyped literal beside it included (`pg_typeof(x) = 'int4'` is 22P02).
             (Ty::RegType, Ty::Unknown) | (Ty::Unknown, Ty::RegType) => Ty::Int8,
@@ -211,12 +217,7 @@ impl Binder<'_> {
             // A regtype and an OID: as OIDs (`pg_typeof(x) = 'int4'::regtype`, `= atttypid`).
             (Ty::RegType, b) if b.is_int() => Ty::Int8,
             (a, Ty::RegType) if a.is_int() => Ty::Int8,
-            (a, b) => {
-                return Err(Error::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("operator does not exist: {} {op} {}", a.name(), b.name()),
-                ))
-            }
+            (a, b) => return undefined(a, b),
         };
         Ok((self.coerce(l, lt, target)?, self.coerce(r, rt, target)?))
     }
@@ -237,6 +238,11 @@ impl Binder<'_> {
                 let t = Ty::unify(a, b)?;
                 (t, t, Interval)
             }
+            (Add | Sub, Time, Interval) => (Time, Interval, Time),
+            (Add, Interval, Time) => (Interval, Time, Time),
+            (Sub, Time, Time) => (Time, Time, Interval),
+            (Add, Date, Time) => (Date, Time, Timestamp),
+            (Add, Time, Date) => (Time, Date, Timestamp),
             (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
             (Add, Interval, Date) => (Interval, Date, Timestamp),
             (Add | Sub, Interval, b) if iv(b) => (Interval, Interval, Interval),

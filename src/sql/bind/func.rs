@@ -73,6 +73,7 @@ impl Binder<'_> {
                     | "bool_or"
                     | "array_agg"
                     | "jsonb_agg"
+                    | "json_agg"
                     | "jsonb_object_agg"
                     | "string_agg"
             );
@@ -112,6 +113,7 @@ impl Binder<'_> {
             "bool_or" => Some(AggFunc::BoolOr),
             "array_agg" => Some(AggFunc::ArrayAgg),
             "jsonb_agg" => Some(AggFunc::JsonbAgg),
+            "json_agg" => Some(AggFunc::JsonAgg),
             "jsonb_object_agg" => Some(AggFunc::JsonbObjectAgg),
             _ => None,
         };
@@ -185,6 +187,7 @@ impl Binder<'_> {
                 }
                 // jsonb_agg aggregates each value as to_jsonb converts it.
                 (AggFunc::JsonbAgg, Some(a)) => (Some(self.jsonb_of((a, arg_ty))?), Ty::Jsonb),
+                (AggFunc::JsonAgg, Some(a)) => (Some(self.json_of((a, arg_ty))?), Ty::Json),
                 (_, a) => (a, arg_ty),
             };
             let bad = || {
@@ -208,6 +211,7 @@ impl Binder<'_> {
                 AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
                 AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Ty::Jsonb,
+                AggFunc::JsonAgg => Ty::Json,
                 AggFunc::ArrayAgg => arg_ty.array().ok_or_else(|| {
                     Error::unsupported(format!(
                         "array_agg of {} values (an array of more than one dimension) is not supported by Augur",
@@ -356,6 +360,16 @@ impl Binder<'_> {
         }
         let pair = vec![self.jsonb_of(key)?, self.jsonb_of(value)?];
         Ok(Expr::Func(Func::JsonBuildArray, pair, Ty::Jsonb))
+    }
+
+    /// `to_json(e)` of a bound argument: json as it is, anything else as `to_jsonb` converts
+    /// it, written as json.
+    pub(super) fn json_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+        if t == Ty::Json {
+            return Ok(e);
+        }
+        let j = self.jsonb_of((e, t))?;
+        Ok(Expr::Cast(Box::new(j), Ty::Json, None))
     }
 
     fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
@@ -630,6 +644,7 @@ impl Binder<'_> {
             ("now" | "current_timestamp" | "transaction_timestamp", 0) => (Func::Now, Ty::TimestampTz),
             ("statement_timestamp", 0) => (Func::StatementTimestamp, Ty::TimestampTz),
             ("localtimestamp", 0) => (Func::Now, Ty::Timestamp),
+            ("localtime", 0) => (Func::Now, Ty::Time),
             ("current_date", 0) => (Func::Now, Ty::Date),
             ("version", 0) => return lit(Value::Text(crate::sql::VERSION_STRING.into()), Ty::Text),
             ("current_database", 0) | ("current_catalog", 0) => {
@@ -680,6 +695,24 @@ impl Binder<'_> {
                 let e = self.jsonb_of(args[0].clone())?;
                 return Ok((e, Ty::Jsonb));
             }
+            ("to_json", 1) => {
+                let e = self.json_of(args[0].clone())?;
+                return Ok((e, Ty::Json));
+            }
+            ("json_build_array", _) => {
+                // PostgreSQL's json output form: `[1, "a", null]`.
+                let lit_text = |s: &str| Expr::Lit(Value::Text(s.into()));
+                let mut parts = vec![lit_text("[")];
+                for (i, a) in args.into_iter().enumerate() {
+                    if i > 0 {
+                        parts.push(lit_text(", "));
+                    }
+                    parts.push(self.json_value(a)?);
+                }
+                parts.push(lit_text("]"));
+                let text = Expr::Func(Func::Concat, parts, Ty::Text);
+                return Ok((Expr::Cast(Box::new(text), Ty::Json, None), Ty::Json));
+            }
             ("jsonb_build_array", _) => {
                 let mut items = Vec::with_capacity(n);
                 for a in args {
@@ -710,6 +743,18 @@ impl Binder<'_> {
                     });
                 }
                 return Ok((Expr::Func(Func::JsonBuildObject, items, Ty::Jsonb), Ty::Jsonb));
+            }
+            ("json_typeof" | "json_array_length", 1) => {
+                let (e, t) = args[0].clone();
+                if !matches!(t, Ty::Json | Ty::Unknown) {
+                    return Err(undefined());
+                }
+                args[0] = (self.coerce(e, t, Ty::Json)?, Ty::Json);
+                if name == "json_typeof" {
+                    (Func::JsonTypeof, Ty::Text)
+                } else {
+                    (Func::JsonArrayLength, Ty::Int4)
+                }
             }
             ("jsonb_typeof" | "jsonb_array_length", 1) => {
                 let (e, t) = args[0].clone();

@@ -197,10 +197,16 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
             len.filter(|_| {
                 matches!(
                     elem,
-                    DataType::Numeric(_) | DataType::Varchar(Some(_)) | DataType::Bpchar(Some(_))
+                    DataType::Numeric(_)
+                        | DataType::Varchar(Some(_))
+                        | DataType::Bpchar(Some(_))
+                        | DataType::Time(Some(_))
                 )
             }),
         ));
+    }
+    if let Some(t) = time_type(s)? {
+        return Ok((t, t.typmod_len()));
     }
     let s = s.to_string();
     let (base, args) = match s.find('(') {
@@ -244,6 +250,45 @@ pub fn type_of_name(s: &str) -> Result<(DataType, Option<u32>)> {
         _ => None,
     };
     Ok((t, len))
+}
+
+/// `time`, `time(p)`, `time [(p)] without time zone` (the precision at most 6: more is
+/// rounded down to 6 as PostgreSQL warns); `time with time zone` / `timetz` are not supported.
+fn time_type(s: &str) -> Result<Option<DataType>> {
+    let s = s.trim();
+    let Some(rest) = s.strip_prefix("timetz").or_else(|| s.strip_prefix("time")) else {
+        return Ok(None);
+    };
+    let tz = s.starts_with("timetz");
+    let rest = rest.trim_start();
+    let (p, rest) = match rest.strip_prefix('(') {
+        Some(r) => {
+            let (p, r) = r
+                .split_once(')')
+                .ok_or_else(|| Error::syntax("syntax error at or near \"(\""))?;
+            let p: i64 = p
+                .trim()
+                .parse()
+                .map_err(|_| Error::syntax(format!("syntax error at or near \"{p}\"")))?;
+            if p < 0 {
+                return Err(Error::syntax(format!("TIME({p}) precision must not be negative")));
+            }
+            (Some(p.min(6) as u32), r.trim_start())
+        }
+        None => (None, rest),
+    };
+    let tz = match rest {
+        "" => tz,
+        "without time zone" if !tz => false,
+        "with time zone" if !tz => true,
+        _ => return Ok(None),
+    };
+    if tz {
+        return Err(Error::unsupported(
+            "type time with time zone is not supported by Augur",
+        ));
+    }
+    Ok(Some(DataType::Time(p)))
 }
 
 pub struct Binder<'a> {

@@ -36,6 +36,9 @@ impl Binder<'_> {
             )
         };
         let jsonb_side = |t: Ty| matches!(t, Ty::Jsonb | Ty::Unknown);
+        if lt == Ty::Json {
+            return self.plain_json_op(op, l, (r, rt), undefined);
+        }
         if !jsonb_side(lt) {
             return Err(undefined());
         }
@@ -94,6 +97,47 @@ impl Binder<'_> {
         } else {
             (Expr::Func(Func::JsonGet, vec![l, r], Ty::Jsonb), Ty::Jsonb)
         })
+    }
+
+    /// json's operators: `->` / `->>` (a field by text key or an element by integer index) and
+    /// `#>` / `#>>` (by a `text[]` path), returning the part's original text as json (or its
+    /// contents as text); json has none of jsonb's other operators.
+    fn plain_json_op(
+        &mut self,
+        op: &A::BinaryOperator,
+        l: Expr,
+        (r, rt): (Expr, Ty),
+        undefined: impl Fn() -> Error,
+    ) -> Result<(Expr, Ty)> {
+        use A::BinaryOperator as B;
+        let text_array = Ty::Array(&Ty::Text);
+        let (f, r, ty) = match op {
+            B::HashArrow | B::HashLongArrow => {
+                if !(rt == text_array || rt == Ty::Unknown) {
+                    return Err(undefined());
+                }
+                let r = self.coerce(r, rt, text_array)?;
+                if *op == B::HashArrow {
+                    (Func::JsonPath, r, Ty::Json)
+                } else {
+                    (Func::JsonPathText, r, Ty::Text)
+                }
+            }
+            B::Arrow | B::LongArrow => {
+                let r = match rt {
+                    Ty::Text | Ty::Unknown => self.coerce(r, rt, Ty::Text)?,
+                    t if t.is_int() => r,
+                    _ => return Err(undefined()),
+                };
+                if *op == B::Arrow {
+                    (Func::JsonGet, r, Ty::Json)
+                } else {
+                    (Func::JsonGetText, r, Ty::Text)
+                }
+            }
+            _ => return Err(undefined()),
+        };
+        Ok((Expr::Func(f, vec![l, r], ty), ty))
     }
 
     /// `x ~ p` and its variants (`ci`: `~*`, `not`: `!~`), over text.

@@ -388,6 +388,12 @@ impl Binder<'_> {
             );
 
         plan = Plan::Project(Box::new(plan), exprs);
+        if distinct && types.contains(&Ty::Json) {
+            return Err(no_json_operator("an equality"));
+        }
+        if keys.iter().any(|(i, _)| key_types[*i] == Ty::Json) {
+            return Err(no_json_operator("an ordering"));
+        }
         if distinct {
             plan = Plan::Distinct(Box::new(plan), array_cols(types.iter().copied()));
         }
@@ -604,11 +610,22 @@ impl Binder<'_> {
                 }
                 e => self.bind_noagg(e, scope, "GROUP BY")?,
             };
+            if t == Ty::Json {
+                return Err(no_json_operator("an equality"));
+            }
             groups.push(e);
             group_types.push(t);
         }
         Ok((groups, group_types))
     }
+}
+
+/// 42883 for grouping, DISTINCT or ORDER BY on json, which has no equality or order.
+fn no_json_operator(what: &str) -> Error {
+    Error::new(
+        SqlState::UNDEFINED_FUNCTION,
+        format!("could not identify {what} operator for type json"),
+    )
 }
 
 /// What an ORDER BY key of type `ty` sorts by: an array by its elements' values

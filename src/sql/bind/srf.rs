@@ -22,7 +22,8 @@ pub(super) fn record_fields(kind: SrfKind) -> Option<&'static [(&'static str, Ty
     match kind {
         SrfKind::ExpandArray => Some(&EXPAND_FIELDS),
         SrfKind::JsonbEach => Some(&[("key", Ty::Text), ("value", Ty::Jsonb)]),
-        SrfKind::JsonbEachText => Some(&[("key", Ty::Text), ("value", Ty::Text)]),
+        SrfKind::JsonbEachText | SrfKind::JsonEachText => Some(&[("key", Ty::Text), ("value", Ty::Text)]),
+        SrfKind::JsonEach => Some(&[("key", Ty::Text), ("value", Ty::Json)]),
         _ => None,
     }
 }
@@ -32,8 +33,9 @@ pub(super) fn record_fields(kind: SrfKind) -> Option<&'static [(&'static str, Ty
 pub(super) fn jsonb_column(kind: SrfKind) -> Option<(Ty, Option<&'static str>)> {
     match kind {
         SrfKind::JsonbArrayElements => Some((Ty::Jsonb, Some("value"))),
-        SrfKind::JsonbArrayElementsText => Some((Ty::Text, Some("value"))),
-        SrfKind::JsonbObjectKeys => Some((Ty::Text, None)),
+        SrfKind::JsonbArrayElementsText | SrfKind::JsonArrayElementsText => Some((Ty::Text, Some("value"))),
+        SrfKind::JsonArrayElements => Some((Ty::Json, Some("value"))),
+        SrfKind::JsonbObjectKeys | SrfKind::JsonObjectKeys => Some((Ty::Text, None)),
         _ => None,
     }
 }
@@ -47,6 +49,11 @@ pub(super) fn is_jsonb(kind: SrfKind) -> bool {
             | SrfKind::JsonbArrayElements
             | SrfKind::JsonbArrayElementsText
             | SrfKind::JsonbObjectKeys
+            | SrfKind::JsonEach
+            | SrfKind::JsonEachText
+            | SrfKind::JsonArrayElements
+            | SrfKind::JsonArrayElementsText
+            | SrfKind::JsonObjectKeys
     )
 }
 
@@ -75,6 +82,13 @@ pub(super) fn srf_kind(name: &A::ObjectName) -> Option<SrfKind> {
             Some(SrfKind::JsonbArrayElementsText)
         }
         ["jsonb_object_keys"] | ["pg_catalog", "jsonb_object_keys"] => Some(SrfKind::JsonbObjectKeys),
+        ["json_each"] | ["pg_catalog", "json_each"] => Some(SrfKind::JsonEach),
+        ["json_each_text"] | ["pg_catalog", "json_each_text"] => Some(SrfKind::JsonEachText),
+        ["json_array_elements"] | ["pg_catalog", "json_array_elements"] => Some(SrfKind::JsonArrayElements),
+        ["json_array_elements_text"] | ["pg_catalog", "json_array_elements_text"] => {
+            Some(SrfKind::JsonArrayElementsText)
+        }
+        ["json_object_keys"] | ["pg_catalog", "json_object_keys"] => Some(SrfKind::JsonObjectKeys),
         _ => None,
     }
 }
@@ -180,11 +194,16 @@ impl Binder<'_> {
         Ok((base, out))
     }
 
-    /// The one jsonb argument of a jsonb set-returning function (an untyped literal read as
-    /// jsonb).
+    /// The one jsonb argument of a jsonb set-returning function, or the json one of a json
+    /// function (`json_each`, ...; an untyped literal read as that type).
     pub(super) fn jsonb_srf_arg(&mut self, exprs: Vec<Expr>, tys: &[Ty], name: &str) -> Result<Expr> {
+        let want = if name.contains("jsonb") {
+            Ty::Jsonb
+        } else {
+            Ty::Json
+        };
         match (exprs.as_slice(), tys) {
-            ([e], [t @ (Ty::Jsonb | Ty::Unknown)]) => self.coerce(e.clone(), *t, Ty::Jsonb),
+            ([e], [t]) if *t == want || *t == Ty::Unknown => self.coerce(e.clone(), *t, want),
             _ => Err(no_such(name, tys)),
         }
     }

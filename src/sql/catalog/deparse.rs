@@ -34,6 +34,7 @@ enum T {
     Timestamp,
     TimestampTz,
     Interval,
+    Time,
     /// An array (only `ARRAY[...]` of a DEFAULT is typed as one).
     Array,
     Unknown,
@@ -53,6 +54,7 @@ impl T {
             DataType::Timestamp => T::Timestamp,
             DataType::TimestampTz => T::TimestampTz,
             DataType::Interval => T::Interval,
+            DataType::Time(None) => T::Time,
             _ => return None,
         })
     }
@@ -73,6 +75,7 @@ impl T {
             T::Timestamp => "timestamp without time zone".into(),
             T::TimestampTz => "timestamp with time zone".into(),
             T::Interval => "interval".into(),
+            T::Time => "time without time zone".into(),
             T::Array => "anyarray".into(),
         }
     }
@@ -277,6 +280,10 @@ fn typed_literal(s: &str, t: T) -> Option<N> {
         }
         T::Interval => {
             let v = Value::parse_text(s, DataType::Interval).ok()?;
+            N::Const(v.to_text()?, t)
+        }
+        T::Time => {
+            let v = Value::parse_text(s, DataType::Time(None)).ok()?;
             N::Const(v.to_text()?, t)
         }
         T::Bool => match Value::parse_text(s, DataType::Bool).ok()? {

@@ -213,7 +213,8 @@ fn column_row(
     let (prec, radix, scale) = numeric(ty);
     let dt_prec = match ty {
         DataType::Date => int(0),
-        DataType::Timestamp | DataType::TimestampTz | DataType::Interval => int(6),
+        DataType::Timestamp | DataType::TimestampTz | DataType::Interval | DataType::Time(None) => int(6),
+        DataType::Time(Some(p)) => int(i64::from(p)),
         _ => N,
     };
     let pos = i as i64 + 1;

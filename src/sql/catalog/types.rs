@@ -107,6 +107,8 @@ pub const TYPES: &[PgType] = &[
         25, "text", "text", -1, false, "S", 1009, "text", "i",
     ))),
     preferred(base(26, "oid", "oid", 4, true, "N", 1028, "oid", "i")),
+    base(114, "json", "json", -1, false, "U", 199, "json_", "i"),
+    array(199, "_json", "json[]", 114, "i"),
     preferred(base(
         701,
         "float8",
@@ -156,6 +158,17 @@ pub const TYPES: &[PgType] = &[
     )),
     base(1082, "date", "date", 4, true, "D", 1182, "date_", "i"),
     base(
+        1083,
+        "time",
+        "time without time zone",
+        8,
+        true,
+        "D",
+        1183,
+        "time_",
+        "d",
+    ),
+    base(
         1114,
         "timestamp",
         "timestamp without time zone",
@@ -168,6 +181,7 @@ pub const TYPES: &[PgType] = &[
     ),
     array(1115, "_timestamp", "timestamp without time zone[]", 1114, "d"),
     array(1182, "_date", "date[]", 1082, "i"),
+    array(1183, "_time", "time without time zone[]", 1083, "d"),
     preferred(base(
         1184,
         "timestamptz",
@@ -228,6 +242,7 @@ pub fn by_name(name: &str) -> Option<&'static PgType> {
         "double precision" | "float" => 701,
         "timestamp without time zone" => 1114,
         "timestamp with time zone" => 1184,
+        "time without time zone" => 1083,
         _ => DataType::from_sql_name(n, None).ok()?.pg_oid() as i64,
     };
     by_oid(oid)
@@ -249,6 +264,9 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> String {
         (1014 | 1015, Some(m)) if m >= 4 => format!("{}({})[]", t.display.trim_end_matches("[]"), m - 4),
         (1700, Some(m)) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
         (1231, Some(m)) if m >= 4 => format!("numeric({},{})[]", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),
+        // time(p): the modifier is p itself.
+        (1083, Some(m)) if m >= 0 => format!("time({m}) without time zone"),
+        (1183, Some(m)) if m >= 0 => format!("time({m}) without time zone[]"),
         _ => t.display.into(),
     }
 }

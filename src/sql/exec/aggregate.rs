@@ -159,7 +159,7 @@ impl Acc {
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.map_or(Value::Null, |b| b.0),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => {
+            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonAgg => {
                 let mut items = self.items;
                 if !spec.order.is_empty() {
                     // Stable: values with equal keys stay in input order.
@@ -182,6 +182,13 @@ impl Acc {
                         .map(|(_, v)| object_pair(v))
                         .collect::<Result<Vec<_>>>()?;
                     return Ok(Value::Jsonb(Box::new(Json::object(pairs))));
+                }
+                if spec.func == AggFunc::JsonAgg {
+                    let elems: Vec<String> = items
+                        .into_iter()
+                        .map(|(_, v)| v.to_text().unwrap_or_else(|| "null".into()))
+                        .collect();
+                    return Ok(Value::Json(format!("[{}]", elems.join(", "))));
                 }
                 if spec.func == AggFunc::JsonbAgg {
                     let elems = items

@@ -43,6 +43,9 @@ pub fn cast_allowed(from: Ty, to: Ty) -> bool {
         (f, t) if f.is_num() && t.is_num() => true,
         (f, t) if f.is_datetime() && t.is_datetime() => true,
         (Ty::Bool, Ty::Int4) | (Ty::Int4, Ty::Bool) => true,
+        (Ty::Json, Ty::Jsonb) | (Ty::Jsonb, Ty::Json) => true,
+        // time from a timestamp (its time of day) and from and to an interval.
+        (Ty::Timestamp | Ty::TimestampTz | Ty::Interval, Ty::Time) | (Ty::Time, Ty::Interval) => true,
         // Element by element (a text array's elements read as the new element type).
         (Ty::Array(_), Ty::Array(_)) => true,
         _ => false,
@@ -82,10 +85,16 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
                 }
             })?,
         (V::Text(s), Ty::Bool) => Value::parse_text(&s, DataType::Bool)?,
+        (V::Text(s), Ty::Time) => Value::parse_text(&s, DataType::Time(len))?,
         (V::Text(s), Ty::Numeric) => Value::parse_text(&s, DataType::Numeric(numeric_mod(len)))?,
         // `numeric(p, s)[]`: each element rounded to the typmod.
         (V::Text(s), Ty::Array(e)) if *e == Ty::Numeric && len.is_some() => {
             let dt = DataType::array_keeping_typmod(DataType::Numeric(numeric_mod(len)));
+            Value::parse_text(&s, dt.unwrap_or(DataType::Text(None)))?
+        }
+        // `time(p)[]`: each element rounded to p digits.
+        (V::Text(s), Ty::Array(Ty::Time)) if len.is_some() => {
+            let dt = DataType::array_keeping_typmod(DataType::Time(len));
             Value::parse_text(&s, dt.unwrap_or(DataType::Text(None)))?
         }
         // `varchar(n)[]`: each element truncated to n characters.
@@ -131,7 +140,14 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         (V::Numeric(d), Ty::Float8) => V::Float(numeric::to_f64(d)),
         (V::Uuid(u), Ty::Uuid) => V::Uuid(u),
         (V::Interval(i), Ty::Interval) => V::Interval(i),
+        (v @ (V::Time(_) | V::Timestamp(_) | V::TimestampTz(_) | V::Interval(_)), Ty::Time) => {
+            V::Time(crate::types::time::round_time(time_of(&v), len))
+        }
+        (V::Time(t), Ty::Interval) => V::Interval(crate::types::Interval::new(0, 0, t)),
         (V::Jsonb(j), Ty::Jsonb) => V::Jsonb(j),
+        (V::Json(s), Ty::Json) => V::Json(s),
+        (V::Json(s), Ty::Jsonb) => Value::parse_text(&s, DataType::Jsonb)?,
+        (V::Jsonb(j), Ty::Json) => V::Json(j.to_text()),
         (V::Bool(b), Ty::Bool) => V::Bool(b),
         (V::Bool(b), t) if t.is_int() => V::Int(b as i64),
         (V::Int(i), Ty::Bool) => V::Bool(i != 0),
@@ -177,6 +193,8 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
     let v = match dt {
         DataType::Numeric(Some(m)) => cast(v, ty, Some(numeric_len(m)))?,
         DataType::Array(DataType::Numeric(Some(m))) => cast(v, ty, Some(numeric_len(*m)))?,
+        DataType::Time(p @ Some(_)) => cast(v, ty, p)?,
+        DataType::Array(DataType::Time(p @ Some(_))) => cast(v, ty, *p)?,
         _ => cast(v, ty, None)?,
     };
     match (dt, &v) {
@@ -218,6 +236,19 @@ pub fn assign(v: Value, dt: DataType, col: &str) -> Result<Value> {
 /// float8 ([`crate::types::format_float`]).
 pub fn text_of(v: &Value) -> Option<String> {
     v.to_text()
+}
+
+/// The time of day of a time, a timestamp (a timestamptz's in the session zone) or an
+/// interval's time part (PostgreSQL's interval_time: modulo a day).
+fn time_of(v: &Value) -> i64 {
+    let day = crate::types::MICROS_PER_DAY;
+    match v {
+        Value::Time(t) => *t,
+        Value::Timestamp(t) => t.rem_euclid(day),
+        Value::TimestampTz(t) => crate::types::session_zone::to_local(*t).rem_euclid(day),
+        Value::Interval(i) => i.micros.rem_euclid(day),
+        _ => 0,
+    }
 }
 
 pub(super) fn text_arg(v: &Value) -> Option<String> {

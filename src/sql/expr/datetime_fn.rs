@@ -33,6 +33,8 @@ pub enum DtFn {
     ZoneToLocal,
     MakeDate,
     MakeTimestamp,
+    /// `make_time(hour, min, sec)`.
+    MakeTime,
     /// `make_interval(years, months, weeks, days, hours, mins, secs)`.
     MakeInterval,
     /// `age(a, b)`: the difference in years, months, days and time.
@@ -241,14 +243,14 @@ pub(super) fn decode_unit(s: &str) -> Option<Unit> {
     })
 }
 
-fn not_recognized(unit: &str, ty: &str) -> Error {
+pub(super) fn not_recognized(unit: &str, ty: &str) -> Error {
     Error::new(
         SqlState::INVALID_PARAMETER_VALUE,
         format!("unit \"{}\" not recognized for type {ty}", unit.to_lowercase()),
     )
 }
 
-fn not_supported(unit: &str, ty: &str) -> Error {
+pub(super) fn not_supported(unit: &str, ty: &str) -> Error {
     Error::new(
         SqlState::FEATURE_NOT_SUPPORTED,
         format!("unit \"{}\" not supported for type {ty}", unit.to_lowercase()),
@@ -279,7 +281,7 @@ fn float(v: &Value) -> f64 {
 }
 
 /// An integer result of EXTRACT (numeric) or date_part (float8).
-fn part_int(i: i64, as_numeric: bool) -> Value {
+pub(super) fn part_int(i: i64, as_numeric: bool) -> Value {
     if as_numeric {
         Value::Numeric(Decimal::from(i))
     } else {
@@ -288,7 +290,7 @@ fn part_int(i: i64, as_numeric: bool) -> Value {
 }
 
 /// `n / 10^scale` as numeric with that scale, or as float8.
-fn part_scaled(n: i64, scale: u32, as_numeric: bool) -> Value {
+pub(super) fn part_scaled(n: i64, scale: u32, as_numeric: bool) -> Value {
     if as_numeric {
         Value::Numeric(Decimal::new(n, scale))
     } else {
@@ -306,6 +308,7 @@ pub(super) fn eval(f: DtFn, vals: &[Value]) -> Result<Value> {
             Ok(Value::Date(tm.days() as i32))
         }
         DtFn::MakeTimestamp => make_timestamp(vals),
+        DtFn::MakeTime => super::time_fn::make_time(int(&vals[0]), int(&vals[1]), float(&vals[2])),
         DtFn::MakeInterval => make_interval(vals),
         DtFn::Age => age(&vals[0], &vals[1]),
         DtFn::JustifyDays | DtFn::JustifyHours | DtFn::JustifyInterval => {
@@ -337,6 +340,7 @@ fn part(unit: &str, v: &Value, as_numeric: bool) -> Result<Value> {
         Value::Timestamp(t) => timestamp_part(unit, u, *t, false, as_numeric),
         Value::TimestampTz(t) => timestamp_part(unit, u, *t, true, as_numeric),
         Value::Interval(iv) => interval_part(unit, u, iv, as_numeric),
+        Value::Time(t) => super::time_fn::time_part(unit, u, *t, as_numeric),
         _ => Ok(Value::Null),
     }
 }

@@ -8,7 +8,7 @@ use super::ops::{arith, as_f64, int_range};
 use super::{ArOp, Ctx, Expr, Func, Ty};
 use crate::error::{Error, Result, SqlState};
 use crate::seam::EngineTxn;
-use crate::types::{numeric, DataType, Json, Value};
+use crate::types::{json, numeric, DataType, Json, Value};
 
 fn int_arg(v: &Value) -> Option<i64> {
     match v {
@@ -48,6 +48,7 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             return Ok(match ty {
                 Ty::TimestampTz => Value::TimestampTz(cx.now),
                 Ty::Date => Value::Date(local().div_euclid(crate::types::MICROS_PER_DAY) as i32),
+                Ty::Time => Value::Time(local().rem_euclid(crate::types::MICROS_PER_DAY)),
                 _ => Value::Timestamp(local()),
             });
         }
@@ -480,6 +481,30 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
                 s[s.len() - k..].iter().collect()
             }))
         }
+        Func::JsonGet | Func::JsonGetText if matches!(vals[0], Value::Json(_)) => {
+            let Value::Json(doc) = &vals[0] else { return null };
+            let found = match &vals[1] {
+                Value::Text(k) => json::get_key(doc, k),
+                Value::Int(i) => json::get_index(doc, *i),
+                _ => None,
+            };
+            Ok(match (f, found) {
+                (_, None) => Value::Null,
+                (Func::JsonGet, Some(j)) => Value::Json(j.to_string()),
+                (_, Some(j)) => json::as_text(j).map_or(Value::Null, Value::Text),
+            })
+        }
+        Func::JsonPath | Func::JsonPathText if matches!(vals[0], Value::Json(_)) => {
+            let (Value::Json(doc), Some(p)) = (&vals[0], text_arg(&vals[1])) else {
+                return null;
+            };
+            let (_, path) = array_items(&p)?;
+            Ok(match (f, json::get_path(doc, &path)) {
+                (_, None) => Value::Null,
+                (Func::JsonPath, Some(j)) => Value::Json(j.to_string()),
+                (_, Some(j)) => json::as_text(j).map_or(Value::Null, Value::Text),
+            })
+        }
         Func::JsonGet | Func::JsonGetText => {
             let Value::Jsonb(doc) = &vals[0] else {
                 return null;
@@ -546,10 +571,12 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         }
         Func::JsonTypeof => match &vals[0] {
             Value::Jsonb(j) => Ok(Value::Text(j.type_name().into())),
+            Value::Json(s) => Ok(Value::Text(json::typeof_(s).into())),
             _ => null,
         },
         Func::JsonArrayLength => match &vals[0] {
             Value::Jsonb(j) => Ok(Value::Int(j.array_length()?)),
+            Value::Json(s) => Ok(Value::Int(json::array_length(s)?)),
             _ => null,
         },
         // `to_jsonb(x)`; an array's element type is the second argument.

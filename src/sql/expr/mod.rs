@@ -10,6 +10,7 @@ mod func;
 mod number_fmt;
 mod ops;
 mod string_fn;
+mod time_fn;
 
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -44,6 +45,10 @@ pub enum Ty {
     Uuid,
     Interval,
     Jsonb,
+    /// `time` (without time zone).
+    Time,
+    /// `json`: JSON text as written.
+    Json,
     /// An array of one dimension (see [`DataType::Array`]): its values are text in
     /// PostgreSQL's array form; its elements are one of [`Ty::array`]'s types.
     Array(&'static Ty),
@@ -63,7 +68,7 @@ pub enum Ty {
 }
 
 /// The types an array's elements may have.
-static ARRAY_ELEMENTS: [Ty; 16] = [
+static ARRAY_ELEMENTS: [Ty; 18] = [
     Ty::Int2,
     Ty::Int4,
     Ty::Int8,
@@ -80,6 +85,8 @@ static ARRAY_ELEMENTS: [Ty; 16] = [
     Ty::Jsonb,
     Ty::Bpchar,
     Ty::Varchar,
+    Ty::Time,
+    Ty::Json,
 ];
 
 impl Ty {
@@ -115,6 +122,8 @@ impl Ty {
             DataType::Uuid => Ty::Uuid,
             DataType::Interval => Ty::Interval,
             DataType::Jsonb => Ty::Jsonb,
+            DataType::Time(_) => Ty::Time,
+            DataType::Json => Ty::Json,
             DataType::Bpchar(_) => Ty::Bpchar,
             DataType::RegType => Ty::RegType,
             DataType::Array(e) => Ty::from_dt(*e).array().unwrap_or(Ty::Text),
@@ -137,6 +146,8 @@ impl Ty {
             Ty::Uuid => DataType::Uuid,
             Ty::Interval => DataType::Interval,
             Ty::Jsonb => DataType::Jsonb,
+            Ty::Time => DataType::Time(None),
+            Ty::Json => DataType::Json,
             Ty::Bpchar => DataType::Bpchar(None),
             Ty::Varchar => DataType::Varchar(None),
             Ty::RegType => DataType::RegType,
@@ -160,6 +171,8 @@ impl Ty {
             Ty::Uuid => "uuid",
             Ty::Interval => "interval",
             Ty::Jsonb => "jsonb",
+            Ty::Time => "time without time zone",
+            Ty::Json => "json",
             Ty::Bpchar => "character",
             Ty::Varchar => "character varying",
             Ty::RegType => "regtype",
@@ -177,6 +190,8 @@ impl Ty {
                 Ty::Uuid => "uuid[]",
                 Ty::Interval => "interval[]",
                 Ty::Jsonb => "jsonb[]",
+                Ty::Time => "time without time zone[]",
+                Ty::Json => "json[]",
                 Ty::Bpchar => "character[]",
                 Ty::Varchar => "character varying[]",
                 _ => "text[]",

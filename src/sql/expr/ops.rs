@@ -47,7 +47,7 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
     let dated = |v: &Value| {
         matches!(
             v,
-            V::Date(_) | V::Timestamp(_) | V::TimestampTz(_) | V::Interval(_)
+            V::Date(_) | V::Timestamp(_) | V::TimestampTz(_) | V::Interval(_) | V::Time(_)
         )
     };
     if !dated(a) && !dated(b) {
@@ -75,6 +75,21 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
             V::Timestamp(i.add_to(midnight(*d)?)?)
         }
         (ArOp::Sub, V::Date(d), V::Interval(i)) => V::Timestamp(i.neg()?.add_to(midnight(*d)?)?),
+        // time +/- interval reads the interval's time part and wraps around midnight;
+        // time - time is an interval; date + time a timestamp.
+        (ArOp::Add, V::Time(t), V::Interval(i)) | (ArOp::Add, V::Interval(i), V::Time(t)) => {
+            V::Time(crate::types::time::add_micros(*t, i.micros))
+        }
+        (ArOp::Sub, V::Time(t), V::Interval(i)) => {
+            V::Time(crate::types::time::add_micros(*t, i.micros.wrapping_neg()))
+        }
+        (ArOp::Sub, V::Time(x), V::Time(y)) => V::Interval(Interval::new(0, 0, x - y)),
+        (ArOp::Add, V::Date(d), V::Time(t)) | (ArOp::Add, V::Time(t), V::Date(d)) => V::Timestamp(
+            midnight(*d)?
+                .checked_add(*t)
+                .filter(|us| crate::types::TIMESTAMP_RANGE.contains(us))
+                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?,
+        ),
         (ArOp::Add, V::Interval(x), V::Interval(y)) => V::Interval(x.add(y)?),
         (ArOp::Sub, V::Interval(x), V::Interval(y)) => V::Interval(x.sub(y)?),
         (ArOp::Mul, V::Interval(i), n) | (ArOp::Mul, n, V::Interval(i)) if num(n) => {

@@ -427,6 +427,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         AggFunc::BoolOr => "bool_or",
         AggFunc::ArrayAgg => "array_agg",
         AggFunc::JsonbAgg => "jsonb_agg",
+        AggFunc::JsonAgg => "json_agg",
         AggFunc::JsonbObjectAgg => "jsonb_object_agg",
     };
     let order: Vec<String> = a

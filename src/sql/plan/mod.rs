@@ -132,6 +132,10 @@ pub enum AggFunc {
     /// winning, as jsonb keeps objects); its argument is the pair as a two-element jsonb array
     /// `[to_jsonb(key), to_jsonb(value)]`; a NULL key is 22023; NULL over no rows.
     JsonbObjectAgg,
+    /// `json_agg(x)`: the values as `to_json` converts them (NULLs as JSON null) in a json
+    /// array written as PostgreSQL writes it (`[1, 2]`), ordered as `array_agg`'s; NULL over
+    /// no rows.
+    JsonAgg,
 }
 
 impl AggFunc {
@@ -139,7 +143,7 @@ impl AggFunc {
     pub fn keeps_order(self) -> bool {
         matches!(
             self,
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg
+            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonAgg
         )
     }
 }

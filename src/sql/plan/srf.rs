@@ -29,6 +29,13 @@ pub enum SrfKind {
     JsonbArrayElementsText,
     /// `jsonb_object_keys(object)`: the keys.
     JsonbObjectKeys,
+    /// json's forms of the five above: values are the original text of each part (json), and
+    /// an object's duplicate keys each give a row.
+    JsonEach,
+    JsonEachText,
+    JsonArrayElements,
+    JsonArrayElementsText,
+    JsonObjectKeys,
 }
 
 /// One call of a set-returning function.
@@ -59,7 +66,11 @@ impl SrfSpec {
     /// Columns this call adds to each row.
     pub fn width(&self) -> usize {
         let w = match self.kind {
-            SrfKind::ExpandArray | SrfKind::JsonbEach | SrfKind::JsonbEachText => 2,
+            SrfKind::ExpandArray
+            | SrfKind::JsonbEach
+            | SrfKind::JsonbEachText
+            | SrfKind::JsonEach
+            | SrfKind::JsonEachText => 2,
             _ => 1,
         };
         w + usize::from(self.ordinality)
@@ -76,6 +87,11 @@ impl SrfSpec {
             SrfKind::JsonbArrayElements => "jsonb_array_elements",
             SrfKind::JsonbArrayElementsText => "jsonb_array_elements_text",
             SrfKind::JsonbObjectKeys => "jsonb_object_keys",
+            SrfKind::JsonEach => "json_each",
+            SrfKind::JsonEachText => "json_each_text",
+            SrfKind::JsonArrayElements => "json_array_elements",
+            SrfKind::JsonArrayElementsText => "json_array_elements_text",
+            SrfKind::JsonObjectKeys => "json_object_keys",
         }
     }
 
@@ -190,6 +206,69 @@ impl SrfSpec {
                 };
                 self.jsonb_rows(doc)?
             }
+            SrfKind::JsonEach
+            | SrfKind::JsonEachText
+            | SrfKind::JsonArrayElements
+            | SrfKind::JsonArrayElementsText
+            | SrfKind::JsonObjectKeys => {
+                let Value::Json(doc) = &vals[0] else {
+                    return Err(Error::internal(format!(
+                        "{} of {}",
+                        self.name(),
+                        vals[0].type_name()
+                    )));
+                };
+                self.json_rows(doc)?
+            }
+        })
+    }
+
+    /// The rows of a json function, read from the document's text; 22023 for a document of the
+    /// wrong shape, as PostgreSQL.
+    fn json_rows(&self, doc: &str) -> Result<Vec<Vec<Value>>> {
+        use crate::types::json;
+        let bad = |what: &str| {
+            Error::new(
+                SqlState::INVALID_PARAMETER_VALUE,
+                format!("cannot call {} on {what}", self.name()),
+            )
+        };
+        let shape = match json::typeof_(doc) {
+            "object" => "a non-array",
+            "array" => "an array",
+            _ => "a scalar",
+        };
+        let raw = |s: &str| Value::Json(s.to_string());
+        let text = |s: &str| json::as_text(s).map_or(Value::Null, Value::Text);
+        Ok(match self.kind {
+            SrfKind::JsonEach | SrfKind::JsonEachText | SrfKind::JsonObjectKeys => {
+                let pairs = json::fields(doc).ok_or_else(|| {
+                    bad(if self.kind == SrfKind::JsonObjectKeys {
+                        shape
+                    } else {
+                        "a non-object"
+                    })
+                })?;
+                pairs
+                    .into_iter()
+                    .map(|(k, v)| match self.kind {
+                        SrfKind::JsonEach => vec![Value::Text(k), raw(v)],
+                        SrfKind::JsonEachText => vec![Value::Text(k), text(v)],
+                        _ => vec![Value::Text(k)],
+                    })
+                    .collect()
+            }
+            _ => json::elements(doc)
+                .ok_or_else(|| bad(shape))?
+                .into_iter()
+                .map(|v| {
+                    vec![if self.kind == SrfKind::JsonArrayElements {
+                        raw(v)
+                    } else {
+                        text(v)
+                    }]
+                })
+                .collect(),
         })
     }
 

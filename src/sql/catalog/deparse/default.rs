@@ -151,6 +151,7 @@ fn unmodified(ty: DataType) -> DataType {
         DataType::Bpchar(_) => DataType::Bpchar(None),
         DataType::Numeric(_) => DataType::Numeric(None),
         DataType::Text(_) => DataType::Text(None),
+        DataType::Time(_) => DataType::Time(None),
         DataType::Array(e) => DataType::array_keeping_typmod(unmodified(*e)).unwrap_or(ty),
         t => t,
     }
