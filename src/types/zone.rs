@@ -123,11 +123,16 @@ fn named(lower: &str) -> Option<Tz> {
 fn posix(lower: &str) -> Option<i64> {
     let name_len = lower.bytes().take_while(u8::is_ascii_alphabetic).count();
     let rest = &lower[name_len..];
-    let (sign, digits) = match rest.as_bytes().first() {
-        Some(b'+') => (1, &rest[1..]),
-        Some(b'-') => (-1, &rest[1..]),
-        Some(_) => (1, rest),
-        None => return None,
+    west_offset(rest)
+}
+
+/// `[+-]h[:mm[:ss]]` (hours to 167) as seconds east of Greenwich, read as POSIX does: positive
+/// west, so `+3` is -10800.
+pub(crate) fn west_offset(rest: &str) -> Option<i64> {
+    let (sign, digits) = match rest.as_bytes().first()? {
+        b'+' => (1, &rest[1..]),
+        b'-' => (-1, &rest[1..]),
+        _ => (1, rest),
     };
     let mut parts = digits.split(':');
     let mut nums = [0i64; 3];

@@ -130,26 +130,7 @@ fn posix(t: &str) -> Option<Zone> {
         Some(r) => &r[r.find('>')? + 1..],
         None => t.trim_start_matches(|c: char| c.is_ascii_alphabetic()),
     };
-    let (sign, digits) = match rest.as_bytes().first()? {
-        b'+' => (1, &rest[1..]),
-        b'-' => (-1, &rest[1..]),
-        _ => (1, rest),
-    };
-    let mut parts = digits.split(':');
-    let mut nums = [0i64; 3];
-    for (i, slot) in nums.iter_mut().enumerate() {
-        match parts.next() {
-            Some(p) if !p.is_empty() && p.len() <= 3 && p.bytes().all(|c| c.is_ascii_digit()) => {
-                *slot = p.parse().ok()?
-            }
-            None if i > 0 => break,
-            _ => return None,
-        }
-    }
-    if parts.next().is_some() || nums[0] > 167 || nums[1] > 59 || nums[2] > 59 {
-        return None;
-    }
-    Some(Zone::Fixed(-sign * (nums[0] * 3600 + nums[1] * 60 + nums[2])))
+    crate::types::zone::west_offset(rest).map(Zone::Fixed)
 }
 
 #[cfg(test)]
