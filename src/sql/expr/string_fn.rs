@@ -708,41 +708,6 @@ fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, from: usize, n: i64) ->
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn format_specifiers() {
-        let t = |s: &str| Value::Text(s.into());
-        let args = [t("a b"), Value::Null, t("it's")];
-        assert_eq!(
-            format("%s|%I|%L", &[t("x"), t("a b"), t("it's")]).unwrap(),
-            "x|\"a b\"|'it''s'"
-        );
-        assert_eq!(format("%3$s %1$s", &args).unwrap(), "it's a b");
-        assert_eq!(
-            format("[%5s][%-5s]", &[t("ab"), t("cd")]).unwrap(),
-            "[   ab][cd   ]"
-        );
-        assert_eq!(format("%s%%", &args[1..2]).unwrap(), "%");
-        assert!(format("%s %s %s %s", &args).is_err());
-        assert!(format("%I", &args[1..2]).is_err());
-        assert!(format("%", &args).is_err());
-        assert!(format("%*s", &[Value::Int(i64::from(i32::MIN)), t("x")]).is_err());
-    }
-
-    #[test]
-    fn padding_and_splitting() {
-        assert_eq!(pad("hi", 5, "xy", true).unwrap(), "xyxhi");
-        assert_eq!(pad("hello", 2, "x", false).unwrap(), "he");
-        assert_eq!(split_part("a,b,c", ",", -1).unwrap(), "c");
-        assert_eq!(split_part("a,b,c", ",", 4).unwrap(), "");
-        assert_eq!(translate("12345", "143", "ax"), "a2x5");
-        assert_eq!(initcap("hi THOMAS_x y2k"), "Hi Thomas_X Y2k");
-    }
-}
-
 /// A SIMILAR TO pattern as the regular expression PostgreSQL's similar_escape makes of it: the
 /// whole string must match; `%` is `.*`, `_` is `.`, `.` `^` `$` and `\` are literal, groups do
 /// not capture, bracket expressions are copied, and the escape character makes the next
@@ -793,4 +758,39 @@ fn similar_escape(p: &str, esc: Option<char>) -> Result<String> {
     }
     out.push_str(")$");
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_specifiers() {
+        let t = |s: &str| Value::Text(s.into());
+        let args = [t("a b"), Value::Null, t("it's")];
+        assert_eq!(
+            format("%s|%I|%L", &[t("x"), t("a b"), t("it's")]).unwrap(),
+            "x|\"a b\"|'it''s'"
+        );
+        assert_eq!(format("%3$s %1$s", &args).unwrap(), "it's a b");
+        assert_eq!(
+            format("[%5s][%-5s]", &[t("ab"), t("cd")]).unwrap(),
+            "[   ab][cd   ]"
+        );
+        assert_eq!(format("%s%%", &args[1..2]).unwrap(), "%");
+        assert!(format("%s %s %s %s", &args).is_err());
+        assert!(format("%I", &args[1..2]).is_err());
+        assert!(format("%", &args).is_err());
+        assert!(format("%*s", &[Value::Int(i64::from(i32::MIN)), t("x")]).is_err());
+    }
+
+    #[test]
+    fn padding_and_splitting() {
+        assert_eq!(pad("hi", 5, "xy", true).unwrap(), "xyxhi");
+        assert_eq!(pad("hello", 2, "x", false).unwrap(), "he");
+        assert_eq!(split_part("a,b,c", ",", -1).unwrap(), "c");
+        assert_eq!(split_part("a,b,c", ",", 4).unwrap(), "");
+        assert_eq!(translate("12345", "143", "ax"), "a2x5");
+        assert_eq!(initcap("hi THOMAS_x y2k"), "Hi Thomas_X Y2k");
+    }
 }
