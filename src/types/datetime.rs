@@ -8,8 +8,20 @@ pub(crate) fn now_micros() -> i64 {
         .map_or(0, |d| d.as_micros() as i64)
 }
 
-/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output).
+/// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output; a year before 1 as PostgreSQL
+/// writes it, `0044-03-15 10:00:00 BC` for the astronomical year -43).
 pub fn format_timestamp(micros: i64) -> String {
+    let (s, bc) = format_timestamp_era(micros);
+    if bc {
+        s + " BC"
+    } else {
+        s
+    }
+}
+
+/// [`format_timestamp`] without its ` BC` suffix, and whether it has one (a timestamptz's
+/// offset goes before it).
+pub fn format_timestamp_era(micros: i64) -> (String, bool) {
     let secs = micros.div_euclid(1_000_000);
     let frac = micros.rem_euclid(1_000_000);
     let days = secs.div_euclid(86_400);
@@ -17,7 +29,7 @@ pub fn format_timestamp(micros: i64) -> String {
     let (y, m, d) = civil_from_days(days);
     let mut s = format!(
         "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        y,
+        era_year(y),
         m,
         d,
         tod / 3600,
@@ -28,7 +40,17 @@ pub fn format_timestamp(micros: i64) -> String {
         let f = format!(".{frac:06}");
         s.push_str(f.trim_end_matches('0'));
     }
-    s
+    (s, y <= 0)
+}
+
+/// The year PostgreSQL prints for the astronomical year `y` (1 BC is year 0): `y` itself, or
+/// `1 - y` before year 1 (with ` BC` after it).
+fn era_year(y: i64) -> i64 {
+    if y <= 0 {
+        1 - y
+    } else {
+        y
+    }
 }
 
 /// Microseconds in a day.
@@ -49,7 +71,22 @@ pub fn date_to_micros(days: i32) -> Option<i64> {
 /// `YYYY-MM-DD` (PostgreSQL's ISO output).
 pub fn format_date(days: i32) -> String {
     let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02}")
+    let bc = if y <= 0 { " BC" } else { "" };
+    format!("{:04}-{m:02}-{d:02}{bc}", era_year(y))
+}
+
+/// A trailing era (` BC` / ` AD`, any case) split off date/time input: the rest and whether
+/// it is BC.
+fn split_era(s: &str) -> (&str, bool) {
+    let s = s.trim_end();
+    let lower = s.to_ascii_lowercase();
+    for (era, bc) in [(" bc", true), (" ad", false)] {
+        if lower.ends_with(era) {
+            // The suffix is ASCII, so the byte offset is a character boundary.
+            return (s[..s.len() - 3].trim_end(), bc);
+        }
+    }
+    (s, false)
 }
 
 /// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`) followed by an optional zone
@@ -58,7 +95,12 @@ pub fn format_date(days: i32) -> String {
 /// the local date-time in microseconds since the epoch and the zone's offset east of UTC in
 /// seconds.
 pub fn parse_datetime(s: &str) -> Option<(i64, Option<i32>)> {
-    let s = s.trim();
+    let (s, bc) = split_era(s.trim());
+    if bc {
+        // `0044-03-15 10:00+00 BC`: the date's year counted back from 1 BC.
+        let (body, off) = split_zone(s)?;
+        return Some((parse_ts(body, true)?, off));
+    }
     // A trailing IANA zone name (`2026-07-01 12:00 Europe/Berlin`): its offset at that local
     // time.
     if let Some((body, name)) = s.rsplit_once(' ') {
@@ -116,8 +158,14 @@ fn split_zone(s: &str) -> Option<(&str, Option<i32>)> {
     Some((body, Some(sign * (h * 3600 + m * 60 + sec))))
 }
 
-/// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`).
+/// Parses `YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]` (also with `T`), perhaps followed by ` BC` or
+/// ` AD`; year 0 does not exist (1 BC comes before 1 AD).
 pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let (s, bc) = split_era(s.trim());
+    parse_ts(s, bc)
+}
+
+fn parse_ts(s: &str, bc: bool) -> Option<i64> {
     let s = s.trim();
     let (date, time) = match s.find([' ', 'T']) {
         Some(i) => (&s[..i], s[i + 1..].trim()),
@@ -125,6 +173,10 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
     };
     let mut dp = date.splitn(3, '-');
     let y: i64 = dp.next()?.parse().ok()?;
+    if y < 1 {
+        return None;
+    }
+    let y = if bc { 1 - y } else { y };
     let m: u32 = dp.next()?.parse().ok()?;
     let d: u32 = dp.next()?.parse().ok()?;
     if !(1..=12).contains(&m) || d == 0 || d > days_in_month(y, m) {

@@ -116,14 +116,15 @@ pub fn format_offset_xsd(off: i64) -> String {
 /// A timestamptz as JSON text (to_json / to_jsonb): `2026-01-02T13:00:00+01:00`.
 pub fn format_tstz_json(us: i64) -> String {
     let off = offset_at(us);
-    super::format_timestamp(us.saturating_add(off * 1_000_000)).replacen(' ', "T", 1)
-        + &format_offset_xsd(off)
+    let (s, bc) = super::datetime::format_timestamp_era(us.saturating_add(off * 1_000_000));
+    s.replacen(' ', "T", 1) + &format_offset_xsd(off) + if bc { " BC" } else { "" }
 }
 
 /// A timestamptz's text in the session zone: `2026-01-02 13:00:00+01`.
 pub fn format_tstz(us: i64) -> String {
     let off = offset_at(us);
-    super::format_timestamp(us.saturating_add(off * 1_000_000)) + &format_offset(off)
+    let (s, bc) = super::datetime::format_timestamp_era(us.saturating_add(off * 1_000_000));
+    s + &format_offset(off) + if bc { " BC" } else { "" }
 }
 
 #[cfg(test)]

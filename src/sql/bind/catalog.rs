@@ -662,6 +662,11 @@ impl Binder<'_> {
                 return self.unnest_in_from(e, alias, ordinality);
             }
             ("unnest", _) => return Err(unsupported("unnest in FROM of other than one array")),
+            ("regexp_matches" | "regexp_split_to_table", _) => {
+                self.lateral = Some(left);
+                let (e, elem) = super::string_fn::regexp_rows_array(fname, &exprs)?;
+                return self.unnest_as(&e, fname, elem, alias, ordinality);
+            }
             ("pg_partition_ancestors", [e]) => {
                 // Augur has no partitions: a relation's only "ancestor" is itself, at depth 1.
                 let x = self.bind_expr(e, &Scope::default())?;
@@ -682,8 +687,24 @@ impl Binder<'_> {
         }
         let mut bound = Vec::new();
         let mut ty = Ty::Int4;
-        for e in exprs {
-            let (e, t) = self.bind_expr(e, &left)?;
+        let typed = exprs
+            .iter()
+            .map(|e| self.bind_expr(e, &left))
+            .collect::<Result<Vec<_>>>()?;
+        let tys: Vec<Ty> = typed.iter().map(|x| x.1).collect();
+        if let Some(ty) = super::srf::time_series_type(&tys) {
+            // Over timestamps: the select-list function's step over one empty row.
+            let mut args: Vec<Expr> = typed.into_iter().map(|x| x.0).collect();
+            self.time_series_args(&mut args, &tys, ty)?;
+            let mut spec = SrfSpec::new(SrfKind::GenerateSeriesTime, args);
+            spec.ordinality = ordinality;
+            let plan = Plan::ProjectSet {
+                input: Box::new(Plan::Values(vec![vec![]])),
+                srfs: vec![spec],
+            };
+            return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
+        }
+        for (e, t) in typed {
             if !(t.is_int() || t == Ty::Unknown) {
                 return Err(unsupported(format!("generate_series of type {}", t.name())));
             }
@@ -799,11 +820,25 @@ impl Binder<'_> {
         alias: Option<&A::TableAlias>,
         ordinality: bool,
     ) -> Result<(Plan, Scope)> {
+        self.unnest_as(e, "unnest", None, alias, ordinality)
+    }
+
+    /// `unnest(e)` in FROM as the function `fname` (the column's name without an alias), its
+    /// elements read as `elem` when given (`regexp_matches`' rows, text forms of arrays).
+    pub(super) fn unnest_as(
+        &mut self,
+        e: &A::Expr,
+        fname: &str,
+        elem: Option<Ty>,
+        alias: Option<&A::TableAlias>,
+        ordinality: bool,
+    ) -> Result<(Plan, Scope)> {
         let left = self.take_lateral();
         let (x, t) = self.bind_elements(e, &left)?;
-        let elem = match t {
-            Ty::Array(e) => *e,
-            Ty::Text | Ty::Unknown => Ty::Unknown,
+        let elem = match (elem, t) {
+            (Some(e), _) => e,
+            (None, Ty::Array(e)) => *e,
+            (None, Ty::Text | Ty::Unknown) => Ty::Unknown,
             _ => {
                 return Err(Error::new(
                     SqlState::UNDEFINED_FUNCTION,
@@ -832,7 +867,7 @@ impl Binder<'_> {
             }
             Plan::Project(Box::new(set), out)
         };
-        Ok(self.function_scope(plan, "unnest", elem, alias, ordinality))
+        Ok(self.function_scope(plan, fname, elem, alias, ordinality))
     }
 
     /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its

@@ -281,6 +281,9 @@ impl Binder<'_> {
                     Ty::Timestamp | Ty::TimestampTz | Ty::Interval => {}
                     Ty::Date => to!(0, Ty::TimestampTz),
                     Ty::Unknown => return Err(ambiguous(name, &types)),
+                    // A bigint formats as a numeric (only EEEE tells them apart: an integer's
+                    // goes through float8), as PostgreSQL's int8_to_char.
+                    Ty::Int8 => to!(0, Ty::Numeric),
                     t if t.is_num() => {}
                     _ => return Err(undefined()),
                 }

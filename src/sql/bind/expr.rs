@@ -690,6 +690,17 @@ impl Binder<'_> {
                     Ty::Bool,
                 )
             }
+            // As PostgreSQL: `x ~ similar_to_escape(pattern [, escape])`.
+            E::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let re = super::string_fn::similar_call(pattern, escape_char.as_deref())?;
+                let (l, r) = (self.bind_expr(expr, scope)?, self.bind_expr(&re, scope)?);
+                self.regex_op(l, r, false, *negated, if *negated { "!~" } else { "~" })?
+            }
             E::Case {
                 operand,
                 conditions,

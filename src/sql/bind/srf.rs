@@ -93,6 +93,29 @@ pub(super) fn srf_kind(name: &A::ObjectName) -> Option<SrfKind> {
     }
 }
 
+/// The type of `generate_series(start, stop, step)` over timestamps, as PostgreSQL resolves
+/// the call between its timestamp and timestamptz forms: timestamp when an argument is a
+/// timestamp and the other a timestamp, a date or untyped; otherwise (dates, timestamptz,
+/// untyped literals) timestamptz, the preferred type. None when the arguments are not those
+/// of either form.
+pub(super) fn time_series_type(tys: &[Ty]) -> Option<Ty> {
+    let [a, b, step] = tys else { return None };
+    let timeish = |t: &Ty| matches!(t, Ty::Timestamp | Ty::TimestampTz | Ty::Date | Ty::Unknown);
+    if !(timeish(a) && timeish(b) && matches!(step, Ty::Interval | Ty::Unknown)) {
+        return None;
+    }
+    // All untyped is the integer form's (or ambiguous); one typed value decides.
+    if [a, b, step].iter().all(|t| **t == Ty::Unknown) {
+        return None;
+    }
+    let ts = |x: &Ty, y: &Ty| *x == Ty::Timestamp && matches!(y, Ty::Timestamp | Ty::Date | Ty::Unknown);
+    Some(if ts(a, b) || ts(b, a) {
+        Ty::Timestamp
+    } else {
+        Ty::TimestampTz
+    })
+}
+
 fn no_such(name: &str, tys: &[Ty]) -> Error {
     let t: Vec<&str> = tys.iter().map(|t| t.name()).collect();
     Error::new(
@@ -104,7 +127,12 @@ fn no_such(name: &str, tys: &[Ty]) -> Error {
 impl Binder<'_> {
     /// A set-returning function call: the index of its first column among the ProjectSet
     /// step's columns, and its spec's column types.
-    fn bind_srf_call(&mut self, kind: SrfKind, args: &[&A::Expr], scope: &Scope) -> Result<(usize, Vec<Ty>)> {
+    fn bind_srf_call(
+        &mut self,
+        mut kind: SrfKind,
+        args: &[&A::Expr],
+        scope: &Scope,
+    ) -> Result<(usize, Vec<Ty>)> {
         if self.in_agg || self.in_window {
             let what = if self.in_agg { "aggregate" } else { "window" };
             return Err(Error::new(
@@ -165,6 +193,12 @@ impl Binder<'_> {
                 }
                 vec![ty]
             }
+            SrfKind::GenerateSeries if time_series_type(&tys).is_some() => {
+                kind = SrfKind::GenerateSeriesTime;
+                let ty = time_series_type(&tys).expect("checked");
+                self.time_series_args(&mut exprs, &tys, ty)?;
+                vec![ty]
+            }
             k if is_jsonb(k) => {
                 exprs = vec![self.jsonb_srf_arg(exprs, &tys, name)?];
                 match record_fields(k) {
@@ -192,6 +226,16 @@ impl Binder<'_> {
         };
         let base = sink[..k].iter().map(SrfSpec::width).sum();
         Ok((base, out))
+    }
+
+    /// The arguments of `generate_series` over timestamps coerced to the series' type `ty`
+    /// (a date to its midnight, an untyped literal read as it) and the step to interval.
+    pub(super) fn time_series_args(&mut self, exprs: &mut [Expr], tys: &[Ty], ty: Ty) -> Result<()> {
+        for (i, (e, &t)) in exprs.iter_mut().zip(tys).enumerate() {
+            let to = if i == 2 { Ty::Interval } else { ty };
+            *e = self.coerce(e.clone(), t, to)?;
+        }
+        Ok(())
     }
 
     /// The one jsonb argument of a jsonb set-returning function, or the json one of a json

@@ -26,6 +26,38 @@ enum P {
 const HIDDEN: &str = "\u{1}";
 const MATCHES: &str = "regexp_matches\u{1}";
 
+fn parse_expr(name: &str, sql: &str) -> Result<A::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| Error::syntax(format!("{name}: {e}")))
+}
+
+/// `regexp_matches(args)` / `regexp_split_to_table(args)` in FROM: the array of its rows to
+/// unnest, and the type its elements are read as (`text[]` for regexp_matches' rows, held
+/// as their text forms; None, the array's own element type, for regexp_split_to_table's).
+pub(super) fn regexp_rows_array(name: &str, args: &[&A::Expr]) -> Result<(A::Expr, Option<Ty>)> {
+    let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+    let args = args.join(", ");
+    if name == "regexp_matches" {
+        let e = parse_expr(name, &format!("\"{MATCHES}\"({args})"))?;
+        Ok((e, Some(Ty::Text.array().unwrap_or(Ty::Text))))
+    } else {
+        Ok((parse_expr(name, &format!("regexp_split_to_array({args})"))?, None))
+    }
+}
+
+/// `similar_to_escape(pattern [, escape])`: what `x SIMILAR TO pattern` matches `x` with (by
+/// `~`, as PostgreSQL rewrites it).
+pub(super) fn similar_call(pattern: &A::Expr, escape: Option<&A::Expr>) -> Result<A::Expr> {
+    let sql = match escape {
+        Some(e) => format!("similar_to_escape({pattern}, {e})"),
+        None => format!("similar_to_escape({pattern})"),
+    };
+    parse_expr("SIMILAR TO", &sql)
+}
+
 impl Binder<'_> {
     /// The set-returning `regexp_matches(s, pattern [, flags])` and
     /// `regexp_split_to_table(s, pattern [, flags])` in a select list, as the `unnest` of an
@@ -53,11 +85,7 @@ impl Binder<'_> {
         } else {
             call
         };
-        let dialect = sqlparser::dialect::PostgreSqlDialect {};
-        let e = sqlparser::parser::Parser::new(&dialect)
-            .try_with_sql(&sql)
-            .and_then(|mut p| p.parse_expr())
-            .map_err(|e| Error::syntax(format!("{name}: {e}")))?;
+        let e = parse_expr(name, &sql)?;
         self.bind_expr(&e, scope).map(Some)
     }
 
@@ -102,7 +130,20 @@ impl Binder<'_> {
             ("concat_ws", 2..) => (StrFn::ConcatWs, &[Text], Ty::Text),
             ("format", 1..) => (StrFn::Format, &[Text], Ty::Text),
             ("regexp_replace", 3) => (StrFn::RegexpReplace, &[Text, Text, Text], Ty::Text),
+            // An integer fourth argument is the start (an untyped literal is the flags, as
+            // PostgreSQL prefers text for it).
+            ("regexp_replace", 4) if matches!(args[3].1, Ty::Int2 | Ty::Int4 | Ty::Int8) => {
+                (StrFn::RegexpReplaceN, &[Text, Text, Text, Int], Ty::Text)
+            }
             ("regexp_replace", 4) => (StrFn::RegexpReplace, &[Text, Text, Text, Text], Ty::Text),
+            ("regexp_replace", 5) => (StrFn::RegexpReplaceN, &[Text, Text, Text, Int, Int], Ty::Text),
+            ("regexp_replace", 6) => (
+                StrFn::RegexpReplaceN,
+                &[Text, Text, Text, Int, Int, Text],
+                Ty::Text,
+            ),
+            ("similar_to_escape", 1) => (StrFn::SimilarEscape, &[Text], Ty::Text),
+            ("similar_to_escape", 2) => (StrFn::SimilarEscape, &[Text, Text], Ty::Text),
             ("regexp_match", 2) => (StrFn::RegexpMatch, &[Text, Text], text_array),
             ("regexp_match", 3) => (StrFn::RegexpMatch, &[Text, Text, Text], text_array),
             ("regexp_like", 2) => (StrFn::RegexpLike, &[Text, Text], Ty::Bool),

@@ -376,6 +376,13 @@ fn field_oor(tm: &Tm) -> Error {
 /// timestamp (a day of the year from DDD or a Julian day from J giving the date); fields not
 /// read are January 1 of year 1 BC at midnight, as PostgreSQL's defaults.
 fn from_char(input: &str, fmt: &str) -> Result<Tm> {
+    from_char_zone(input, fmt).map(|x| x.0)
+}
+
+/// [`from_char`] and the zone offset (seconds east of UTC) read by TZH / TZM, if any. BC /
+/// B.C. count the year back from 1 BC (a negative year likewise); IYYY, IW and ID give the
+/// date from an ISO week (its Monday without ID).
+fn from_char_zone(input: &str, fmt: &str) -> Result<(Tm, Option<i64>)> {
     let nodes = parse_format(fmt);
     let s: Vec<char> = input.chars().collect();
     let mut i = 0;
@@ -387,6 +394,9 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
     };
     let (mut pm, mut clock12, mut doy, mut julian) = (None::<bool>, false, None::<i64>, None::<i64>);
     let mut md_set = false;
+    let (mut bc, mut year_set) = (false, false);
+    let (mut iso_week, mut iso_day) = (None::<i64>, None::<i64>);
+    let (mut tzh, mut tzm, mut tz_neg) = (None::<i64>, None::<i64>, false);
     for (k, node) in nodes.iter().enumerate() {
         if i >= s.len() {
             break;
@@ -450,19 +460,34 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
                 }
                 return Err(bad_value(&rest, key));
             }
-            "TZ" | "OF" | "TZH" | "TZM" | "AD" | "BC" | "A.D." | "B.C." | "IYYY" | "IW" | "ID" => {
+            "AD" | "BC" | "A.D." | "B.C." => {
+                let rest: String = s[i..].iter().take(key.len()).collect::<String>().to_uppercase();
+                let (ad, b) = if key.len() == 2 {
+                    ("AD", "BC")
+                } else {
+                    ("A.D.", "B.C.")
+                };
+                if rest == ad || rest == b {
+                    bc = rest == b;
+                    i += key.len();
+                    continue;
+                }
+                return Err(bad_value(&rest, key));
+            }
+            // As PostgreSQL 15's.
+            "TZ" | "OF" => {
                 return Err(Error::new(
                     SqlState::FEATURE_NOT_SUPPORTED,
-                    format!("formatting field \"{key}\" in to_date / to_timestamp is not supported by Augur"),
+                    format!("formatting field \"{key}\" is only supported in to_char"),
                 ))
             }
             _ => {}
         }
         let width = match key {
-            "YYYY" | "SSSS" => 4,
+            "YYYY" | "IYYY" | "SSSS" => 4,
             "Y,YYY" => 5,
             "YYY" | "DDD" | "MS" => 3,
-            "Y" | "D" | "Q" | "W" => 1,
+            "Y" | "D" | "ID" | "Q" | "W" => 1,
             "US" => 6,
             "SSSSS" => 5,
             "J" => 7,
@@ -473,8 +498,9 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
         // digits as there are.
         let next_is_key = matches!(nodes.get(k + 1), Some(Node::Key { .. }));
         let start = i;
-        let neg = key.starts_with('Y') && s.get(i) == Some(&'-');
-        if neg {
+        let neg =
+            matches!(key, "YYYY" | "Y,YYY" | "YYY" | "YY" | "Y" | "IYYY" | "TZH") && s.get(i) == Some(&'-');
+        if neg || (key == "TZH" && s.get(i) == Some(&'+')) {
             i += 1;
         }
         let digits_start = i;
@@ -511,8 +537,22 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
             _ => y,
         };
         match key {
-            "YYYY" | "Y,YYY" => tm.year = n,
-            "YYY" | "YY" | "Y" => tm.year = if ndigits < 4 { partial(n) } else { n },
+            "YYYY" | "Y,YYY" | "IYYY" => {
+                tm.year = n;
+                year_set = true;
+            }
+            "YYY" | "YY" | "Y" => {
+                tm.year = if ndigits < 4 { partial(n) } else { n };
+                year_set = true;
+            }
+            "IW" => iso_week = Some(n),
+            "ID" => iso_day = Some(n),
+            // A `-` before the hour makes the minutes negative too (`-00` included).
+            "TZH" => {
+                tzh = Some(n.abs());
+                tz_neg = neg;
+            }
+            "TZM" => tzm = Some(n),
             "MM" => {
                 tm.mon = n;
                 md_set = true;
@@ -557,6 +597,39 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
     } else if pm == Some(true) && tm.hour < 12 {
         tm.hour += 12;
     }
+    // BC years (and negative ones) count back from 1 BC, astronomical year 0.
+    if year_set {
+        if bc {
+            tm.year = -tm.year;
+        }
+        if tm.year < 0 {
+            tm.year += 1;
+        }
+    }
+    let zone = match (tzh, tzm) {
+        (None, None) => None,
+        (h, m) => {
+            let (h, m) = (h.unwrap_or(0), m.unwrap_or(0));
+            let off = h * 3600 + m * 60;
+            Some(if tz_neg { -off } else { off })
+        }
+    };
+    // An ISO week (of the ISO year read as the year): its Monday, plus the ISO day - 1
+    // (PostgreSQL's isoweekdate2date, ID 7 Sunday).
+    if let Some(w) = iso_week {
+        let jan4 = days_from_civil(tm.year, 1, 4);
+        let monday = jan4 - dow(jan4 - 1) + (w - 1) * 7;
+        let day = match iso_day {
+            None => monday,
+            Some(d) => {
+                let g = if d + 1 > 7 { 1 } else { d + 1 };
+                monday + if g > 1 { g - 2 } else { 6 }
+            }
+        };
+        let (y, m, d) = crate::types::datetime::civil_from_days(day);
+        (tm.year, tm.mon, tm.mday) = (y, i64::from(m), i64::from(d));
+        md_set = true;
+    }
     // A year without a month and day read as a day of the year or a Julian day.
     if let Some(j) = julian {
         let (y, m, d) = crate::types::datetime::civil_from_days(j - date2j(0));
@@ -585,7 +658,7 @@ fn from_char(input: &str, fmt: &str) -> Result<Tm> {
             ),
         ));
     }
-    Ok(tm)
+    Ok((tm, zone))
 }
 
 /// `to_date(text, format)`.
@@ -599,8 +672,13 @@ pub(super) fn to_date(input: &str, fmt: &str) -> Result<Value> {
 
 /// `to_timestamp(text, format)`: a timestamptz, the fields read in the session zone.
 pub(super) fn to_timestamp(input: &str, fmt: &str) -> Result<Value> {
-    let tm = from_char(input, fmt)?;
-    session_zone::from_local(tm.to_us()?)
-        .map(Value::TimestampTz)
+    let (tm, zone) = from_char_zone(input, fmt)?;
+    let local = tm.to_us()?;
+    // With TZH / TZM, the fields are a local time at that offset.
+    let us = match zone {
+        Some(off) => local.checked_sub(off * 1_000_000),
+        None => session_zone::from_local(local),
+    };
+    us.map(Value::TimestampTz)
         .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))
 }

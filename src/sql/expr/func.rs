@@ -296,8 +296,13 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
         Func::QuoteIdent => Ok(Value::Text(crate::sql::catalog::deparse::quote_ident(
             &text_arg(&vals[0]).unwrap_or_default(),
         ))),
-        Func::Lower => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_lowercase())),
-        Func::Upper => Ok(Value::Text(text_arg(&vals[0]).unwrap_or_default().to_uppercase())),
+        // ASCII letters only, as PostgreSQL's in the C locale (lc_ctype C, the database's).
+        Func::Lower => Ok(Value::Text(
+            text_arg(&vals[0]).unwrap_or_default().to_ascii_lowercase(),
+        )),
+        Func::Upper => Ok(Value::Text(
+            text_arg(&vals[0]).unwrap_or_default().to_ascii_uppercase(),
+        )),
         Func::Length => Ok(Value::Int(match &vals[0] {
             Value::Bytes(b) => b.len() as i64,
             v => text_arg(v).unwrap_or_default().chars().count() as i64,
@@ -691,7 +696,8 @@ pub fn array_items(a: &str) -> Result<(i64, Vec<Option<String>>)> {
 }
 
 /// `s ~ p` (`~*` when `ci`): PostgreSQL's regular expressions as the regex crate reads them
-/// (the same for the syntax catalog queries and most applications use; no back-references).
+/// (the same for the syntax catalog queries and most applications use; no back-references;
+/// `.` matches a newline and `^` / `$` only the ends of `s`, as PostgreSQL's do).
 /// The last pattern a thread used stays compiled (a query compares every row with one).
 fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
     thread_local! {
@@ -701,8 +707,10 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if !matches!(&*last, Some((lp, lci, _)) if lp == p && *lci == ci) {
+            // PostgreSQL's `.` matches a newline (as the regexp functions' without flag n).
             let re = regex::RegexBuilder::new(p)
                 .case_insensitive(ci)
+                .dot_matches_new_line(true)
                 .build()
                 .map_err(regex_error)?;
             *last = Some((p.to_string(), ci, re));

@@ -2,20 +2,45 @@
 //! when not significant), `0` (a digit, zero-filled), `.` / `D` (the decimal point), `,` / `G`
 //! (a group separator once a digit is printed), `S` (a sign, before the number or after it),
 //! `MI` (a minus or a blank), `FM` (no padding, no trailing zeros from `9`s), `TH` / `th`
-//! (ordinal suffix), `"quoted"` and other literal text. Too many digits print as `#`. Other
-//! patterns (`PR`, `PL`, `SG`, `EEEE`, `V`, `RN`, `L`) are 0A000.
+//! (ordinal suffix), `PL` (a plus sign, at its place), `SG` (the sign at its place), `PR`
+//! (a negative value in angle brackets), `V` (the value times 10 to the number of digits after
+//! it), `RN` (Roman numerals, in a template of no other number patterns), `EEEE` (scientific
+//! notation, only with digits and a point), `"quoted"` and other literal text. Too many digits
+//! print as `#`. `L` (the currency symbol) is 0A000.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlState};
 use crate::types::{numeric, Decimal, Value};
 
 enum Node {
-    Digit { zero: bool },
+    Digit {
+        zero: bool,
+    },
     Point,
     Group,
     Sign,
     Minus,
-    Th { upper: bool },
+    Th {
+        upper: bool,
+    },
     Lit(String),
+    /// `PL`: `+` for a value not negative.
+    Plus,
+    /// `SG`: the sign, at its place.
+    SignAt,
+    /// `PR`: the `>` after a negative value.
+    Angle,
+    /// `V`: the digits after it are the value's times 10 to their number.
+    Mult,
+    /// `RN` / `rn`: the value in Roman numerals.
+    Roman {
+        upper: bool,
+    },
+    /// `EEEE`: the exponent of scientific notation.
+    Eeee,
+}
+
+fn syntax(msg: &str) -> Error {
+    Error::new(SqlState::SYNTAX_ERROR, msg.to_string())
 }
 
 fn parse(fmt: &str) -> Result<(Vec<Node>, bool)> {
@@ -44,10 +69,40 @@ fn parse(fmt: &str) -> Result<(Vec<Node>, bool)> {
                 });
                 i += 2;
             }
-            (_, "PR" | "PL" | "SG" | "EE" | "RN") | ('V' | 'v' | 'L' | 'l', _) => {
+            (_, "PL") => {
+                out.push(Node::Plus);
+                i += 2;
+            }
+            (_, "SG") => {
+                out.push(Node::SignAt);
+                i += 2;
+            }
+            (_, "PR") => {
+                out.push(Node::Angle);
+                i += 2;
+            }
+            (_, "RN") => {
+                out.push(Node::Roman {
+                    upper: c.is_ascii_uppercase(),
+                });
+                i += 2;
+            }
+            (_, "EE")
+                if chars[i..(i + 4).min(chars.len())]
+                    .iter()
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("EEEE") =>
+            {
+                out.push(Node::Eeee);
+                i += 4;
+            }
+            ('V' | 'v', _) => {
+                out.push(Node::Mult);
+                i += 1;
+            }
+            ('L' | 'l', _) => {
                 return Err(Error::unsupported(format!(
-                    "to_char template pattern \"{}\" for numbers is not supported by Augur",
-                    two
+                    "to_char template pattern \"{two}\" for numbers is not supported by Augur"
                 )))
             }
             ('9', _) | ('0', _) => {
@@ -86,7 +141,35 @@ fn parse(fmt: &str) -> Result<(Vec<Node>, bool)> {
 }
 
 pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
-    let (nodes, fm) = parse(fmt)?;
+    let (mut nodes, fm) = parse(fmt)?;
+    if !matches!(v, Value::Int(_) | Value::Numeric(_) | Value::Float(_)) {
+        return Ok(Value::Null);
+    }
+    if nodes.iter().any(|n| matches!(n, Node::Roman { .. })) {
+        return roman_template(v, &nodes, fm);
+    }
+    if nodes.iter().any(|n| matches!(n, Node::Eeee)) {
+        return scientific(v, &nodes, fm);
+    }
+    // V: the digits after it are whole digits of the value times 10^their number.
+    let mut scaled = None;
+    if let Some(at) = nodes.iter().position(|n| matches!(n, Node::Mult)) {
+        if nodes.iter().any(|n| matches!(n, Node::Point)) {
+            return Err(syntax("cannot use \"V\" and decimal point together"));
+        }
+        let k = nodes[at..]
+            .iter()
+            .filter(|n| matches!(n, Node::Digit { .. }))
+            .count();
+        nodes.retain(|n| !matches!(n, Node::Mult));
+        scaled = Some(match v {
+            Value::Float(f) => Value::Float(f * 10f64.powi(k as i32)),
+            Value::Int(i) => Value::Numeric(numeric::mul(Decimal::from(*i), pow10(k)?)?),
+            Value::Numeric(d) => Value::Numeric(numeric::mul(*d, pow10(k)?)?),
+            v => v.clone(),
+        });
+    }
+    let v = scaled.as_ref().unwrap_or(v);
     let point = nodes.iter().position(|n| matches!(n, Node::Point));
     let is_digit = |n: &Node| matches!(n, Node::Digit { .. });
     let before = |k: usize| point.is_none_or(|p| k < p);
@@ -127,9 +210,15 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
         .iter()
         .position(|n| matches!(n, Node::Sign))
         .is_some_and(|s| nodes.iter().position(is_digit).is_none_or(|d| s < d));
-    let anchored = nodes.iter().any(|n| matches!(n, Node::Sign | Node::Minus)) && !leading_sign;
+    let anchored = nodes
+        .iter()
+        .any(|n| matches!(n, Node::Sign | Node::Minus | Node::SignAt))
+        && !leading_sign;
+    let brackets = nodes.iter().any(|n| matches!(n, Node::Angle));
     let floating = if anchored {
         None
+    } else if brackets && negative {
+        Some("<")
     } else if negative {
         Some("-")
     } else if leading_sign {
@@ -220,6 +309,20 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
                 }
             }
             Node::Lit(s) => out.push_str(s),
+            Node::Plus | Node::Angle => {
+                let mark = if matches!(node, Node::Plus) {
+                    !negative
+                } else {
+                    negative
+                };
+                if mark {
+                    out.push(if matches!(node, Node::Plus) { '+' } else { '>' });
+                } else if !fm {
+                    out.push(' ');
+                }
+            }
+            Node::SignAt => out.push(if negative { '-' } else { '+' }),
+            Node::Mult | Node::Roman { .. } | Node::Eeee => {}
         }
     }
     // FM drops the trailing zeros of `9` fraction positions.
@@ -257,4 +360,174 @@ fn before_point(nodes: &[Node], node: &Node) -> bool {
         }
     }
     true
+}
+
+/// 10^k as a numeric (22003 past its range).
+fn pow10(k: usize) -> Result<Decimal> {
+    let mut d = Decimal::from(1);
+    for _ in 0..k {
+        d = numeric::mul(d, Decimal::from(10))?;
+    }
+    Ok(d)
+}
+
+/// A template with `RN`: the value rounded to an integer in Roman numerals (15 columns, right
+/// aligned, without FM; `#`s outside 1..3999), literal text as it is.
+fn roman_template(v: &Value, nodes: &[Node], fm: bool) -> Result<Value> {
+    let n: Option<i64> = match v {
+        Value::Int(i) => Some(*i),
+        Value::Numeric(d) => numeric::to_i64(numeric::round(*d, 0)?),
+        Value::Float(f) if f.is_finite() => Some(f.round_ties_even() as i64),
+        _ => None,
+    };
+    let mut out = String::new();
+    for node in nodes {
+        match node {
+            Node::Roman { upper } => {
+                let r = match n {
+                    Some(n @ 1..=3999) => roman(n),
+                    _ => "#".repeat(15),
+                };
+                let r = if *upper { r } else { r.to_ascii_lowercase() };
+                if fm {
+                    out.push_str(&r);
+                } else {
+                    out.push_str(&format!("{r:>15}"));
+                }
+            }
+            Node::Lit(s) => out.push_str(s),
+            _ => {
+                return Err(Error::unsupported(
+                    "to_char template pattern \"RN\" with other number patterns is not supported by Augur",
+                ))
+            }
+        }
+    }
+    Ok(Value::Text(out))
+}
+
+fn roman(mut n: i64) -> String {
+    const R: [(i64, &str); 13] = [
+        (1000, "M"),
+        (900, "CM"),
+        (500, "D"),
+        (400, "CD"),
+        (100, "C"),
+        (90, "XC"),
+        (50, "L"),
+        (40, "XL"),
+        (10, "X"),
+        (9, "IX"),
+        (5, "V"),
+        (4, "IV"),
+        (1, "I"),
+    ];
+    let mut s = String::new();
+    for (v, r) in R {
+        while n >= v {
+            s.push_str(r);
+            n -= v;
+        }
+    }
+    s
+}
+
+/// A template with `EEEE`: the sign (a blank when not negative), one digit, the point and as
+/// many digits as the template has after it, `e` and the signed exponent of at least two
+/// digits; 42601 with other patterns or FM, as PostgreSQL.
+fn scientific(v: &Value, nodes: &[Node], fm: bool) -> Result<Value> {
+    let ok = nodes
+        .iter()
+        .all(|n| matches!(n, Node::Digit { .. } | Node::Point | Node::Eeee));
+    if fm || !ok {
+        return Err(syntax("\"EEEE\" is incompatible with other formats"));
+    }
+    let point = nodes.iter().position(|n| matches!(n, Node::Point));
+    let post = point.map_or(0, |p| {
+        nodes[p..]
+            .iter()
+            .filter(|n| matches!(n, Node::Digit { .. }))
+            .count()
+    });
+    let (negative, mantissa, exp) = match v {
+        Value::Float(f) if !f.is_finite() => {
+            let width = post + usize::from(post > 0) + 6;
+            return Ok(Value::Text(" ".to_string() + &"#".repeat(width - 1)));
+        }
+        // An integer as a float8, as PostgreSQL's int4_to_char (exact for any int4).
+        Value::Float(_) | Value::Int(_) => {
+            let f = match v {
+                Value::Int(i) => *i as f64,
+                _ => numeric_f64(v),
+            };
+            let s = format!("{:.*e}", post, f.abs());
+            let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+            (f < 0.0, m.to_string(), e.parse::<i64>().unwrap_or(0))
+        }
+        Value::Numeric(d) => decimal_sci(*d, post),
+        _ => return Ok(Value::Null),
+    };
+    let sign = if negative { '-' } else { ' ' };
+    let esign = if exp < 0 { '-' } else { '+' };
+    Ok(Value::Text(format!("{sign}{mantissa}e{esign}{:02}", exp.abs())))
+}
+
+fn numeric_f64(v: &Value) -> f64 {
+    match v {
+        Value::Float(f) => *f,
+        _ => 0.0,
+    }
+}
+
+/// A numeric in scientific notation with `post` digits after the point, rounded half away from
+/// zero after the exponent is chosen, as PostgreSQL's numeric_out_sci (so 9.96 with one digit
+/// is `10.0e+00`): whether it is negative, the mantissa and the exponent.
+fn decimal_sci(d: Decimal, post: usize) -> (bool, String, i64) {
+    let negative = d.is_sign_negative() && !d.is_zero();
+    let s = d.abs().normalize().to_string();
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let (mut digits, exp): (Vec<u8>, i64) = if int.trim_start_matches('0').is_empty() {
+        let z = frac.len() - frac.trim_start_matches('0').len();
+        if z == frac.len() {
+            (vec![0], 0)
+        } else {
+            (frac[z..].bytes().map(|b| b - b'0').collect(), -(z as i64) - 1)
+        }
+    } else {
+        let int = int.trim_start_matches('0');
+        let ds = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
+        (ds, int.len() as i64 - 1)
+    };
+    // Round to 1 + post digits.
+    let keep = post + 1;
+    if digits.len() > keep {
+        let up = digits[keep] >= 5;
+        digits.truncate(keep);
+        if up {
+            let mut k = keep;
+            loop {
+                if k == 0 {
+                    digits.insert(0, 1);
+                    break;
+                }
+                k -= 1;
+                if digits[k] == 9 {
+                    digits[k] = 0;
+                } else {
+                    digits[k] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    if digits.len() < keep {
+        digits.resize(keep, 0);
+    }
+    let whole = digits.len() - post;
+    let mut m: String = digits[..whole].iter().map(|d| char::from(b'0' + d)).collect();
+    if post > 0 {
+        m.push('.');
+        m.extend(digits[whole..].iter().map(|d| char::from(b'0' + d)));
+    }
+    (negative, m, exp)
 }

@@ -196,8 +196,9 @@ pub fn arith(op: ArOp, a: &Value, b: &Value, ty: Ty) -> Result<Value> {
 pub fn like(s: &str, p: &str, esc: Option<char>, ci: bool) -> bool {
     let (s, p): (Vec<char>, Vec<char>) = if ci {
         (
-            s.to_lowercase().chars().collect(),
-            p.to_lowercase().chars().collect(),
+            // ASCII letters only, as PostgreSQL's ILIKE in the C locale.
+            s.to_ascii_lowercase().chars().collect(),
+            p.to_ascii_lowercase().chars().collect(),
         )
     } else {
         (s.chars().collect(), p.chars().collect())

@@ -36,6 +36,13 @@ pub enum StrFn {
     QuoteNullable,
     /// `regexp_replace(s, pattern, replacement [, flags])`.
     RegexpReplace,
+    /// `regexp_replace(s, pattern, replacement, start [, n [, flags]])`: the search from
+    /// character `start` (from 1), replacing the `n`th match (every one when `n` is 0; the
+    /// first without `n`).
+    RegexpReplaceN,
+    /// `similar_to_escape(pattern [, escape])`: a SIMILAR TO pattern as a regular expression
+    /// (`x SIMILAR TO p` is `x ~ similar_to_escape(p)`, as in PostgreSQL).
+    SimilarEscape,
     /// `regexp_match(s, pattern [, flags])`: the first match's groups as a text[].
     RegexpMatch,
     /// `regexp_like(s, pattern [, flags])`, `regexp_count(s, pattern)`.
@@ -147,7 +154,44 @@ pub(super) fn eval(f: StrFn, vals: &[Value]) -> Result<Value> {
         StrFn::RegexpReplace => {
             let flags = Flags::parse(vals.get(3).map(text).as_deref().unwrap_or(""))?;
             let re = flags.compile(&text(&vals[1]))?;
-            Value::Text(regexp_replace(&s, &re, &text(&vals[2]), flags.global))
+            let n = if flags.global { 0 } else { 1 };
+            Value::Text(regexp_replace(&s, &re, &text(&vals[2]), 0, n))
+        }
+        StrFn::SimilarEscape => {
+            let esc = match vals.get(1) {
+                None => Some('\\'),
+                Some(v) => {
+                    let e = text(v);
+                    let mut it = e.chars();
+                    match (it.next(), it.next()) {
+                        (None, _) => None,
+                        (Some(c), None) => Some(c),
+                        _ => return Err(Error::new(SqlState("22025"), "invalid escape string")),
+                    }
+                }
+            };
+            Value::Text(similar_escape(&s, esc)?)
+        }
+        StrFn::RegexpReplaceN => {
+            let start = int(&vals[3]);
+            if start <= 0 {
+                return Err(invalid(format!("invalid value for parameter \"start\": {start}")));
+            }
+            let n = vals.get(4).map_or(1, int);
+            if n < 0 {
+                return Err(invalid(format!("invalid value for parameter \"n\": {n}")));
+            }
+            let flags = Flags::parse(vals.get(5).map(text).as_deref().unwrap_or(""))?;
+            let re = flags.compile(&text(&vals[1]))?;
+            // Past the end, nothing is replaced.
+            let at = s
+                .char_indices()
+                .nth(usize::try_from(start - 1).unwrap_or(usize::MAX))
+                .map(|(i, _)| i);
+            match at {
+                Some(at) => Value::Text(regexp_replace(&s, &re, &text(&vals[2]), at, n)),
+                None => Value::Text(s),
+            }
         }
         StrFn::RegexpMatch => {
             let flags = Flags::parse(vals.get(2).map(text).as_deref().unwrap_or(""))?;
@@ -572,8 +616,13 @@ impl Flags {
 /// search starts where the last match ended, or one character further after an empty match
 /// (so `a*` matches `aaa` twice: `aaa`, then the empty string at the end).
 fn matches<'s>(re: &regex::Regex, s: &'s str) -> impl Iterator<Item = regex::Captures<'s>> {
+    matches_from(re, s, 0)
+}
+
+/// [`matches`] searching from byte `from` of `s` (anchors still see the whole string).
+fn matches_from<'s>(re: &regex::Regex, s: &'s str, from: usize) -> impl Iterator<Item = regex::Captures<'s>> {
     let re = re.clone();
-    let mut pos = Some(0);
+    let mut pos = Some(from);
     std::iter::from_fn(move || {
         let c = re.captures_at(s, pos?)?;
         let m = c.get(0).expect("group 0 is the match");
@@ -613,12 +662,16 @@ fn regexp_split<'s>(s: &'s str, re: &regex::Regex) -> Vec<&'s str> {
     out
 }
 
-/// regexp_replace: the first match (every match when `global`) replaced by `rep`, in which
-/// `\1`..`\9` are the groups, `\&` the match and `\\` a backslash.
-fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, global: bool) -> String {
+/// regexp_replace: the `n`th match searching from byte `from` (every match when `n` is 0)
+/// replaced by `rep`, in which `\1`..`\9` are the groups, `\&` the match and `\\` a
+/// backslash.
+fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, from: usize, n: i64) -> String {
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
-    for c in matches(re, s) {
+    for (c, k) in matches_from(re, s, from).zip(1..) {
+        if n != 0 && k < n {
+            continue;
+        }
         let m = c.get(0).expect("group 0 is the match");
         out.push_str(&s[last..m.start()]);
         let mut it = rep.chars().peekable();
@@ -647,12 +700,64 @@ fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, global: bool) -> String
             }
         }
         last = m.end();
-        if !global {
+        if n != 0 {
             break;
         }
     }
     out.push_str(&s[last..]);
     out
+}
+
+/// A SIMILAR TO pattern as the regular expression PostgreSQL's similar_escape makes of it: the
+/// whole string must match; `%` is `.*`, `_` is `.`, `.` `^` `$` and `\` are literal, groups do
+/// not capture, bracket expressions are copied, and the escape character makes the next
+/// character literal (its `"` separators, for `substring`, are 0A000).
+fn similar_escape(p: &str, esc: Option<char>) -> Result<String> {
+    let mut out = String::from("^(?:");
+    let mut after_escape = false;
+    // 0: outside brackets; 1: right after `[`; 2: after `[^`; 3: inside.
+    let mut class = 0;
+    for c in p.chars() {
+        if after_escape {
+            if c == '"' && class == 0 {
+                return Err(Error::unsupported(
+                    "the escape-double-quote separators of SIMILAR TO are not supported by Augur",
+                ));
+            }
+            out.push('\\');
+            out.push(c);
+            after_escape = false;
+        } else if Some(c) == esc {
+            after_escape = true;
+        } else if class > 0 {
+            if c == '\\' {
+                out.push('\\');
+            }
+            out.push(c);
+            class = match (class, c) {
+                (1, '^') => 2,
+                (3, ']') => 0,
+                _ => 3,
+            };
+        } else {
+            match c {
+                '[' => {
+                    out.push('[');
+                    class = 1;
+                }
+                '%' => out.push_str(".*"),
+                '_' => out.push('.'),
+                '(' => out.push_str("(?:"),
+                '\\' | '.' | '^' | '$' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out.push_str(")$");
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use crate::error::{Error, Result, SqlState};
 use crate::sql::expr::{array_items, Ctx, Expr};
 use crate::types::jsonb::Json;
-use crate::types::{Row, Value};
+use crate::types::{session_zone, Interval, Row, Value};
 
 /// The set-returning functions a select list may call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub enum SrfKind {
     ExpandArray,
     /// `generate_series(start, stop [, step])` of integers.
     GenerateSeries,
+    /// `generate_series(start, stop, step interval)` of timestamps or timestamptz (the
+    /// arguments already of the result's type; a timestamptz adds months and days in the
+    /// session time zone).
+    GenerateSeriesTime,
     /// `jsonb_each(object)` / `jsonb_each_text(object)`: a row `(key, value)` per field, the
     /// value as jsonb / as text (JSON null as NULL).
     JsonbEach,
@@ -81,7 +85,7 @@ impl SrfSpec {
             SrfKind::Unnest => "unnest",
             SrfKind::GenerateSubscripts => "generate_subscripts",
             SrfKind::ExpandArray => "_pg_expandarray",
-            SrfKind::GenerateSeries => "generate_series",
+            SrfKind::GenerateSeries | SrfKind::GenerateSeriesTime => "generate_series",
             SrfKind::JsonbEach => "jsonb_each",
             SrfKind::JsonbEachText => "jsonb_each_text",
             SrfKind::JsonbArrayElements => "jsonb_array_elements",
@@ -192,6 +196,7 @@ impl SrfSpec {
                 }
                 out
             }
+            SrfKind::GenerateSeriesTime => time_series(&vals)?,
             SrfKind::JsonbEach
             | SrfKind::JsonbEachText
             | SrfKind::JsonbArrayElements
@@ -311,6 +316,47 @@ impl SrfSpec {
             _ => return Err(bad("cannot extract elements from a scalar".into())),
         })
     }
+}
+
+/// `generate_series(start, stop, step)` of timestamps or timestamptz, as PostgreSQL's
+/// generate_series_timestamp[tz]: each value from `start` while it has not passed `stop` in
+/// the step's direction, the next one computed as it is returned (so a step past the end of
+/// the timestamp range fails, 22008, as PostgreSQL's does).
+fn time_series(vals: &[Value]) -> Result<Vec<Vec<Value>>> {
+    let (tz, start, stop, step) = match vals {
+        [Value::Timestamp(a), Value::Timestamp(b), Value::Interval(s)] => (false, *a, *b, s),
+        [Value::TimestampTz(a), Value::TimestampTz(b), Value::Interval(s)] => (true, *a, *b, s),
+        _ => return Err(Error::internal("generate_series of other than timestamps")),
+    };
+    let sign = step.cmp_span(&Interval::new(0, 0, 0));
+    if sign == std::cmp::Ordering::Equal {
+        return Err(Error::new(
+            SqlState::INVALID_PARAMETER_VALUE,
+            "step size cannot equal zero",
+        ));
+    }
+    let forward = sign == std::cmp::Ordering::Greater;
+    let mut out = Vec::new();
+    let mut t = start;
+    while if forward { t <= stop } else { t >= stop } {
+        if out.len() as i64 >= MAX_ROWS {
+            return Err(Error::new(
+                SqlState::FEATURE_NOT_SUPPORTED,
+                format!("generate_series of more than {MAX_ROWS} rows is not supported"),
+            ));
+        }
+        out.push(vec![if tz {
+            Value::TimestampTz(t)
+        } else {
+            Value::Timestamp(t)
+        }]);
+        t = if tz {
+            session_zone::add_interval(t, step)?
+        } else {
+            step.add_to(t)?
+        };
+    }
+    Ok(out)
 }
 
 /// The ProjectSet step: each input row followed by the calls' columns, one output row per row
