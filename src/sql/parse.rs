@@ -4,8 +4,9 @@
 
 use sqlparser::ast as A;
 use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::TokenWithSpan;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
 
 use super::lexer::{lex, Nesting};
 use crate::error::{Error, Result, SqlState};
@@ -52,9 +53,47 @@ pub(super) fn with_stack<T>(n: usize, f: impl FnOnce() -> T) -> T {
     stacker::maybe_grow(need, need * 2, f)
 }
 
+/// `RESET TIME ZONE` (PostgreSQL's spelling of `RESET timezone`, which sqlparser does not
+/// parse) at the start of a statement, as `RESET timezone`.
+fn reset_time_zone(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let blank = |t: &Token| matches!(t, Token::Whitespace(_));
+    let mut at_start = true;
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i].token;
+        if blank(t) {
+            i += 1;
+            continue;
+        }
+        let reset = at_start && kw(t, Keyword::RESET);
+        at_start = matches!(t, Token::SemiColon);
+        if reset {
+            // The next two words, past whitespace.
+            let words: Vec<usize> = (i + 1..tokens.len())
+                .filter(|&j| !blank(&tokens[j].token))
+                .take(2)
+                .collect();
+            if let [a, b] = words[..] {
+                if kw(&tokens[a].token, Keyword::TIME) && kw(&tokens[b].token, Keyword::ZONE) {
+                    tokens[a].token = Token::Word(Word {
+                        value: "timezone".into(),
+                        quote_style: None,
+                        keyword: Keyword::NoKeyword,
+                    });
+                    tokens[b].token = Token::Whitespace(Whitespace::Space);
+                }
+            }
+        }
+        i += 1;
+    }
+    tokens
+}
+
 /// Parses tokens (statements separated by `;`, checked by [`check_depth`]); syntax errors are
 /// 42601.
 pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statement>> {
+    let tokens = reset_time_zone(tokens);
     let (tokens, set_lists) = super::set_columns::take(tokens)?;
     let dialect = PostgreSqlDialect {};
     let mut stmts = Parser::new(&dialect)
