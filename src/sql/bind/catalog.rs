@@ -2,19 +2,17 @@
 //! (constant rows from one snapshot of Augur's catalog per statement, see `sql::catalog`),
 //! the functions tools call over them (format_type, pg_get_indexdef, ...) and the reg* casts.
 //! Functions over OIDs become CASE expressions over the snapshot's objects. Also what catalog
-//! queries use of arrays: subscripts of the text-form array columns and `generate_series` in
-//! FROM.
+//! queries use of arrays: subscripts of the text-form array columns (functions in FROM, which
+//! they use too, are in `from_fn.rs`).
 
 use std::sync::Arc;
 
 use sqlparser::ast as A;
 
-use super::from::derived_scope;
 use super::{ident, unsupported, Binder, Scope};
 use crate::error::{Error, Result, SqlState};
 use crate::sql::catalog::{self, types, Snapshot};
 use crate::sql::expr::{ArOp, CmpOp, Expr, Func, Ty};
-use crate::sql::plan::srf::{SrfKind, SrfSpec};
 use crate::sql::plan::{Column, Plan};
 use crate::types::Value;
 
@@ -138,7 +136,7 @@ impl Binder<'_> {
     }
 
     /// An OID argument as int8 (oid values are int8 in Augur).
-    fn oid_arg(&mut self, (e, t): (Expr, Ty), name: &str) -> Result<Expr> {
+    pub(super) fn oid_arg(&mut self, (e, t): (Expr, Ty), name: &str) -> Result<Expr> {
         // A regtype (`'int4'::regtype`, `$1::regtype`) is its type's OID here.
         if !(t.is_int() || matches!(t, Ty::Unknown | Ty::RegType)) {
             return Err(Error::new(
@@ -620,254 +618,6 @@ impl Binder<'_> {
             Ty::Array(t) => (Expr::Cast(Box::new(elem), *t, len), *t),
             _ => (elem, Ty::Unknown),
         })
-    }
-
-    /// A function in FROM: `generate_series(start, stop [, step])` of integers (of constants
-    /// as pgjdbc's key queries use it: `generate_series(1, 32) pos(n)`), `unnest`, jsonb's
-    /// set-returning functions (`from_fn.rs`); the arguments may read the items to its left.
-    pub(super) fn table_function(
-        &mut self,
-        name: &A::ObjectName,
-        args: &[A::FunctionArg],
-        alias: Option<&A::TableAlias>,
-        ordinality: bool,
-    ) -> Result<(Plan, Scope)> {
-        let left = self.take_lateral();
-        let parts: Vec<String> = name
-            .0
-            .iter()
-            .filter_map(|p| match p {
-                A::ObjectNamePart::Identifier(i) => Some(ident(i)),
-                _ => None,
-            })
-            .collect();
-        let path: Vec<&str> = parts.iter().map(String::as_str).collect();
-        let fname = match path.as_slice() {
-            [f] | ["pg_catalog", f] => *f,
-            _ => return Err(unsupported(format!("table function {name}"))),
-        };
-        let mut exprs = Vec::new();
-        for a in args {
-            match a {
-                A::FunctionArg::Unnamed(A::FunctionArgExpr::Expr(e)) => exprs.push(e),
-                _ => return Err(unsupported(format!("argument {a} of {fname}"))),
-            }
-        }
-        if let Some(kind) = super::srf::srf_kind(name).filter(|&k| super::srf::is_jsonb(k)) {
-            return self.jsonb_in_from(kind, &exprs, &left, alias, ordinality);
-        }
-        match (fname, exprs.as_slice()) {
-            ("unnest", [e]) => {
-                self.lateral = Some(left);
-                return self.unnest_in_from(e, alias, ordinality);
-            }
-            ("unnest", _) => return Err(unsupported("unnest in FROM of other than one array")),
-            ("regexp_matches" | "regexp_split_to_table", _) => {
-                self.lateral = Some(left);
-                let (e, elem) = super::string_fn::regexp_rows_array(fname, &exprs)?;
-                return self.unnest_as(&e, fname, elem, alias, ordinality);
-            }
-            ("pg_partition_ancestors", [e]) => {
-                // Augur has no partitions: a relation's only "ancestor" is itself, at depth 1.
-                let x = self.bind_expr(e, &Scope::default())?;
-                let x = self.oid_arg(x, fname)?;
-                let set = Plan::ProjectSet {
-                    input: Box::new(Plan::Values(vec![vec![]])),
-                    srfs: vec![SrfSpec::new(SrfKind::GenerateSeries, vec![x.clone(), x])],
-                };
-                let mut out = vec![Expr::Col(0)];
-                if ordinality {
-                    out.push(lit_int(1));
-                }
-                let plan = Plan::Project(Box::new(set), out);
-                return Ok(self.function_scope(plan, fname, Ty::Int8, alias, ordinality));
-            }
-            ("generate_series", _) => {}
-            _ => return Err(unsupported(format!("table function {name}"))),
-        }
-        let mut bound = Vec::new();
-        let mut ty = Ty::Int4;
-        let typed = exprs
-            .iter()
-            .map(|e| self.bind_expr(e, &left))
-            .collect::<Result<Vec<_>>>()?;
-        let tys: Vec<Ty> = typed.iter().map(|x| x.1).collect();
-        if let Some(ty) = super::srf::time_series_type(&tys) {
-            // Over timestamps: the select-list function's step over one empty row.
-            let mut args: Vec<Expr> = typed.into_iter().map(|x| x.0).collect();
-            self.time_series_args(&mut args, &tys, ty)?;
-            let mut spec = SrfSpec::new(SrfKind::GenerateSeriesTime, args);
-            spec.ordinality = ordinality;
-            let plan = Plan::ProjectSet {
-                input: Box::new(Plan::Values(vec![vec![]])),
-                srfs: vec![spec],
-            };
-            return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
-        }
-        for (e, t) in typed {
-            if !(t.is_int() || t == Ty::Unknown) {
-                return Err(unsupported(format!("generate_series of type {}", t.name())));
-            }
-            if t == Ty::Int8 {
-                ty = Ty::Int8;
-            }
-            bound.push(self.coerce(e, t, Ty::Int8)?);
-        }
-        if !(2..=3).contains(&bound.len()) {
-            return Err(Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!(
-                    "function generate_series with {} arguments does not exist",
-                    bound.len()
-                ),
-            ));
-        }
-        let vals: Option<Vec<Value>> = bound
-            .iter()
-            .map(|e| match e {
-                Expr::Lit(v) => Some(v.clone()),
-                _ => None,
-            })
-            .collect();
-        let Some(vals) = vals else {
-            // Arguments known only when the statement runs (a column of an enclosing query's
-            // row, as psql's `generate_series(0, array_upper(pr.prattrs, 1))`, or of the items
-            // to its left): the select-list function's step over one empty row.
-            let mut spec = SrfSpec::new(SrfKind::GenerateSeries, bound);
-            spec.ordinality = ordinality;
-            let plan = Plan::ProjectSet {
-                input: Box::new(Plan::Values(vec![vec![]])),
-                srfs: vec![spec],
-            };
-            return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
-        };
-        let ints: Option<Vec<i64>> = vals
-            .iter()
-            .map(|v| match v {
-                Value::Int(i) => Some(*i),
-                _ => None,
-            })
-            .collect();
-        // A NULL argument: no rows.
-        let rows: Vec<Vec<Expr>> = match ints.as_deref() {
-            Some(&[start, stop, ref step @ ..]) => {
-                let step = step.first().copied().unwrap_or(1);
-                if step == 0 {
-                    return Err(Error::new(
-                        SqlState::INVALID_PARAMETER_VALUE,
-                        "step size cannot equal zero",
-                    ));
-                }
-                let count = if (step > 0 && start > stop) || (step < 0 && start < stop) {
-                    0
-                } else {
-                    (i128::from(stop) - i128::from(start)) / i128::from(step) + 1
-                };
-                // The rows are built when the statement is planned.
-                if count > 10_000_000 {
-                    return Err(unsupported("generate_series of more than 10000000 rows"));
-                }
-                (0..count as i64)
-                    .map(|k| {
-                        let mut r = vec![lit_int(start + k * step)];
-                        if ordinality {
-                            r.push(lit_int(k + 1));
-                        }
-                        r
-                    })
-                    .collect()
-            }
-            _ => vec![],
-        };
-        let width = 1 + usize::from(ordinality);
-        let plan = if rows.is_empty() {
-            Plan::Filter(
-                Box::new(Plan::Values(vec![vec![Expr::Lit(Value::Null); width]])),
-                Expr::Lit(Value::Bool(false)),
-            )
-        } else {
-            Plan::Values(rows)
-        };
-        Ok(self.function_scope(plan, fname, ty, alias, ordinality))
-    }
-
-    /// The scope of a function in FROM returning one column of type `ty` (and, `WITH
-    /// ORDINALITY`, a bigint `ordinality` after it): the column is named after the alias, as
-    /// PostgreSQL names it, or after the function.
-    fn function_scope(
-        &self,
-        plan: Plan,
-        fname: &str,
-        ty: Ty,
-        alias: Option<&A::TableAlias>,
-        ordinality: bool,
-    ) -> (Plan, Scope) {
-        let a = alias.map_or(fname.to_string(), |a| ident(&a.name));
-        let mut cols = vec![Column::new(a.clone(), ty)];
-        if ordinality {
-            cols.push(Column::new("ordinality".into(), Ty::Int8));
-        }
-        (plan, derived_scope(&a, &cols, alias))
-    }
-
-    /// `unnest(array)` in FROM: a row per element (of the array's element type; untyped for an
-    /// array in text form), computed when the statement runs, so the array may be a column of
-    /// an enclosing query's row (psql's `unnest(tc.reloptions)` inside `ARRAY(...)`). `WITH
-    /// ORDINALITY` adds each element's position, counted from 1.
-    pub(super) fn unnest_in_from(
-        &mut self,
-        e: &A::Expr,
-        alias: Option<&A::TableAlias>,
-        ordinality: bool,
-    ) -> Result<(Plan, Scope)> {
-        self.unnest_as(e, "unnest", None, alias, ordinality)
-    }
-
-    /// `unnest(e)` in FROM as the function `fname` (the column's name without an alias), its
-    /// elements read as `elem` when given (`regexp_matches`' rows, text forms of arrays).
-    pub(super) fn unnest_as(
-        &mut self,
-        e: &A::Expr,
-        fname: &str,
-        elem: Option<Ty>,
-        alias: Option<&A::TableAlias>,
-        ordinality: bool,
-    ) -> Result<(Plan, Scope)> {
-        let left = self.take_lateral();
-        let (x, t) = self.bind_elements(e, &left)?;
-        let elem = match (elem, t) {
-            (Some(e), _) => e,
-            (None, Ty::Array(e)) => *e,
-            (None, Ty::Text | Ty::Unknown) => Ty::Unknown,
-            _ => {
-                return Err(Error::new(
-                    SqlState::UNDEFINED_FUNCTION,
-                    format!("function unnest({}) does not exist", t.name()),
-                ))
-            }
-        };
-        let x = self.coerce(x, t, Ty::Text)?;
-        let set = Plan::ProjectSet {
-            input: Box::new(Plan::Values(vec![vec![]])),
-            srfs: vec![SrfSpec::new(
-                if ordinality {
-                    SrfKind::ExpandArray
-                } else {
-                    SrfKind::Unnest
-                },
-                vec![x],
-            )],
-        };
-        let plan = if elem == Ty::Unknown {
-            set
-        } else {
-            let mut out = vec![Expr::Cast(Box::new(Expr::Col(0)), elem, None)];
-            if ordinality {
-                out.push(Expr::Col(1));
-            }
-            Plan::Project(Box::new(set), out)
-        };
-        Ok(self.function_scope(plan, fname, elem, alias, ordinality))
     }
 
     /// An OID of a `kind` (regclass, regtype, regnamespace) shown as the object's name (its
