@@ -375,14 +375,7 @@ impl Database {
 
     /// Every table, sorted by name.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        let mut v: Vec<_> = self
-            .inner()
-            .tables
-            .read()
-            .values()
-            .filter(|t| !t.is_retired())
-            .cloned()
-            .collect();
+        let mut v = self.inner().listed_tables();
         v.sort_by_key(|t| t.name());
         v
     }
@@ -557,6 +550,16 @@ impl std::ops::Deref for StoreRef {
 impl Inner {
     pub(crate) fn new_txn_id(&self) -> u64 {
         self.next_txn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Every table a statement can name: all but the retired incarnations (`retire.rs`).
+    pub(crate) fn listed_tables(&self) -> Vec<Arc<Table>> {
+        self.tables
+            .read()
+            .values()
+            .filter(|t| !t.is_retired())
+            .cloned()
+            .collect()
     }
 
     pub(crate) fn table(&self, name: &str) -> Result<Arc<Table>> {

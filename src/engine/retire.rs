@@ -16,7 +16,7 @@ use rocksdb::WriteBatch;
 
 use super::catalog::TableDef;
 use super::{Database, Inner};
-use crate::error::{Error, Result, SqlState};
+use crate::error::{Error, Result};
 use crate::types::Row;
 
 const PREFIX: &str = "\u{1}retired/";
@@ -85,14 +85,7 @@ impl Inner {
                 "restore_retired: the retired table's key or indexes differ from the definition",
             ));
         }
-        let current = self.tables.read().get(&def.name).cloned();
-        if current.as_ref().is_some_and(|c| c.id == def.id) {
-            return Err(Error::new(
-                SqlState::DUPLICATE_TABLE,
-                format!("relation \"{}\" already exists", def.name),
-            ));
-        }
-        let Some(current) = current else {
+        let Some(current) = self.tables.read().get(&def.name).cloned() else {
             // Nothing holds the name: the block created the table and its rollback dropped
             // the new incarnation already, so the old one goes too.
             let mut b = WriteBatch::default();

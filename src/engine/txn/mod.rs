@@ -522,24 +522,12 @@ impl Transaction {
 
     /// Every table.
     pub fn tables(&self) -> Vec<Arc<Table>> {
-        self.db
-            .tables
-            .read()
-            .values()
-            .filter(|t| !t.is_retired())
-            .cloned()
-            .collect()
+        self.db.listed_tables()
     }
 
     /// Every table's current definition.
     fn all_defs(&self) -> Vec<Arc<TableDef>> {
-        self.db
-            .tables
-            .read()
-            .values()
-            .filter(|t| !t.is_retired())
-            .map(|t| t.def())
-            .collect()
+        self.db.listed_tables().iter().map(|t| t.def()).collect()
     }
 
     /// The tables with a foreign key that references the table named `name` (what a delete or

@@ -153,26 +153,20 @@ impl Session {
     /// Rebuilds `table` under definition `f(current)` with each live row passed through `map`
     /// (`Database::rebuild_table_with`). Under the block's undo log the old incarnation is
     /// kept, retired, for the block's rollback to put back (`Database::rebuild_table_keeping`;
-    /// the commit drops it), and the new one is locked as the old one was.
-    /// Returns the retired incarnation's id, which the caller gives to [`Session::retired`].
+    /// the commit drops it: [`Session::drop_block_retired`]), and the new one is locked as the
+    /// old one was.
     fn rewrite(
         &self,
         table: &str,
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
         map: &dyn Fn(Row) -> Result<Row>,
-    ) -> Result<Option<u32>> {
+    ) -> Result<()> {
         if self.alter_guard.is_none() {
-            return self.db.rebuild_table_with(table, f, map).map(|_| None);
+            return self.db.rebuild_table_with(table, f, map);
         }
-        let old = self.db.rebuild_table_keeping(table, f, map)?;
+        self.db.rebuild_table_keeping(table, f, map)?;
         let id = self.db.table(table)?.def().id;
-        self.db.lock_table(id, self.owner, None, &self.interrupt())?;
-        Ok(Some(old))
-    }
-
-    /// Records `old`, the incarnation [`Session::rewrite`] retired, for the block's end.
-    fn retired(&mut self, old: Option<u32>) {
-        self.block.retired.extend(old);
+        self.db.lock_table(id, self.owner, None, &self.interrupt())
     }
 
     /// Refuses `what`, which builds a unique index, under the block's undo log once the block
@@ -294,15 +288,13 @@ impl Session {
         };
         if let Some(fill) = fill {
             let (ty, name) = last.ok_or_else(|| Error::internal("a filled column"))?;
-            let old = self.rewrite(table, same, &|mut r: Row| -> Result<Row> {
+            return self.rewrite(table, same, &|mut r: Row| -> Result<Row> {
                 cx.check()?;
                 let v = fill.eval(&[], &cx)?;
                 r.push(assign(v, ty, &name)?);
                 check(&r)?;
                 Ok(r)
-            })?;
-            self.retired(old);
-            return Ok(());
+            });
         }
         let scan = !bound.is_empty() || !not_null.is_empty() || !parents.is_empty();
         let check: Option<RowCheck<'_>> = if scan { Some(&check) } else { None };
@@ -322,7 +314,7 @@ impl Session {
                     .collect::<Result<_>>()?;
                 let pname = p.name.as_ref().map(ident);
                 self.check_rewrite("ALTER TABLE ADD PRIMARY KEY")?;
-                let old = self.rewrite(
+                self.rewrite(
                     table,
                     |d| {
                         if d.has_primary_key() {
@@ -337,9 +329,7 @@ impl Session {
                         Ok(nd)
                     },
                     &Ok,
-                )?;
-                self.retired(old);
-                Ok(())
+                )
             }
             A::TableConstraint::Unique(u) => {
                 let d = self.db.table(table)?.def();
@@ -603,7 +593,7 @@ impl Session {
                 ..f.clone()
             })
             .collect();
-        let retired = self.rewrite(
+        self.rewrite(
             table,
             |cur| {
                 if *cur != *old {
@@ -624,7 +614,6 @@ impl Session {
                 Ok(r)
             },
         )?;
-        self.retired(retired);
         // The sequence of a serial or identity column goes with it, as in PostgreSQL (in a
         // block's undo log, when the block commits: its rollback brings the column back).
         for s in self.db.sequences()? {

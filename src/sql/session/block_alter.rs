@@ -258,6 +258,15 @@ impl Session {
         r
     }
 
+    /// Drops the old incarnations the block's rewrites kept (`Session::rewrite`), once it has
+    /// committed: of each table its undo log recorded, the retired one, if there is one.
+    pub(super) fn drop_block_retired(&self) -> Result<()> {
+        for d in self.block.altered.iter().flat_map(|a| &a.tables) {
+            self.db.drop_retired(d.id)?;
+        }
+        Ok(())
+    }
+
     /// Puts back the definitions `a` recorded (newest entry first is the caller's order).
     pub(super) fn restore_altered(&mut self, a: Altered) -> Result<()> {
         let now = self.db.tables();

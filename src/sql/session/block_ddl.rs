@@ -48,9 +48,6 @@ pub(super) struct BlockDdl {
     drops: Vec<(A::Statement, Vec<String>)>,
     /// The undo log of ALTER TABLE statements run under it (`block_alter.rs`), oldest first.
     pub(super) altered: Vec<Altered>,
-    /// The ids of the old incarnations of the tables its ALTERs rewrote, kept for its
-    /// rollback (`Database::rebuild_table_keeping`); its commit drops those still retired.
-    pub(super) retired: Vec<u32>,
 }
 
 /// Where a block's schema changes stand: lengths of its created, drops and altered lists.
@@ -451,9 +448,6 @@ impl Session {
         if undone && first.is_ok() {
             first = self.db.forget_undo(self.owner, mark.2 as u64);
         }
-        if mark == START {
-            self.block.retired.clear();
-        }
         self.clear_plan_cache();
         first
     }
@@ -503,11 +497,9 @@ impl Session {
         }
         self.block.created.clear();
         if !self.block.altered.is_empty() {
+            self.drop_block_retired()?;
             self.block.altered.clear();
             self.db.forget_undo(self.owner, 0)?;
-        }
-        for id in std::mem::take(&mut self.block.retired) {
-            self.db.drop_retired(id)?;
         }
         for (st, _) in std::mem::take(&mut self.block.drops) {
             self.run_ddl(&st)?;
