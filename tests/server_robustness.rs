@@ -10,14 +10,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
 
-use server_util::{read_msg, require, startup_packet, text, Server};
-
-fn msg(t: u8, body: &[u8]) -> Vec<u8> {
-    let mut v = vec![t];
-    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    v.extend_from_slice(body);
-    v
-}
+use server_util::{cstr, msg, read_msg, require, startup_packet, text, Server};
 
 /// Reads messages until ReadyForQuery; returns their types and the SQLSTATEs of errors.
 fn until_ready(s: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<String>)> {
@@ -302,11 +295,6 @@ fn extended_replies_are_sent_at_sync_or_flush() {
     );
     assert!(codes.is_empty(), "{codes:?}");
 
-    let cstr = |x: &str| {
-        let mut v = x.as_bytes().to_vec();
-        v.push(0);
-        v
-    };
     let mut parse = cstr("s1");
     parse.extend(cstr("SELECT v FROM t WHERE k = $1"));
     parse.extend(0i16.to_be_bytes());
@@ -400,11 +388,6 @@ fn portal_describe_and_execute_reply_as_postgresql() {
     // Parse, Bind (text parameters; every result column binary if asked), Describe portal,
     // Execute, Sync: the reply's messages up to ReadyForQuery.
     let run = |s: &mut TcpStream, sql: &str, params: &[&str], binary: bool, max_rows: i32| {
-        let cstr = |x: &str| {
-            let mut v = x.as_bytes().to_vec();
-            v.push(0);
-            v
-        };
         let mut parse = cstr("");
         parse.extend(cstr(sql));
         parse.extend(0i16.to_be_bytes());

@@ -10,33 +10,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use server_util::{read_msg, Server};
-
-fn msg(t: u8, body: &[u8]) -> Vec<u8> {
-    let mut v = vec![t];
-    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    v.extend_from_slice(body);
-    v
-}
-
-fn cstr(s: &str) -> Vec<u8> {
-    let mut v = s.as_bytes().to_vec();
-    v.push(0);
-    v
-}
-
-/// A protocol-3.0 StartupMessage with these parameters.
-fn startup(params: &[(&str, &str)]) -> Vec<u8> {
-    let mut body = 196608u32.to_be_bytes().to_vec();
-    for (k, v) in params {
-        body.extend(cstr(k));
-        body.extend(cstr(v));
-    }
-    body.push(0);
-    let mut v = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-    v.extend(body);
-    v
-}
+use server_util::{cstr, msg, read_msg, startup_with, Server};
 
 /// What a client saw up to ReadyForQuery (or the connection's end).
 #[derive(Default, Debug)]
@@ -98,7 +72,7 @@ fn connect(port: u16, params: &[(&str, &str)]) -> (TcpStream, Seen) {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut all = vec![("user", "augur"), ("database", "augur")];
     all.extend_from_slice(params);
-    s.write_all(&startup(&all)).unwrap();
+    s.write_all(&startup_with(&all)).unwrap();
     let seen = until_ready(&mut s);
     (s, seen)
 }

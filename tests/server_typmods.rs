@@ -12,14 +12,7 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use server_util::{read_msg, startup_packet, Server};
-
-fn msg(t: u8, body: &[u8]) -> Vec<u8> {
-    let mut v = vec![t];
-    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
-    v.extend_from_slice(body);
-    v
-}
+use server_util::{msg, read_msg, startup_packet, Server};
 
 fn connect(srv: &Server) -> TcpStream {
     let mut s = TcpStream::connect(("127.0.0.1", srv.port)).unwrap();

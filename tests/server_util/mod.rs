@@ -254,14 +254,34 @@ pub fn text(o: &Output) -> (String, String) {
 
 /// A protocol-3.0 StartupMessage for `user` and `db`.
 pub fn startup_packet(user: &str, db: &str) -> Vec<u8> {
+    startup_with(&[("user", user), ("database", db)])
+}
+
+/// A protocol-3.0 StartupMessage with these (name, value) parameters.
+pub fn startup_with(params: &[(&str, &str)]) -> Vec<u8> {
     let mut body = 196608u32.to_be_bytes().to_vec();
-    for s in ["user", user, "database", db] {
-        body.extend_from_slice(s.as_bytes());
-        body.push(0);
+    for (k, v) in params {
+        body.extend(cstr(k));
+        body.extend(cstr(v));
     }
     body.push(0);
     let mut v = ((body.len() + 4) as u32).to_be_bytes().to_vec();
     v.extend_from_slice(&body);
+    v
+}
+
+/// A frontend message: type byte, length, body.
+pub fn msg(t: u8, body: &[u8]) -> Vec<u8> {
+    let mut v = vec![t];
+    v.extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+    v.extend_from_slice(body);
+    v
+}
+
+/// `s` as a protocol string (NUL-terminated).
+pub fn cstr(s: &str) -> Vec<u8> {
+    let mut v = s.as_bytes().to_vec();
+    v.push(0);
     v
 }
 
