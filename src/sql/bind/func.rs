@@ -744,25 +744,19 @@ impl Binder<'_> {
                 }
                 return Ok((Expr::Func(Func::JsonBuildObject, items, Ty::Jsonb), Ty::Jsonb));
             }
-            ("json_typeof" | "json_array_length", 1) => {
-                let (e, t) = args[0].clone();
-                if !matches!(t, Ty::Json | Ty::Unknown) {
-                    return Err(undefined());
-                }
-                args[0] = (self.coerce(e, t, Ty::Json)?, Ty::Json);
-                if name == "json_typeof" {
-                    (Func::JsonTypeof, Ty::Text)
+            ("json_typeof" | "json_array_length" | "jsonb_typeof" | "jsonb_array_length", 1) => {
+                // Of json or jsonb (by the name), an untyped literal read as it.
+                let want = if name.starts_with("jsonb") {
+                    Ty::Jsonb
                 } else {
-                    (Func::JsonArrayLength, Ty::Int4)
-                }
-            }
-            ("jsonb_typeof" | "jsonb_array_length", 1) => {
+                    Ty::Json
+                };
                 let (e, t) = args[0].clone();
-                if !matches!(t, Ty::Jsonb | Ty::Unknown) {
+                if t != want && t != Ty::Unknown {
                     return Err(undefined());
                 }
-                args[0] = (self.coerce(e, t, Ty::Jsonb)?, Ty::Jsonb);
-                if name == "jsonb_typeof" {
+                args[0] = (self.coerce(e, t, want)?, want);
+                if name.ends_with("typeof") {
                     (Func::JsonTypeof, Ty::Text)
                 } else {
                     (Func::JsonArrayLength, Ty::Int4)
