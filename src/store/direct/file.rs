@@ -15,7 +15,7 @@
 //! point read there goes to the entry without reading the block table at all.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::format::{self, BlockLayout, Footer, Handle, Res, Unsupported, KEY_TRAILER, TYPE_VALUE};
 use super::mapping::Mapping;
@@ -48,6 +48,14 @@ pub(crate) struct Run {
 #[derive(Debug, Default)]
 struct Place {
     anchors: Vec<Anchor>,
+    /// How many blocks from the run's first on are confirmed and lie exactly as the first
+    /// anchor says (one progression over the groups): a read there computes its entry from
+    /// the first anchor alone (`Place::uniform_at`), which every read touches, so it stays in
+    /// the CPU's cache where the anchors of a large file do not.
+    uniform: AtomicU64,
+    /// `u64::MAX / rows + 1` of the first anchor: a rowid offset below 2^32 is divided by the
+    /// block's row count with a multiplication (`(d * magic) >> 64`, exact there).
+    magic: u64,
 }
 
 #[derive(Debug)]
@@ -103,8 +111,76 @@ impl Place {
                 })
             })
             .map(|a| a.unwrap_or_else(none))
-            .collect();
-        Place { anchors }
+            .collect::<Vec<_>>();
+        let magic = match anchors.first() {
+            Some(a) if a.rows > 0 => u64::MAX / u64::from(a.rows) + 1,
+            _ => 0,
+        };
+        Place {
+            anchors,
+            uniform: AtomicU64::new(0),
+            magic,
+        }
+    }
+
+    /// The block of row `rowid` when it lies in the run's uniform prefix (see
+    /// [`Place::uniform`]): arithmetic on the first anchor, no other memory read.
+    #[inline]
+    fn uniform_at<'a>(&self, bytes: &'a [u8], rowid: u64) -> Option<BlockAt<'a>> {
+        let a = self.anchors.first()?;
+        let d = rowid.wrapping_sub(a.first);
+        if d >> 32 != 0 {
+            return None;
+        }
+        // Exact for d < 2^32 and rows < 2^32 (a 64-bit reciprocal of a 32-bit divisor).
+        let k = ((u128::from(d) * u128::from(self.magic)) >> 64) as u64;
+        if k >= self.uniform.load(Ordering::Acquire) {
+            return None;
+        }
+        let rows = u64::from(a.rows);
+        let start = (a.offset + k * u64::from(a.stride)) as usize;
+        Some(BlockAt {
+            block: k as usize,
+            b: bytes.get(start..start + a.stride as usize - 5)?,
+            l: BlockLayout {
+                restarts_at: (rows * u64::from(a.entry)) as usize,
+                num_restarts: a.rows as usize,
+            },
+            stride: a.entry as usize,
+            first: a.first + k * rows,
+        })
+    }
+
+    /// Extends [`Place::uniform`] over the groups confirmed since, while each is confirmed
+    /// whole and continues the first anchor's progression; `blocks` is the run's block count.
+    fn extend_uniform(&self, blocks: usize) {
+        let Some(a0) = self.anchors.first() else {
+            return;
+        };
+        if a0.rows == 0 {
+            return;
+        }
+        let mut u = self.uniform.load(Ordering::Acquire) as usize;
+        while u % ANCHOR_EVERY == 0 && u < blocks {
+            let g = u / ANCHOR_EVERY;
+            let a = &self.anchors[g];
+            let group = ANCHOR_EVERY.min(blocks - u);
+            let step = (g * ANCHOR_EVERY) as u64;
+            let like = a.rows == a0.rows
+                && a.stride == a0.stride
+                && a.entry == a0.entry
+                && a.offset == a0.offset + step * u64::from(a0.stride)
+                && a.first == a0.first + step * u64::from(a0.rows);
+            let c = a.confirmed.load(Ordering::Acquire) as usize;
+            if !like || c == 0 {
+                break;
+            }
+            u += c.min(group);
+            if c < group {
+                break;
+            }
+        }
+        self.uniform.fetch_max(u as u64, Ordering::AcqRel);
     }
 
     /// The guessed offset of row `rowid`, which the model placed near block `near`.
@@ -476,6 +552,9 @@ impl SstFile {
     /// [`find_entry`] inside the block, the two cost one memory round trip together.
     #[inline]
     fn block_of<'a>(&'a self, run: &'a Run, rowid: u64) -> Result<BlockAt<'a>, Found<'a>> {
+        if let Some(at) = run.place.uniform_at(self.map.bytes(), rowid) {
+            return Ok(at);
+        }
         let n = run.blocks.len();
         let guess = run.model.predict(n, rowid);
         if let Some(at) = run.place.exact(self.map.bytes(), guess, rowid) {
@@ -560,6 +639,7 @@ impl SstFile {
                     run.place.confirm(self, run, g);
                 }
             }
+            run.place.extend_uniform(run.blocks.len());
         }
     }
 
@@ -594,6 +674,16 @@ impl SstFile {
             .iter()
             .flat_map(|r| &r.place.anchors)
             .map(|a| a.confirmed.load(Ordering::Relaxed) as usize)
+            .sum()
+    }
+
+    /// Blocks a point read reaches from the first anchor alone ([`Place::uniform`]), over
+    /// every run.
+    #[cfg(test)]
+    pub(crate) fn uniform_blocks(&self) -> usize {
+        self.runs
+            .iter()
+            .map(|r| r.place.uniform.load(Ordering::Relaxed) as usize)
             .sum()
     }
 

@@ -542,8 +542,8 @@ mod tests {
             std::fs::write(&p, bytes).unwrap();
             let f = SstFile::open(&p, 1, None).unwrap();
             assert_eq!(
-                f.confirmed_blocks(),
-                0,
+                (f.confirmed_blocks(), f.uniform_blocks()),
+                (0, 0),
                 "nothing is confirmed before verification"
             );
             f.verify_range(0, bytes.len());
@@ -560,8 +560,11 @@ mod tests {
                     "{exact} of {} rows exact",
                     rows.len()
                 );
+                // One progression over the whole file: the first anchor places every
+                // confirmed block.
+                assert_eq!(f.uniform_blocks(), confirmed);
             } else {
-                assert_eq!((f.confirmed_blocks(), exact), (0, 0));
+                assert_eq!((f.confirmed_blocks(), exact, f.uniform_blocks()), (0, 0, 0));
             }
             for (i, want) in rows.iter().enumerate() {
                 assert_eq!(f.get(run, i as u64 + 1), Found::Value(want), "uniform={uniform}");
