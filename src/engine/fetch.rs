@@ -56,7 +56,7 @@ impl Inner {
     /// registered snapshot held it).
     fn try_fetch_bytes<'f>(&self, files: &'f Files, table: u32, rowid: u64) -> Result<Option<VBytes<'f>>> {
         if let Lookup::Hit(b) = files.get(table, rowid) {
-            self.direct_reads.fetch_add(1, Ordering::Relaxed);
+            self.direct_reads.add(1);
             return Ok(Some(VBytes::Mapped(b)));
         }
         let cache = self.cache.load();
@@ -98,7 +98,7 @@ impl Inner {
             Lookup::Hit(b) => out.push((rowids[i], VBytes::Mapped(b))),
             _ => rest.push(rowids[i]),
         });
-        self.direct_reads.fetch_add(out.len() as u64, Ordering::Relaxed);
+        self.direct_reads.add(out.len() as u64);
         if rest.is_empty() {
             return Ok(());
         }

@@ -159,7 +159,7 @@ pub(super) fn open_inner(
         views: view::Views::default(),
         referenced: Default::default(),
         next_txn: AtomicU64::new(1),
-        direct_reads: AtomicU64::new(0),
+        direct_reads: Default::default(),
         store_reads: AtomicU64::new(0),
         read_retries: AtomicU64::new(0),
         retired: AtomicBool::new(false),

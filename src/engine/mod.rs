@@ -41,6 +41,7 @@ mod options;
 mod recovery;
 mod retire;
 mod secondary_form;
+pub(crate) mod tally;
 pub mod sequence;
 pub mod table;
 mod txn;
@@ -126,7 +127,7 @@ pub(crate) struct Inner {
     pub(crate) referenced: catalog::Referenced,
     next_txn: AtomicU64,
     /// Row versions read from a mapped file (the direct read path), and read from RocksDB.
-    direct_reads: AtomicU64,
+    direct_reads: tally::Tally,
     store_reads: AtomicU64,
     /// Reads outside a transaction done again under a registered snapshot.
     read_retries: AtomicU64,
@@ -413,7 +414,7 @@ impl Database {
             .values()
             .filter(|t| t.is_retired())
             .count() as u64;
-        s.direct_reads = self.inner().direct_reads.load(Ordering::Relaxed);
+        s.direct_reads = self.inner().direct_reads.sum();
         s.store_reads = self.inner().store_reads.load(Ordering::Relaxed);
         s.read_retries = self.inner().read_retries.load(Ordering::Relaxed);
         s.direct = self.inner().store.direct().stats();

@@ -619,12 +619,12 @@ fn bound_ref(b: &Bound<Key>) -> Bound<&Key> {
 }
 
 /// Adds `.1` to the counter `.0` when dropped.
-struct AddOnDrop<'a>(&'a std::sync::atomic::AtomicU64, u64);
+struct AddOnDrop<'a>(&'a crate::engine::tally::Tally, u64);
 
 impl Drop for AddOnDrop<'_> {
     fn drop(&mut self) {
         if self.1 != 0 {
-            self.0.fetch_add(self.1, std::sync::atomic::Ordering::Relaxed);
+            self.0.add(self.1);
         }
     }
 }
