@@ -1,8 +1,8 @@
 //! DDL inside a transaction block where Augur's answer is its own (the cases PostgreSQL shares
 //! are in tests/slt/ddl_transactions.slt and alter_in_block.slt): ALTER TABLE of a table the
-//! block did not create is undone by its rollback, its rewriting forms too (the old
-//! incarnation kept until the block ends), DROP CONSTRAINT of a UNIQUE and CREATE OR REPLACE
-//! VIEW of a view the block did not create are refused with 25001; a failed block,
+//! block did not create is undone by its rollback, its rewriting forms and DROP CONSTRAINT of
+//! a UNIQUE too (the old incarnation kept until the block ends), CREATE OR REPLACE VIEW of a
+//! view the block did not create is refused with 25001; a failed block,
 //! a session that ends inside a block, and a failed COMMIT drop what the block created; a DROP
 //! of an existing table is checked at once and carried out at COMMIT.
 
@@ -204,17 +204,25 @@ fn a_rewriting_alter_of_an_existing_table_in_a_block_is_undone_by_its_rollback()
     assert_eq!(rows(&mut s, "SELECT count(*) FROM t"), vec![vec![Value::Int(1)]]);
     ok(&mut s, "COMMIT");
     check_existing_table(&mut s);
-    // Still refused: DROP CONSTRAINT of a UNIQUE (its index could not be put back), and a
-    // rewrite or a new UNIQUE once the block has written rows (both read committed rows).
+    // DROP CONSTRAINT of a UNIQUE (Django's RemoveConstraint, Alembic's drop_constraint):
+    // the block may then write duplicates; its rollback puts the index back, built as it
+    // was, with the rows it held.
     ok(&mut s, "BEGIN");
-    assert_eq!(
-        code(s.execute("ALTER TABLE t DROP CONSTRAINT t_n_key", &[])),
-        "25001"
-    );
-    assert_eq!(s.status(), TxStatus::Failed);
+    ok(&mut s, "ALTER TABLE t DROP CONSTRAINT t_n_key");
+    assert_eq!(relations(&mut s), ["t", "t_pkey"]);
+    ok(&mut s, "INSERT INTO t VALUES (4, 'd', 10)");
+    assert_eq!(db.stats().retired_tables, 1);
     ok(&mut s, "ROLLBACK");
+    assert_eq!(db.stats().retired_tables, 0);
     check_existing_table(&mut s);
-    for alter in ["ALTER TABLE t DROP COLUMN v", "ALTER TABLE t ADD UNIQUE (v)"] {
+    assert_eq!(code(s.execute("INSERT INTO t VALUES (4, 'd', 10)", &[])), "23505");
+    // Still refused: a rewrite or a new UNIQUE once the block has written rows (both read
+    // committed rows).
+    for alter in [
+        "ALTER TABLE t DROP COLUMN v",
+        "ALTER TABLE t ADD UNIQUE (v)",
+        "ALTER TABLE t DROP CONSTRAINT t_n_key",
+    ] {
         ok(&mut s, "BEGIN");
         ok(&mut s, "INSERT INTO t VALUES (5, 'e', 5)");
         assert_eq!(code(s.execute(alter, &[])), "0A000", "{alter}");
@@ -249,6 +257,18 @@ fn a_rewriting_alter_of_an_existing_table_in_a_block_is_undone_by_its_rollback()
     assert_eq!(code(s.execute("INSERT INTO t VALUES (3, 10)", &[])), "23505");
     assert_eq!(code(s.execute("INSERT INTO t VALUES (-3, 30)", &[])), "23514");
     assert_eq!(relations(&mut s), ["np", "t", "t_n_key", "t_pkey"]);
+    // A committed DROP CONSTRAINT of a UNIQUE: the index is gone, duplicates may follow.
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "ALTER TABLE t DROP CONSTRAINT t_n_key");
+    ok(&mut s, "INSERT INTO t VALUES (3, 20)");
+    ok(&mut s, "COMMIT");
+    assert_eq!(db.stats().retired_tables, 0);
+    assert_eq!(relations(&mut s), ["np", "t", "t_pkey"]);
+    ok(&mut s, "INSERT INTO t VALUES (4, 20)");
+    assert_eq!(
+        rows(&mut s, "SELECT count(*) FROM t WHERE n = 20"),
+        vec![vec![Value::Int(3)]]
+    );
 }
 
 #[test]

@@ -161,7 +161,7 @@ impl Session {
         f: impl FnOnce(&TableDef) -> Result<TableDef>,
         map: &dyn Fn(Row) -> Result<Row>,
     ) -> Result<()> {
-        if self.alter_guard.is_none() {
+        if !self.alter_undo {
             return self.db.rebuild_table_with(table, f, map);
         }
         self.db.rebuild_table_keeping(table, f, map)?;
@@ -173,7 +173,7 @@ impl Session {
     /// has written rows: the index is built from the committed rows, so the block's own would
     /// escape its uniqueness check.
     fn check_unique_in_block(&self, what: &str) -> Result<()> {
-        if self.alter_guard.is_some() && self.tx.as_ref().is_some_and(|t| t.has_writes()) {
+        if self.alter_undo && self.tx.as_ref().is_some_and(|t| t.has_writes()) {
             return Err(Error::unsupported(format!(
                 "{what} of a table the transaction block did not create is not supported in Augur once the block has written rows; run it first in the block"
             )));
@@ -212,11 +212,7 @@ impl Session {
         fill: Option<&Expr>,
     ) -> Result<()> {
         let scan = !checks.is_empty() || !not_null.is_empty() || !fks.is_empty();
-        if fill.is_none()
-            && scan
-            && self.alter_guard.is_some()
-            && self.tx.as_ref().is_some_and(|t| t.has_writes())
-        {
+        if fill.is_none() && scan && self.alter_undo && self.tx.as_ref().is_some_and(|t| t.has_writes()) {
             // The block has written rows: the committed ones are not what it sees (its
             // updates may have fixed them, its inserts are not among them), so its own view
             // is checked, under the new definition (undone by the caller on an error).
@@ -618,7 +614,7 @@ impl Session {
         // block's undo log, when the block commits: its rollback brings the column back).
         for s in self.db.sequences()? {
             if s.owned_by.as_ref().is_some_and(|(t, c)| t == table && c == cname) {
-                if self.alter_guard.is_some() {
+                if self.alter_undo {
                     self.drop_sequence_at_commit(&s.name)?;
                 } else {
                     self.db.drop_sequence(&s.name, true)?;
@@ -800,9 +796,19 @@ impl Session {
             return self.apply_def(table, &old, new, &[], &[], &[]);
         }
         if old.indexes.iter().any(|x| x.name == name && x.unique) {
-            if let Some(g) = &self.alter_guard {
-                // Its index could not be rebuilt as it was by a rollback.
-                return Err(g.refuse("ALTER TABLE DROP CONSTRAINT of a UNIQUE constraint"));
+            if self.alter_undo {
+                // Under the block's undo log the table is rewritten without the index and the
+                // old incarnation, index and all, kept for the rollback to put back.
+                self.check_rewrite("ALTER TABLE DROP CONSTRAINT of a UNIQUE constraint")?;
+                return self.rewrite(
+                    table,
+                    |d| {
+                        let mut nd = d.clone();
+                        nd.indexes.retain(|x| x.name != name);
+                        Ok(nd)
+                    },
+                    &Ok,
+                );
             }
             self.db.drop_index(name)?;
             return Ok(());

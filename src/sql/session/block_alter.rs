@@ -52,32 +52,6 @@ pub(super) struct Altered {
     sequence: Option<SequenceDef>,
 }
 
-/// Why an ALTER runs under the undo log ([`Session::alter_logged`]): what refuses a rewrite.
-#[derive(Clone)]
-pub(super) enum Guard {
-    /// The table existed before the block.
-    Existing,
-    /// The block created the table before the savepoint still open.
-    BehindSavepoint(String),
-}
-
-impl Guard {
-    /// The refusal of `what`, an ALTER TABLE that rewrites the rows.
-    pub(super) fn refuse(&self, what: &str) -> Error {
-        match self {
-            Guard::Existing => Error::new(
-                SqlState::ACTIVE_SQL_TRANSACTION,
-                format!(
-                    "{what} cannot run inside a transaction block in Augur on a table the block did not create (it rewrites the table, which a ROLLBACK could not undo); run it outside a transaction block"
-                ),
-            ),
-            Guard::BehindSavepoint(n) => Error::unsupported(format!(
-                "{what} of \"{n}\", created in this transaction block before an open savepoint, is not supported in Augur (it rewrites the table, which ROLLBACK TO SAVEPOINT could not undo); run it before the SAVEPOINT or after RELEASE"
-            )),
-        }
-    }
-}
-
 fn quote(n: &str) -> String {
     format!("\"{}\"", n.replace('"', "\"\""))
 }
@@ -206,14 +180,10 @@ impl Session {
     }
 
     /// Runs ALTER TABLE `at` of `table` under the undo log: takes the table's lock, records
-    /// the definitions as they are, and runs the statement with `guard` refusing rewrites. A
-    /// statement that fails is undone at once (it is all or nothing, as in PostgreSQL).
-    pub(super) fn alter_logged(
-        &mut self,
-        at: &A::AlterTable,
-        table: &str,
-        guard: Guard,
-    ) -> Result<StatementResult> {
+    /// the definitions as they are, and runs the statement with [`Session::alter_undo`] set
+    /// (rewrites keep the old incarnation). A statement that fails is undone at once (it is
+    /// all or nothing, as in PostgreSQL).
+    pub(super) fn alter_logged(&mut self, at: &A::AlterTable, table: &str) -> Result<StatementResult> {
         let id = self.db.table(table)?.def().id;
         self.db
             .lock_table(id, self.owner, self.lock_deadline(), &self.interrupt())?;
@@ -226,9 +196,9 @@ impl Session {
         let seq = mark.2 as u64;
         self.db.record_undo(self.owner, seq, &[(*def).clone()])?;
         self.block.altered.push(snap);
-        self.alter_guard = Some(guard);
+        self.alter_undo = true;
         let r = self.alter_recording(at, table);
-        self.alter_guard = None;
+        self.alter_undo = false;
         let r = r.and_then(|ok| {
             // Only what the statement changed is kept (and put back): a table another
             // session alters later must not be put back by this block's rollback.

@@ -11,7 +11,7 @@
 
 use sqlparser::ast as A;
 
-use super::block_alter::{Altered, Guard};
+use super::block_alter::Altered;
 use super::Session;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
@@ -220,19 +220,19 @@ impl Session {
     /// ALTER TABLE inside a block. Of a table the block created after every open savepoint,
     /// it applies (the block's rollback drops the table, whatever was altered; a rename moves
     /// the record to the new name). Of a table the block did not create, or created before a
-    /// savepoint still open, it runs under the undo log (`block_alter.rs`), which refuses the
-    /// operations that rewrite the rows.
+    /// savepoint still open, it runs under the undo log (`block_alter.rs`), where the
+    /// operations that rewrite the rows keep the table's old incarnation for the rollback.
     fn alter_in_block(&mut self, at: &A::AlterTable) -> Result<StatementResult> {
         let name = object_name(&at.name)?;
         if !self.block.created.contains(&Created::Table(name.clone())) {
             if self.db.table(&name).is_ok() {
-                return self.alter_logged(at, &name, Guard::Existing);
+                return self.alter_logged(at, &name);
             }
             // No such table: the statement's own error (or nothing, with IF EXISTS).
             return self.alter_table(at);
         }
         if self.created_before_savepoint(&Created::Table(name.clone())) {
-            return self.alter_logged(at, &name, Guard::BehindSavepoint(name.clone()));
+            return self.alter_logged(at, &name);
         }
         self.alter_recording(at, &name)
     }

@@ -59,9 +59,10 @@ pub struct Session {
     block: block_ddl::BlockDdl,
     /// This session's id as the owner of table locks (`block_alter.rs`).
     owner: u64,
-    /// Set while an ALTER TABLE runs under the block's undo log: refuses rewrites, and has
-    /// constraints checked against the block's own rows (`block_alter.rs`).
-    alter_guard: Option<block_alter::Guard>,
+    /// Set while an ALTER TABLE runs under the block's undo log: rewrites keep the old
+    /// incarnation, and constraints are checked against the block's own rows
+    /// (`block_alter.rs`).
+    alter_undo: bool,
     /// What `currval` reads, shared by this session's transactions.
     seq_mem: SequenceMemory,
     failed: bool,
@@ -135,7 +136,7 @@ impl Session {
             settings_undo: Vec::new(),
             block: block_ddl::BlockDdl::default(),
             owner: block_alter::new_owner(),
-            alter_guard: None,
+            alter_undo: false,
             seq_mem: SequenceMemory::default(),
             failed: false,
             settings: default_settings(),
