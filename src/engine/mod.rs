@@ -41,9 +41,9 @@ mod options;
 mod recovery;
 mod retire;
 mod secondary_form;
-pub(crate) mod tally;
 pub mod sequence;
 pub mod table;
+pub(crate) mod tally;
 mod txn;
 pub mod view;
 

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use pgwire::api::ClientInfo;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, DEFAULT_NAME};
 use pgwire::messages::response::TransactionStatus;
 
 use super::cancel::Registry;
@@ -97,6 +98,9 @@ pub struct Conn {
     tx_control: Mutex<Vec<(String, Arc<Prepared>)>>,
     /// The `TimeZone` the client last saw in a ParameterStatus message (`report.rs`).
     pub(super) reported_zone: Mutex<String>,
+    /// The names of the named prepared statements the client parsed and has not closed, for
+    /// `DISCARD ALL` to close them all ([`forget_discarded`]).
+    named: Mutex<std::collections::HashSet<String>>,
 }
 
 /// How many transaction-control texts a connection keeps prepared.
@@ -169,7 +173,7 @@ pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<C
         // The startup packet's TimeZone (pgjdbc's JVM zone, libpq's PGTZ), checked by
         // `startup::check_startup` before the session exists.
         if let Some(tz) = super::report::startup_time_zone(client) {
-            let _ = session.set_time_zone(&tz);
+            let _ = session.set_reset_value("timezone", &tz);
         }
         let reported_zone = Mutex::new(session.setting("timezone").unwrap_or_default().to_string());
         Conn {
@@ -178,6 +182,34 @@ pub(super) fn conn<C: ClientInfo + ?Sized>(client: &C, shared: &Shared) -> Arc<C
             session: Mutex::new(session),
             copy: Mutex::new(None),
             tx_control: Mutex::new(Vec::new()),
+            named: Mutex::default(),
         }
     })
+}
+
+impl Conn {
+    /// Records a named prepared statement the client parsed.
+    pub(super) fn parsed(&self, name: &str) {
+        if name != DEFAULT_NAME {
+            self.named.lock().insert(name.to_owned());
+        }
+    }
+
+    /// Forgets a prepared statement the client closed.
+    pub(super) fn closed(&self, name: &str) {
+        self.named.lock().remove(name);
+    }
+}
+
+/// After a `DISCARD ALL` of the session ([`Session::take_discarded`]): closes the
+/// connection's named prepared statements and its portals, as PostgreSQL's `DEALLOCATE ALL`
+/// and `CLOSE ALL` (a pooler's next client must not find the last one's statements).
+pub(super) fn forget_discarded<S: PortalStore>(store: &S, conn: &Conn) {
+    if !conn.session.lock().take_discarded() {
+        return;
+    }
+    for name in std::mem::take(&mut *conn.named.lock()) {
+        store.rm_statement(&name);
+    }
+    store.clear_portals();
 }

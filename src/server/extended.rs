@@ -19,12 +19,14 @@ use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, DEFAULT_
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::{DataRow, NoData};
-use pgwire::messages::extendedquery::{Execute, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL};
+use pgwire::messages::extendedquery::{
+    Close, CloseComplete, Execute, Sync as PgSync, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
+};
 use pgwire::messages::response::{CommandComplete, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::buffered::Buffered;
-use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
+use super::conn::{blocking, conn, forget_discarded, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome};
@@ -163,6 +165,7 @@ impl ExtendedQueryHandler for Backend {
                 format!("prepared statement \"{name}\" already exists"),
             )));
         }
+        conn(&*client, &self.shared).parsed(&name);
         match StoredStatement::parse(client, &message, self.query_parser()).await? {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
@@ -279,6 +282,29 @@ impl ExtendedQueryHandler for Backend {
         self._on_describe(&mut Buffered(client), message).await
     }
 
+    /// Close, as pgwire's, and the statement's name forgotten for `DISCARD ALL`.
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                conn(&*client, &self.shared).closed(name);
+                client.portal_store().rm_statement(name);
+            }
+            TARGET_TYPE_BYTE_PORTAL => client.portal_store().rm_portal(name),
+            _ => {}
+        }
+        client
+            .send(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
     async fn on_sync<C>(&self, client: &mut C, _message: PgSync) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -288,6 +314,7 @@ impl ExtendedQueryHandler for Backend {
     {
         client.portal_store().rm_portal(DEFAULT_NAME);
         let conn = conn(&*client, &self.shared);
+        forget_discarded(client.portal_store(), &conn);
         report_changes(client, &conn).await?;
         let status = conn.status();
         client.set_transaction_status(status);

@@ -9,6 +9,7 @@ mod constraint_def;
 mod copy;
 mod copy_to;
 mod ddl;
+mod discard;
 mod plan_cache;
 mod prepared;
 mod sequence_params;
@@ -66,7 +67,12 @@ pub struct Session {
     /// What `currval` reads, shared by this session's transactions.
     seq_mem: SequenceMemory,
     failed: bool,
+    /// A `DISCARD ALL` ran ([`Session::take_discarded`]).
+    discarded: bool,
     settings: BTreeMap<String, String>,
+    /// Values `RESET` returns settings to where they differ from the defaults: those the
+    /// connection's startup packet set ([`Session::set_reset_value`]).
+    reset_values: BTreeMap<String, String>,
     /// `synchronous_commit = off`.
     async_commit: bool,
     limits: Limits,
@@ -139,7 +145,9 @@ impl Session {
             alter_undo: false,
             seq_mem: SequenceMemory::default(),
             failed: false,
+            discarded: false,
             settings: default_settings(),
+            reset_values: BTreeMap::new(),
             async_commit: false,
             limits: Limits::default(),
             timeout: None,
@@ -766,9 +774,7 @@ impl Session {
                 legacy_options,
                 values,
             } => self.copy(source, *to, target, options, legacy_options, values),
-            A::Statement::Discard { .. } => Ok(StatementResult::Command {
-                tag: "DISCARD ALL".into(),
-            }),
+            A::Statement::Discard { object_type } => self.discard(*object_type),
             A::Statement::Analyze(_) => Ok(StatementResult::Command {
                 tag: "ANALYZE".into(),
             }),

@@ -247,6 +247,14 @@ impl Session {
         Ok(())
     }
 
+    /// Sets `name` to `v` and makes `v` the value `RESET` returns it to (PostgreSQL's
+    /// `reset_val`): what a connection's startup packet does to a setting.
+    pub fn set_reset_value(&mut self, name: &str, v: &str) -> Result<()> {
+        self.set_one(name.to_string(), v.to_string())?;
+        self.reset_values.insert(name.to_string(), v.to_string());
+        Ok(())
+    }
+
     /// `RESET name` / `RESET ALL`.
     pub(super) fn reset(&mut self, r: &A::Reset) -> Result<StatementResult> {
         let names: Vec<String> = match r {
@@ -255,7 +263,9 @@ impl Session {
             A::Reset::ConfigurationParameter(n) => vec![object_name(n)?],
         };
         for n in names {
-            let v = if n == "statement_timeout" {
+            let v = if let Some(v) = self.reset_values.get(&n) {
+                v.clone()
+            } else if n == "statement_timeout" {
                 "default".to_string()
             } else {
                 match default_settings().get(&n) {
