@@ -161,7 +161,7 @@ impl Place {
             return;
         }
         let mut u = self.uniform.load(Ordering::Acquire) as usize;
-        while u % ANCHOR_EVERY == 0 && u < blocks {
+        while u.is_multiple_of(ANCHOR_EVERY) && u < blocks {
             let g = u / ANCHOR_EVERY;
             let a = &self.anchors[g];
             let group = ANCHOR_EVERY.min(blocks - u);
