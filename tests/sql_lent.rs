@@ -180,6 +180,65 @@ fn lent_rows_keep_the_session_rules() {
     assert_eq!(got, vec![vec![Value::Int(1), Value::Int(10)]]);
 }
 
+/// A point read's plan the session keeps between runs (`query_prepared_with` without the
+/// plan's lock) is left for a new one whenever the table changes, and keeps the block's and
+/// the session's rules.
+#[test]
+fn a_kept_point_plan_follows_the_table() {
+    let (_d, db) = open();
+    let mut s = Session::new(db.clone());
+    s.execute("CREATE TABLE t (k int PRIMARY KEY, v text)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')", &[]).unwrap();
+    let p = s.prepare("SELECT * FROM t WHERE k = $1").unwrap();
+    let run = |s: &mut Session, k: i64| -> augur::Result<Vec<Vec<Value>>> {
+        let mut out = Vec::new();
+        s.query_prepared_with(&p, &[Value::Int(k)], |vals| {
+            out.push(vals.iter().map(|v| v.to_value()).collect());
+            Ok(())
+        })?;
+        Ok(out)
+    };
+    let row = |k: i64, v: &str| vec![Value::Int(k), Value::Text(v.into())];
+    for _ in 0..3 {
+        assert_eq!(run(&mut s, 1).unwrap(), vec![row(1, "a")]);
+        assert_eq!(run(&mut s, 3).unwrap(), Vec::<Vec<Value>>::new());
+    }
+    // Another session's ALTER: the next run has the new column.
+    let mut other = Session::new(db.clone());
+    other
+        .execute("ALTER TABLE t ADD COLUMN w int DEFAULT 7", &[])
+        .unwrap();
+    assert_eq!(
+        run(&mut s, 2).unwrap(),
+        vec![vec![Value::Int(2), Value::Text("b".into()), Value::Int(7)]]
+    );
+    // Another session's block holding the table's lock: the read waits (55P03 at the
+    // lock_timeout), then answers once the block ends.
+    other.execute("BEGIN", &[]).unwrap();
+    other.execute("ALTER TABLE t RENAME COLUMN w TO x", &[]).unwrap();
+    s.execute("SET lock_timeout = 50", &[]).unwrap();
+    assert_eq!(run(&mut s, 2).unwrap_err().sqlstate().code(), "55P03");
+    other.execute("ROLLBACK", &[]).unwrap();
+    assert_eq!(run(&mut s, 2).unwrap().len(), 1);
+    // A table dropped and made again: the new one's rows.
+    s.execute("DROP TABLE t", &[]).unwrap();
+    s.execute("CREATE TABLE t (k int PRIMARY KEY, v text)", &[])
+        .unwrap();
+    s.execute("INSERT INTO t VALUES (1, 'z')", &[]).unwrap();
+    assert_eq!(run(&mut s, 1).unwrap(), vec![row(1, "z")]);
+    assert_eq!(run(&mut s, 1).unwrap(), vec![row(1, "z")]);
+    // The rules: a failed block answers 25P02; max_result_rows holds.
+    s.execute("BEGIN", &[]).unwrap();
+    assert!(s.execute("SELECT 1/0", &[]).is_err());
+    assert_eq!(run(&mut s, 1).unwrap_err().sqlstate().code(), "25P02");
+    s.execute("ROLLBACK", &[]).unwrap();
+    let mut limits = s.limits().clone();
+    limits.max_result_rows = Some(0);
+    s.set_limits(limits);
+    assert_eq!(run(&mut s, 1).unwrap_err().sqlstate().code(), "54000");
+}
+
 /// One statement's answer as a client sees it: its tag, columns and rows, or its SQLSTATE and
 /// message.
 fn answer(r: augur::Result<StatementResult>) -> String {

@@ -3,6 +3,7 @@
 //! table id, checked first against the live rows when it constrains them; and DROP COLUMN,
 //! which rewrites them.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -56,10 +57,12 @@ impl Database {
         lock_deadline: Option<Instant>,
         stop: &Interrupt,
     ) -> Result<()> {
-        self.inner()
-            .locks
-            .table_lock(owner, id, true, lock_deadline, stop)
-            .map(|_| ())
+        let inner = self.inner();
+        inner.locks.table_lock(owner, id, true, lock_deadline, stop)?;
+        if let Some(t) = inner.table_by_id(id) {
+            t.lock_owner.store(owner, Ordering::Release);
+        }
+        Ok(())
     }
 
     /// Waits while an owner other than `owner` holds the table lock of table `id` (as
@@ -83,7 +86,14 @@ impl Database {
 
     /// Releases the table locks `owner` holds.
     pub fn unlock_tables(&self, owner: u64) {
-        self.inner().locks.unlock_tables(owner)
+        let inner = self.inner();
+        for id in inner.locks.unlock_tables(owner) {
+            if let Some(t) = inner.table_by_id(id) {
+                let _ = t
+                    .lock_owner
+                    .compare_exchange(owner, 0, Ordering::AcqRel, Ordering::Acquire);
+            }
+        }
     }
 
     /// Replaces a table's definition and rewrites its live rows under it, each passed through
@@ -202,5 +212,12 @@ impl Inner {
         drop(m);
         self.referenced.changed();
         Ok(())
+    }
+}
+
+impl Inner {
+    /// The table (of any name, retired ones included) with id `id`.
+    pub(super) fn table_by_id(&self, id: u32) -> Option<Arc<super::table::Table>> {
+        self.tables.read().values().find(|t| t.id == id).cloned()
     }
 }

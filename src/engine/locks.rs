@@ -269,15 +269,20 @@ impl LockTable {
             .collect()
     }
 
-    /// Releases every table lock `me` holds, waking their waiters.
-    pub fn unlock_tables(&self, me: u64) {
+    /// Releases every table lock `me` holds, waking their waiters; returns their tables.
+    pub fn unlock_tables(&self, me: u64) -> Vec<u32> {
         let mut owners = self.tables.lock();
-        let n = owners.len();
-        owners.retain(|_, o| *o != me);
-        if owners.len() != n {
+        let mine: Vec<u32> = owners
+            .iter()
+            .filter(|(_, o)| **o == me)
+            .map(|(t, _)| *t)
+            .collect();
+        if !mine.is_empty() {
+            owners.retain(|_, o| *o != me);
             self.tables_held.store(owners.len(), Ordering::SeqCst);
             self.tables_released.notify_all();
         }
+        mine
     }
 
     /// Number of row locks held (for tests and metrics).

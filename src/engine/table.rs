@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -54,6 +54,10 @@ pub struct Table {
     /// Stable for the life of this object; TRUNCATE and rebuilds create a new `Table`.
     pub id: u32,
     def: RwLock<Arc<TableDef>>,
+    /// The address of the current definition (`Arc::as_ptr` of `def`'s), for
+    /// [`Table::has_def`] without the lock: a plan holding a definition keeps its allocation,
+    /// so no other definition can have that address while the plan compares it.
+    def_at: AtomicPtr<TableDef>,
     /// The current definition's number of columns: a stored row with fewer values was written
     /// before `ALTER TABLE ... ADD COLUMN` and reads [`Table::missing_values`] past its end.
     ncols: AtomicUsize,
@@ -69,6 +73,10 @@ pub struct Table {
     /// watermark is still written when they differ from the table's).
     pub(crate) ckpt_secondary: Mutex<Vec<IndexDef>>,
     pub(crate) dropped: AtomicBool,
+    /// The owner (a session) holding this table's lock (`LockTable::table_lock`), 0 for none:
+    /// what a statement reads to learn, without the lock table's mutex, whether it must take
+    /// the path that waits.
+    pub(crate) lock_owner: AtomicU64,
     /// Set when a data node of the image this table's index was opened from failed its lazy
     /// check: the next checkpoint is written even at an unchanged watermark, so that the next
     /// open does not map that image again.
@@ -100,9 +108,11 @@ impl Table {
             .collect();
         let ncols = AtomicUsize::new(def.columns.len());
         let missing = RwLock::new(Arc::new(def.missing_values()));
+        let def = Arc::new(def);
         Ok(Table {
             id: def.id,
-            def: RwLock::new(Arc::new(def)),
+            def_at: AtomicPtr::new(Arc::as_ptr(&def).cast_mut()),
+            def: RwLock::new(def),
             ncols,
             missing,
             pk: RwLock::new(pk),
@@ -112,6 +122,7 @@ impl Table {
             ckpt_generation: AtomicU64::new(0),
             ckpt_secondary: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
+            lock_owner: AtomicU64::new(0),
             referenced: AtomicU64::new(0),
             image_damaged: Arc::new(AtomicBool::new(false)),
         })
@@ -133,21 +144,31 @@ impl Table {
     }
 
     /// The current definition.
+    /// The owner holding the table's lock (an ALTER in its open block), 0 for none.
+    #[inline]
+    pub fn lock_owner(&self) -> u64 {
+        self.lock_owner.load(Ordering::Acquire)
+    }
+
     pub fn def(&self) -> Arc<TableDef> {
         self.def.read().clone()
     }
 
-    /// Whether `d` is the current definition (as `Arc::ptr_eq(&def(), d)`, without the clone).
+    /// Whether `d` is the current definition (as `Arc::ptr_eq(&def(), d)`, without the clone
+    /// or the lock).
     #[inline]
     pub fn has_def(&self, d: &Arc<TableDef>) -> bool {
-        Arc::ptr_eq(&self.def.read(), d)
+        std::ptr::eq(self.def_at.load(Ordering::Acquire), Arc::as_ptr(d))
     }
 
     pub(crate) fn set_def(&self, def: TableDef) {
         // The padding first: a reader that sees the new width finds values for it.
         *self.missing.write() = Arc::new(def.missing_values());
         self.ncols.store(def.columns.len(), Ordering::Release);
-        *self.def.write() = Arc::new(def);
+        let def = Arc::new(def);
+        let mut slot = self.def.write();
+        self.def_at.store(Arc::as_ptr(&def).cast_mut(), Ordering::Release);
+        *slot = def;
     }
 
     /// What each column reads in a stored row written before the column was added.

@@ -281,6 +281,10 @@ impl EngineTable for AnyTable {
         table!(self, t => EngineTable::is_dropped(t))
     }
     #[inline]
+    fn lock_owner(&self) -> u64 {
+        table!(self, t => EngineTable::lock_owner(t))
+    }
+    #[inline]
     fn key_index_kind(&self) -> IndexKind {
         table!(self, t => EngineTable::key_index_kind(t))
     }

@@ -205,6 +205,10 @@ impl EngineTable for Arc<Table> {
         Table::is_dropped(self)
     }
     #[inline]
+    fn lock_owner(&self) -> u64 {
+        Table::lock_owner(self)
+    }
+    #[inline]
     fn key_index_kind(&self) -> IndexKind {
         Table::key_index_kind(self)
     }

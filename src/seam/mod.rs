@@ -235,6 +235,8 @@ pub trait EngineTable: Clone + Send + Sync + 'static {
     fn name(&self) -> String;
     /// Whether DROP, TRUNCATE or a rebuild replaced this incarnation (plans re-check it).
     fn is_dropped(&self) -> bool;
+    /// The session holding the table's lock (an ALTER in its open block), 0 for none.
+    fn lock_owner(&self) -> u64;
     /// The structure that answers primary-key lookups (what EXPLAIN and `\d` name).
     fn key_index_kind(&self) -> IndexKind;
     /// Keys in the primary index (an estimate of the row count for the planner: it may count

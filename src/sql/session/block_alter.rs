@@ -79,10 +79,12 @@ impl Session {
     }
 
     /// Whether another session holds the table lock of a table in `deps` (a statement on
-    /// them then takes the path that waits).
+    /// them then takes the path that waits): each table's lock owner, no mutex.
     pub(super) fn tables_locked(&self, deps: &[(AnyTable, Arc<TableDef>)]) -> bool {
-        let locked = self.db.tables_locked_by_others(self.owner);
-        !locked.is_empty() && deps.iter().any(|(_, d)| locked.contains(&d.id))
+        deps.iter().any(|(t, _)| {
+            let o = t.lock_owner();
+            o != 0 && o != self.owner
+        })
     }
 
     /// Plans `st` as [`Session::plan`] does; if that fails while another session's block holds

@@ -26,12 +26,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use sqlparser::ast as A;
 use sqlparser::tokenizer::TokenWithSpan;
 
 use self::prepared::{
-    check_params, exec_planned, explain, lend_planned, result_columns, Planned, PlannedStmt,
+    check_params, exec_planned, explain, lend_planned, result_columns, PlanSlot, Planned, PlannedStmt,
 };
 use self::settings::{default_settings, isolation_of_modes, show_timeout};
 use super::bind::{ident, Binder};
@@ -46,6 +45,9 @@ use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
 use crate::types::zone::Zone;
 use crate::types::{now_micros, DataType, Row, Value, ValueRef};
+
+/// How many point-read plans a session keeps ([`Session::query_prepared_with`]).
+const POINT_PLANS: usize = 8;
 
 /// One client's session.
 pub struct Session {
@@ -69,6 +71,9 @@ pub struct Session {
     failed: bool,
     /// A `DISCARD ALL` ran ([`Session::take_discarded`]).
     discarded: bool,
+    /// The point-read plans of the prepared statements this session ran last
+    /// ([`Session::query_prepared_with`]'s path without the plan's lock or a request).
+    point_plans: Vec<Arc<PlannedStmt>>,
     settings: BTreeMap<String, String>,
     /// Values `RESET` returns settings to where they differ from the defaults: those the
     /// connection's startup packet set ([`Session::set_reset_value`]).
@@ -146,6 +151,7 @@ impl Session {
             seq_mem: SequenceMemory::default(),
             failed: false,
             discarded: false,
+            point_plans: Vec::new(),
             settings: default_settings(),
             reset_values: BTreeMap::new(),
             async_commit: false,
@@ -331,7 +337,7 @@ impl Session {
                         Some(Stmt::Cut(c)) => Some(c),
                         _ => None,
                     },
-                    planned: Mutex::new(None),
+                    planned: PlanSlot::new(None),
                     declared: vec![],
                     param_types: vec![],
                     columns: vec![],
@@ -358,7 +364,7 @@ impl Session {
             sql: sql.into(),
             stmt,
             cut: None,
-            planned: Mutex::new(planned.map(Arc::new)),
+            planned: PlanSlot::new(planned.map(Arc::new)),
             declared: types.to_vec(),
             param_types,
             columns,
@@ -411,7 +417,7 @@ impl Session {
     /// The plan of a prepared query or DML statement, planned again if a table or view it
     /// uses changed since; None for other statements.
     fn current_plan(&mut self, p: &Prepared) -> Result<Option<Arc<PlannedStmt>>> {
-        let cached = p.planned.lock().clone();
+        let cached = p.planned.get();
         Ok(match cached {
             Some(pl) if pl.valid() => Some(pl),
             Some(old) => {
@@ -422,7 +428,7 @@ impl Session {
                     .plan(&p.stmt, &p.declared)
                     .map_err(|e| self.fail(e))?
                     .map(Arc::new);
-                *p.planned.lock() = pl.clone();
+                p.planned.set(pl.clone());
                 pl
             }
             None => None,
@@ -444,8 +450,21 @@ impl Session {
         params: &[Value],
         mut f: impl FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<u64> {
-        let request = self.cancel.begin();
         let _zone = self.zone_scope();
+        // A point read by a plan this session ran before and that is still the statement's
+        // and still valid: no plan lock, no plan clone, no request marked (a cancel has
+        // nothing to stop in one engine read; it is checked before the read as always).
+        if let Some(i) = self.point_plans.iter().position(|pl| p.planned.is(pl)) {
+            let pl = self.point_plans.swap_remove(i);
+            if pl.valid() && !self.tables_locked(&pl.deps) {
+                if let Some(x) = pl.point.as_ref().and_then(|pt| pt.key_param(params)) {
+                    let r = self.lend_point(&pl, x, params, &mut f);
+                    self.point_plans.push(pl);
+                    return r;
+                }
+            }
+        }
+        let request = self.cancel.begin();
         let planned = match self.current_plan(p)? {
             // Not a table another session's block altered (run_statement_kind waits for it).
             Some(pl)
@@ -461,6 +480,13 @@ impl Session {
                 return lend_rows(r.rows(), &mut f).map_err(|e| self.fail(e));
             }
         };
+        if let Some(x) = planned.point.as_ref().and_then(|pt| pt.key_param(params)) {
+            if self.point_plans.len() >= POINT_PLANS {
+                self.point_plans.remove(0);
+            }
+            self.point_plans.push(planned.clone());
+            return self.lend_point(&planned, x, params, &mut f);
+        }
         let limits = self.limits.clone();
         let count_bytes = limits.max_result_bytes.is_some();
         let (mut rows, mut bytes) = (0u64, 0u64);
@@ -472,28 +498,47 @@ impl Session {
             check_limits(&limits, rows, bytes)?;
             f(vals)
         };
-        if let Some((point, x)) = planned
-            .point
-            .as_ref()
-            .and_then(|pt| Some((pt, pt.key_param(params)?)))
-        {
-            // One engine read: no row locks to wait for, no writes to commit, no session
-            // setting that a read by key consults, so an autocommit read needs only a snapshot.
-            return self.under_block_rules(|s| {
-                check_params(&planned.params, params)?;
-                match &mut s.tx {
-                    Some(tx) => {
-                        tx.begin_statement();
-                        point.lend(tx, x, &mut lent)
-                    }
-                    None => point.lend_now(&s.db, x, &mut lent),
-                }
-            });
-        }
         self.under_block_rules(|s| {
             let stop = s.interrupt();
             let clock = s.clock();
             s.with_tx(|tx, _| lend_planned(&planned, tx, params, clock, &stop, &mut lent))
+        })
+    }
+
+    /// The point read of `planned` (its `point`, with key `x` from `params`), rows lent to
+    /// `f` under the session's result limits.
+    fn lend_point(
+        &mut self,
+        planned: &PlannedStmt,
+        x: i64,
+        params: &[Value],
+        f: &mut impl FnMut(&[ValueRef<'_>]) -> Result<()>,
+    ) -> Result<u64> {
+        let Some(point) = planned.point.as_ref() else {
+            return Err(Error::internal("lend_point of a plan without a point read"));
+        };
+        let limits = self.limits.clone();
+        let count_bytes = limits.max_result_bytes.is_some();
+        let (mut rows, mut bytes) = (0u64, 0u64);
+        let mut lent = |vals: &[ValueRef<'_>]| {
+            rows += 1;
+            if count_bytes {
+                bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
+            }
+            check_limits(&limits, rows, bytes)?;
+            f(vals)
+        };
+        // One engine read: no row locks to wait for, no writes to commit, no session setting
+        // that a read by key consults, so an autocommit read needs only a snapshot.
+        self.under_block_rules(|s| {
+            check_params(&planned.params, params)?;
+            match &mut s.tx {
+                Some(tx) => {
+                    tx.begin_statement();
+                    point.lend(tx, x, &mut lent)
+                }
+                None => point.lend_now(&s.db, x, &mut lent),
+            }
         })
     }
 

@@ -1,6 +1,7 @@
 //! Prepared statements: a statement parsed and planned once, re-planned when a table it reads
 //! changes; running a plan (query or DML) in a transaction, and EXPLAIN's text for it.
 
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -82,7 +83,7 @@ pub struct Prepared {
     pub(super) stmt: A::Statement,
     /// A statement sqlparser does not parse (`stmt` is then a placeholder that is never run).
     pub(super) cut: Option<super::Cut>,
-    pub(super) planned: Mutex<Option<Arc<PlannedStmt>>>,
+    pub(super) planned: PlanSlot,
     /// Parameter types the client declared (None: inferred), kept for re-planning.
     pub(super) declared: Vec<Option<DataType>>,
     /// Parameter types: declared by the client or inferred from the statement ($1 is
@@ -96,6 +97,46 @@ pub struct Prepared {
     pub statement_columns: Option<Vec<(String, DataType)>>,
     /// [`crate::sql::nesting_estimate`] of the text: the stack executing it may need.
     pub(super) nesting: usize,
+}
+
+/// A prepared statement's current plan, and that plan's address, which a session compares
+/// with the plans it keeps ([`PlanSlot::is`]) without the lock: a session holding a plan
+/// keeps its allocation, so no other plan can have that address meanwhile.
+pub(super) struct PlanSlot {
+    plan: Mutex<Option<Arc<PlannedStmt>>>,
+    at: AtomicPtr<PlannedStmt>,
+}
+
+impl PlanSlot {
+    pub(super) fn new(plan: Option<Arc<PlannedStmt>>) -> PlanSlot {
+        let at = AtomicPtr::new(
+            plan.as_ref()
+                .map_or(std::ptr::null_mut(), |p| Arc::as_ptr(p).cast_mut()),
+        );
+        PlanSlot {
+            plan: Mutex::new(plan),
+            at,
+        }
+    }
+
+    pub(super) fn get(&self) -> Option<Arc<PlannedStmt>> {
+        self.plan.lock().clone()
+    }
+
+    pub(super) fn set(&self, plan: Option<Arc<PlannedStmt>>) {
+        let mut slot = self.plan.lock();
+        let at = plan
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |p| Arc::as_ptr(p).cast_mut());
+        self.at.store(at, Ordering::Release);
+        *slot = plan;
+    }
+
+    /// Whether `plan` is the current plan.
+    #[inline]
+    pub(super) fn is(&self, plan: &Arc<PlannedStmt>) -> bool {
+        std::ptr::eq(self.at.load(Ordering::Acquire), Arc::as_ptr(plan))
+    }
 }
 
 impl Prepared {
@@ -116,7 +157,7 @@ impl Prepared {
         ) {
             return true;
         }
-        self.planned.lock().as_ref().is_some_and(|p| {
+        self.planned.get().as_ref().is_some_and(|p| {
             p.valid()
                 && p.subplans.is_empty()
                 && match &p.planned {
