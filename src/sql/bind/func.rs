@@ -194,6 +194,10 @@ impl Binder<'_> {
                 }
                 // jsonb_agg aggregates each value as to_jsonb converts it.
                 (AggFunc::JsonbAgg, Some(a)) => (Some(self.jsonb_of((a, arg_ty))?), Ty::Jsonb),
+                // sum / avg of times are of intervals (PostgreSQL's implicit cast).
+                (AggFunc::Sum | AggFunc::Avg, Some(a)) if arg_ty == Ty::Time => {
+                    (Some(self.coerce(a, Ty::Time, Ty::Interval)?), Ty::Interval)
+                }
                 // An array argument keeps its type: json_agg puts its elements on lines of
                 // their own.
                 (AggFunc::JsonAgg, Some(a)) => {
