@@ -10,6 +10,7 @@ mod func;
 mod json_out;
 mod number_fmt;
 mod ops;
+mod regex_fold;
 mod string_fn;
 mod time_fn;
 

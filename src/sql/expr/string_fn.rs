@@ -602,8 +602,12 @@ impl Flags {
         };
         let dot_nl = !(self.newline || self.partial);
         let lines = self.newline || self.weird;
+        // Flag i folds the case of ASCII letters only (the C locale's).
+        let p = match self.case_insensitive {
+            true => super::regex_fold::ascii_case_insensitive(&p, self.expanded).unwrap_or(p),
+            false => p,
+        };
         regex::RegexBuilder::new(&p)
-            .case_insensitive(self.case_insensitive)
             .dot_matches_new_line(dot_nl)
             .multi_line(lines)
             .ignore_whitespace(self.expanded)
