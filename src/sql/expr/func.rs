@@ -741,9 +741,7 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
         if !matches!(&*last, Some((lp, lci, _)) if lp == p && *lci == ci) {
             // PostgreSQL's `.` matches a newline (as the regexp functions' without flag n);
             // `~*` folds the case of ASCII letters only (the C locale's).
-            let folded = ci
-                .then(|| super::regex_fold::ascii_case_insensitive(p, false))
-                .flatten();
+            let folded = super::regex_fold::pg_pattern(p, ci, false);
             let re = regex::RegexBuilder::new(folded.as_deref().unwrap_or(p))
                 .dot_matches_new_line(true)
                 .build()

@@ -1,22 +1,50 @@
-//! Case-insensitive regular expressions as PostgreSQL's are in the C locale: only ASCII
-//! letters match their other case (`'É' ~* 'é'` is false), where the regex crate's own
-//! case-insensitive mode folds all of Unicode. The pattern is parsed, each ASCII letter
-//! (outside a class or in one, ranges too) given its other case, and printed again.
+//! Patterns rewritten for the regex crate to match as PostgreSQL's do. Case-insensitive
+//! regular expressions as PostgreSQL's are in the C locale: only ASCII letters match their
+//! other case (`'É' ~* 'é'` is false), where the regex crate's own case-insensitive mode folds
+//! all of Unicode; each ASCII letter (outside a class or in one, ranges too) is given its other
+//! case. A non-greedy quantified group (`(?:.*){1,1}?`, as similar_escape writes the part
+//! before a SIMILAR TO pattern's first `#"` separator) prefers its shortest match as a whole
+//! in PostgreSQL's engine; the quantifiers inside it become non-greedy for that. The pattern
+//! is parsed, rewritten and printed again.
 
 use regex_syntax::ast::{self, Ast, ClassSet, ClassSetItem};
 
-/// `p` with every ASCII letter matching both cases; None when `p` does not parse (the caller
-/// compiles `p` itself then, for the regex crate's error).
-pub(crate) fn ascii_case_insensitive(p: &str, expanded: bool) -> Option<String> {
+/// `p` with every ASCII letter matching both cases when `ci`, and the quantifiers inside a
+/// non-greedy group non-greedy; None when there is nothing to rewrite or `p` does not parse
+/// (the caller compiles `p` itself then, for the regex crate's error).
+pub(crate) fn pg_pattern(p: &str, ci: bool, expanded: bool) -> Option<String> {
+    if !ci && !p.contains('?') {
+        return None;
+    }
     let mut tree = ast::parse::ParserBuilder::new()
         .ignore_whitespace(expanded)
         .build()
         .parse(p)
         .ok()?;
-    fold(&mut tree);
+    if ci {
+        fold(&mut tree);
+    }
+    shortest(&mut tree, false);
     let mut out = String::new();
     ast::print::Printer::new().print(&tree, &mut out).ok()?;
     Some(out)
+}
+
+/// Makes the repetitions inside a non-greedy repetition non-greedy (`inside`: within one).
+fn shortest(a: &mut Ast, inside: bool) {
+    match a {
+        Ast::Repetition(r) => {
+            if inside {
+                r.greedy = false;
+            }
+            let inside = inside || !r.greedy;
+            shortest(&mut r.ast, inside);
+        }
+        Ast::Group(g) => shortest(&mut g.ast, inside),
+        Ast::Alternation(x) => x.asts.iter_mut().for_each(|a| shortest(a, inside)),
+        Ast::Concat(x) => x.asts.iter_mut().for_each(|a| shortest(a, inside)),
+        _ => {}
+    }
 }
 
 /// The other case of an ASCII letter.
@@ -109,10 +137,22 @@ fn fold_item(i: &mut ClassSetItem) {
 
 #[cfg(test)]
 mod tests {
-    use super::ascii_case_insensitive as fold;
+    use super::pg_pattern;
+
+    fn fold(p: &str, expanded: bool) -> Option<String> {
+        pg_pattern(p, true, expanded)
+    }
 
     fn is_match(p: &str, s: &str) -> bool {
         regex::Regex::new(&fold(p, false).unwrap()).unwrap().is_match(s)
+    }
+
+    #[test]
+    fn non_greedy_groups_prefer_their_shortest_match() {
+        let p = pg_pattern("^(?:.*X){1,1}?(.*){1,1}(?:)$", false, false).unwrap();
+        let re = regex::Regex::new(&p).unwrap();
+        assert_eq!(&re.captures("aaXbbXcc").unwrap()[1], "bbXcc");
+        assert_eq!(pg_pattern("a.*b", false, false), None);
     }
 
     #[test]
