@@ -111,8 +111,8 @@ fn similar_substring(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         }
         // SIMILAR and ESCAPE at the call's own depth, before its closing parenthesis.
         let (mut depth, mut similar, mut escape) = (0usize, None, None);
-        for j in open..tokens.len() {
-            match &tokens[j].token {
+        for (j, t) in tokens.iter().enumerate().skip(open) {
+            match &t.token {
                 Token::LParen => depth += 1,
                 Token::RParen => {
                     depth -= 1;
