@@ -90,10 +90,54 @@ fn reset_time_zone(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     tokens
 }
 
+/// `substring(s SIMILAR p ESCAPE e)` (PostgreSQL's SQL-standard spelling, which sqlparser does
+/// not parse) as `substring(s, p, e)`: the `SIMILAR` and `ESCAPE` directly inside the call's
+/// parentheses become commas.
+fn similar_substring(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let kw = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let mut i = 0;
+    while i < tokens.len() {
+        if !kw(&tokens[i].token, Keyword::SUBSTRING) {
+            i += 1;
+            continue;
+        }
+        let Some(open) = (i + 1..tokens.len()).find(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+        else {
+            break;
+        };
+        if tokens[open].token != Token::LParen {
+            i += 1;
+            continue;
+        }
+        // SIMILAR and ESCAPE at the call's own depth, before its closing parenthesis.
+        let (mut depth, mut similar, mut escape) = (0usize, None, None);
+        for (j, t) in tokens.iter().enumerate().skip(open) {
+            match &t.token {
+                Token::LParen => depth += 1,
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                t if depth == 1 && similar.is_none() && kw(t, Keyword::SIMILAR) => similar = Some(j),
+                t if depth == 1 && similar.is_some() && kw(t, Keyword::ESCAPE) => escape = Some(j),
+                _ => {}
+            }
+        }
+        if let (Some(s), Some(e)) = (similar, escape) {
+            tokens[s].token = Token::Comma;
+            tokens[e].token = Token::Comma;
+        }
+        i = open + 1;
+    }
+    tokens
+}
+
 /// Parses tokens (statements separated by `;`, checked by [`check_depth`]); syntax errors are
 /// 42601.
 pub(super) fn parse_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<A::Statement>> {
-    let tokens = reset_time_zone(tokens);
+    let tokens = similar_substring(reset_time_zone(tokens));
     let (tokens, set_lists) = super::set_columns::take(tokens)?;
     let dialect = PostgreSqlDialect {};
     let mut stmts = Parser::new(&dialect)

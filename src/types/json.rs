@@ -173,7 +173,7 @@ impl<'a> Scan<'a> {
 }
 
 /// JSON's number syntax: `-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?`.
-fn is_number(w: &str) -> bool {
+pub(crate) fn is_number(w: &str) -> bool {
     let b = w.strip_prefix('-').unwrap_or(w).as_bytes();
     let digits = |b: &[u8], i: &mut usize| {
         let s = *i;

@@ -692,7 +692,7 @@ fn decode_at(b: &[u8], pos: &mut usize, depth: usize) -> Option<Json> {
 }
 
 /// A JSON string literal as PostgreSQL's escape_json writes it.
-fn write_string(s: &str, out: &mut String) {
+pub(crate) fn write_string(s: &str, out: &mut String) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -147,39 +147,14 @@ impl Binder<'_> {
         self.coerce(e, t, Ty::Int8)
     }
 
-    /// A value as json_build_object writes it: a JSON string, number, boolean or null.
+    /// A value as json_build_object writes it: its `to_json` text, `null` for NULL.
     pub(super) fn json_value(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
-        let null = || lit_text("null");
-        Ok(match t {
-            // A json or jsonb value is written as its text.
-            Ty::Json | Ty::Jsonb => Expr::Func(Func::Coalesce, vec![as_text(e), null()], Ty::Text),
-            Ty::Bool => case_of(
-                e,
-                vec![
-                    (Expr::Lit(Value::Bool(true)), lit_text("true")),
-                    (Expr::Lit(Value::Bool(false)), lit_text("false")),
-                ],
-                null(),
-            ),
-            t if t.is_num() => Expr::Func(Func::Coalesce, vec![as_text(e), null()], Ty::Text),
-            t => {
-                let s = if t == Ty::Unknown {
-                    self.coerce(e, t, Ty::Text)?
-                } else {
-                    as_text(e)
-                };
-                let escaped = [("\\", "\\\\"), ("\"", "\\\"")]
-                    .into_iter()
-                    .fold(s, |s, (from, to)| {
-                        Expr::Func(Func::Replace, vec![s, lit_text(from), lit_text(to)], Ty::Text)
-                    });
-                let quoted = Expr::Concat(
-                    Box::new(lit_text("\"")),
-                    Box::new(Expr::Concat(Box::new(escaped), Box::new(lit_text("\"")))),
-                );
-                Expr::Func(Func::Coalesce, vec![quoted, null()], Ty::Text)
-            }
-        })
+        let j = self.json_of((e, t))?;
+        Ok(Expr::Func(
+            Func::Coalesce,
+            vec![as_text(j), lit_text("null")],
+            Ty::Text,
+        ))
     }
 
     /// The catalog functions tools call; None if `name` is none of them (with that many

@@ -7,7 +7,7 @@ use sqlparser::ast as A;
 
 use super::{Binder, Scope};
 use crate::error::{Error, Result, SqlState};
-use crate::sql::expr::{DtFn, Expr, Func, Ty};
+use crate::sql::expr::{ArOp, DtFn, Expr, Func, Ty};
 use crate::types::Value;
 
 fn call(f: DtFn, args: Vec<Expr>, ty: Ty) -> (Expr, Ty) {
@@ -168,6 +168,8 @@ impl Binder<'_> {
                 text!(0);
                 let ty = match types[1] {
                     Ty::Timestamp | Ty::Interval if n == 2 => types[1],
+                    // A time truncates as an interval (PostgreSQL's implicit cast).
+                    Ty::Time if n == 2 => Ty::Interval,
                     Ty::Date | Ty::TimestampTz => Ty::TimestampTz,
                     Ty::Unknown if n == 3 => Ty::TimestampTz,
                     Ty::Unknown => return Err(ambiguous(name, &types)),
@@ -249,7 +251,7 @@ impl Binder<'_> {
                 call(DtFn::Age, exprs(args), Ty::Interval)
             }
             ("justify_days" | "justify_hours" | "justify_interval", 1) => {
-                if !matches!(types[0], Ty::Interval | Ty::Unknown) {
+                if !matches!(types[0], Ty::Interval | Ty::Time | Ty::Unknown) {
                     return Err(undefined());
                 }
                 to!(0, Ty::Interval);
@@ -280,6 +282,8 @@ impl Binder<'_> {
                 match types[0] {
                     Ty::Timestamp | Ty::TimestampTz | Ty::Interval => {}
                     Ty::Date => to!(0, Ty::TimestampTz),
+                    // A time formats as an interval (PostgreSQL's implicit cast).
+                    Ty::Time => to!(0, Ty::Interval),
                     Ty::Unknown => return Err(ambiguous(name, &types)),
                     // A bigint formats as a numeric (only EEEE tells them apart: an integer's
                     // goes through float8), as PostgreSQL's int8_to_char.
@@ -293,6 +297,7 @@ impl Binder<'_> {
             ("isfinite", 1) => {
                 match types[0] {
                     Ty::Date | Ty::Timestamp | Ty::TimestampTz | Ty::Interval => {}
+                    Ty::Time => to!(0, Ty::Interval),
                     Ty::Unknown => return Err(ambiguous(name, &types)),
                     _ => return Err(undefined()),
                 }
@@ -311,4 +316,43 @@ impl Binder<'_> {
             _ => Err(undefined()),
         }
     }
+}
+
+/// The operand and result types of a date/time operator (PostgreSQL's: timestamp +/-
+/// interval, date +/- interval is a timestamp, timestamp - timestamp an interval, date -
+/// date an integer, date +/- integer a date, interval * / number); an untyped literal
+/// beside a timestamp or an interval is an interval. A time is read as an interval where
+/// PostgreSQL's implicit cast makes it one (`time * 2`, `time / 2`: intervals); an untyped
+/// literal beside `time +` is an interval, beside `time -` a time.
+pub(super) fn datetime_operands(op: ArOp, lt: Ty, rt: Ty) -> Option<(Ty, Ty, Ty)> {
+    use ArOp::*;
+    use Ty::*;
+    let ts = |t: Ty| matches!(t, Timestamp | TimestampTz);
+    let iv = |t: Ty| matches!(t, Interval | Unknown);
+    Some(match (op, lt, rt) {
+        (Add | Sub, a, b) if ts(a) && iv(b) => (a, Interval, a),
+        (Add, a, b) if iv(a) && ts(b) => (Interval, b, b),
+        (Sub, a, b) if ts(a) && ts(b) => {
+            let t = Ty::unify(a, b)?;
+            (t, t, Interval)
+        }
+        (Add | Sub, Time, Interval) => (Time, Interval, Time),
+        (Add, Interval, Time) => (Interval, Time, Time),
+        (Sub, Time, Time) => (Time, Time, Interval),
+        (Add, Date, Time) => (Date, Time, Timestamp),
+        (Add, Time, Date) => (Time, Date, Timestamp),
+        (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
+        (Add, Interval, Date) => (Interval, Date, Timestamp),
+        (Add | Sub, Interval, b) if iv(b) => (Interval, Interval, Interval),
+        (Add, Unknown, Interval) => (Interval, Interval, Interval),
+        (Sub, Date, Date) => (Date, Date, Int4),
+        (Add | Sub, Date, b) if b == Int2 || b == Int4 => (Date, b, Date),
+        (Add, a, Date) if a == Int2 || a == Int4 => (a, Date, Date),
+        (Mul | Div, Interval | Time, b) if b.is_num() || b == Unknown => (Interval, Float8, Interval),
+        (Mul, a, Interval | Time) if a.is_num() || a == Unknown => (Float8, Interval, Interval),
+        (Add, Time, Unknown) => (Time, Interval, Time),
+        (Add, Unknown, Time) => (Interval, Time, Time),
+        (Sub, Time, Unknown) => (Time, Time, Interval),
+        _ => return None,
+    })
 }

@@ -214,6 +214,8 @@ impl Binder<'_> {
             (a, b) if a.is_num() && b.is_num() => return Ok((l, r)),
             // date < timestamp < timestamptz, as PostgreSQL's implicit casts.
             (a, b) if a.is_datetime() && b.is_datetime() => Ty::unify(a, b).unwrap_or(a),
+            // A time beside an interval is one (PostgreSQL's implicit cast).
+            (Ty::Time, Ty::Interval) | (Ty::Interval, Ty::Time) => Ty::Interval,
             // A regtype and an OID: as OIDs (`pg_typeof(x) = 'int4'::regtype`, `= atttypid`).
             (Ty::RegType, b) if b.is_int() => Ty::Int8,
             (a, Ty::RegType) if a.is_int() => Ty::Int8,
@@ -222,42 +224,8 @@ impl Binder<'_> {
         Ok((self.coerce(l, lt, target)?, self.coerce(r, rt, target)?))
     }
 
-    /// The operand and result types of a date/time operator (PostgreSQL's: timestamp +/-
-    /// interval, date +/- interval is a timestamp, timestamp - timestamp an interval, date -
-    /// date an integer, date +/- integer a date, interval * / number); an untyped literal
-    /// beside a timestamp or an interval is an interval.
-    fn datetime_operands(op: ArOp, lt: Ty, rt: Ty) -> Option<(Ty, Ty, Ty)> {
-        use ArOp::*;
-        use Ty::*;
-        let ts = |t: Ty| matches!(t, Timestamp | TimestampTz);
-        let iv = |t: Ty| matches!(t, Interval | Unknown);
-        Some(match (op, lt, rt) {
-            (Add | Sub, a, b) if ts(a) && iv(b) => (a, Interval, a),
-            (Add, a, b) if iv(a) && ts(b) => (Interval, b, b),
-            (Sub, a, b) if ts(a) && ts(b) => {
-                let t = Ty::unify(a, b)?;
-                (t, t, Interval)
-            }
-            (Add | Sub, Time, Interval) => (Time, Interval, Time),
-            (Add, Interval, Time) => (Interval, Time, Time),
-            (Sub, Time, Time) => (Time, Time, Interval),
-            (Add, Date, Time) => (Date, Time, Timestamp),
-            (Add, Time, Date) => (Time, Date, Timestamp),
-            (Add | Sub, Date, Interval) => (Date, Interval, Timestamp),
-            (Add, Interval, Date) => (Interval, Date, Timestamp),
-            (Add | Sub, Interval, b) if iv(b) => (Interval, Interval, Interval),
-            (Add, Unknown, Interval) => (Interval, Interval, Interval),
-            (Sub, Date, Date) => (Date, Date, Int4),
-            (Add | Sub, Date, b) if b == Int2 || b == Int4 => (Date, b, Date),
-            (Add, a, Date) if a == Int2 || a == Int4 => (a, Date, Date),
-            (Mul | Div, Interval, b) if b.is_num() || b == Unknown => (Interval, Float8, Interval),
-            (Mul, a, Interval) if a.is_num() || a == Unknown => (Float8, Interval, Interval),
-            _ => return None,
-        })
-    }
-
     pub(super) fn arith(&mut self, op: ArOp, (l, lt): (Expr, Ty), (r, rt): (Expr, Ty)) -> Result<(Expr, Ty)> {
-        if let Some((lto, rto, ty)) = Self::datetime_operands(op, lt, rt) {
+        if let Some((lto, rto, ty)) = super::datetime_fn::datetime_operands(op, lt, rt) {
             // Numbers keep their type (the operator reads any of them as a double).
             let lto = if lt.is_num() { lt } else { lto };
             let rto = if rt.is_num() { rt } else { rto };
@@ -269,6 +237,13 @@ impl Binder<'_> {
                 }
             }
             return Ok((Expr::Arith(op, Box::new(l), Box::new(r), ty), ty));
+        }
+        if (op, lt, rt) == (ArOp::Add, Ty::Time, Ty::Time) {
+            // time + interval and interval + time both match (a time casts to an interval).
+            return Err(Error::new(
+                SqlState("42725"),
+                "operator is not unique: time without time zone + time without time zone",
+            ));
         }
         let (lt2, rt2) = match (lt, rt) {
             (Ty::Unknown, t) if t.is_num() => (t, t),
@@ -380,7 +355,10 @@ impl Binder<'_> {
                         return Ok((Expr::Lit(v), t));
                     }
                     let (x, t) = self.bind_expr(expr, scope)?;
-                    if t == Ty::Interval {
+                    if matches!(t, Ty::Interval | Ty::Time) {
+                        // A time negates as an interval (PostgreSQL's implicit cast).
+                        let x = self.coerce(x, t, Ty::Interval)?;
+                        let t = Ty::Interval;
                         return Ok(match x {
                             Expr::Lit(Value::Interval(i)) => (Expr::Lit(Value::Interval(i.neg()?)), t),
                             x => (Expr::Neg(Box::new(x), t), t),

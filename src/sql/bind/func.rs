@@ -75,6 +75,7 @@ impl Binder<'_> {
                     | "jsonb_agg"
                     | "json_agg"
                     | "jsonb_object_agg"
+                    | "json_object_agg"
                     | "string_agg"
             );
             if !aggregate {
@@ -83,6 +84,9 @@ impl Binder<'_> {
                     format!("ORDER BY specified, but {name} is not an aggregate function"),
                 ));
             }
+        }
+        if let ("row_to_json", None, None) = (name.as_str(), &f.over, &f.filter) {
+            return self.bind_row_to_json(&args, scope);
         }
         if let Some(r) = self.string_srf(f, &name, &args, scope)? {
             return Ok(r);
@@ -115,6 +119,7 @@ impl Binder<'_> {
             "jsonb_agg" => Some(AggFunc::JsonbAgg),
             "json_agg" => Some(AggFunc::JsonAgg),
             "jsonb_object_agg" => Some(AggFunc::JsonbObjectAgg),
+            "json_object_agg" => Some(AggFunc::JsonObjectAgg),
             _ => None,
         };
         if let Some(func) = agg {
@@ -134,6 +139,8 @@ impl Binder<'_> {
                 (None, Ty::Int8)
             } else if func == AggFunc::JsonbObjectAgg {
                 (Some(self.object_agg_pair(&args, scope)?), Ty::Jsonb)
+            } else if func == AggFunc::JsonObjectAgg {
+                (Some(self.json_object_field(&args, scope)?), Ty::Text)
             } else {
                 if args.len() != 1 {
                     return Err(Error::new(
@@ -187,7 +194,20 @@ impl Binder<'_> {
                 }
                 // jsonb_agg aggregates each value as to_jsonb converts it.
                 (AggFunc::JsonbAgg, Some(a)) => (Some(self.jsonb_of((a, arg_ty))?), Ty::Jsonb),
-                (AggFunc::JsonAgg, Some(a)) => (Some(self.json_of((a, arg_ty))?), Ty::Json),
+                // sum / avg of times are of intervals (PostgreSQL's implicit cast).
+                (AggFunc::Sum | AggFunc::Avg, Some(a)) if arg_ty == Ty::Time => {
+                    (Some(self.coerce(a, Ty::Time, Ty::Interval)?), Ty::Interval)
+                }
+                // An array argument keeps its type: json_agg puts its elements on lines of
+                // their own.
+                (AggFunc::JsonAgg, Some(a)) => {
+                    let t = if matches!(arg_ty, Ty::Array(_)) {
+                        arg_ty
+                    } else {
+                        Ty::Json
+                    };
+                    (Some(self.json_of((a, arg_ty))?), t)
+                }
                 (_, a) => (a, arg_ty),
             };
             let bad = || {
@@ -211,7 +231,7 @@ impl Binder<'_> {
                 AggFunc::BoolAnd | AggFunc::BoolOr if arg_ty == Ty::Bool => Ty::Bool,
                 AggFunc::BoolAnd | AggFunc::BoolOr => return Err(bad()),
                 AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Ty::Jsonb,
-                AggFunc::JsonAgg => Ty::Json,
+                AggFunc::JsonAgg | AggFunc::JsonObjectAgg => Ty::Json,
                 AggFunc::ArrayAgg => arg_ty.array().ok_or_else(|| {
                     Error::unsupported(format!(
                         "array_agg of {} values (an array of more than one dimension) is not supported by Augur",
@@ -362,14 +382,48 @@ impl Binder<'_> {
         Ok(Expr::Func(Func::JsonBuildArray, pair, Ty::Jsonb))
     }
 
-    /// `to_json(e)` of a bound argument: json as it is, anything else as `to_jsonb` converts
-    /// it, written as json.
-    pub(super) fn json_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
-        if t == Ty::Json {
-            return Ok(e);
+    /// The argument of `json_object_agg(key, value)`: one field, `"key" : value`, of the key's
+    /// and the value's `to_json` text (see [`Func::JsonObjectField`]).
+    fn json_object_field(&mut self, args: &[&A::Expr], scope: &Scope) -> Result<Expr> {
+        if args.len() != 2 {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!(
+                    "function json_object_agg with {} arguments does not exist",
+                    args.len()
+                ),
+            ));
         }
-        let j = self.jsonb_of((e, t))?;
-        Ok(Expr::Cast(Box::new(j), Ty::Json, None))
+        self.in_agg = true;
+        let key = self.bind_expr(args[0], scope);
+        let value = self.bind_expr(args[1], scope);
+        self.in_agg = false;
+        let (key, value) = (key?, value?);
+        let bad_key = matches!(key.1, Ty::Json | Ty::Jsonb | Ty::Array(_));
+        let field = vec![
+            self.json_of(key)?,
+            self.json_of(value)?,
+            Expr::Lit(Value::Bool(bad_key)),
+        ];
+        Ok(Expr::Func(Func::JsonObjectField, field, Ty::Text))
+    }
+
+    /// `to_json(e)` of a bound argument: json as it is, anything else written as PostgreSQL's
+    /// `to_json` writes it (an untyped literal as text).
+    pub(super) fn json_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+        Ok(match t {
+            Ty::Json => e,
+            Ty::Unknown => {
+                let e = self.coerce(e, t, Ty::Text)?;
+                Expr::Func(Func::ToJson, vec![e], Ty::Json)
+            }
+            Ty::Array(el) => Expr::Func(
+                Func::ToJson,
+                vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))],
+                Ty::Json,
+            ),
+            _ => Expr::Func(Func::ToJson, vec![e], Ty::Json),
+        })
     }
 
     fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {

@@ -11,6 +11,7 @@ mod from;
 mod from_fn;
 mod func;
 mod join_chain;
+mod json_fn;
 mod ops;
 mod regtype;
 mod select;

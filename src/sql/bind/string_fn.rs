@@ -157,6 +157,11 @@ impl Binder<'_> {
             ("string_to_array", 3) => (StrFn::StringToArray, &[Text, Text, Text], text_array),
             // `substring(s FROM pattern)`: a text (or untyped) second argument is a pattern.
             ("substring", 2) if texty(0) && texty(1) => (StrFn::RegexpSubstring, &[Text, Text], Ty::Text),
+            // `substring(s FROM pattern FOR escape)`, `substring(s SIMILAR pattern ESCAPE
+            // escape)`: a SIMILAR TO pattern's part between its separators.
+            ("substring", 3) if texty(0) && texty(1) && texty(2) => {
+                (StrFn::SimilarSubstring, &[Text, Text, Text], Ty::Text)
+            }
             ("overlay", 3) => (StrFn::Overlay, &[Text, Text, Int], Ty::Text),
             ("overlay", 4) => (StrFn::Overlay, &[Text, Text, Int, Int], Ty::Text),
             _ => return Ok(None),

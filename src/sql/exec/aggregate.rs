@@ -159,7 +159,11 @@ impl Acc {
             AggFunc::Avg => Value::Float(self.sum_f / self.count as f64),
             AggFunc::Min | AggFunc::Max => self.best.map_or(Value::Null, |b| b.0),
             AggFunc::BoolAnd | AggFunc::BoolOr => self.all.map_or(Value::Null, Value::Bool),
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonAgg => {
+            AggFunc::ArrayAgg
+            | AggFunc::JsonbAgg
+            | AggFunc::JsonbObjectAgg
+            | AggFunc::JsonAgg
+            | AggFunc::JsonObjectAgg => {
                 let mut items = self.items;
                 if !spec.order.is_empty() {
                     // Stable: values with equal keys stay in input order.
@@ -183,12 +187,34 @@ impl Acc {
                         .collect::<Result<Vec<_>>>()?;
                     return Ok(Value::Jsonb(Box::new(Json::object(pairs))));
                 }
-                if spec.func == AggFunc::JsonAgg {
-                    let elems: Vec<String> = items
+                if spec.func == AggFunc::JsonObjectAgg {
+                    let fields: Vec<String> = items
                         .into_iter()
-                        .map(|(_, v)| v.to_text().unwrap_or_else(|| "null".into()))
+                        .map(|(_, v)| v.to_text().unwrap_or_default())
                         .collect();
-                    return Ok(Value::Json(format!("[{}]", elems.join(", "))));
+                    return Ok(Value::Json(format!("{{ {} }}", fields.join(", "))));
+                }
+                if spec.func == AggFunc::JsonAgg {
+                    // As PostgreSQL's json_agg: an array after the first element on a line of
+                    // its own (`[[1], \n [2]]`).
+                    let array = matches!(spec.arg_ty, Ty::Array(_));
+                    let mut out = String::from("[");
+                    for (i, (_, v)) in items.into_iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        match v.to_text() {
+                            Some(t) => {
+                                if i > 0 && array {
+                                    out.push_str("\n ");
+                                }
+                                out.push_str(&t);
+                            }
+                            None => out.push_str("null"),
+                        }
+                    }
+                    out.push(']');
+                    return Ok(Value::Json(out));
                 }
                 if spec.func == AggFunc::JsonbAgg {
                     let elems = items

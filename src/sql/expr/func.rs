@@ -236,6 +236,38 @@ pub(super) fn eval_func(f: Func, args: &[Expr], ty: Ty, row: &[Value], cx: &Ctx)
             })
             .map(Value::Text)
         }
+        Func::ToJson => {
+            let elem = match vals.get(1) {
+                Some(Value::Text(t)) => Some(DataType::from_sql_name(t, None)?),
+                _ => None,
+            };
+            if vals[0].is_null() {
+                return null;
+            }
+            Ok(Value::Json(super::json_out::json_text(&vals[0], elem)?))
+        }
+        // Not strict: a NULL key is 22023, a NULL value JSON null.
+        Func::JsonObjectField => {
+            let key = match &vals[0] {
+                Value::Null => {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "field name must not be null",
+                    ))
+                }
+                _ if vals.get(2) == Some(&Value::Bool(true)) => {
+                    return Err(Error::new(
+                        SqlState::INVALID_PARAMETER_VALUE,
+                        "key value must be scalar, not array, composite, or json",
+                    ))
+                }
+                // A string is quoted already; a number or boolean is quoted as a key.
+                Value::Json(k) if k.starts_with('"') => k.clone(),
+                k => format!("\"{}\"", text_arg(k).unwrap_or_default()),
+            };
+            let value = text_arg(&vals[1]).unwrap_or_else(|| "null".into());
+            Ok(Value::Text(format!("{key} : {value}")))
+        }
         _ if vals.iter().any(Value::is_null) => null,
         Func::Datetime(d) => super::datetime_fn::eval(d, &vals),
         Func::ArrayKey => Ok(Value::Bytes(crate::types::array::sort_key(
@@ -707,9 +739,10 @@ fn regex_match(s: &str, p: &str, ci: bool) -> Result<bool> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
         if !matches!(&*last, Some((lp, lci, _)) if lp == p && *lci == ci) {
-            // PostgreSQL's `.` matches a newline (as the regexp functions' without flag n).
-            let re = regex::RegexBuilder::new(p)
-                .case_insensitive(ci)
+            // PostgreSQL's `.` matches a newline (as the regexp functions' without flag n);
+            // `~*` folds the case of ASCII letters only (the C locale's).
+            let folded = super::regex_fold::pg_pattern(p, ci, false);
+            let re = regex::RegexBuilder::new(folded.as_deref().unwrap_or(p))
                 .dot_matches_new_line(true)
                 .build()
                 .map_err(regex_error)?;

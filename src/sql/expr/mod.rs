@@ -7,8 +7,10 @@ mod datetime_fmt;
 mod datetime_fn;
 mod eval;
 mod func;
+mod json_out;
 mod number_fmt;
 mod ops;
+mod regex_fold;
 mod string_fn;
 mod time_fn;
 
@@ -406,6 +408,13 @@ pub enum Func {
     JsonArrayLength,
     /// `to_jsonb(x)` (an array's element type name as a second argument).
     ToJsonb,
+    /// `to_json(x)` as PostgreSQL writes it (an array's element type name as a second
+    /// argument); NULL of NULL.
+    ToJson,
+    /// One field of `json_object_agg`: `"key" : value` of the key's and the value's `to_json`
+    /// text; the third argument is true when the key's type cannot be a key (an array,
+    /// json), 22023 when a row is aggregated, as a NULL key is.
+    JsonObjectField,
     /// `jsonb_build_array(...)` / `jsonb_build_object(k, v, ...)` of `to_jsonb`'d values.
     JsonBuildArray,
     JsonBuildObject,

@@ -4,9 +4,10 @@
 //! `MI` (a minus or a blank), `FM` (no padding, no trailing zeros from `9`s), `TH` / `th`
 //! (ordinal suffix), `PL` (a plus sign, at its place), `SG` (the sign at its place), `PR`
 //! (a negative value in angle brackets), `V` (the value times 10 to the number of digits after
-//! it), `RN` (Roman numerals, in a template of no other number patterns), `EEEE` (scientific
-//! notation, only with digits and a point), `"quoted"` and other literal text. Too many digits
-//! print as `#`. `L` (the currency symbol) is 0A000.
+//! it), `L` (the currency symbol: a blank, as in the C locale), `RN` (Roman numerals; the
+//! other number patterns beside it print as PostgreSQL's do then: group separators, `MI`, `PL`
+//! and `L` a blank, the rest nothing), `EEEE` (scientific notation, only with digits and a
+//! point), `"quoted"` and other literal text. Too many digits print as `#`.
 
 use crate::error::{Error, Result, SqlState};
 use crate::types::{numeric, Decimal, Value};
@@ -37,6 +38,9 @@ enum Node {
     },
     /// `EEEE`: the exponent of scientific notation.
     Eeee,
+    /// `L`: the currency symbol, a blank in the C locale (PostgreSQL's for an empty
+    /// `lc_monetary` symbol).
+    Currency,
 }
 
 fn syntax(msg: &str) -> Error {
@@ -101,9 +105,8 @@ fn parse(fmt: &str) -> Result<(Vec<Node>, bool)> {
                 i += 1;
             }
             ('L' | 'l', _) => {
-                return Err(Error::unsupported(format!(
-                    "to_char template pattern \"{two}\" for numbers is not supported by Augur"
-                )))
+                out.push(Node::Currency);
+                i += 1;
             }
             ('9', _) | ('0', _) => {
                 out.push(Node::Digit { zero: c == '0' });
@@ -309,6 +312,7 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
                 }
             }
             Node::Lit(s) => out.push_str(s),
+            Node::Currency => out.push(' '),
             Node::Plus | Node::Angle => {
                 let mark = if matches!(node, Node::Plus) {
                     !negative
@@ -372,7 +376,9 @@ fn pow10(k: usize) -> Result<Decimal> {
 }
 
 /// A template with `RN`: the value rounded to an integer in Roman numerals (15 columns, right
-/// aligned, without FM; `#`s outside 1..3999), literal text as it is.
+/// aligned, without FM; `#`s outside 1..3999), literal text as it is. The other number
+/// patterns print as PostgreSQL's do beside it (its Roman mode drops the value's digits and
+/// sign): `L` a blank, group separators, `MI` and `PL` a blank unless FM, the rest nothing.
 fn roman_template(v: &Value, nodes: &[Node], fm: bool) -> Result<Value> {
     let n: Option<i64> = match v {
         Value::Int(i) => Some(*i),
@@ -396,11 +402,20 @@ fn roman_template(v: &Value, nodes: &[Node], fm: bool) -> Result<Value> {
                 }
             }
             Node::Lit(s) => out.push_str(s),
-            _ => {
-                return Err(Error::unsupported(
-                    "to_char template pattern \"RN\" with other number patterns is not supported by Augur",
-                ))
+            Node::Currency => out.push(' '),
+            Node::Group | Node::Minus | Node::Plus => {
+                if !fm {
+                    out.push(' ');
+                }
             }
+            Node::Eeee => return Err(syntax("\"EEEE\" is incompatible with other formats")),
+            Node::Digit { .. }
+            | Node::Point
+            | Node::Sign
+            | Node::SignAt
+            | Node::Angle
+            | Node::Mult
+            | Node::Th { .. } => {}
         }
     }
     Ok(Value::Text(out))

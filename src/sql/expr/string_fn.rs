@@ -43,6 +43,10 @@ pub enum StrFn {
     /// `similar_to_escape(pattern [, escape])`: a SIMILAR TO pattern as a regular expression
     /// (`x SIMILAR TO p` is `x ~ similar_to_escape(p)`, as in PostgreSQL).
     SimilarEscape,
+    /// `substring(s SIMILAR p ESCAPE e)` / `substring(s FROM p FOR e)` / `substring(s, p, e)`:
+    /// the part of `s` between the pattern's escape-double-quote separators (all of `s`
+    /// without them) when the pattern matches all of `s`, else NULL.
+    SimilarSubstring,
     /// `regexp_match(s, pattern [, flags])`: the first match's groups as a text[].
     RegexpMatch,
     /// `regexp_like(s, pattern [, flags])`, `regexp_count(s, pattern)`.
@@ -157,18 +161,19 @@ pub(super) fn eval(f: StrFn, vals: &[Value]) -> Result<Value> {
             let n = if flags.global { 0 } else { 1 };
             Value::Text(regexp_replace(&s, &re, &text(&vals[2]), 0, n))
         }
+        StrFn::SimilarSubstring => {
+            let esc = escape_char(&text(&vals[2]))?;
+            let re = Flags::default().compile(&similar_escape(&text(&vals[1]), esc)?)?;
+            let Some(c) = re.captures(&s) else {
+                return null;
+            };
+            let m = if c.len() > 1 { c.get(1) } else { c.get(0) };
+            m.map_or(Value::Null, |m| Value::Text(m.as_str().to_string()))
+        }
         StrFn::SimilarEscape => {
             let esc = match vals.get(1) {
                 None => Some('\\'),
-                Some(v) => {
-                    let e = text(v);
-                    let mut it = e.chars();
-                    match (it.next(), it.next()) {
-                        (None, _) => None,
-                        (Some(c), None) => Some(c),
-                        _ => return Err(Error::new(SqlState("22025"), "invalid escape string")),
-                    }
-                }
+                Some(v) => escape_char(&text(v))?,
             };
             Value::Text(similar_escape(&s, esc)?)
         }
@@ -602,8 +607,9 @@ impl Flags {
         };
         let dot_nl = !(self.newline || self.partial);
         let lines = self.newline || self.weird;
+        // Flag i folds the case of ASCII letters only (the C locale's).
+        let p = super::regex_fold::pg_pattern(&p, self.case_insensitive, self.expanded).unwrap_or(p);
         regex::RegexBuilder::new(&p)
-            .case_insensitive(self.case_insensitive)
             .dot_matches_new_line(dot_nl)
             .multi_line(lines)
             .ignore_whitespace(self.expanded)
@@ -708,6 +714,17 @@ fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, from: usize, n: i64) ->
     out
 }
 
+/// The escape character of a SIMILAR TO pattern: none for an empty string, 22025 for more
+/// than one character.
+fn escape_char(e: &str) -> Result<Option<char>> {
+    let mut it = e.chars();
+    match (it.next(), it.next()) {
+        (None, _) => Ok(None),
+        (Some(c), None) => Ok(Some(c)),
+        _ => Err(Error::new(SqlState("22025"), "invalid escape string")),
+    }
+}
+
 /// A SIMILAR TO pattern as the regular expression PostgreSQL's similar_escape makes of it: the
 /// whole string must match; `%` is `.*`, `_` is `.`, `.` `^` `$` and `\` are literal, groups do
 /// not capture, bracket expressions are copied, and the escape character makes the next
@@ -715,18 +732,28 @@ fn regexp_replace(s: &str, re: &regex::Regex, rep: &str, from: usize, n: i64) ->
 fn similar_escape(p: &str, esc: Option<char>) -> Result<String> {
     let mut out = String::from("^(?:");
     let mut after_escape = false;
+    // The escape-double-quote separators seen: the part before the first is matched as short
+    // as it can be, the one between them returned by substring(s SIMILAR p ESCAPE e).
+    let mut separators = 0;
     // 0: outside brackets; 1: right after `[`; 2: after `[^`; 3: inside.
     let mut class = 0;
     for c in p.chars() {
         if after_escape {
+            after_escape = false;
             if c == '"' && class == 0 {
-                return Err(Error::unsupported(
-                    "the escape-double-quote separators of SIMILAR TO are not supported by Augur",
-                ));
+                out.push_str(match separators {
+                    0 => "){1,1}?(",
+                    1 => "){1,1}(?:",
+                    _ => return Err(Error::new(
+                        SqlState("2200C"),
+                        "SQL regular expression may not contain more than two escape-double-quote separators",
+                    )),
+                });
+                separators += 1;
+                continue;
             }
             out.push('\\');
             out.push(c);
-            after_escape = false;
         } else if Some(c) == esc {
             after_escape = true;
         } else if class > 0 {

@@ -429,6 +429,7 @@ pub(super) fn show_agg(a: &AggSpec, n: &[String]) -> String {
         AggFunc::JsonbAgg => "jsonb_agg",
         AggFunc::JsonAgg => "json_agg",
         AggFunc::JsonbObjectAgg => "jsonb_object_agg",
+        AggFunc::JsonObjectAgg => "json_object_agg",
     };
     let order: Vec<String> = a
         .order

@@ -133,9 +133,14 @@ pub enum AggFunc {
     /// `[to_jsonb(key), to_jsonb(value)]`; a NULL key is 22023; NULL over no rows.
     JsonbObjectAgg,
     /// `json_agg(x)`: the values as `to_json` converts them (NULLs as JSON null) in a json
-    /// array written as PostgreSQL writes it (`[1, 2]`), ordered as `array_agg`'s; NULL over
-    /// no rows.
+    /// array written as PostgreSQL writes it (`[1, 2]`; an array value after the first on a
+    /// line of its own, `arg_ty` then being the array's type), ordered as `array_agg`'s; NULL
+    /// over no rows.
     JsonAgg,
+    /// `json_object_agg(key, value)`: a json object of the pairs as PostgreSQL writes it
+    /// (`{ "a" : 1, "b" : 2 }`, duplicate keys kept); its argument is one field's text, `"a" :
+    /// 1` (see [`crate::sql::expr::Func::JsonObjectField`]); NULL over no rows.
+    JsonObjectAgg,
 }
 
 impl AggFunc {
@@ -143,7 +148,11 @@ impl AggFunc {
     pub fn keeps_order(self) -> bool {
         matches!(
             self,
-            AggFunc::ArrayAgg | AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonAgg
+            AggFunc::ArrayAgg
+                | AggFunc::JsonbAgg
+                | AggFunc::JsonbObjectAgg
+                | AggFunc::JsonAgg
+                | AggFunc::JsonObjectAgg
         )
     }
 }
