@@ -358,20 +358,7 @@ impl Binder<'_> {
     /// type jsonb cannot hold as an object key (jsonb, an array) is 22023, as PostgreSQL's
     /// "key value must be scalar".
     fn object_agg_pair(&mut self, args: &[&A::Expr], scope: &Scope) -> Result<Expr> {
-        if args.len() != 2 {
-            return Err(Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!(
-                    "function jsonb_object_agg with {} arguments does not exist",
-                    args.len()
-                ),
-            ));
-        }
-        self.in_agg = true;
-        let key = self.bind_expr(args[0], scope);
-        let value = self.bind_expr(args[1], scope);
-        self.in_agg = false;
-        let (key, value) = (key?, value?);
+        let (key, value) = self.agg_key_value("jsonb_object_agg", args, scope)?;
         if matches!(key.1, Ty::Jsonb | Ty::Array(_)) {
             return Err(Error::new(
                 SqlState::INVALID_PARAMETER_VALUE,
@@ -385,20 +372,7 @@ impl Binder<'_> {
     /// The argument of `json_object_agg(key, value)`: one field, `"key" : value`, of the key's
     /// and the value's `to_json` text (see [`Func::JsonObjectField`]).
     fn json_object_field(&mut self, args: &[&A::Expr], scope: &Scope) -> Result<Expr> {
-        if args.len() != 2 {
-            return Err(Error::new(
-                SqlState::UNDEFINED_FUNCTION,
-                format!(
-                    "function json_object_agg with {} arguments does not exist",
-                    args.len()
-                ),
-            ));
-        }
-        self.in_agg = true;
-        let key = self.bind_expr(args[0], scope);
-        let value = self.bind_expr(args[1], scope);
-        self.in_agg = false;
-        let (key, value) = (key?, value?);
+        let (key, value) = self.agg_key_value("json_object_agg", args, scope)?;
         let bad_key = matches!(key.1, Ty::Json | Ty::Jsonb | Ty::Array(_));
         let field = vec![
             self.json_of(key)?,
@@ -406,6 +380,26 @@ impl Binder<'_> {
             Expr::Lit(Value::Bool(bad_key)),
         ];
         Ok(Expr::Func(Func::JsonObjectField, field, Ty::Text))
+    }
+
+    /// The two arguments of aggregate `name(key, value)`, bound inside the aggregate.
+    fn agg_key_value(
+        &mut self,
+        name: &str,
+        args: &[&A::Expr],
+        scope: &Scope,
+    ) -> Result<((Expr, Ty), (Expr, Ty))> {
+        if args.len() != 2 {
+            return Err(Error::new(
+                SqlState::UNDEFINED_FUNCTION,
+                format!("function {name} with {} arguments does not exist", args.len()),
+            ));
+        }
+        self.in_agg = true;
+        let key = self.bind_expr(args[0], scope);
+        let value = self.bind_expr(args[1], scope);
+        self.in_agg = false;
+        Ok((key?, value?))
     }
 
     /// `to_json(e)` of a bound argument: json as it is, anything else written as PostgreSQL's

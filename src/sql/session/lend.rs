@@ -3,7 +3,7 @@
 //! the plan's lock, anything else through the executor.
 
 use super::prepared::{check_params, lend_planned, Planned, PlannedStmt, Prepared};
-use super::{check_limits, value_bytes, Session};
+use super::{check_limits, value_bytes, Limits, Session};
 use crate::error::{Error, Result};
 use crate::seam::prelude::*;
 use crate::sql::exec::lend_rows;
@@ -65,17 +65,7 @@ impl Session {
             self.point_plans.push(planned.clone());
             return self.lend_point(&planned, x, params, &mut f);
         }
-        let limits = self.limits.clone();
-        let count_bytes = limits.max_result_bytes.is_some();
-        let (mut rows, mut bytes) = (0u64, 0u64);
-        let mut lent = |vals: &[ValueRef<'_>]| {
-            rows += 1;
-            if count_bytes {
-                bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
-            }
-            check_limits(&limits, rows, bytes)?;
-            f(vals)
-        };
+        let mut lent = limited(self.limits.clone(), &mut f);
         self.under_block_rules(|s| {
             let stop = s.interrupt();
             let clock = s.clock();
@@ -95,17 +85,7 @@ impl Session {
         let Some(point) = planned.point.as_ref() else {
             return Err(Error::internal("lend_point of a plan without a point read"));
         };
-        let limits = self.limits.clone();
-        let count_bytes = limits.max_result_bytes.is_some();
-        let (mut rows, mut bytes) = (0u64, 0u64);
-        let mut lent = |vals: &[ValueRef<'_>]| {
-            rows += 1;
-            if count_bytes {
-                bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
-            }
-            check_limits(&limits, rows, bytes)?;
-            f(vals)
-        };
+        let mut lent = limited(self.limits.clone(), f);
         // One engine read: no row locks to wait for, no writes to commit, no session setting
         // that a read by key consults, so an autocommit read needs only a snapshot.
         self.under_block_rules(|s| {
@@ -118,5 +98,23 @@ impl Session {
                 None => point.lend_now(&s.db, x, &mut lent),
             }
         })
+    }
+}
+
+/// `f` under the session's result limits: 54000 past `max_result_rows` rows or
+/// `max_result_bytes` bytes, checked as each row is lent.
+fn limited<'f>(
+    limits: Limits,
+    f: &'f mut impl FnMut(&[ValueRef<'_>]) -> Result<()>,
+) -> impl FnMut(&[ValueRef<'_>]) -> Result<()> + 'f {
+    let count_bytes = limits.max_result_bytes.is_some();
+    let (mut rows, mut bytes) = (0u64, 0u64);
+    move |vals: &[ValueRef<'_>]| {
+        rows += 1;
+        if count_bytes {
+            bytes += vals.iter().map(|v| value_bytes(*v)).sum::<u64>();
+        }
+        check_limits(&limits, rows, bytes)?;
+        f(vals)
     }
 }

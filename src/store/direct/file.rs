@@ -77,6 +77,26 @@ struct Anchor {
 
 const ANCHOR_EVERY: usize = 64;
 
+impl Anchor {
+    /// Block `k` after this anchor's (in `bytes`, the file), taken to be exactly like it;
+    /// `first_block` is the anchor's own index in the run.
+    #[inline]
+    fn block<'a>(&self, bytes: &'a [u8], k: u64, first_block: usize) -> Option<BlockAt<'a>> {
+        let rows = u64::from(self.rows);
+        let start = (self.offset + k * u64::from(self.stride)) as usize;
+        Some(BlockAt {
+            block: first_block + k as usize,
+            b: bytes.get(start..start + self.stride as usize - 5)?,
+            l: BlockLayout {
+                restarts_at: (rows * u64::from(self.entry)) as usize,
+                num_restarts: self.rows as usize,
+            },
+            stride: self.entry as usize,
+            first: self.first + k * rows,
+        })
+    }
+}
+
 impl Place {
     fn fit(blocks: &[BlockRef], lo: u64) -> Place {
         // Every 64th block has its anchor, in place; one that cannot be one (a block that
@@ -137,18 +157,7 @@ impl Place {
         if k >= self.uniform.load(Ordering::Acquire) {
             return None;
         }
-        let rows = u64::from(a.rows);
-        let start = (a.offset + k * u64::from(a.stride)) as usize;
-        Some(BlockAt {
-            block: k as usize,
-            b: bytes.get(start..start + a.stride as usize - 5)?,
-            l: BlockLayout {
-                restarts_at: (rows * u64::from(a.entry)) as usize,
-                num_restarts: a.rows as usize,
-            },
-            stride: a.entry as usize,
-            first: a.first + k * rows,
-        })
+        a.block(bytes, k, 0)
     }
 
     /// Extends [`Place::uniform`] over the groups confirmed since, while each is confirmed
@@ -207,22 +216,11 @@ impl Place {
             // Also every anchor that cannot be one (`rows` 0).
             return None;
         }
-        let rows = u64::from(a.rows);
-        let k = rowid.checked_sub(a.first)? / rows;
+        let k = rowid.checked_sub(a.first)? / u64::from(a.rows);
         if k >= confirmed {
             return None;
         }
-        let start = (a.offset + k * u64::from(a.stride)) as usize;
-        Some(BlockAt {
-            block: g * ANCHOR_EVERY + k as usize,
-            b: bytes.get(start..start + a.stride as usize - 5)?,
-            l: BlockLayout {
-                restarts_at: (rows * u64::from(a.entry)) as usize,
-                num_restarts: a.rows as usize,
-            },
-            stride: a.entry as usize,
-            first: a.first + k * rows,
-        })
+        a.block(bytes, k, g * ANCHOR_EVERY)
     }
 
     /// Confirms the anchor of group `g` (see [`Anchor::confirmed`]) if every block of the
