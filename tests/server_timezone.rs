@@ -169,8 +169,9 @@ fn session_time_zone_over_the_wire() {
     let bin = extended(&mut s, T, 1).values;
     let micros = i64::from_be_bytes(bin[0].as_slice().try_into().unwrap());
     assert_eq!(micros, (1_768_478_400 - 946_684_800) * 1_000_000);
+    // RESET goes back to the startup packet's zone (PostgreSQL's reset value), not UTC.
     let r = query(&mut s, "RESET timezone");
-    assert_eq!(zone_reports(&r), ["UTC"]);
+    assert_eq!(zone_reports(&r), ["Europe/Berlin"]);
 
     // libpq's PGTZ-style options, and an unknown zone (FATAL 22023, as PostgreSQL).
     let (mut s, seen) = connect(srv.port, &[("options", "-c timezone=America/New_York")]);
