@@ -99,7 +99,7 @@ pub struct Conn {
     /// The `TimeZone` the client last saw in a ParameterStatus message (`report.rs`).
     pub(super) reported_zone: Mutex<String>,
     /// The names of the named prepared statements the client parsed and has not closed, for
-    /// `DISCARD ALL` to close them all ([`forget_discarded`]).
+    /// `DISCARD ALL` to close them all ([`Conn::close_all`]).
     named: Mutex<std::collections::HashSet<String>>,
 }
 
@@ -201,15 +201,14 @@ impl Conn {
     }
 }
 
-/// After a `DISCARD ALL` of the session ([`Session::take_discarded`]): closes the
-/// connection's named prepared statements and its portals, as PostgreSQL's `DEALLOCATE ALL`
-/// and `CLOSE ALL` (a pooler's next client must not find the last one's statements).
-pub(super) fn forget_discarded<S: PortalStore>(store: &S, conn: &Conn) {
-    if !conn.session.lock().take_discarded() {
-        return;
+impl Conn {
+    /// Closes the connection's named prepared statements and its portals, as PostgreSQL's
+    /// `DEALLOCATE ALL` and `CLOSE ALL` after a `DISCARD ALL` (a pooler's next client must
+    /// not find the last one's statements).
+    pub(super) fn close_all<S: PortalStore>(&self, store: &S) {
+        for name in std::mem::take(&mut *self.named.lock()) {
+            store.rm_statement(&name);
+        }
+        store.clear_portals();
     }
-    for name in std::mem::take(&mut *conn.named.lock()) {
-        store.rm_statement(&name);
-    }
-    store.clear_portals();
 }

@@ -26,11 +26,11 @@ use pgwire::messages::response::{CommandComplete, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::buffered::Buffered;
-use super::conn::{blocking, conn, forget_discarded, BusyGuard, Conn, PendingCopy};
+use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, send_notice, tx_warning, user_error, Outcome};
-use super::report::report_changes;
+use super::report::end_request;
 use super::statement::{AugurParser, Stmt, StmtKind};
 use super::values::{self, encode_row, is_binary};
 use crate::error::{Error, SqlState};
@@ -314,8 +314,7 @@ impl ExtendedQueryHandler for Backend {
     {
         client.portal_store().rm_portal(DEFAULT_NAME);
         let conn = conn(&*client, &self.shared);
-        forget_discarded(client.portal_store(), &conn);
-        report_changes(client, &conn).await?;
+        end_request(client, &conn).await?;
         let status = conn.status();
         client.set_transaction_status(status);
         client

@@ -1,11 +1,13 @@
 //! Settings the client hears about: the startup packet's `TimeZone` (or `-c timezone=...` in
 //! its `options`), and ParameterStatus when `TimeZone` changes (PostgreSQL reports it,
-//! GUC_REPORT, before the next ReadyForQuery).
+//! GUC_REPORT, before the next ReadyForQuery), and what a `DISCARD ALL` closes at the end of
+//! the request.
 
 use std::fmt::Debug;
 
 use futures::sink::{Sink, SinkExt};
-use pgwire::api::ClientInfo;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore};
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
@@ -46,19 +48,25 @@ pub(super) fn startup_time_zone<C: ClientInfo + ?Sized>(client: &C) -> Option<St
     time_zone_parameter(client.metadata().iter())
 }
 
-/// Sends ParameterStatus `TimeZone` if the session's zone changed since the client last heard.
-pub(super) async fn report_changes<C>(client: &mut C, conn: &Conn) -> PgWireResult<()>
+/// What ends a client request (a simple query's, or the extended protocol's at Sync), under
+/// one lock of the session: after a `DISCARD ALL` the connection's named statements and
+/// portals are closed ([`Conn::close_all`]), and ParameterStatus `TimeZone` is sent if the
+/// session's zone changed since the client last heard.
+pub(super) async fn end_request<C>(client: &mut C, conn: &Conn) -> PgWireResult<()>
 where
-    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    C: ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send,
+    C::PortalStore: PortalStore,
     C::Error: Debug,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
-    let now = conn
-        .session
-        .lock()
-        .setting("timezone")
-        .unwrap_or_default()
-        .to_string();
+    let (now, discarded) = {
+        let mut s = conn.session.lock();
+        let zone = s.setting("timezone").unwrap_or_default().to_string();
+        (zone, s.take_discarded())
+    };
+    if discarded {
+        conn.close_all(client.portal_store());
+    }
     let changed = {
         let mut seen = conn.reported_zone.lock();
         (*seen != now).then(|| std::mem::replace(&mut *seen, now.clone()))

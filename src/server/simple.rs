@@ -16,11 +16,11 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery};
 use pgwire::messages::PgWireBackendMessage;
 
-use super::conn::{blocking, conn, forget_discarded, BusyGuard, Conn, PendingCopy};
+use super::conn::{blocking, conn, BusyGuard, Conn, PendingCopy};
 use super::handler::Backend;
 use super::metrics::Kind;
 use super::reply::{admin_shutdown, error_info, send_notice, tx_warning, user_error, Outcome};
-use super::report::report_changes;
+use super::report::end_request;
 use super::statement::rewrite;
 use super::values::{encode_row, row_description};
 use crate::error::Error;
@@ -231,8 +231,7 @@ impl SimpleQueryHandler for Backend {
                 }
             }
         }
-        forget_discarded(client.portal_store(), &conn);
-        report_changes(client, &conn).await?;
+        end_request(client, &conn).await?;
         let status = conn.status();
         client.set_state(PgWireConnectionState::ReadyForQuery);
         client.set_transaction_status(status);

@@ -123,6 +123,11 @@ impl PlanSlot {
         self.plan.lock().clone()
     }
 
+    /// Whether there is a current plan and `f` holds of it (read under the lock, not cloned).
+    pub(super) fn holds(&self, f: impl FnOnce(&PlannedStmt) -> bool) -> bool {
+        self.plan.lock().as_deref().is_some_and(f)
+    }
+
     pub(super) fn set(&self, plan: Option<Arc<PlannedStmt>>) {
         let mut slot = self.plan.lock();
         let at = plan
@@ -157,7 +162,7 @@ impl Prepared {
         ) {
             return true;
         }
-        self.planned.get().as_ref().is_some_and(|p| {
+        self.planned.holds(|p| {
             p.valid()
                 && p.subplans.is_empty()
                 && match &p.planned {
