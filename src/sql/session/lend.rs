@@ -4,9 +4,9 @@
 
 use super::prepared::{check_params, lend_planned, Planned, PlannedStmt, Prepared};
 use super::{check_limits, value_bytes, Limits, Session};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::seam::prelude::*;
-use crate::sql::exec::lend_rows;
+use crate::sql::exec::{lend_rows, PointLend};
 use crate::types::{Value, ValueRef};
 
 /// How many point-read plans a session keeps ([`Session::query_prepared_with`]).
@@ -35,8 +35,8 @@ impl Session {
         if let Some(i) = self.point_plans.iter().position(|pl| p.planned.is(pl)) {
             let pl = self.point_plans.swap_remove(i);
             if pl.valid() && !self.tables_locked(&pl.deps) {
-                if let Some(x) = pl.point.as_ref().and_then(|pt| pt.key_param(params)) {
-                    let r = self.lend_point(&pl, x, params, &mut f);
+                if let Some((pt, x)) = pl.point.as_ref().and_then(|pt| Some((pt, pt.key_param(params)?))) {
+                    let r = self.lend_point(&pl, pt, x, params, &mut f);
                     self.point_plans.push(pl);
                     return r;
                 }
@@ -58,12 +58,16 @@ impl Session {
                 return lend_rows(r.rows(), &mut f).map_err(|e| self.fail(e));
             }
         };
-        if let Some(x) = planned.point.as_ref().and_then(|pt| pt.key_param(params)) {
+        if let Some((pt, x)) = planned
+            .point
+            .as_ref()
+            .and_then(|pt| Some((pt, pt.key_param(params)?)))
+        {
             if self.point_plans.len() >= POINT_PLANS {
                 self.point_plans.remove(0);
             }
             self.point_plans.push(planned.clone());
-            return self.lend_point(&planned, x, params, &mut f);
+            return self.lend_point(&planned, pt, x, params, &mut f);
         }
         let mut lent = limited(self.limits.clone(), &mut f);
         self.under_block_rules(|s| {
@@ -73,18 +77,16 @@ impl Session {
         })
     }
 
-    /// The point read of `planned` (its `point`, with key `x` from `params`), rows lent to
-    /// `f` under the session's result limits.
+    /// The point read `point` of `planned`, with key `x` from `params`, rows lent to `f`
+    /// under the session's result limits.
     fn lend_point(
         &mut self,
         planned: &PlannedStmt,
+        point: &PointLend,
         x: i64,
         params: &[Value],
         f: &mut impl FnMut(&[ValueRef<'_>]) -> Result<()>,
     ) -> Result<u64> {
-        let Some(point) = planned.point.as_ref() else {
-            return Err(Error::internal("lend_point of a plan without a point read"));
-        };
         let mut lent = limited(self.limits.clone(), f);
         // One engine read: no row locks to wait for, no writes to commit, no session setting
         // that a read by key consults, so an autocommit read needs only a snapshot.
