@@ -150,10 +150,7 @@ impl Binder<'_> {
                 ));
             }
         }
-        let plan = Plan::ProjectSet {
-            input: Box::new(Plan::Values(vec![vec![]])),
-            srfs: vec![spec],
-        };
+        let plan = over_one_row(spec);
         Ok((plan, derived_scope(&a, &cols, alias)))
     }
 }
@@ -208,10 +205,7 @@ impl Binder<'_> {
                 // Augur has no partitions: a relation's only "ancestor" is itself, at depth 1.
                 let x = self.bind_expr(e, &Scope::default())?;
                 let x = self.oid_arg(x, fname)?;
-                let set = Plan::ProjectSet {
-                    input: Box::new(Plan::Values(vec![vec![]])),
-                    srfs: vec![SrfSpec::new(SrfKind::GenerateSeries, vec![x.clone(), x])],
-                };
+                let set = over_one_row(SrfSpec::new(SrfKind::GenerateSeries, vec![x.clone(), x]));
                 let mut out = vec![Expr::Col(0)];
                 if ordinality {
                     out.push(lit_int(1));
@@ -235,10 +229,7 @@ impl Binder<'_> {
             self.time_series_args(&mut args, &tys, ty)?;
             let mut spec = SrfSpec::new(SrfKind::GenerateSeriesTime, args);
             spec.ordinality = ordinality;
-            let plan = Plan::ProjectSet {
-                input: Box::new(Plan::Values(vec![vec![]])),
-                srfs: vec![spec],
-            };
+            let plan = over_one_row(spec);
             return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
         }
         for (e, t) in typed {
@@ -272,10 +263,7 @@ impl Binder<'_> {
             // to its left): the select-list function's step over one empty row.
             let mut spec = SrfSpec::new(SrfKind::GenerateSeries, bound);
             spec.ordinality = ordinality;
-            let plan = Plan::ProjectSet {
-                input: Box::new(Plan::Values(vec![vec![]])),
-                srfs: vec![spec],
-            };
+            let plan = over_one_row(spec);
             return Ok(self.function_scope(plan, fname, ty, alias, ordinality));
         };
         let ints: Option<Vec<i64>> = vals
@@ -384,17 +372,14 @@ impl Binder<'_> {
             }
         };
         let x = self.coerce(x, t, Ty::Text)?;
-        let set = Plan::ProjectSet {
-            input: Box::new(Plan::Values(vec![vec![]])),
-            srfs: vec![SrfSpec::new(
-                if ordinality {
-                    SrfKind::ExpandArray
-                } else {
-                    SrfKind::Unnest
-                },
-                vec![x],
-            )],
-        };
+        let set = over_one_row(SrfSpec::new(
+            if ordinality {
+                SrfKind::ExpandArray
+            } else {
+                SrfKind::Unnest
+            },
+            vec![x],
+        ));
         let plan = if elem == Ty::Unknown {
             set
         } else {
@@ -405,5 +390,14 @@ impl Binder<'_> {
             Plan::Project(Box::new(set), out)
         };
         Ok(self.function_scope(plan, fname, elem, alias, ordinality))
+    }
+}
+
+/// The select-list function step `spec` over one empty row: a function in FROM whose rows the
+/// statement's run produces.
+fn over_one_row(spec: SrfSpec) -> Plan {
+    Plan::ProjectSet {
+        input: Box::new(Plan::Values(vec![vec![]])),
+        srfs: vec![spec],
     }
 }

@@ -404,35 +404,26 @@ impl Binder<'_> {
 
     /// `to_json(e)` of a bound argument: json as it is, anything else written as PostgreSQL's
     /// `to_json` writes it (an untyped literal as text).
-    pub(super) fn json_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
-        Ok(match t {
-            Ty::Json => e,
-            Ty::Unknown => {
-                let e = self.coerce(e, t, Ty::Text)?;
-                Expr::Func(Func::ToJson, vec![e], Ty::Json)
-            }
-            Ty::Array(el) => Expr::Func(
-                Func::ToJson,
-                vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))],
-                Ty::Json,
-            ),
-            _ => Expr::Func(Func::ToJson, vec![e], Ty::Json),
-        })
+    pub(super) fn json_of(&mut self, arg: (Expr, Ty)) -> Result<Expr> {
+        self.converted(arg, Func::ToJson, Ty::Json)
     }
 
-    fn jsonb_of(&mut self, (e, t): (Expr, Ty)) -> Result<Expr> {
+    /// `to_jsonb(e)` of a bound argument, as [`Binder::json_of`] for jsonb.
+    fn jsonb_of(&mut self, arg: (Expr, Ty)) -> Result<Expr> {
+        self.converted(arg, Func::ToJsonb, Ty::Jsonb)
+    }
+
+    /// `e` converted to `ty` (json or jsonb) by `to` (`to_json` / `to_jsonb`): as it is when
+    /// it has that type, an untyped literal as text, an array with its element type's name.
+    fn converted(&mut self, (e, t): (Expr, Ty), to: Func, ty: Ty) -> Result<Expr> {
         Ok(match t {
-            Ty::Jsonb => e,
+            t if t == ty => e,
             Ty::Unknown => {
                 let e = self.coerce(e, t, Ty::Text)?;
-                Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb)
+                Expr::Func(to, vec![e], ty)
             }
-            Ty::Array(el) => Expr::Func(
-                Func::ToJsonb,
-                vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))],
-                Ty::Jsonb,
-            ),
-            _ => Expr::Func(Func::ToJsonb, vec![e], Ty::Jsonb),
+            Ty::Array(el) => Expr::Func(to, vec![e, Expr::Lit(Value::Text(el.to_dt().sql_name()))], ty),
+            _ => Expr::Func(to, vec![e], ty),
         })
     }
 

@@ -358,6 +358,19 @@ pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     Ok(Value::Text(out))
 }
 
+/// Reads at `*i` of `s` one of a pair of markers of pattern `key` (`short` for a two-letter
+/// pattern, `dotted` for one with periods), in any case, and moves past it: whether it is the
+/// pair's second (PM, BC).
+fn second_marker(s: &[char], i: &mut usize, key: &str, short: [&str; 2], dotted: [&str; 2]) -> Result<bool> {
+    let rest: String = s[*i..].iter().take(key.len()).collect::<String>().to_uppercase();
+    let [first, second] = if key.len() == 2 { short } else { dotted };
+    if rest != first && rest != second {
+        return Err(bad_value(&rest, key));
+    }
+    *i += key.len();
+    Ok(rest == second)
+}
+
 fn bad_value(v: &str, key: &str) -> Error {
     Error::new(SqlState("22007"), format!("invalid value \"{v}\" for \"{key}\""))
 }
@@ -447,32 +460,12 @@ fn from_char_zone(input: &str, fmt: &str) -> Result<(Tm, Option<i64>)> {
                 continue;
             }
             "AM" | "PM" | "A.M." | "P.M." => {
-                let rest: String = s[i..].iter().take(key.len()).collect::<String>().to_uppercase();
-                let (am, p) = if key.len() == 2 {
-                    ("AM", "PM")
-                } else {
-                    ("A.M.", "P.M.")
-                };
-                if rest == am || rest == p {
-                    pm = Some(rest == p);
-                    i += key.len();
-                    continue;
-                }
-                return Err(bad_value(&rest, key));
+                pm = Some(second_marker(&s, &mut i, key, ["AM", "PM"], ["A.M.", "P.M."])?);
+                continue;
             }
             "AD" | "BC" | "A.D." | "B.C." => {
-                let rest: String = s[i..].iter().take(key.len()).collect::<String>().to_uppercase();
-                let (ad, b) = if key.len() == 2 {
-                    ("AD", "BC")
-                } else {
-                    ("A.D.", "B.C.")
-                };
-                if rest == ad || rest == b {
-                    bc = rest == b;
-                    i += key.len();
-                    continue;
-                }
-                return Err(bad_value(&rest, key));
+                bc = second_marker(&s, &mut i, key, ["AD", "BC"], ["A.D.", "B.C."])?;
+                continue;
             }
             // As PostgreSQL 15's.
             "TZ" | "OF" => {
