@@ -799,6 +799,72 @@ fn a_table_lock_goes_with_rollback_and_with_the_session() {
     assert_eq!(columns(&mut b, "t"), ["id", "v", "q"]);
 }
 
+/// Session `a`'s block holds the table lock of `t` (an ALTER), session `b`'s block the row lock
+/// of `o`'s row 1; each then waits for what the other holds. The wait that closes the cycle
+/// fails with 40P01 (a lock_timeout of 20 s bounds the test without detection: 55P03).
+fn table_and_row_lock_deadlock(row_wait_first: bool) {
+    let (_d, db) = open();
+    let mut a = Session::new(db.clone());
+    let mut b = Session::new(db.clone());
+    ok(&mut a, "CREATE TABLE t (id int PRIMARY KEY)");
+    ok(&mut a, "CREATE TABLE o (id int PRIMARY KEY, v int)");
+    ok(&mut a, "INSERT INTO o VALUES (1, 0)");
+    for s in [&mut a, &mut b] {
+        ok(s, "SET lock_timeout = '20s'");
+    }
+    ok(&mut b, "BEGIN");
+    ok(&mut b, "UPDATE o SET v = 2 WHERE id = 1");
+    ok(&mut a, "BEGIN");
+    ok(&mut a, "ALTER TABLE t ADD COLUMN w int");
+    let started = std::time::Instant::now();
+    let (a_code, b_code) = if row_wait_first {
+        let first = std::thread::spawn(move || {
+            let c = code(a.execute("UPDATE o SET v = 1 WHERE id = 1", &[]));
+            (a, c)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!first.is_finished(), "a waits for b's row lock");
+        let b_code = code(b.execute("SELECT * FROM t", &[]));
+        // b's block failed: its ROLLBACK releases the row, and a's update goes on.
+        ok(&mut b, "ROLLBACK");
+        let (mut a, a_code) = first.join().unwrap();
+        ok(&mut a, "COMMIT");
+        (a_code, b_code)
+    } else {
+        let first = std::thread::spawn(move || {
+            let c = code(b.execute("SELECT * FROM t", &[]));
+            (b, c)
+        });
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!first.is_finished(), "b waits for a's table lock");
+        let a_code = code(a.execute("UPDATE o SET v = 1 WHERE id = 1", &[]));
+        ok(&mut a, "ROLLBACK");
+        let (mut b, b_code) = first.join().unwrap();
+        ok(&mut b, "COMMIT");
+        (a_code, b_code)
+    };
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    if row_wait_first {
+        // b's table wait closed the cycle; a then got the row and committed its ALTER.
+        assert_eq!((a_code.as_str(), b_code.as_str()), ("ok", "40P01"));
+        let mut c = Session::new(db.clone());
+        assert_eq!(columns(&mut c, "t"), ["id", "w"]);
+        assert_eq!(rows(&mut c, "SELECT v FROM o"), vec![vec![Value::Int(1)]]);
+    } else {
+        // a's row wait closed it; its ALTER went with its rollback, b's read then ran.
+        assert_eq!((a_code.as_str(), b_code.as_str()), ("40P01", "ok"));
+        let mut c = Session::new(db.clone());
+        assert_eq!(columns(&mut c, "t"), ["id"]);
+        assert_eq!(rows(&mut c, "SELECT v FROM o"), vec![vec![Value::Int(2)]]);
+    }
+}
+
+#[test]
+fn a_table_lock_and_a_row_lock_that_wait_for_each_other_fail_with_40p01() {
+    table_and_row_lock_deadlock(true);
+    table_and_row_lock_deadlock(false);
+}
+
 #[test]
 fn a_cancel_ends_the_wait_for_a_table_lock() {
     let (_d, db) = open();

@@ -8,6 +8,13 @@
 //! comes back to itself the wait would never end: it fails with 40P01 (deadlock detected) and
 //! the other transactions go on. The edge and the check are made under the one wait-for mutex,
 //! so of two transactions closing a cycle at the same moment one always sees the other.
+//!
+//! Table locks (an ALTER TABLE in a transaction block) are held by sessions, row locks by
+//! transactions; both kinds of wait are edges of the one graph. Its nodes are *parties*: a
+//! session's transaction that holds row locks joins the graph as its session
+//! ([`LockTable::join`]), so a block that waits for a table lock held by another session's
+//! block, which waits for one of the first block's rows, closes a cycle the check sees. A
+//! transaction of no session (the embedded API) is its own party.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +27,41 @@ use crate::error::{Error, Result, SqlState};
 use crate::types::Key;
 
 const SHARDS: usize = 64;
+/// Session owners as graph nodes: tagged so that they never equal a transaction id.
+const SESSION: u64 = 1 << 63;
+
+/// The wait-for graph: party → the party it waits for, and the party of each transaction
+/// that joined as its session's.
+#[derive(Default)]
+struct Graph {
+    waits_for: HashMap<u64, u64>,
+    party: HashMap<u64, u64>,
+}
+
+impl Graph {
+    fn party_of(&self, txn: u64) -> u64 {
+        self.party.get(&txn).copied().unwrap_or(txn)
+    }
+
+    /// Records that party `me` waits for party `holder`; true (and the edge removed) if that
+    /// closes a cycle.
+    fn closes_cycle(&mut self, me: u64, holder: u64) -> bool {
+        self.waits_for.insert(me, holder);
+        let mut at = holder;
+        for _ in 0..=self.waits_for.len() {
+            match self.waits_for.get(&at) {
+                Some(&next) if next == me => {
+                    self.waits_for.remove(&me);
+                    return true;
+                }
+                Some(&next) => at = next,
+                None => return false,
+            }
+        }
+        false
+    }
+}
+
 /// Waiters wake at least this often to re-check for deadlocks formed after they slept (the
 /// holder they wait for may have changed) and for their deadline.
 const RECHECK: Duration = Duration::from_millis(100);
@@ -32,8 +74,8 @@ struct Shard {
 
 pub(crate) struct LockTable {
     shards: Vec<Shard>,
-    /// waiter transaction → the transaction holding the lock it waits for.
-    waits_for: Mutex<HashMap<u64, u64>>,
+    /// Who waits for whom, row and table waits alike.
+    graph: Mutex<Graph>,
     /// Table locks (ALTER TABLE inside a transaction block, PostgreSQL's ACCESS EXCLUSIVE):
     /// table id → the owner (a session) holding it until its block ends.
     tables: Mutex<HashMap<u32, u64>>,
@@ -46,7 +88,7 @@ impl Default for LockTable {
     fn default() -> Self {
         LockTable {
             shards: (0..SHARDS).map(|_| Shard::default()).collect(),
-            waits_for: Mutex::new(HashMap::new()),
+            graph: Mutex::new(Graph::default()),
             tables: Mutex::new(HashMap::new()),
             tables_released: Condvar::new(),
             tables_held: AtomicUsize::new(0),
@@ -124,9 +166,23 @@ impl LockTable {
         };
         drop(owners);
         if edge {
-            self.waits_for.lock().remove(&me);
+            let mut g = self.graph.lock();
+            let p = g.party_of(me);
+            g.waits_for.remove(&p);
         }
         result
+    }
+
+    /// Makes transaction `txn` take part in the wait-for graph as session `owner` (the owner
+    /// of the session's table locks), until [`LockTable::leave`]. Call before it takes its
+    /// first row lock.
+    pub fn join(&self, txn: u64, owner: u64) {
+        self.graph.lock().party.insert(txn, owner | SESSION);
+    }
+
+    /// Ends [`LockTable::join`] (after the transaction released its row locks).
+    pub fn leave(&self, txn: u64) {
+        self.graph.lock().party.remove(&txn);
     }
 
     /// Takes, without waiting, the lock on `(table, k)` for every `k` of `keys` that no other
@@ -158,22 +214,12 @@ impl LockTable {
         busy
     }
 
-    /// Records that `me` waits for `holder`; true (and the edge removed) if that closes a cycle.
+    /// Records that transaction `me` waits for transaction `holder` (as their parties); true
+    /// (and the edge removed) if that closes a cycle.
     fn closes_cycle(&self, me: u64, holder: u64) -> bool {
-        let mut w = self.waits_for.lock();
-        w.insert(me, holder);
-        let mut at = holder;
-        for _ in 0..=w.len() {
-            match w.get(&at) {
-                Some(&next) if next == me => {
-                    w.remove(&me);
-                    return true;
-                }
-                Some(&next) => at = next,
-                None => return false,
-            }
-        }
-        false
+        let mut g = self.graph.lock();
+        let (me, holder) = (g.party_of(me), g.party_of(holder));
+        g.closes_cycle(me, holder)
     }
 
     /// Releases every lock `me` holds among `keys` and wakes their waiters.
@@ -224,36 +270,57 @@ impl LockTable {
         }
         let mut owners = self.tables.lock();
         let mut waited = false;
-        loop {
-            match owners.get(&table) {
-                Some(&h) if h != me => {}
+        let node = me | SESSION;
+        let result = loop {
+            let holder = match owners.get(&table) {
+                Some(&h) if h != me => h,
                 _ => {
                     if take {
                         owners.insert(table, me);
                         self.tables_held.store(owners.len(), Ordering::SeqCst);
                     }
-                    return Ok(waited);
+                    break Ok(waited);
                 }
+            };
+            if self.graph.lock().closes_cycle(node, holder | SESSION) {
+                break Err(Error::new(
+                    SqlState::DEADLOCK_DETECTED,
+                    format!(
+                        "deadlock detected: session {me} waits for the lock of a table that session {holder} holds, and that session waits for it"
+                    ),
+                ));
             }
             // Checked under the mutex, which `wake_all` takes before notifying.
-            stop.check()?;
+            if let Err(e) = stop.check() {
+                break Err(e);
+            }
             let mut sleep = RECHECK;
+            let mut late = None;
             for d in [deadline, stop.deadline].into_iter().flatten() {
                 let now = Instant::now();
                 if now >= d {
-                    return Err(match deadline {
+                    late = Some(match deadline {
                         Some(l) if l <= now => Error::new(
                             SqlState::LOCK_NOT_AVAILABLE,
                             "canceling statement due to lock timeout",
                         ),
                         _ => super::interrupt::statement_timeout(),
                     });
+                    break;
                 }
                 sleep = sleep.min(d - now);
             }
+            if let Some(e) = late {
+                break Err(e);
+            }
             waited = true;
             crate::store::wait::blocking(|| self.tables_released.wait_for(&mut owners, sleep));
+        };
+        drop(owners);
+        if waited || result.is_err() {
+            self.graph.lock().waits_for.remove(&node);
         }
+        result
     }
 
     /// The tables whose locks owners other than `me` hold.
@@ -368,6 +435,6 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(e.sqlstate(), SqlState::LOCK_NOT_AVAILABLE);
-        assert!(lt.waits_for.lock().is_empty());
+        assert!(lt.graph.lock().waits_for.is_empty());
     }
 }

@@ -323,6 +323,10 @@ impl EngineTxn for AnyTxn {
         txn!(self, tx => EngineTxn::set_sync(tx, sync))
     }
     #[inline]
+    fn set_lock_party(&mut self, owner: u64) {
+        txn!(self, tx => EngineTxn::set_lock_party(tx, owner))
+    }
+    #[inline]
     fn forget_undo_on_commit(&mut self, owner: u64) {
         txn!(self, tx => EngineTxn::forget_undo_on_commit(tx, owner))
     }

@@ -251,6 +251,10 @@ impl EngineTxn for Transaction {
         Transaction::set_sync(self, sync)
     }
     #[inline]
+    fn set_lock_party(&mut self, owner: u64) {
+        Transaction::set_lock_party(self, owner)
+    }
+    #[inline]
     fn forget_undo_on_commit(&mut self, owner: u64) {
         Transaction::forget_undo_on_commit(self, owner)
     }

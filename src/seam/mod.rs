@@ -266,6 +266,9 @@ pub trait EngineTxn: Send {
     fn set_interrupt(&mut self, stop: Interrupt);
     /// Whether the commit waits until it is durable (`synchronous_commit`).
     fn set_sync(&mut self, sync: bool);
+    /// Names the session (`owner` of its table locks) the transaction belongs to, for deadlock
+    /// detection across table and row locks.
+    fn set_lock_party(&mut self, owner: u64);
     /// Makes the commit delete `owner`'s ALTER undo records in the same write as its rows.
     fn forget_undo_on_commit(&mut self, owner: u64);
     /// The session's `currval` memory, shared by its transactions.

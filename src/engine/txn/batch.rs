@@ -242,6 +242,7 @@ impl Transaction {
                 }
             }
             let refs: Vec<&Key> = to_lock.iter().map(|&j| &keyed[j].0).collect();
+            self.join_lock_graph();
             let busy = self.db.locks.try_acquire_many(self.id, t.id, &refs);
             drop(refs);
             {

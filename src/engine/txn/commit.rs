@@ -16,6 +16,9 @@ impl Transaction {
             self.finished = true;
             self.db.end_snapshot(self.snapshot);
             self.release_locks();
+            if self.joined.get() {
+                self.db.locks.leave(self.id);
+            }
         }
     }
 

@@ -250,6 +250,11 @@ pub struct Transaction {
     /// The lock owner whose undo records of ALTER TABLE in a block this commit deletes
     /// ([`Transaction::forget_undo_on_commit`]).
     undo_owner: Option<u64>,
+    /// The session this transaction belongs to, as the owner of its table locks
+    /// ([`Transaction::set_lock_party`]), and whether it joined the lock table's wait-for
+    /// graph as that session (on its first row lock).
+    party: Option<u64>,
+    joined: std::cell::Cell<bool>,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -322,6 +327,8 @@ impl Transaction {
             seq_own: OnceLock::new(),
             started: crate::types::now_micros(),
             undo_owner: None,
+            party: None,
+            joined: std::cell::Cell::new(false),
         }
     }
 
@@ -419,6 +426,7 @@ impl Transaction {
         } else {
             lock_deadline
         };
+        self.join_lock_graph();
         match self.db.locks.acquire(self.id, t.id, key, deadline, stop) {
             Ok(true) => self.db.stats.lock().lock_waits += 1,
             Ok(false) => {}
@@ -472,6 +480,22 @@ impl Transaction {
     /// under rows written for them. A commit that writes no rows leaves them to the caller.
     pub fn forget_undo_on_commit(&mut self, owner: u64) {
         self.undo_owner = Some(owner);
+    }
+
+    /// Names the session (by the owner id of its table locks, `Database::lock_table`) this
+    /// transaction belongs to, so that a deadlock through a table lock and a row lock is
+    /// detected (40P01) rather than waited out. Costs nothing until the first row lock.
+    pub fn set_lock_party(&mut self, owner: u64) {
+        self.party = Some(owner);
+    }
+
+    /// Joins the lock table's wait-for graph as its session, once, before a row lock.
+    pub(super) fn join_lock_graph(&self) {
+        if let Some(owner) = self.party {
+            if !self.joined.replace(true) {
+                self.db.locks.join(self.id, owner);
+            }
+        }
     }
 
     /// Overrides whether this commit waits for fsync.

@@ -4,7 +4,8 @@
 //! it) puts the old definitions back from an undo log ([`Altered`], one entry per statement).
 //! The ALTER first takes the table's lock (`Engine::lock_table`, PostgreSQL's ACCESS
 //! EXCLUSIVE), held until the block ends: other sessions' statements on the table wait for it
-//! (55P03 at their `lock_timeout`, 57014 at `statement_timeout` or a cancel), so none reads or
+//! (55P03 at their `lock_timeout`, 57014 at `statement_timeout` or a cancel, 40P01 when the
+//! holder waits for one of their block's rows: `LockTable::join`), so none reads or
 //! writes the table under a definition that may still be rolled back. Operations that rewrite
 //! the rows (DROP COLUMN, ADD PRIMARY KEY, ADD COLUMN with a volatile default or of a serial
 //! type) make a new incarnation of the table and keep the old one, retired, for the rollback

@@ -823,6 +823,7 @@ impl Session {
         }
         tx.set_isolation(self.default_isolation);
         tx.set_lock_timeout(self.lock_timeout);
+        tx.set_lock_party(self.owner);
         tx.set_sequence_memory(self.seq_mem.clone());
         tx
     }
