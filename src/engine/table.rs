@@ -81,9 +81,22 @@ pub struct Table {
     /// check: the next checkpoint is written even at an unchanged watermark, so that the next
     /// open does not map that image again.
     pub(crate) image_damaged: Arc<AtomicBool>,
+    /// The [`constraint_stamp`] of the last definition change that changed its NOT NULL
+    /// columns, CHECKs or FOREIGN KEYs (0: none since the table was opened or created).
+    constraints_at: AtomicU64,
     /// Whether a foreign key references this table, as of a version of the database's
     /// [`super::catalog::Referenced`]: `(version + 1) << 1 | answer`, 0 before the first.
     referenced: AtomicU64,
+}
+
+/// Counts the definition changes that changed a table's constraints, in the process.
+static CONSTRAINT_STAMP: AtomicU64 = AtomicU64::new(0);
+
+/// The number of constraint changes so far: a transaction (or statement) that reads it before
+/// it checks its rows knows, at its commit, which tables' constraints changed since
+/// (`Table::constraints_at` above it; `txn/altered.rs`).
+pub fn constraint_stamp() -> u64 {
+    CONSTRAINT_STAMP.load(Ordering::Acquire)
 }
 
 impl Table {
@@ -123,6 +136,7 @@ impl Table {
             ckpt_secondary: Mutex::new(Vec::new()),
             dropped: AtomicBool::new(false),
             lock_owner: AtomicU64::new(0),
+            constraints_at: AtomicU64::new(0),
             referenced: AtomicU64::new(0),
             image_damaged: Arc::new(AtomicBool::new(false)),
         })
@@ -167,8 +181,21 @@ impl Table {
         self.ncols.store(def.columns.len(), Ordering::Release);
         let def = Arc::new(def);
         let mut slot = self.def.write();
+        let nullable = |d: &TableDef| d.columns.iter().map(|c| c.nullable).collect::<Vec<_>>();
+        if slot.checks != def.checks
+            || slot.foreign_keys != def.foreign_keys
+            || nullable(&slot) != nullable(&def)
+        {
+            let stamp = CONSTRAINT_STAMP.fetch_add(1, Ordering::AcqRel) + 1;
+            self.constraints_at.store(stamp, Ordering::Release);
+        }
         self.def_at.store(Arc::as_ptr(&def).cast_mut(), Ordering::Release);
         *slot = def;
+    }
+
+    /// The [`constraint_stamp`] of this table's last change of constraints.
+    pub(crate) fn constraints_at(&self) -> u64 {
+        self.constraints_at.load(Ordering::Acquire)
     }
 
     /// What each column reads in a stored row written before the column was added.

@@ -323,6 +323,10 @@ impl EngineTxn for AnyTxn {
         txn!(self, tx => EngineTxn::set_sync(tx, sync))
     }
     #[inline]
+    fn saw_constraints_at(&mut self, stamp: u64) {
+        txn!(self, tx => EngineTxn::saw_constraints_at(tx, stamp))
+    }
+    #[inline]
     fn set_lock_party(&mut self, owner: u64) {
         txn!(self, tx => EngineTxn::set_lock_party(tx, owner))
     }

@@ -251,6 +251,10 @@ impl EngineTxn for Transaction {
         Transaction::set_sync(self, sync)
     }
     #[inline]
+    fn saw_constraints_at(&mut self, stamp: u64) {
+        Transaction::saw_constraints_at(self, stamp)
+    }
+    #[inline]
     fn set_lock_party(&mut self, owner: u64) {
         Transaction::set_lock_party(self, owner)
     }

@@ -266,6 +266,10 @@ pub trait EngineTxn: Send {
     fn set_interrupt(&mut self, stop: Interrupt);
     /// Whether the commit waits until it is durable (`synchronous_commit`).
     fn set_sync(&mut self, sync: bool);
+    /// Lowers the constraint stamp (`engine::table::constraint_stamp`, read before a statement
+    /// was planned) that the transaction's writes were checked against: its commit checks
+    /// again the writes to tables whose constraints changed after it.
+    fn saw_constraints_at(&mut self, stamp: u64);
     /// Names the session (`owner` of its table locks) the transaction belongs to, for deadlock
     /// detection across table and row locks.
     fn set_lock_party(&mut self, owner: u64);

@@ -120,6 +120,7 @@ impl Transaction {
             prevs.push(p);
         }
         drop(locks);
+        self.check_altered_meanwhile(&writes)?;
         for w in writes.values() {
             check_unique_committed(&db, &w.table, &w.ops)?;
         }

@@ -13,6 +13,7 @@
 //! scans; `write.rs`: buffered writes; `batch.rs`: many inserts at once (COPY);
 //! `savepoint.rs`: savepoints; `commit.rs`: rollback and the commit protocol.
 
+mod altered;
 mod batch;
 mod commit;
 mod read;
@@ -255,6 +256,8 @@ pub struct Transaction {
     /// graph as that session (on its first row lock).
     party: Option<u64>,
     joined: std::cell::Cell<bool>,
+    /// The constraint stamp its rows were checked against ([`Transaction::saw_constraints_at`]).
+    seen_constraints: u64,
 }
 
 /// What `currval` reads: the last value of each sequence in a session.
@@ -329,6 +332,7 @@ impl Transaction {
             undo_owner: None,
             party: None,
             joined: std::cell::Cell::new(false),
+            seen_constraints: crate::engine::table::constraint_stamp(),
         }
     }
 

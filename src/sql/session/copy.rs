@@ -123,6 +123,7 @@ impl Session {
     /// Returns the number of rows inserted.
     pub fn copy_in(&mut self, st: &CopyState, data: &[u8]) -> Result<u64> {
         let _request = self.cancel.begin();
+        self.stmt_stamp = crate::engine::table::constraint_stamp();
         let _zone = self.zone_scope();
         self.under_block_rules(|s| {
             let text = std::str::from_utf8(data)

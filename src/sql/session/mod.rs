@@ -39,6 +39,7 @@ use super::expr::Ty;
 use super::lexer::{lex, Lexed, Nesting};
 use super::parse::{check_depth, parse_tokens, with_stack};
 use super::result::{StatementResult, TxStatus};
+use crate::engine::table::constraint_stamp;
 use crate::error::{Error, Result, SqlState};
 use crate::seam::prelude::*;
 use crate::seam::{canceled_by_user, CancelHandle, Interrupt, Isolation, Savepoint, SequenceMemory};
@@ -58,6 +59,9 @@ pub struct Session {
     block: block_ddl::BlockDdl,
     /// This session's id as the owner of table locks (`block_alter.rs`).
     owner: u64,
+    /// The constraint stamp read when the running statement began, before it was planned
+    /// (`Transaction::saw_constraints_at`).
+    stmt_stamp: u64,
     /// Set while an ALTER TABLE runs under the block's undo log: rewrites keep the old
     /// incarnation, and constraints are checked against the block's own rows
     /// (`block_alter.rs`).
@@ -143,6 +147,7 @@ impl Session {
             settings_undo: Vec::new(),
             block: block_ddl::BlockDdl::default(),
             owner: block_alter::new_owner(),
+            stmt_stamp: 0,
             alter_undo: false,
             seq_mem: SequenceMemory::default(),
             failed: false,
@@ -236,6 +241,7 @@ impl Session {
     /// a `COPY ... FROM STDIN`.
     pub fn execute(&mut self, sql: &str, params: &[Value]) -> Result<Vec<StatementResult>> {
         let _request = self.cancel.begin();
+        self.stmt_stamp = constraint_stamp();
         let _zone = self.zone_scope();
         if let Err(e) = self.check_statement_size(sql) {
             return Err(self.fail(e));
@@ -392,6 +398,7 @@ impl Session {
     /// Executes a prepared statement (no parsing; replanned only if a table it uses changed).
     pub fn execute_prepared(&mut self, p: &Prepared, params: &[Value]) -> Result<StatementResult> {
         let _request = self.cancel.begin();
+        self.stmt_stamp = constraint_stamp();
         let _zone = self.zone_scope();
         if p.nesting > 16 {
             return with_stack(p.nesting, || self.execute_prepared_inner(p, params));
@@ -727,9 +734,11 @@ impl Session {
     fn with_tx<T>(&mut self, f: impl FnOnce(&mut AnyTxn, &AnyEngine) -> Result<T>) -> Result<T> {
         if let Some(tx) = &mut self.tx {
             tx.begin_statement();
+            tx.saw_constraints_at(self.stmt_stamp);
             return f(tx, &self.db);
         }
         let mut tx = self.new_tx();
+        tx.saw_constraints_at(self.stmt_stamp);
         let r = f(&mut tx, &self.db)?;
         if tx.has_writes() {
             tx.commit()?;
