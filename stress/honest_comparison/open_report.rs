@@ -73,7 +73,7 @@ pub fn section(w: &mut String, all: &CellOut, first_second_ms: u64) {
         );
     }
     let _ = writeln!(w);
-    let _ = writeln!(w, "Point reads in the first {first_second_ms} ms after each open returned (the same seeded keys on every side, drawn uniformly from keys present then; each read timed alone, each answer checked against the model), beside the same cell's warm point reads (`point_hit`, measured later after a full read of the table). × = first second ÷ warm (issue 23's target: within 2x). Page faults: the whole process's during those reads (the cold pages of an image or a file show here). Latencies in µs.\n");
+    let _ = writeln!(w, "Point reads in the first {first_second_ms} ms after each open returned (the same seeded keys on every side, drawn uniformly from keys present then; each read timed alone, each answer checked against the model), beside the same cell's warm point reads (`point_hit`: measured after the clean reopen's first second and a full read of the table, before the unclean stop and its updates). × = first second ÷ warm (issue 23's target: within 2x). Page faults: the whole process's during those reads (the cold pages of an image or a file show here). Latencies in µs.\n");
     let _ = writeln!(w, "| system | config | dist | rows | open | open ms | reads | mean | p50 | p99 | warm mean | p50 | p99 | ×mean | ×p50 | ×p99 | page faults (minor / major) |");
     let _ = writeln!(
         w,

@@ -138,6 +138,7 @@ impl Child<'_> {
         if !self.measures_unclean() {
             return Ok(());
         }
+        let started = Instant::now();
         let n = self.a.unclean_updates.min(self.cell.size);
         let mut rng = Rng::new(self.a.seed ^ 0x4200);
         let mut plan: Vec<(u64, u32)> = Vec::with_capacity(n);
@@ -220,6 +221,12 @@ impl Child<'_> {
         }
         let r = self.record("sigkill", open_us, split, n as u64, fs);
         self.out.opens.push(r);
+        // What the whole unclean stop cost the run (victim, open, first second, read-back).
+        self.observe(
+            "reopen_sigkill",
+            "unclean_stop_s",
+            started.elapsed().as_secs_f64(),
+        );
         Ok(())
     }
 }
