@@ -145,8 +145,8 @@ impl Facts<'_> {
                 {
                     if let Some(s) = &o.split {
                         why.push(format!(
-                            "Augur's open after SIGKILL ({} ms): RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay of {} versions {:.1} ms, rest {:.1} ms",
-                            format_args!("{:.1}", o.open_us / 1000.0),
+                            "Augur's open after SIGKILL ({:.1} ms): RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay of {} versions {:.1} ms, rest {:.1} ms",
+                            o.open_us / 1000.0,
                             s.rocksdb_us / 1000.0,
                             s.map_us / 1000.0,
                             s.verify_us / 1000.0,

@@ -118,4 +118,25 @@ pub fn section(w: &mut String, all: &CellOut, first_second_ms: u64) {
         );
     }
     let _ = writeln!(w);
+    // Reads that went to the disk: the first second after the clean reopen comes before any
+    // full read of the table, so it meets the OS page cache as the load and the reopens left it.
+    let disk: Vec<String> = opens
+        .iter()
+        .filter(|o| o.first_second.major_faults > 0)
+        .map(|o| {
+            format!(
+                "{} {} {} {} {} ({} major faults in {} reads)",
+                sys_label(&o.system),
+                o.config,
+                o.dist,
+                fmt_count(o.size),
+                cold(&o.kind),
+                o.first_second.major_faults,
+                fmt_count(o.first_second.reads as usize)
+            )
+        })
+        .collect();
+    if !disk.is_empty() {
+        let _ = writeln!(w, "Major page faults (reads from the disk) in a first second: {}. The first second after a clean close comes before any full read of the table, right after the load and the timed reopens, so it meets the OS page cache as they left it (which files a load leaves outside the page cache: the notes' \"Loads\"); the first second after SIGKILL comes after every other measurement.\n", disk.join("; "));
+    }
 }
