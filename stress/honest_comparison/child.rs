@@ -1,6 +1,10 @@
 //! One cell of the matrix, in its own process: load, reopen, warm, then every measured
 //! operation, each answer checked and each write read back, and the final table compared with
-//! the model of what it must hold.
+//! the model of what it must hold; then the unclean stop (opens.rs).
+
+mod opens;
+
+pub use opens::victim;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -223,12 +227,13 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
         c.push_plain(how.op(), "sync", times);
     }
 
-    // Reopen (API only): close, then time open + one lookup.
+    // Reopen (API only): close, then time open + one lookup (Augur: with its phases); then
+    // the first second's reads after the last one (opens.rs).
     if cell.layer == "api" {
         c.sys.close()?;
         c.disk = disk_bytes(&dir);
         let probe = c.ks.sorted[c.ks.sorted.len() / 2];
-        let mut times = Vec::new();
+        let (mut times, mut splits) = (Vec::new(), Vec::new());
         for r in 0..=c.runs() {
             if r > 0 {
                 c.sys.close()?;
@@ -236,10 +241,13 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
             let t = Instant::now();
             c.sys.reopen(probe)?;
             if r > 0 {
-                times.push(t.elapsed().as_secs_f64() * 1e6);
+                let us = t.elapsed().as_secs_f64() * 1e6;
+                times.push(us);
+                splits.push(c.sys.open_split(us));
             }
         }
         c.push_plain("reopen", "n/a", &times);
+        c.after_clean_reopen(&times, splits)?;
     } else {
         // The SQL cell is compared with SQLite's figures and read beside Augur's API cell, both
         // measured after a reopen and a full read: it is closed and reopened too (untimed; the
@@ -314,6 +322,9 @@ pub fn run(a: &Args, cell: Cell) -> Result<()> {
             r.rss = rss_after_load;
         }
     }
+    // Last, so that it disturbs no other measurement: updates past the last checkpoint by
+    // another process, its SIGKILL, and the open after it (opens.rs).
+    c.unclean_stop()?;
     let _ = c.sys.close();
     c.out.seconds = (started.elapsed().saturating_sub(c.turn.waited)).as_secs_f64();
     let out = a.child_out.clone().context("--child-out")?;

@@ -136,6 +136,27 @@ impl Facts<'_> {
                     }
                 }
             }
+            "reopen_sigkill" => {
+                if let Some(o) = self
+                    .all
+                    .opens
+                    .iter()
+                    .find(|o| o.system == "augur" && o.kind == "sigkill" && o.dist == d && o.size == n)
+                {
+                    if let Some(s) = &o.split {
+                        why.push(format!(
+                            "Augur's open after SIGKILL ({:.1} ms): RocksDB {:.1} ms, map {:.1} ms, verify {:.1} ms, replay of {} versions {:.1} ms, rest {:.1} ms",
+                            o.open_us / 1000.0,
+                            s.rocksdb_us / 1000.0,
+                            s.map_us / 1000.0,
+                            s.verify_us / 1000.0,
+                            fmt_count(s.replayed_versions as usize),
+                            s.replay_us / 1000.0,
+                            s.rest_us() / 1000.0
+                        ));
+                    }
+                }
+            }
             "warm" => {
                 if let Some(ms) = self.obs("augur", "api", d, n, "after_warm", "warm_wait_ms") {
                     why.push(format!(

@@ -9,8 +9,11 @@
 //! alternated in small blocks (turns.rs). Each child loads (every load method of its system,
 //! each repeated into fresh directories), closes and reopens, then measures point hits, point
 //! misses, 100-key range scans, and (nosync, then sync) update, delete, single-row inserts and a
-//! 70/30 read/write mix. Every read's answer is checked, every write is read back (untimed), and
-//! the final table is compared row by row with the model; any wrong answer fails the run.
+//! 70/30 read/write mix; the API cells of Augur and SQLite also time point reads in the first
+//! second after the reopen, and (Augur, SQLite's default) an open after SIGKILL with up to
+//! 100,000 updates to recover (child/opens.rs). Every read's answer is checked, every write is
+//! read back (untimed), and the final table is compared row by row with the model; any wrong
+//! answer fails the run.
 //!
 //! Writes `<out>/honest_comparison.md`, `.json` and `.svg`.
 
@@ -18,6 +21,7 @@ mod charts;
 mod child;
 mod compare;
 mod facts;
+mod open_report;
 mod report;
 mod systems;
 mod turns;
@@ -141,6 +145,19 @@ pub struct Args {
     /// Internal: the child takes turns with the other cells of its group (turns.rs).
     #[arg(long, hide = true)]
     turns: bool,
+    /// Internal: the process a cell starts for its unclean stop: opens the cell's database,
+    /// applies the updates it is sent, then waits to be killed (child/opens.rs).
+    #[arg(long, hide = true)]
+    victim: bool,
+    /// Point reads are timed for this long right after an open returns (the clean reopen and
+    /// the open after SIGKILL; issue 23 asks for the first second: 1000).
+    #[arg(long, default_value_t = 1000)]
+    first_second_ms: u64,
+    /// Single-row updates written after the last checkpoint before the unclean stop (SIGKILL)
+    /// of the Augur API cell and SQLite's default cell: min(rows, this); 0 leaves the unclean
+    /// stop out.
+    #[arg(long, default_value_t = 100_000)]
+    unclean_updates: usize,
 }
 
 /// One measured figure: an operation of one cell.
@@ -234,12 +251,74 @@ pub struct Observation {
     pub value: f64,
 }
 
+/// Where an Augur open's time went, from `Database::stats()` of the database just opened
+/// (microseconds). `other_engine_us` sums the engine's other phases (its state, the
+/// clean-shutdown marker, counters and catalog, secondary indexes, the tables' other work,
+/// and what follows recovery); `outside_us` is the open's total less every phase (the first
+/// lookup included).
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub struct OpenSplit {
+    pub rocksdb_us: f64,
+    pub map_us: f64,
+    pub verify_us: f64,
+    pub replay_us: f64,
+    pub other_engine_us: f64,
+    pub outside_us: f64,
+    /// Row versions the open replayed (written after their table's checkpoint).
+    pub replayed_versions: u64,
+    /// Bytes of index image read into memory rather than mapped.
+    pub copied_image_bytes: u64,
+    /// Index images refused (rebuilt from the rows).
+    pub images_refused: u64,
+}
+
+impl OpenSplit {
+    /// Everything but RocksDB, map, verify and replay.
+    pub fn rest_us(&self) -> f64 {
+        self.other_engine_us + self.outside_us
+    }
+}
+
+/// The point reads of the first second after an open returned (present keys, every answer
+/// checked), and the page faults the process took meanwhile.
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
+pub struct FirstSecond {
+    pub reads: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+}
+
+/// One measured open of a cell: after a clean close (the median of the timed reopens, and the
+/// first second after the last one) or after SIGKILL.
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct OpenRecord {
+    pub system: String,
+    pub config: String,
+    pub layer: String,
+    pub dist: String,
+    pub size: usize,
+    /// "clean" or "sigkill".
+    pub kind: String,
+    /// Open + one lookup, µs (clean: the median run's).
+    pub open_us: f64,
+    /// Augur's phases of that open; None for the other systems.
+    pub split: Option<OpenSplit>,
+    /// Single-row updates committed after the last checkpoint before the SIGKILL (0: clean).
+    pub updates_before: u64,
+    pub first_second: FirstSecond,
+}
+
 #[derive(Serialize, Deserialize, Default)]
 pub struct CellOut {
     pub results: Vec<ResultRow>,
     pub checks: Vec<Check>,
     pub memory: Vec<Memory>,
     pub observations: Vec<Observation>,
+    #[serde(default)]
+    pub opens: Vec<OpenRecord>,
     pub seconds: f64,
 }
 
@@ -305,7 +384,9 @@ impl Cell {
 
 fn main() {
     let args = Args::parse();
-    let r = if let Some(cell) = args.child.clone() {
+    let r = if let (Some(cell), true) = (args.child.clone(), args.victim) {
+        Cell::parse(&cell).and_then(|c| child::victim(&args, c))
+    } else if let Some(cell) = args.child.clone() {
         Cell::parse(&cell).and_then(|c| child::run(&args, c))
     } else {
         run_parent(&args)
@@ -479,6 +560,7 @@ fn run_parent(a: &Args) -> Result<()> {
             all.checks.extend(co.checks);
             all.memory.extend(co.memory);
             all.observations.extend(co.observations);
+            all.opens.extend(co.opens);
         }
     }
     if !prov.draft && !prov.head_unchanged() {

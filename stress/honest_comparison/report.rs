@@ -223,6 +223,7 @@ pub fn write(dir: &Path, ctx: &Context, all: &CellOut) -> Result<()> {
         "checks": all.checks,
         "memory": all.memory,
         "observations": all.observations,
+        "opens": all.opens,
     });
     std::fs::write(
         dir.join("honest_comparison.json"),
@@ -551,13 +552,17 @@ fn markdown(
     } else {
         let _ = writeln!(w, "| per run | {} point hits, {} misses, {} scans; writes: {} ops without fsync, {} with fsync per commit (fsync-bound, so fewer) |", a.lookups, a.lookups, a.scans, a.write_ops, a.sync_ops);
     }
-    let _ = writeln!(w, "| reopen | after a clean close: open + one lookup, {} runs + warm-up; the first open after the load is the warm-up |", a.runs);
+    let _ = writeln!(w, "| reopen | after a clean close: open + one lookup, {} runs + warm-up; the first open after the load is the warm-up. Augur's phases of each open are read from `Database::stats()` (section \"Opens\") |", a.runs);
+    let _ = writeln!(w, "| first second | API cells of Augur and SQLite: right after the last timed reopen returned, point reads of present keys for {} ms (seeded, the same keys on every side), each timed alone into a histogram (op `first_second`) and checked; they come before the full read of `warm`, which every cell makes next anyway, so they change no later measurement, and they meet the OS page cache as the load and the reopens left it (page faults shown in section \"Opens\") |", a.first_second_ms);
+    if a.unclean_updates > 0 {
+        let _ = writeln!(w, "| open after SIGKILL | Augur's API cell and SQLite's default cell, last in the cell (after the final check, the memory figures and every other measurement, so that it disturbs none): the cell closes its database; a second process (the same binary) opens it, commits min(rows, {}) single-row updates of keys never deleted (drawn with repeats, without fsync but the last, whose fsync carries them all: past the last checkpoint, which the clean close wrote; Augur checkpoints every {} versions) and is killed with SIGKILL by the cell, which then times the open + one lookup (op `reopen_sigkill`; SQLite: its WAL recovery), the first second's reads (op `first_second_sigkill`) and reads back every updated key (checked). A single run |", fmt_count(a.unclean_updates), o.checkpoint_every);
+    }
     let _ = writeln!(w, "| caches before the reads | every cell is closed and reopened first (the Augur SQL cells too, untimed: only the API cell's reopen is a measurement), so each system's in-process cache starts empty; then every system reads its whole table once through its API (op `warm`, timed, row count checked): SQLite `SELECT count(*), sum(length(v)) FROM t`, raw RocksDB one iterator pass, Augur one `scan_with` of the table after waiting for its own warm-up after open (`Database::wait_for_prewarm`: every live file mapped and populated). |");
     let _ = writeln!(w, "| isolation | each (system, configuration, layer, distribution, size) in a fresh child process and a fresh directory under `{}` (same disk) |", a.data_dir.display());
     let _ = writeln!(w, "| durable writes | the cells of one distribution and size run as one group that takes turns: one cell works at a time; each cell's load, reads and nosync writes in one turn, then the durable writes (update, delete, insert, mix) of all the group's cells alternated, {} operations per turn (`--durable-block`), each cell on its own database drawing the same keys from the same seed, so that every system's durable phase spans the same minutes of the disk (which moves between a fast and a slow state here); before each durable phase every cell reads its whole table once more in its turn (untimed, the full read of `warm`), because its data has sat untouched since its own reads, longest for the cells that ran first, and on this VM memory untouched for a minute or more is slow to touch again |", a.durable_block);
 
-    let _ = writeln!(w, "| OS page cache | not dropped (no privilege to write `/proc/sys/vm/drop_caches` here); every system measured right after its own load and full read, so all run warm, consistently |");
-    let _ = writeln!(w, "| left out | sizes ≥ {} only with {}; Augur SQL layer only up to {} rows; reopen only on the API layer |", fmt_count(a.large_from), a.large_dists.join(","), fmt_count(a.sql_max_size));
+    let _ = writeln!(w, "| OS page cache | not dropped (no privilege to write `/proc/sys/vm/drop_caches` here); every system's reads measured right after its own load and full read, so all run warm, consistently; the first second after the clean reopen alone comes before the full read (its row above) |");
+    let _ = writeln!(w, "| left out | sizes ≥ {} only with {}; Augur SQL layer only up to {} rows; reopen only on the API layer (the first second: Augur's and SQLite's API cells; the open after SIGKILL: Augur's API cell and SQLite's default one) |", fmt_count(a.large_from), a.large_dists.join(","), fmt_count(a.sql_max_size));
     let _ = writeln!(w);
 
     // ---------------------------------------------------------------- memory
@@ -610,6 +615,8 @@ fn markdown(
         );
     }
     let _ = writeln!(w);
+
+    crate::open_report::section(w, all, a.first_second_ms);
 
     // ---------------------------------------------------------------- tables
     for (layer, heading) in [

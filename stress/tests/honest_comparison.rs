@@ -26,6 +26,8 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
             "60",
             "--sync-ops",
             "4",
+            "--first-second-ms",
+            "200",
             "--out",
             out.to_str().unwrap(),
             "--data-dir",
@@ -81,6 +83,7 @@ fn the_report_follows_the_rules() {
         assert!(r.get("mean").is_some() && r.get("p50").is_some(), "{c}");
         if !c["kind"].as_str().unwrap().contains("bulk_")
             && c["augur"]["op"] != "reopen"
+            && c["augur"]["op"] != "reopen_sigkill"
             && c["augur"]["op"] != "warm"
         {
             assert!(r["p50"].is_number(), "no p50 ratio: {c}");
@@ -154,6 +157,92 @@ fn the_report_follows_the_rules() {
         assert_eq!(c["checked"], c["correct"]);
         assert!(md.contains(what), "the report does not claim {what}");
     }
+
+    // Issue 23: the opens. The first second after the clean reopen (Augur and every SQLite
+    // configuration) and the open after SIGKILL (Augur and SQLite's default) with the first
+    // second after it: rows with sane figures, every answer checked, Augur's open split by
+    // phase with the versions the SIGKILL left to replay, all in the report.
+    let results = json["results"].as_array().unwrap();
+    let row = |sys: &str, cfg: &str, op: &str| {
+        results
+            .iter()
+            .find(|r| r["system"] == sys && r["config"] == cfg && r["op"] == op && r["layer"] == "api")
+            .unwrap_or_else(|| panic!("no {sys} {cfg} {op} row"))
+    };
+    for (sys, cfg, op) in [
+        ("augur", "default", "first_second"),
+        ("sqlite", "default", "first_second"),
+        ("sqlite", "mmap+exclusive", "first_second"),
+        ("augur", "default", "first_second_sigkill"),
+        ("sqlite", "default", "first_second_sigkill"),
+    ] {
+        let r = row(sys, cfg, op);
+        let (mean, p50, p99) = (
+            r["mean_us"].as_f64().unwrap(),
+            r["p50_us"].as_f64().unwrap(),
+            r["p99_us"].as_f64().unwrap(),
+        );
+        assert!(mean > 0.0 && p50 > 0.0 && p99 >= p50 && mean < 10_000.0, "{r}");
+    }
+    for sys in ["augur", "sqlite"] {
+        let r = row(sys, "default", "reopen_sigkill");
+        assert!(r["mean_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert!(
+        !results
+            .iter()
+            .any(|r| r["config"] == "mmap+exclusive" && r["op"] == "reopen_sigkill"),
+        "only SQLite's default configuration is stopped uncleanly"
+    );
+    for op in ["first_second", "first_second_sigkill", "reopen_sigkill"] {
+        let cs: Vec<&Value> = checks.iter().filter(|c| c["op"] == op).collect();
+        assert_eq!(cs.len(), if op == "first_second" { 3 } else { 2 }, "{op}: {cs:?}");
+        for c in cs {
+            assert!(c["expected"].as_u64().unwrap() > 0, "{c}");
+            assert_eq!(c["expected"], c["correct"], "{c}");
+        }
+    }
+    let opens = json["opens"].as_array().unwrap();
+    let augur_open = |kind: &str| {
+        opens
+            .iter()
+            .find(|o| o["system"] == "augur" && o["kind"] == kind)
+            .unwrap_or_else(|| panic!("no Augur {kind} open"))
+    };
+    for kind in ["clean", "sigkill"] {
+        let o = augur_open(kind);
+        let s = &o["split"];
+        assert!(o["open_us"].as_f64().unwrap() > 0.0, "{o}");
+        assert!(s["rocksdb_us"].as_f64().unwrap() > 0.0, "{o}");
+        let phases: f64 = [
+            "rocksdb_us",
+            "map_us",
+            "verify_us",
+            "replay_us",
+            "other_engine_us",
+            "outside_us",
+        ]
+        .iter()
+        .map(|p| s[p].as_f64().unwrap())
+        .sum();
+        assert!(phases <= o["open_us"].as_f64().unwrap() * 1.01 + 1.0, "{o}");
+        assert!(o["first_second"]["reads"].as_u64().unwrap() > 100, "{o}");
+    }
+    let unclean = augur_open("sigkill");
+    // min(3000 rows, 100,000) updates, all past the checkpoint the clean close wrote.
+    assert_eq!(unclean["updates_before"], 3000, "{unclean}");
+    assert_eq!(unclean["split"]["replayed_versions"], 3000, "{unclean}");
+    assert_eq!(augur_open("clean")["split"]["replayed_versions"], 0);
+    assert!(opens
+        .iter()
+        .all(|o| o["system"] != "sqlite" || o["split"].is_null()));
+    assert!(md.contains("## Opens: where the time goes, and the first second after them"));
+    assert!(
+        md.contains("| random | 3K | after SIGKILL | 3K |"),
+        "no split row for the SIGKILL open"
+    );
+    assert!(md.contains("after SIGKILL with 100K versions to replay ≤ 300 ms"));
+    assert!(md.contains("first second after the clean reopen within 2x of the warm figure"));
 
     // Rule 11: the JSON twin has the per-cell times and the generated words; the notes come
     // verbatim under their own dated heading.

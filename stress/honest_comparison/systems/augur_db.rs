@@ -103,6 +103,16 @@ impl AugurApi {
             warm_wait_ms: 0.0,
         })
     }
+    /// The database already in `path`, not opened yet (`reopen` opens it).
+    pub fn attach(path: &Path, opts: Options) -> Self {
+        AugurApi {
+            path: path.to_path_buf(),
+            opts,
+            db: None,
+            t: None,
+            warm_wait_ms: 0.0,
+        }
+    }
     fn db(&self) -> &Database {
         self.db.as_ref().expect("open")
     }
@@ -237,6 +247,27 @@ impl System for AugurApi {
     }
     fn observe(&self) -> Observations {
         augur_observe(self.db(), self.warm_wait_ms)
+    }
+    fn open_split(&self, took_us: f64) -> Option<crate::OpenSplit> {
+        let s = self.db.as_ref()?.stats();
+        let other = s.open_setup_us
+            + s.open_marker_us
+            + s.open_catalog_us
+            + s.open_secondary_us
+            + s.open_tables_other_us
+            + s.open_rest_us;
+        let phases = s.open_store_us + s.open_map_us + s.open_verify_us + s.open_replay_us + other;
+        Some(crate::OpenSplit {
+            rocksdb_us: s.open_store_us as f64,
+            map_us: s.open_map_us as f64,
+            verify_us: s.open_verify_us as f64,
+            replay_us: s.open_replay_us as f64,
+            other_engine_us: other as f64,
+            outside_us: (took_us - phases as f64).max(0.0),
+            replayed_versions: s.open_replayed_versions,
+            copied_image_bytes: s.open_copied_image_bytes,
+            images_refused: s.index_images_refused,
+        })
     }
 }
 

@@ -84,6 +84,10 @@ pub trait System {
     fn observe(&self) -> Observations {
         Vec::new()
     }
+    /// Where the last open's `took_us` went, by the engine's phases (Augur only).
+    fn open_split(&self, _took_us: f64) -> Option<crate::OpenSplit> {
+        None
+    }
     /// Fails if the system is not in the configuration the report names (SQLite: `mmap_size`
     /// smaller than the file).
     fn check_config(&self) -> Result<()> {

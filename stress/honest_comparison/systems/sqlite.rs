@@ -103,6 +103,17 @@ impl Sqlite {
             .execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB NOT NULL);")?;
         Ok(s)
     }
+    /// The database already in `dir`, not opened yet (`reopen` opens it).
+    pub fn attach(dir: &Path, cache_bytes: usize, config: SqliteConfig) -> Self {
+        Sqlite {
+            file: dir.join("bench.sqlite"),
+            cache_kib: (cache_bytes / 1024) as i64,
+            config,
+            conn: None,
+            sync: true,
+            mmap_effective: 0,
+        }
+    }
     fn open(&mut self) -> Result<()> {
         let c = rusqlite::Connection::open(&self.file)?;
         if self.config.exclusive {
