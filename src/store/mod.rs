@@ -238,9 +238,13 @@ fn db_options(path: &Path) -> Result<Options> {
     db_opts.set_use_direct_io_for_flush_and_compaction(direct_io_supported(path));
     // An open appends to the existing MANIFEST instead of writing and syncing a new one, and
     // a clean close leaves less for the next open to record (RocksDB 11.8; it falls back
-    // to a new MANIFEST by itself where reuse is unsafe). No setter in the Rust crate.
-    db_opts =
-        db_opts.get_options_from_string("reuse_manifest_on_open=true;optimize_manifest_for_recovery=true")?;
+    // to a new MANIFEST by itself where reuse is unsafe). After an unclean stop the WAL's
+    // records are replayed into the memtable and left there, with the WAL kept until the
+    // next flush, instead of flushed to a new file before open returns
+    // (`avoid_flush_during_recovery`). No setters in the Rust crate.
+    db_opts = db_opts.get_options_from_string(
+        "reuse_manifest_on_open=true;optimize_manifest_for_recovery=true;avoid_flush_during_recovery=true",
+    )?;
     Ok(db_opts)
 }
 
