@@ -9,19 +9,7 @@ mod common;
 use augur::{Session, StatementResult, Value};
 
 use common::open_nosync as open;
-
-fn code(r: augur::Result<Vec<StatementResult>>) -> String {
-    r.map(|_| "ok".to_string())
-        .unwrap_or_else(|e| e.sqlstate().code().to_string())
-}
-
-fn ok(s: &mut Session, sql: &str) {
-    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<Value>> {
-    s.execute(sql, &[]).unwrap().pop().unwrap().rows().to_vec()
-}
+use common::{sql_code as code, sql_ok as ok, sql_rows as rows};
 
 /// Session a writes `write` in a block, session b runs `alter` (in a block of its own when
 /// `b_block`) and commits, then a commits: returns a's COMMIT's SQLSTATE and the ids of t.

@@ -10,11 +10,14 @@
 //! so of two transactions closing a cycle at the same moment one always sees the other.
 //!
 //! Table locks (an ALTER TABLE in a transaction block) are held by sessions, row locks by
-//! transactions; both kinds of wait are edges of the one graph. Its nodes are *parties*: a
-//! session's transaction that holds row locks joins the graph as its session
-//! ([`LockTable::join`]), so a block that waits for a table lock held by another session's
-//! block, which waits for one of the first block's rows, closes a cycle the check sees. A
-//! transaction of no session (the embedded API) is its own party.
+//! transactions; both kinds of wait are edges of the one graph, whose nodes are transactions.
+//! A session's transaction joins it as its session's on its first row lock
+//! ([`LockTable::join`]): a session waiting for a table lock is then an edge from its
+//! transaction to the holding session's, so a block that waits for a table lock held by another
+//! session's block, which waits for one of the first block's rows, closes a cycle the check
+//! sees. A session whose transaction holds no row lock cannot be in a cycle (nobody waits for
+//! it) and adds no edge. Transaction ids are never reused, so an edge left by a waiter that
+//! has not yet woken names a transaction that has ended, never a session's next one.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,24 +30,17 @@ use crate::error::{Error, Result, SqlState};
 use crate::types::Key;
 
 const SHARDS: usize = 64;
-/// Session owners as graph nodes: tagged so that they never equal a transaction id.
-const SESSION: u64 = 1 << 63;
-
-/// The wait-for graph: party → the party it waits for, and the party of each transaction
-/// that joined as its session's.
+/// The wait-for graph: transaction → the transaction it waits for, and the transaction of
+/// each session (table-lock owner) that joined.
 #[derive(Default)]
 struct Graph {
     waits_for: HashMap<u64, u64>,
-    party: HashMap<u64, u64>,
+    txn_of: HashMap<u64, u64>,
 }
 
 impl Graph {
-    fn party_of(&self, txn: u64) -> u64 {
-        self.party.get(&txn).copied().unwrap_or(txn)
-    }
-
-    /// Records that party `me` waits for party `holder`; true (and the edge removed) if that
-    /// closes a cycle.
+    /// Records that transaction `me` waits for transaction `holder`; true (and the edge
+    /// removed) if that closes a cycle.
     fn closes_cycle(&mut self, me: u64, holder: u64) -> bool {
         self.waits_for.insert(me, holder);
         let mut at = holder;
@@ -166,23 +162,24 @@ impl LockTable {
         };
         drop(owners);
         if edge {
-            let mut g = self.graph.lock();
-            let p = g.party_of(me);
-            g.waits_for.remove(&p);
+            self.graph.lock().waits_for.remove(&me);
         }
         result
     }
 
-    /// Makes transaction `txn` take part in the wait-for graph as session `owner` (the owner
-    /// of the session's table locks), until [`LockTable::leave`]. Call before it takes its
+    /// Makes transaction `txn` the one of session `owner` (the owner of the session's table
+    /// locks) in the wait-for graph, until [`LockTable::leave`]. Call before it takes its
     /// first row lock.
     pub fn join(&self, txn: u64, owner: u64) {
-        self.graph.lock().party.insert(txn, owner | SESSION);
+        self.graph.lock().txn_of.insert(owner, txn);
     }
 
     /// Ends [`LockTable::join`] (after the transaction released its row locks).
-    pub fn leave(&self, txn: u64) {
-        self.graph.lock().party.remove(&txn);
+    pub fn leave(&self, txn: u64, owner: u64) {
+        let mut g = self.graph.lock();
+        if g.txn_of.get(&owner) == Some(&txn) {
+            g.txn_of.remove(&owner);
+        }
     }
 
     /// Takes, without waiting, the lock on `(table, k)` for every `k` of `keys` that no other
@@ -214,12 +211,10 @@ impl LockTable {
         busy
     }
 
-    /// Records that transaction `me` waits for transaction `holder` (as their parties); true
-    /// (and the edge removed) if that closes a cycle.
+    /// Records that transaction `me` waits for transaction `holder`; true (and the edge
+    /// removed) if that closes a cycle.
     fn closes_cycle(&self, me: u64, holder: u64) -> bool {
-        let mut g = self.graph.lock();
-        let (me, holder) = (g.party_of(me), g.party_of(holder));
-        g.closes_cycle(me, holder)
+        self.graph.lock().closes_cycle(me, holder)
     }
 
     /// Releases every lock `me` holds among `keys` and wakes their waiters.
@@ -270,7 +265,8 @@ impl LockTable {
         }
         let mut owners = self.tables.lock();
         let mut waited = false;
-        let node = me | SESSION;
+        // The transaction of this session that the wait's edge leaves from, if any.
+        let mut edge: Option<u64> = None;
         let result = loop {
             let holder = match owners.get(&table) {
                 Some(&h) if h != me => h,
@@ -282,7 +278,17 @@ impl LockTable {
                     break Ok(waited);
                 }
             };
-            if self.graph.lock().closes_cycle(node, holder | SESSION) {
+            let closes = {
+                let mut g = self.graph.lock();
+                match (g.txn_of.get(&me).copied(), g.txn_of.get(&holder).copied()) {
+                    (Some(m), Some(h)) => {
+                        edge = Some(m);
+                        g.closes_cycle(m, h)
+                    }
+                    _ => false,
+                }
+            };
+            if closes {
                 break Err(Error::new(
                     SqlState::DEADLOCK_DETECTED,
                     format!(
@@ -317,8 +323,8 @@ impl LockTable {
             crate::store::wait::blocking(|| self.tables_released.wait_for(&mut owners, sleep));
         };
         drop(owners);
-        if waited || result.is_err() {
-            self.graph.lock().waits_for.remove(&node);
+        if let Some(m) = edge {
+            self.graph.lock().waits_for.remove(&m);
         }
         result
     }

@@ -94,3 +94,19 @@ pub fn far_data_node(image: &[u8]) -> (usize, i64, i64) {
     let (min, at, max) = best.expect("a data node holding keys");
     (at, min, max)
 }
+
+/// The SQLSTATE of a statement's error, or "ok".
+pub fn sql_code(r: augur::Result<Vec<augur::StatementResult>>) -> String {
+    r.map(|_| "ok".to_string())
+        .unwrap_or_else(|e| e.sqlstate().code().to_string())
+}
+
+/// Runs `sql`, panicking with it on an error.
+pub fn sql_ok(s: &mut augur::Session, sql: &str) {
+    s.execute(sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// The rows of the last statement of `sql`.
+pub fn sql_rows(s: &mut augur::Session, sql: &str) -> Vec<Vec<Value>> {
+    s.execute(sql, &[]).unwrap().pop().unwrap().rows().to_vec()
+}

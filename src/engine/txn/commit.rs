@@ -16,8 +16,8 @@ impl Transaction {
             self.finished = true;
             self.db.end_snapshot(self.snapshot);
             self.release_locks();
-            if self.joined.get() {
-                self.db.locks.leave(self.id);
+            if let (true, Some(owner)) = (self.joined.get(), self.party) {
+                self.db.locks.leave(self.id, owner);
             }
         }
     }

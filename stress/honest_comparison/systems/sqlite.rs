@@ -90,14 +90,7 @@ pub const SQLITE_PRAGMAS: &str = "journal_mode=WAL, synchronous=FULL (sync) / NO
 impl Sqlite {
     pub fn create(dir: &Path, cache_bytes: usize, config: SqliteConfig) -> Result<Self> {
         std::fs::create_dir_all(dir)?;
-        let mut s = Sqlite {
-            file: dir.join("bench.sqlite"),
-            cache_kib: (cache_bytes / 1024) as i64,
-            config,
-            conn: None,
-            sync: true,
-            mmap_effective: 0,
-        };
+        let mut s = Sqlite::attach(dir, cache_bytes, config);
         s.open()?;
         s.c()
             .execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY, v BLOB NOT NULL);")?;
