@@ -128,6 +128,12 @@ pub(super) fn open_inner(
     let t_store = std::time::Instant::now();
     let store = Store::open(path, &opts.store)?;
     let open_store_us = t_store.elapsed().as_micros() as u64;
+    let recovered_rows = [
+        "rocksdb.num-entries-active-mem-table",
+        "rocksdb.num-entries-imm-mem-tables",
+    ]
+    .iter()
+    .any(|p| store.rows_property(p).is_some_and(|n| n > 0));
     let w = wake.clone();
     store.set_on_fault(Box::new(move || w.notify()));
     let t_setup = std::time::Instant::now();
@@ -151,6 +157,7 @@ pub(super) fn open_inner(
         versions_since_ckpt: AtomicU64::new(0),
         ckpt_lock: Mutex::new(()),
         pending_sweep: Mutex::new(None),
+        recovered_rows: AtomicBool::new(recovered_rows),
         shutdown: AtomicBool::new(false),
         closed: AtomicBool::new(false),
         stats: Mutex::new(Stats::default()),

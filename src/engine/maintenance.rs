@@ -51,7 +51,8 @@ pub(crate) fn run(inner: Arc<Inner>) {
         // time: it reads every stored version through RocksDB and looks each up in the index,
         // which in the first seconds after an open would take the CPU, memory bandwidth and
         // disk the first reads need.
-        if !check_step(&inner)
+        if !flush_recovered_step(&inner)
+            && !check_step(&inner)
             && !inner.store.direct().populate_step(16 << 20)
             && !super::memory::promote_step(&inner, 8)
             && !sweep_scan_step(&inner, &mut sweep)
@@ -83,6 +84,24 @@ pub(crate) fn run(inner: Arc<Inner>) {
             }
         }
     }
+}
+
+/// After an unclean stop: flushes the rows RocksDB replayed from its WAL into the memtable to
+/// a file (the next `refresh_direct` maps it), so that their reads leave RocksDB's path. Done
+/// here, not before open returns, so the open does not wait for the write. Returns whether
+/// it did anything (a failure is retried at the next step).
+fn flush_recovered_step(inner: &Inner) -> bool {
+    if !inner.recovered_rows.load(Ordering::Acquire) {
+        return false;
+    }
+    match inner.store.flush_rows(false) {
+        Ok(()) => inner.recovered_rows.store(false, Ordering::Release),
+        Err(e) => {
+            tracing::warn!(error = %e, "flushing the rows recovered from the WAL failed; it is retried");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    true
 }
 
 /// The background pass over index images opened with lazy checks ([`ImageCheck::Lazy`]): checks

@@ -113,6 +113,10 @@ pub(crate) struct Inner {
     /// Set by recovery after an unclean shutdown: the maintenance thread sweeps versions at or
     /// below this position for garbage the crash left behind.
     pending_sweep: Mutex<Option<u64>>,
+    /// Set at open when RocksDB replayed rows from its WAL into the memtable (an unclean stop:
+    /// `avoid_flush_during_recovery`), whose reads go through RocksDB until a flush puts them
+    /// in a file the direct path maps: the warm-up's first step flushes them.
+    recovered_rows: AtomicBool,
     shutdown: AtomicBool,
     closed: AtomicBool,
     stats: Mutex<Stats>,
@@ -215,7 +219,10 @@ impl Database {
     fn prewarm_done(&self) -> bool {
         let inner = self.inner();
         let d = inner.store.direct().stats();
-        d.refreshes > 0 && d.unpopulated_bytes == 0 && !memory::promotion_pending(&inner)
+        d.refreshes > 0
+            && d.unpopulated_bytes == 0
+            && !memory::promotion_pending(&inner)
+            && !inner.recovered_rows.load(Ordering::Acquire)
     }
 
     /// Closes cleanly: collects old versions, writes index checkpoints and the clean-shutdown

@@ -637,8 +637,9 @@ impl Store {
     }
 
     /// Flushes the rows column family's memtable to a file and, when `compact`, compacts all of
-    /// its files into the last level (tests of the direct read path use this to move rows
-    /// between files at chosen moments).
+    /// its files into the last level (the warm-up after an unclean open flushes the rows
+    /// recovered from the WAL; tests of the direct read path move rows between files at
+    /// chosen moments).
     #[doc(hidden)]
     pub fn flush_rows(&self, compact: bool) -> Result<()> {
         let db = self.db()?;

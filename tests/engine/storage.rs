@@ -289,8 +289,8 @@ fn check_two_tables(db: &Database) {
 
 #[test]
 fn after_reopen_every_read_is_served_without_rocksdb() {
-    // After a clean close and after a crash (RocksDB replays its log into files at open), every
-    // row is in a mapped file once the warm-up is done: reads go neither to RocksDB nor to the
+    // After a clean close and after a crash (RocksDB replays its log into the memtable at open,
+    // the warm-up flushes it to a file), every row is in a mapped file once the warm-up is done: reads go neither to RocksDB nor to the
     // row cache, and answers are right (newest versions, deleted keys absent).
     for clean in [true, false] {
         let dir = tempfile::tempdir().unwrap();
