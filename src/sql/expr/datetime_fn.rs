@@ -450,7 +450,14 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
             let tod = us.rem_euclid(MICROS_PER_DAY);
             if as_numeric {
                 let frac = numeric::div(Decimal::from(tod), Decimal::from(MICROS_PER_DAY))?;
-                return Ok(Value::Numeric(numeric::add(Decimal::from(date2j(days)), frac)?));
+                let day = Decimal::from(date2j(days));
+                return Ok(Value::Numeric(match numeric::add(day, frac) {
+                    Ok(d) => d,
+                    // At midnight PostgreSQL's zero fraction has 28 digits after the point,
+                    // more than fit beside the day: the same value with as many as fit.
+                    Err(_) if tod == 0 => widest_scale(date2j(days)),
+                    Err(e) => return Err(e),
+                }));
             }
             let secs = (tm.hour * 60 + tm.min) * 60 + tm.sec;
             let f = date2j(days) as f64 + (secs as f64 + tm.fsec as f64 / 1e6) / 86_400.0;
@@ -469,6 +476,17 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
         Tz | TzHour | TzMinute | Reserved => return Err(not_supported(unit, ty)),
     };
     Ok(part_int(i, as_numeric))
+}
+
+/// The integer `n` as numeric with the most digits after the point (zeros) that numeric holds.
+fn widest_scale(n: i64) -> Decimal {
+    (0..=28u32)
+        .rev()
+        .find_map(|s| {
+            let m = i128::from(n).checked_mul(10i128.checked_pow(s)?)?;
+            Decimal::try_from_i128_with_scale(m, s).ok()
+        })
+        .unwrap_or_else(|| Decimal::from(n))
 }
 
 fn interval_part(unit: &str, u: Unit, iv: &Interval, as_numeric: bool) -> Result<Value> {
