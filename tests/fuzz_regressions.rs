@@ -92,15 +92,21 @@ fn wire_contained_decoder_panic_is_classified() {
 /// parameter of 2^31 - 1 days overflowed the conversion to microseconds (a panic with overflow
 /// checks, a wrapped-around timestamp without). Now 22008, as PostgreSQL answers for a date
 /// outside the timestamp range. The release profile has no overflow checks, so the replay above
-/// cannot see this bug: the answer is checked here.
+/// cannot see this bug: the answer is checked here. 2^31 - 1 and -2^31 themselves are date
+/// `infinity` / `-infinity` (PostgreSQL's DATEVAL_NOEND / NOBEGIN), which are the timestamp
+/// infinities; their finite neighbours are 22008.
 #[test]
 fn binary_date_parameter_out_of_range() {
     use augur::server::values::decode_param;
     use augur::{DataType, Value};
     const DATE: u32 = 1082;
-    for days in [i32::MAX, i32::MIN, 106_751_992, -106_751_992] {
+    for days in [i32::MAX - 1, i32::MIN + 1, 106_751_992, -106_751_992] {
         let e = decode_param(Some(&days.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap_err();
         assert_eq!(e.sqlstate().code(), "22008", "{days}: {e}");
+    }
+    for (days, us) in [(i32::MAX, i64::MAX), (i32::MIN, i64::MIN)] {
+        let v = decode_param(Some(&days.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap();
+        assert!(matches!(v, Value::Timestamp(t) if t == us), "{days}: {v:?}");
     }
     // In range: day 1 after 2000-01-01.
     let v = decode_param(Some(&1i32.to_be_bytes()), true, DATE, Some(DataType::Timestamp)).unwrap();

@@ -1,7 +1,8 @@
 //! `time` and `json` over the wire: parameters a client binds in binary and in text format
 //! (time's binary form is int8 microseconds since midnight; json's is its text, without
 //! jsonb's version byte), results in both formats with their OIDs (1083, 114), and COPY
-//! FROM / TO of both types in text and CSV.
+//! FROM / TO of both types in text and CSV; `infinity` / `-infinity` of timestamp,
+//! timestamptz and date in both formats (binary: the extreme integers themselves).
 
 mod server_util;
 
@@ -153,6 +154,124 @@ async fn time_and_json_parameters_in_both_formats() {
     assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION), "{e}");
     let n: i64 = c.query_one("select count(*) from tj", &[]).await.unwrap().get(0);
     assert_eq!(n, 2);
+}
+
+/// A parameter sent in binary as the given bytes, whatever its type.
+#[derive(Debug)]
+struct BinBytes(Vec<u8>);
+
+impl ToSql for BinBytes {
+    fn to_sql(&self, _: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, BoxError> {
+        out.extend_from_slice(&self.0);
+        Ok(IsNull::No)
+    }
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn infinities_in_both_formats() {
+    let (_tmp, _srv, c) = fresh().await;
+    c.batch_execute("create table ti (id int primary key, ts timestamp, tz timestamptz, d date)")
+        .await
+        .unwrap();
+    let ins = c.prepare("insert into ti values ($1, $2, $3, $4)").await.unwrap();
+    // Binary: PostgreSQL's DT_NOEND / DT_NOBEGIN and DATEVAL_NOEND / NOBEGIN, unshifted.
+    c.execute(
+        &ins,
+        &[
+            &1i32,
+            &BinBytes(i64::MAX.to_be_bytes().to_vec()),
+            &BinBytes(i64::MIN.to_be_bytes().to_vec()),
+            &BinBytes(i32::MAX.to_be_bytes().to_vec()),
+        ],
+    )
+    .await
+    .unwrap();
+    // Text, in any letter case.
+    c.execute(
+        &ins,
+        &[
+            &2i32,
+            &TextParam("-Infinity"),
+            &TextParam("infinity"),
+            &TextParam(" -INFINITY"),
+        ],
+    )
+    .await
+    .unwrap();
+    c.execute(
+        &ins,
+        &[
+            &3i32,
+            &TextParam("2000-01-01"),
+            &TextParam("2000-01-01 00:00+00"),
+            &TextParam("2000-01-01"),
+        ],
+    )
+    .await
+    .unwrap();
+    let rows: Vec<Vec<Option<String>>> = vec![
+        simple_row(&c, "select ts, tz, d from ti where id = 1").await,
+        simple_row(&c, "select ts, tz, d from ti where id = 2").await,
+    ];
+    assert_eq!(
+        rows,
+        [
+            [
+                Some("infinity".into()),
+                Some("-infinity".into()),
+                Some("infinity".into())
+            ],
+            [
+                Some("-infinity".into()),
+                Some("infinity".into()),
+                Some("-infinity".into())
+            ],
+        ]
+    );
+    let order = simple_row(
+        &c,
+        "select string_agg(id::text, ',' order by ts), string_agg(id::text, ',' order by d) from ti",
+    )
+    .await;
+    assert_eq!(order, [Some("2,3,1".to_string()), Some("2,3,1".to_string())]);
+    // Results in binary: the same integers back; a finite value shifted to 2000-01-01.
+    let st = c.prepare("select ts, tz, d from ti where id = $1").await.unwrap();
+    for (id, ts, tz, d) in [
+        (1i32, i64::MAX, i64::MIN, i32::MAX),
+        (2, i64::MIN, i64::MAX, i32::MIN),
+        (3, 0, 0, 0),
+    ] {
+        let r = c.query_one(&st, &[&id]).await.unwrap();
+        let (Raw(a), Raw(b), Raw(e)) = (r.get(0), r.get(1), r.get(2));
+        assert_eq!(
+            (a, b, e),
+            (
+                ts.to_be_bytes().to_vec(),
+                tz.to_be_bytes().to_vec(),
+                d.to_be_bytes().to_vec()
+            ),
+            "row {id}"
+        );
+    }
+    // A binary infinity parameter compares as the infinity.
+    let n: i64 = c
+        .query_one(
+            "select count(*) from ti where ts < $1",
+            &[&BinBytes(i64::MAX.to_be_bytes().to_vec())],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2);
+    let e = c
+        .query_one("select ts - timestamp '2000-01-01' from ti where id = 1", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::DATETIME_FIELD_OVERFLOW), "{e}");
 }
 
 async fn copy_out(c: &Client, sql: &str) -> String {

@@ -179,9 +179,14 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 Value::Date(d) => *d,
                 other => return Err(Error::internal(format!("cannot send {other:?} as date"))),
             };
-            let d = d
-                .checked_sub(PG_EPOCH_OFFSET_DAYS)
-                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?;
+            // The infinities are sent as themselves (PostgreSQL's DATEVAL_NOEND / NOBEGIN).
+            let d = if crate::types::date_is_finite(d) {
+                d.checked_sub(PG_EPOCH_OFFSET_DAYS)
+                    .filter(|d| crate::types::date_is_finite(*d))
+                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))?
+            } else {
+                d
+            };
             buf.put_i32(4);
             buf.put_i32(d);
         }
@@ -190,9 +195,14 @@ pub fn put_binary(buf: &mut BytesMut, v: &Value, t: DataType) -> Result<()> {
                 Value::Timestamp(t) | Value::TimestampTz(t) | Value::Int(t) => *t,
                 other => return Err(Error::internal(format!("cannot send {other:?} as timestamp"))),
             };
-            let t = t
-                .checked_sub(PG_EPOCH_OFFSET_MICROS)
-                .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?;
+            // The infinities are sent as themselves (PostgreSQL's DT_NOEND / DT_NOBEGIN).
+            let t = if crate::types::ts_is_finite(t) {
+                t.checked_sub(PG_EPOCH_OFFSET_MICROS)
+                    .filter(|t| crate::types::ts_is_finite(*t))
+                    .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range"))?
+            } else {
+                t
+            };
             buf.put_i32(8);
             buf.put_i64(t);
         }
@@ -503,11 +513,13 @@ pub fn decode_param(
         oid::TIMESTAMP | oid::TIMESTAMPTZ => {
             let t = i64::from_be_bytes(fixed(b, "timestamp")?);
             match t {
+                // `infinity` / `-infinity` arrive as themselves.
                 i64::MAX | i64::MIN => {
-                    return Err(Error::new(
-                        SqlState::DATETIME_FIELD_OVERFLOW,
-                        "infinite timestamps are not supported",
-                    ))
+                    if oid == oid::TIMESTAMPTZ {
+                        Value::TimestampTz(t)
+                    } else {
+                        Value::Timestamp(t)
+                    }
                 }
                 t => {
                     let t = t.checked_add(PG_EPOCH_OFFSET_MICROS).ok_or_else(|| {
@@ -527,9 +539,14 @@ pub fn decode_param(
             let d = i32::from_be_bytes(fixed(b, "date")?);
             let overflow =
                 |what: &str| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, format!("{what} out of range"));
-            let days = d
-                .checked_add(PG_EPOCH_OFFSET_DAYS)
-                .ok_or_else(|| overflow("date"))?;
+            // `infinity` / `-infinity` arrive as themselves.
+            let days = if crate::types::date_is_finite(d) {
+                d.checked_add(PG_EPOCH_OFFSET_DAYS)
+                    .filter(|d| crate::types::date_is_finite(*d))
+                    .ok_or_else(|| overflow("date"))?
+            } else {
+                d
+            };
             match server {
                 // For a timestamp column the date is its midnight, which must fit a timestamp.
                 Some(t @ (DataType::Timestamp | DataType::TimestampTz)) => {
@@ -914,6 +931,49 @@ mod tests {
         assert_eq!(&buf[..], &[0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1]);
         let v = decode_param(Some(&buf[4..]), true, oid::TIMESTAMPTZ, None).unwrap();
         assert!(matches!(v, Value::TimestampTz(946_684_800_000_001)));
+        // infinity / -infinity: the extreme integers themselves, both ways (no epoch shift).
+        for (v, t, o, bytes) in [
+            (
+                Value::Timestamp(i64::MAX),
+                DataType::Timestamp,
+                oid::TIMESTAMP,
+                i64::MAX.to_be_bytes().to_vec(),
+            ),
+            (
+                Value::TimestampTz(i64::MIN),
+                DataType::TimestampTz,
+                oid::TIMESTAMPTZ,
+                i64::MIN.to_be_bytes().to_vec(),
+            ),
+            (
+                Value::Date(i32::MAX),
+                DataType::Date,
+                oid::DATE,
+                i32::MAX.to_be_bytes().to_vec(),
+            ),
+            (
+                Value::Date(i32::MIN),
+                DataType::Date,
+                oid::DATE,
+                i32::MIN.to_be_bytes().to_vec(),
+            ),
+        ] {
+            let mut buf = BytesMut::new();
+            put_binary(&mut buf, &v, t).unwrap();
+            assert_eq!(&buf[4..], &bytes[..], "{v:?}");
+            let back = decode_param(Some(&buf[4..]), true, o, None).unwrap();
+            assert_eq!(back.to_text(), v.to_text());
+            assert!(v.to_text().unwrap().ends_with("infinity"));
+        }
+        // A binary date infinity into a timestamp column is the timestamp infinity.
+        let v = decode_param(
+            Some(&i32::MAX.to_be_bytes()),
+            true,
+            oid::DATE,
+            Some(DataType::Timestamp),
+        )
+        .unwrap();
+        assert!(matches!(v, Value::Timestamp(i64::MAX)));
         // Text parameters with an offset, as pgjdbc's setTimestamp sends them.
         let v = decode_param(
             Some(b"2026-01-02 03:04:05+00"),

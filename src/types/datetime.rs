@@ -8,9 +8,51 @@ pub(crate) fn now_micros() -> i64 {
         .map_or(0, |d| d.as_micros() as i64)
 }
 
+/// `timestamp 'infinity'` (and timestamptz's): PostgreSQL's `DT_NOEND`, the largest `i64`, so
+/// it orders after every finite value (and is sent as itself in the binary wire format).
+pub const TS_INFINITY: i64 = i64::MAX;
+/// `timestamp '-infinity'`: PostgreSQL's `DT_NOBEGIN`, the smallest `i64`.
+pub const TS_NEG_INFINITY: i64 = i64::MIN;
+/// `date 'infinity'`: PostgreSQL's `DATEVAL_NOEND`, the largest `i32`.
+pub const DATE_INFINITY: i32 = i32::MAX;
+/// `date '-infinity'`: PostgreSQL's `DATEVAL_NOBEGIN`, the smallest `i32`.
+pub const DATE_NEG_INFINITY: i32 = i32::MIN;
+
+/// Whether a timestamp (or timestamptz) is neither `infinity` nor `-infinity`.
+pub fn ts_is_finite(us: i64) -> bool {
+    us != TS_INFINITY && us != TS_NEG_INFINITY
+}
+
+/// Whether a date is neither `infinity` nor `-infinity`.
+pub fn date_is_finite(days: i32) -> bool {
+    days != DATE_INFINITY && days != DATE_NEG_INFINITY
+}
+
+/// `infinity` / `-infinity` as date/time input (any letter case, blanks around): Some(true)
+/// for `infinity`, Some(false) for `-infinity`.
+pub fn parse_infinity(s: &str) -> Option<bool> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("infinity") {
+        Some(true)
+    } else if s.eq_ignore_ascii_case("-infinity") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The text of an infinite timestamp or date: `infinity`, or `-infinity` when not positive.
+fn infinity_text(positive: bool) -> String {
+    if positive { "infinity" } else { "-infinity" }.to_string()
+}
+
 /// `YYYY-MM-DD HH:MM:SS[.ffffff]` (PostgreSQL's ISO output; a year before 1 as PostgreSQL
-/// writes it, `0044-03-15 10:00:00 BC` for the astronomical year -43).
+/// writes it, `0044-03-15 10:00:00 BC` for the astronomical year -43); `infinity` /
+/// `-infinity` for the infinite values.
 pub fn format_timestamp(micros: i64) -> String {
+    if !ts_is_finite(micros) {
+        return infinity_text(micros == TS_INFINITY);
+    }
     let (s, bc) = format_timestamp_era(micros);
     if bc {
         s + " BC"
@@ -61,15 +103,34 @@ pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 pub const TIMESTAMP_RANGE: std::ops::Range<i64> = -212_760_172_800_000_000..9_222_424_646_400_000_000;
 
 /// A date's midnight as a timestamp (microseconds since the Unix epoch), if PostgreSQL's
-/// timestamp range holds it (dates reach further).
+/// timestamp range holds it (dates reach further); an infinite date is the infinite timestamp
+/// of its sign.
 pub fn date_to_micros(days: i32) -> Option<i64> {
+    match days {
+        DATE_INFINITY => return Some(TS_INFINITY),
+        DATE_NEG_INFINITY => return Some(TS_NEG_INFINITY),
+        _ => {}
+    }
     (days as i64)
         .checked_mul(MICROS_PER_DAY)
         .filter(|us| TIMESTAMP_RANGE.contains(us))
 }
 
-/// `YYYY-MM-DD` (PostgreSQL's ISO output).
+/// The date of a timestamp's local time (days since 1970-01-01); an infinite timestamp is the
+/// infinite date of its sign.
+pub fn micros_to_date(us: i64) -> Option<i32> {
+    match us {
+        TS_INFINITY => Some(DATE_INFINITY),
+        TS_NEG_INFINITY => Some(DATE_NEG_INFINITY),
+        _ => i32::try_from(us.div_euclid(MICROS_PER_DAY)).ok(),
+    }
+}
+
+/// `YYYY-MM-DD` (PostgreSQL's ISO output); `infinity` / `-infinity` for the infinite dates.
 pub fn format_date(days: i32) -> String {
+    if !date_is_finite(days) {
+        return infinity_text(days == DATE_INFINITY);
+    }
     let (y, m, d) = civil_from_days(days as i64);
     let bc = if y <= 0 { " BC" } else { "" };
     format!("{:04}-{m:02}-{d:02}{bc}", era_year(y))

@@ -140,6 +140,10 @@ impl Interval {
     /// days in the session zone, `session_zone::add_interval`): calendar months first with the day clamped to
     /// the month's end, then days, then time; 22008 past the timestamp range.
     pub fn add_to(&self, us: i64) -> Result<i64> {
+        // `infinity` / `-infinity` plus an interval stays that infinity, as in PostgreSQL.
+        if !super::datetime::ts_is_finite(us) {
+            return Ok(us);
+        }
         let oor = || out_of_range("timestamp");
         let t = if self.months != 0 {
             add_months(us, i64::from(self.months)).ok_or_else(oor)?

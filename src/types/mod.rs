@@ -28,8 +28,9 @@ pub mod zone;
 pub use data_type::{bpchar_assign, bpchar_pad, numeric_len, numeric_mod, numeric_typmod, DataType};
 pub(crate) use datetime::now_micros;
 pub use datetime::{
-    add_months, date_to_micros, format_date, format_timestamp, parse_datetime, parse_timestamp,
-    MICROS_PER_DAY, TIMESTAMP_RANGE,
+    add_months, date_is_finite, date_to_micros, format_date, format_timestamp, micros_to_date,
+    parse_datetime, parse_timestamp, ts_is_finite, DATE_INFINITY, DATE_NEG_INFINITY, MICROS_PER_DAY,
+    TIMESTAMP_RANGE, TS_INFINITY, TS_NEG_INFINITY,
 };
 pub use interval::Interval;
 pub use jsonb::Json;

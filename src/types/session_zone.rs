@@ -56,14 +56,21 @@ pub fn offset_at(us: i64) -> i64 {
     current().offset_at(us)
 }
 
-/// The local time in the session zone of the instant `us` (saturating at the extremes).
+/// The local time in the session zone of the instant `us` (saturating at the extremes; the
+/// infinities are their own local times).
 pub fn to_local(us: i64) -> i64 {
+    if !super::ts_is_finite(us) {
+        return us;
+    }
     us.saturating_add(offset_at(us) * 1_000_000)
 }
 
 /// The instant of the local time `local` in the session zone (gaps and overlaps resolved as
-/// PostgreSQL does, [`Zone::offset_of_local`]); None when it overflows.
+/// PostgreSQL does, [`Zone::offset_of_local`]); None when it overflows. The infinities stay.
 pub fn from_local(local: i64) -> Option<i64> {
+    if !super::ts_is_finite(local) {
+        return Some(local);
+    }
     local.checked_sub(current().offset_of_local(local) * 1_000_000)
 }
 
@@ -71,6 +78,10 @@ pub fn from_local(local: i64) -> Option<i64> {
 /// session zone (so `+ interval '1 day'` keeps the wall-clock time across a DST change), then
 /// the time part to the instant.
 pub fn add_interval(us: i64, iv: &Interval) -> Result<i64> {
+    // An infinity plus anything stays that infinity.
+    if !super::ts_is_finite(us) {
+        return Ok(us);
+    }
     let oor = || Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "timestamp out of range");
     let mut t = us;
     if iv.months != 0 {
@@ -115,6 +126,9 @@ pub fn format_offset_xsd(off: i64) -> String {
 
 /// A timestamptz as JSON text (to_json / to_jsonb): `2026-01-02T13:00:00+01:00`.
 pub fn format_tstz_json(us: i64) -> String {
+    if !super::ts_is_finite(us) {
+        return super::format_timestamp(us);
+    }
     let off = offset_at(us);
     let (s, bc) = super::datetime::format_timestamp_era(us.saturating_add(off * 1_000_000));
     s.replacen(' ', "T", 1) + &format_offset_xsd(off) + if bc { " BC" } else { "" }
@@ -122,6 +136,9 @@ pub fn format_tstz_json(us: i64) -> String {
 
 /// A timestamptz's text in the session zone: `2026-01-02 13:00:00+01`.
 pub fn format_tstz(us: i64) -> String {
+    if !super::ts_is_finite(us) {
+        return super::format_timestamp(us);
+    }
     let off = offset_at(us);
     let (s, bc) = super::datetime::format_timestamp_era(us.saturating_add(off * 1_000_000));
     s + &format_offset(off) + if bc { " BC" } else { "" }

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::data_type::{numeric_typmod, DataType};
-use super::datetime::{format_date, format_timestamp, parse_datetime, MICROS_PER_DAY};
+use super::datetime::{
+    date_is_finite, format_date, format_timestamp, parse_datetime, parse_infinity, ts_is_finite,
+    DATE_INFINITY, DATE_NEG_INFINITY, MICROS_PER_DAY, TS_INFINITY, TS_NEG_INFINITY,
+};
 use super::interval::{self, Interval};
 use super::jsonb::{self, Json};
 use super::numeric;
@@ -21,11 +24,13 @@ pub enum Value {
     Float(f64),
     Text(String),
     Bytes(Vec<u8>),
-    /// Microseconds since 1970-01-01 00:00:00 (no time zone).
+    /// Microseconds since 1970-01-01 00:00:00 (no time zone); `i64::MAX` is `infinity` and
+    /// `i64::MIN` `-infinity` (PostgreSQL's values for them).
     Timestamp(i64),
-    /// Days since 1970-01-01.
+    /// Days since 1970-01-01; `i32::MAX` is `infinity` and `i32::MIN` `-infinity`.
     Date(i32),
-    /// An instant: microseconds since 1970-01-01 00:00:00 UTC.
+    /// An instant: microseconds since 1970-01-01 00:00:00 UTC; `i64::MAX` / `i64::MIN` are
+    /// `infinity` / `-infinity`.
     TimestampTz(i64),
     /// An exact decimal with its display scale (`1.50` keeps two digits after the point).
     Numeric(Decimal),
@@ -133,13 +138,38 @@ impl Value {
             })?),
             // PostgreSQL reads a zone offset in timestamp input and ignores it (pgjdbc sends
             // one with every setTimestamp).
+            // `infinity` / `-infinity`: the largest and smallest values, as PostgreSQL's.
+            DataType::Timestamp | DataType::TimestampTz if parse_infinity(trimmed).is_some() => {
+                let us = if parse_infinity(trimmed) == Some(true) {
+                    TS_INFINITY
+                } else {
+                    TS_NEG_INFINITY
+                };
+                if t == DataType::Timestamp {
+                    Value::Timestamp(us)
+                } else {
+                    Value::TimestampTz(us)
+                }
+            }
+            DataType::Date if parse_infinity(trimmed).is_some() => {
+                Value::Date(if parse_infinity(trimmed) == Some(true) {
+                    DATE_INFINITY
+                } else {
+                    DATE_NEG_INFINITY
+                })
+            }
             DataType::Timestamp => {
-                Value::Timestamp(parse_datetime(trimmed).ok_or_else(|| bad("timestamp"))?.0)
+                let us = parse_datetime(trimmed).ok_or_else(|| bad("timestamp"))?.0;
+                Value::Timestamp(finite_ts(us)?)
             }
             DataType::Date => {
                 let (t, _) = parse_datetime(trimmed).ok_or_else(|| bad("date"))?;
                 let days = t.div_euclid(MICROS_PER_DAY);
-                Value::Date(i32::try_from(days).map_err(|_| Error::out_of_range("date out of range"))?)
+                let days = i32::try_from(days)
+                    .ok()
+                    .filter(|d| date_is_finite(*d))
+                    .ok_or_else(|| Error::out_of_range("date out of range"))?;
+                Value::Date(days)
             }
             // No offset: a local time in the session time zone.
             DataType::TimestampTz => {
@@ -148,7 +178,9 @@ impl Value {
                     Some(off) => t.checked_sub(off as i64 * 1_000_000),
                     None => super::session_zone::from_local(t),
                 };
-                Value::TimestampTz(us.ok_or_else(|| Error::out_of_range("timestamp out of range"))?)
+                Value::TimestampTz(finite_ts(
+                    us.ok_or_else(|| Error::out_of_range("timestamp out of range"))?,
+                )?)
             }
             DataType::Numeric(m) => {
                 let d = numeric::parse(s)?.ok_or_else(|| bad("numeric"))?;
@@ -264,13 +296,30 @@ impl Value {
 
     /// A date, timestamp or timestamptz as microseconds since the epoch (UTC). A date beyond
     /// the range of `i64` microseconds saturates: it still orders after (or before) every
-    /// timestamp, as PostgreSQL orders such a date against a timestamp, and never overflows.
+    /// finite timestamp and before (after) `infinity` (`-infinity`), as PostgreSQL orders such
+    /// a date against a timestamp, and never overflows; an infinite date is that infinity.
     pub fn datetime_micros(&self) -> Option<i64> {
         match *self {
             Value::Timestamp(t) | Value::TimestampTz(t) => Some(t),
-            Value::Date(d) => Some((d as i64).saturating_mul(MICROS_PER_DAY)),
+            Value::Date(d) if !date_is_finite(d) => Some(super::datetime::date_to_micros(d)?),
+            // A finite date stays between the infinities.
+            Value::Date(d) => Some(
+                (d as i64)
+                    .saturating_mul(MICROS_PER_DAY)
+                    .clamp(TS_NEG_INFINITY + 1, TS_INFINITY - 1),
+            ),
             _ => None,
         }
+    }
+}
+
+/// A finite timestamp read from text: the two values that stand for the infinities are out of
+/// range (no date-time spelled out reaches them in practice).
+fn finite_ts(us: i64) -> Result<i64> {
+    if ts_is_finite(us) {
+        Ok(us)
+    } else {
+        Err(Error::out_of_range("timestamp out of range"))
     }
 }
 

@@ -473,6 +473,7 @@ pub(super) fn derived_scope(a: &str, cols: &[Column], alias: Option<&A::TableAli
                 name: c.name.clone(),
                 ty: c.ty,
                 len: c.len,
+                not_null: false,
             })
             .collect(),
         tables: vec![a.to_string()],

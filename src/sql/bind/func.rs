@@ -88,6 +88,17 @@ impl Binder<'_> {
         if let ("row_to_json", None, None) = (name.as_str(), &f.over, &f.filter) {
             return self.bind_row_to_json(&args, scope);
         }
+        // to_json / to_jsonb of a row: its row_to_json object (as jsonb for to_jsonb).
+        if let ("to_json" | "to_jsonb", None, None) = (name.as_str(), &f.over, &f.filter) {
+            if Self::is_row_arg(&args, scope) {
+                let (e, _) = self.bind_row_to_json(&args, scope)?;
+                return Ok(if name == "to_jsonb" {
+                    (Expr::Cast(Box::new(e), Ty::Jsonb, None), Ty::Jsonb)
+                } else {
+                    (e, Ty::Json)
+                });
+            }
+        }
         if let Some(r) = self.string_srf(f, &name, &args, scope)? {
             return Ok(r);
         }

@@ -15,6 +15,9 @@ impl Binder<'_> {
     /// `pretty` true the fields are on lines of their own.
     pub(super) fn bind_row_to_json(&mut self, args: &[&A::Expr], scope: &Scope) -> Result<(Expr, Ty)> {
         let mut fields: Vec<(String, (Expr, Ty))> = Vec::new();
+        // A NOT NULL column of a stored table: NULL there marks the row an outer join added
+        // for the table's missing side, whose row PostgreSQL passes as NULL.
+        let mut marker: Option<Expr> = None;
         let row_items = match args.first() {
             Some(A::Expr::Function(f)) if f.name.to_string().eq_ignore_ascii_case("row") => match &f.args {
                 A::FunctionArguments::List(l) => Some(
@@ -41,16 +44,20 @@ impl Binder<'_> {
                 if scope.tables.contains(&ident(t)) && !scope.cols.iter().any(|c| c.name == ident(t)) =>
             {
                 let table = ident(t);
-                let names: Vec<String> = scope
+                let names: Vec<(String, bool)> = scope
                     .cols
                     .iter()
                     .filter(|c| c.table.as_deref() == Some(table.as_str()))
-                    .map(|c| c.name.clone())
+                    .map(|c| (c.name.clone(), c.not_null))
                     .collect();
-                for name in names {
+                for (name, not_null) in names {
                     let col =
                         A::Expr::CompoundIdentifier(vec![t.clone(), A::Ident::with_quote('"', name.clone())]);
-                    fields.push((name, self.bind_expr(&col, scope)?));
+                    let bound = self.bind_expr(&col, scope)?;
+                    if not_null && marker.is_none() {
+                        marker = Some(bound.0.clone());
+                    }
+                    fields.push((name, bound));
                 }
             }
             (None, Some(e)) => {
@@ -91,7 +98,28 @@ impl Binder<'_> {
             }
             _ => return Err(no_such(&[], args.len())),
         };
+        let e = match marker {
+            Some(m) => case_of(
+                Expr::IsNull(Box::new(m), false),
+                vec![(Expr::Lit(Value::Bool(true)), Expr::Lit(Value::Null))],
+                e,
+            ),
+            None => e,
+        };
         Ok((e, Ty::Json))
+    }
+
+    /// Whether the one argument of `to_json(x)` / `to_jsonb(x)` is a row: `ROW(...)`, a
+    /// parenthesized list, or a table (or subquery) name of the scope that names no column.
+    pub(super) fn is_row_arg(args: &[&A::Expr], scope: &Scope) -> bool {
+        match args {
+            [A::Expr::Function(f)] => f.name.to_string().eq_ignore_ascii_case("row"),
+            [A::Expr::Tuple(_)] => true,
+            [A::Expr::Identifier(t)] => {
+                scope.tables.contains(&ident(t)) && !scope.cols.iter().any(|c| c.name == ident(t))
+            }
+            _ => false,
+        }
     }
 }
 

@@ -42,6 +42,9 @@ pub struct ScopeCol {
     pub ty: Ty,
     /// Its declared type modifier, as [`Column::len`].
     pub len: Option<u32>,
+    /// A stored table's column declared NOT NULL: NULL only in a row an outer join added for
+    /// the table's missing side (so `row_to_json(t)` can tell that row apart).
+    pub not_null: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -61,6 +64,7 @@ impl Scope {
                     name: c.name.clone(),
                     ty: Ty::from_dt(c.ty),
                     len: c.ty.typmod_len(),
+                    not_null: !c.nullable,
                 })
                 .collect(),
             tables: vec![alias.to_string()],

@@ -148,6 +148,7 @@ impl Binder<'_> {
                         name: c.name.clone(),
                         ty: c.ty,
                         len: c.len,
+                        not_null: false,
                     })
                     .collect(),
                 tables: vec![],

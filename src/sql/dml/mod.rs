@@ -533,6 +533,7 @@ fn finish_insert(
                         name: c.name.clone(),
                         ty: Ty::from_dt(c.ty),
                         len: c.ty.typmod_len(),
+                        not_null: false,
                     }));
                     sc.tables.push("excluded".into());
                     let sets = bind_sets(b, &def, &du.assignments, &sc)?;

@@ -140,6 +140,8 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
         (V::Numeric(d), Ty::Float8) => V::Float(numeric::to_f64(d)),
         (V::Uuid(u), Ty::Uuid) => V::Uuid(u),
         (V::Interval(i), Ty::Interval) => V::Interval(i),
+        // An infinite timestamp has no time of day: NULL, as PostgreSQL's timestamp_time.
+        (V::Timestamp(t) | V::TimestampTz(t), Ty::Time) if !crate::types::ts_is_finite(t) => V::Null,
         (v @ (V::Time(_) | V::Timestamp(_) | V::TimestampTz(_) | V::Interval(_)), Ty::Time) => {
             V::Time(crate::types::time::round_time(time_of(&v), len))
         }
@@ -168,9 +170,10 @@ pub fn cast(v: Value, to: Ty, len: Option<u32>) -> Result<Value> {
             };
             let local = if tz { session_zone::to_local(us) } else { us };
             match t {
+                // An infinite timestamp is the infinite date of its sign.
                 Ty::Date => V::Date(
-                    i32::try_from(local.div_euclid(crate::types::MICROS_PER_DAY))
-                        .map_err(|_| Error::out_of_range("date out of range"))?,
+                    crate::types::micros_to_date(local)
+                        .ok_or_else(|| Error::out_of_range("date out of range"))?,
                 ),
                 Ty::Timestamp => V::Timestamp(local),
                 _ if tz => V::TimestampTz(us),

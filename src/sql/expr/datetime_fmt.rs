@@ -177,6 +177,14 @@ fn interval_error() -> Error {
 pub(super) fn to_char(v: &Value, fmt: &str) -> Result<Value> {
     // A timestamptz prints its local time in the session zone, and that zone's offset.
     let mut instant = None;
+    // An infinite value has no fields to print: NULL, as PostgreSQL's to_char.
+    match v {
+        Value::Timestamp(t) | Value::TimestampTz(t) if !crate::types::ts_is_finite(*t) => {
+            return Ok(Value::Null)
+        }
+        Value::Date(d) if !crate::types::date_is_finite(*d) => return Ok(Value::Null),
+        _ => {}
+    }
     let (tm, days, tz, is_interval) = match v {
         Value::Timestamp(t) => (Tm::of(*t), t.div_euclid(MICROS_PER_DAY), false, false),
         Value::TimestampTz(t) => {

@@ -9,7 +9,10 @@ use super::datetime_fmt;
 use crate::error::{Error, Result, SqlState};
 use crate::types::datetime::{civil_from_days, days_from_civil, days_in_month};
 use crate::types::zone::Zone;
-use crate::types::{numeric, session_zone, Decimal, Interval, Value, MICROS_PER_DAY, TIMESTAMP_RANGE};
+use crate::types::{
+    date_is_finite, numeric, session_zone, ts_is_finite, Decimal, Interval, Value, DATE_INFINITY,
+    MICROS_PER_DAY, TIMESTAMP_RANGE, TS_INFINITY,
+};
 
 const USECS_PER_SEC: i64 = 1_000_000;
 const USECS_PER_HOUR: i64 = 3_600 * USECS_PER_SEC;
@@ -322,7 +325,12 @@ pub(super) fn eval(f: DtFn, vals: &[Value]) -> Result<Value> {
             }))
         }
         DtFn::ToTimestampEpoch => to_timestamp_epoch(float(&vals[0])),
-        DtFn::IsFinite => Ok(Value::Bool(true)),
+        DtFn::IsFinite => Ok(match vals[0] {
+            Value::Null => Value::Null,
+            Value::Timestamp(t) | Value::TimestampTz(t) => Value::Bool(ts_is_finite(t)),
+            Value::Date(d) => Value::Bool(date_is_finite(d)),
+            _ => Value::Bool(true),
+        }),
         DtFn::ToChar => datetime_fmt::to_char(&vals[0], text(&vals[1])),
         DtFn::ToDate => datetime_fmt::to_date(text(&vals[0]), text(&vals[1])),
         DtFn::ToTimestampFmt => datetime_fmt::to_timestamp(text(&vals[0]), text(&vals[1])),
@@ -335,6 +343,16 @@ fn part(unit: &str, v: &Value, as_numeric: bool) -> Result<Value> {
         return Err(not_recognized(unit, v.type_name()));
     };
     match v {
+        Value::Date(d) if !date_is_finite(*d) && as_numeric => {
+            infinite_part(unit, u, *d == DATE_INFINITY, "date", true)
+        }
+        Value::Timestamp(t) | Value::TimestampTz(t) if !ts_is_finite(*t) => {
+            infinite_part(unit, u, *t == TS_INFINITY, v.type_name(), as_numeric)
+        }
+        // date_part of a date is that of its midnight (PostgreSQL's SQL function).
+        Value::Date(d) if !date_is_finite(*d) => {
+            infinite_part(unit, u, *d == DATE_INFINITY, "timestamp without time zone", false)
+        }
         Value::Date(d) if as_numeric => date_part_of_date(unit, u, i64::from(*d)),
         Value::Date(d) => timestamp_part(unit, u, i64::from(*d) * MICROS_PER_DAY, false, false),
         Value::Timestamp(t) => timestamp_part(unit, u, *t, false, as_numeric),
@@ -342,6 +360,33 @@ fn part(unit: &str, v: &Value, as_numeric: bool) -> Result<Value> {
         Value::Interval(iv) => interval_part(unit, u, iv, as_numeric),
         Value::Time(t) => super::time_fn::time_part(unit, u, *t, as_numeric),
         _ => Ok(Value::Null),
+    }
+}
+
+/// EXTRACT / date_part of `infinity` (`positive`) or `-infinity`, as PostgreSQL 15 answers
+/// it: NULL for the units that repeat (day, hour, ...; for a date only its own units), the
+/// infinity itself for those that only grow (year, epoch, julian, ...), 0A000 for the others.
+/// EXTRACT's numeric has no infinity in Augur: 0A000 there.
+fn infinite_part(unit: &str, u: Unit, positive: bool, ty: &str, as_numeric: bool) -> Result<Value> {
+    use Unit::*;
+    let date = ty == "date";
+    match u {
+        Day | Month | Quarter | Week | Dow | Isodow | Doy => Ok(Value::Null),
+        Microsec | Millisec | Second | Minute | Hour | Tz | TzHour | TzMinute if !date => Ok(Value::Null),
+        Year | Decade | Century | Millennium | Julian | Isoyear | Epoch if as_numeric => Err(Error::new(
+            SqlState::FEATURE_NOT_SUPPORTED,
+            format!(
+                "EXTRACT({} FROM {}) is not supported: numeric has no infinity",
+                unit.to_lowercase(),
+                if positive { "infinity" } else { "-infinity" }
+            ),
+        )),
+        Year | Decade | Century | Millennium | Julian | Isoyear | Epoch => Ok(Value::Float(if positive {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        })),
+        _ => Err(not_supported(unit, ty)),
     }
 }
 
@@ -405,7 +450,14 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
             let tod = us.rem_euclid(MICROS_PER_DAY);
             if as_numeric {
                 let frac = numeric::div(Decimal::from(tod), Decimal::from(MICROS_PER_DAY))?;
-                return Ok(Value::Numeric(numeric::add(Decimal::from(date2j(days)), frac)?));
+                let day = Decimal::from(date2j(days));
+                return Ok(Value::Numeric(match numeric::add(day, frac) {
+                    Ok(d) => d,
+                    // At midnight PostgreSQL's zero fraction has 28 digits after the point,
+                    // more than fit beside the day: the same value with as many as fit.
+                    Err(_) if tod == 0 => widest_scale(date2j(days)),
+                    Err(e) => return Err(e),
+                }));
             }
             let secs = (tm.hour * 60 + tm.min) * 60 + tm.sec;
             let f = date2j(days) as f64 + (secs as f64 + tm.fsec as f64 / 1e6) / 86_400.0;
@@ -424,6 +476,17 @@ fn timestamp_part(unit: &str, u: Unit, us: i64, tz: bool, as_numeric: bool) -> R
         Tz | TzHour | TzMinute | Reserved => return Err(not_supported(unit, ty)),
     };
     Ok(part_int(i, as_numeric))
+}
+
+/// The integer `n` as numeric with the most digits after the point (zeros) that numeric holds.
+fn widest_scale(n: i64) -> Decimal {
+    (0..=28u32)
+        .rev()
+        .find_map(|s| {
+            let m = i128::from(n).checked_mul(10i128.checked_pow(s)?)?;
+            Decimal::try_from_i128_with_scale(m, s).ok()
+        })
+        .unwrap_or_else(|| Decimal::from(n))
 }
 
 fn interval_part(unit: &str, u: Unit, iv: &Interval, as_numeric: bool) -> Result<Value> {
@@ -466,6 +529,13 @@ fn interval_part(unit: &str, u: Unit, iv: &Interval, as_numeric: bool) -> Result
 /// `date_trunc(unit, x)` of a timestamp, timestamptz or interval.
 fn trunc(unit: &str, v: &Value) -> Result<Value> {
     use Unit::*;
+    // An infinity truncates to itself, whatever the unit (PostgreSQL returns it before reading
+    // the unit).
+    if let Value::Timestamp(t) | Value::TimestampTz(t) = v {
+        if !ts_is_finite(*t) {
+            return Ok(v.clone());
+        }
+    }
     let Some(u) = decode_unit(unit) else {
         return Err(not_recognized(unit, v.type_name()));
     };
@@ -509,6 +579,9 @@ fn trunc(unit: &str, v: &Value) -> Result<Value> {
         Value::TimestampTz(t) => (*t, true),
         _ => return Ok(Value::Null),
     };
+    if !ts_is_finite(us) {
+        return Ok(v.clone());
+    }
     let ty = v.type_name();
     // A timestamptz truncates its local time in the session zone.
     let off = if tz { session_zone::offset_at(us) } else { 0 };
@@ -635,12 +708,17 @@ fn at_zone(f: DtFn, zone: &Value, ts: &Value) -> Result<Value> {
         Value::Timestamp(t) | Value::TimestampTz(t) => *t,
         _ => return Ok(Value::Null),
     };
-    let t = if f == DtFn::LocalToZone {
+    // An infinity is the same infinity in every zone.
+    let t = if !ts_is_finite(us) {
+        Some(us)
+    } else if f == DtFn::LocalToZone {
         us.checked_sub(zone.offset_of_local(us) * USECS_PER_SEC)
     } else {
         us.checked_add(zone.offset_at(us) * USECS_PER_SEC)
     };
-    let t = t.filter(|t| TIMESTAMP_RANGE.contains(t)).ok_or_else(oor)?;
+    let t = t
+        .filter(|t| !ts_is_finite(us) || TIMESTAMP_RANGE.contains(t))
+        .ok_or_else(oor)?;
     Ok(if f == DtFn::LocalToZone {
         Value::TimestampTz(t)
     } else {
@@ -746,6 +824,19 @@ fn make_interval(vals: &[Value]) -> Result<Value> {
 
 /// `age(a, b)`: PostgreSQL's timestamp_age, field by field with borrows.
 fn age(a: &Value, b: &Value) -> Result<Value> {
+    // PostgreSQL 15 reads an infinity's bits as a far-future date here (a meaningless
+    // interval); Augur refuses it.
+    let infinite = |v: &Value| match v {
+        Value::Timestamp(t) | Value::TimestampTz(t) => !ts_is_finite(*t),
+        Value::Date(d) => !date_is_finite(*d),
+        _ => false,
+    };
+    if infinite(a) || infinite(b) {
+        return Err(Error::new(
+            SqlState::DATETIME_FIELD_OVERFLOW,
+            "timestamp out of range: age of an infinite value",
+        ));
+    }
     let us = |v: &Value| match v {
         Value::Timestamp(t) => *t,
         Value::TimestampTz(t) => session_zone::to_local(*t),
@@ -884,6 +975,14 @@ fn to_timestamp_epoch(secs: f64) -> Result<Value> {
             format!("timestamp out of range: \"{}\"", crate::types::format_float(secs)),
         )
     };
+    // An infinite float is the infinite timestamptz of its sign, as PostgreSQL's.
+    if secs.is_infinite() {
+        return Ok(Value::TimestampTz(if secs > 0.0 {
+            TS_INFINITY
+        } else {
+            crate::types::TS_NEG_INFINITY
+        }));
+    }
     const PG_EPOCH_SECS: i64 = 946_684_800;
     let lo = TIMESTAMP_RANGE.start as f64 / 1e6;
     let hi = TIMESTAMP_RANGE.end as f64 / 1e6;

@@ -762,7 +762,7 @@ fn json_of(v: &Value) -> Json {
 }
 
 /// `to_jsonb(v)` as PostgreSQL converts it: numbers as numbers (a float8 by its text, infinities
-/// and NaN as strings), booleans, jsonb as itself, an array (in text form, with element type
+/// and NaN as strings), booleans, jsonb as itself, json parsed, an array (in text form, with element type
 /// `elem`) as a JSON array of its elements converted, timestamps in ISO 8601 with a `T`
 /// (`+00:00` for timestamptz), anything else as the string of its text output.
 fn to_json(v: &Value, elem: Option<DataType>) -> Result<Json> {
@@ -776,6 +776,8 @@ fn to_json(v: &Value, elem: Option<DataType>) -> Result<Json> {
             None => Json::String(crate::types::format_float(*f)),
         },
         Value::Jsonb(j) => (**j).clone(),
+        // A json value is parsed (an object stays an object), as PostgreSQL's to_jsonb does.
+        Value::Json(s) => crate::types::jsonb::parse(s)?,
         Value::Text(s) => match elem {
             Some(e) => {
                 let (_, items) = array_items(s)?;

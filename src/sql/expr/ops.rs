@@ -3,7 +3,9 @@
 
 use super::{ArOp, Ty};
 use crate::error::{Error, Result, SqlState};
-use crate::types::{date_to_micros, numeric, session_zone, Decimal, Interval, Value};
+use crate::types::{
+    date_is_finite, date_to_micros, numeric, session_zone, ts_is_finite, Decimal, Interval, Value,
+};
 
 pub fn div_zero() -> Error {
     Error::new(SqlState::DIVISION_BY_ZERO, "division by zero")
@@ -84,6 +86,10 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
             V::Time(crate::types::time::add_micros(*t, i.micros.wrapping_neg()))
         }
         (ArOp::Sub, V::Time(x), V::Time(y)) => V::Interval(Interval::new(0, 0, x - y)),
+        // An infinite date plus a time stays infinite.
+        (ArOp::Add, V::Date(d), V::Time(_)) | (ArOp::Add, V::Time(_), V::Date(d)) if !date_is_finite(*d) => {
+            V::Timestamp(midnight(*d)?)
+        }
         (ArOp::Add, V::Date(d), V::Time(t)) | (ArOp::Add, V::Time(t), V::Date(d)) => V::Timestamp(
             midnight(*d)?
                 .checked_add(*t)
@@ -97,10 +103,25 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
         }
         (ArOp::Div, V::Interval(i), n) if num(n) => V::Interval(i.div(as_f64(n))?),
         (ArOp::Sub, V::Timestamp(x), V::Timestamp(y)) | (ArOp::Sub, V::TimestampTz(x), V::TimestampTz(y)) => {
+            if !ts_is_finite(*x) || !ts_is_finite(*y) {
+                return Err(Error::new(
+                    SqlState::DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite timestamps",
+                ));
+            }
             V::Interval(Interval::between(*x, *y)?)
         }
-        // date - date is the days between them; date +/- integer moves by days.
-        (ArOp::Sub, V::Date(x), V::Date(y)) => int_range(Ty::Int4, i64::from(*x) - i64::from(*y))?,
+        // date - date is the days between them; date +/- integer moves by days (an infinite
+        // date stays where it is).
+        (ArOp::Sub, V::Date(x), V::Date(y)) => {
+            if !date_is_finite(*x) || !date_is_finite(*y) {
+                return Err(Error::new(
+                    SqlState::DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite dates",
+                ));
+            }
+            int_range(Ty::Int4, i64::from(*x) - i64::from(*y))?
+        }
         (ArOp::Add, V::Date(d), V::Int(n)) | (ArOp::Add, V::Int(n), V::Date(d)) => V::Date(add_days(*d, *n)?),
         (ArOp::Sub, V::Date(d), V::Int(n)) => V::Date(add_days(*d, n.checked_neg().unwrap_or(i64::MAX))?),
         _ => {
@@ -114,10 +135,13 @@ fn datetime_arith(op: ArOp, a: &Value, b: &Value) -> Result<Option<Value>> {
 
 /// A date moved by `n` days; 22008 past PostgreSQL's date range.
 fn add_days(d: i32, n: i64) -> Result<i32> {
+    if !date_is_finite(d) {
+        return Ok(d);
+    }
     i64::from(d)
         .checked_add(n)
         .and_then(|x| i32::try_from(x).ok())
-        .filter(|x| date_to_micros(*x).is_some())
+        .filter(|x| date_is_finite(*x) && date_to_micros(*x).is_some())
         .ok_or_else(|| Error::new(SqlState::DATETIME_FIELD_OVERFLOW, "date out of range"))
 }
 

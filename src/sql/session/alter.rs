@@ -129,6 +129,9 @@ impl Session {
             A::AlterTableOperation::DropConstraint { if_exists, name, .. } => {
                 self.drop_constraint(table, &ident(name), *if_exists)
             }
+            // Every table is logged (crash-safe): SET LOGGED has nothing to do, as in
+            // PostgreSQL for a logged table, and an unlogged table is kept as a logged one.
+            A::AlterTableOperation::SetLogged | A::AlterTableOperation::SetUnlogged => Ok(()),
             other => Err(Error::unsupported(format!(
                 "ALTER TABLE {other} is not supported"
             ))),

@@ -1,6 +1,7 @@
 //! `ALTER SEQUENCE [IF EXISTS] name ...`, which sqlparser 0.63 does not parse: `RENAME TO
-//! new`, `OWNER TO role`, `SET SCHEMA schema`, or a list of options: RESTART [[WITH] n] and
-//! OWNED BY table.column / NONE are read here, the others (AS type, INCREMENT [BY], [NO]
+//! new`, `OWNER TO role`, `SET SCHEMA schema`, `SET LOGGED` / `SET UNLOGGED` (the sequence
+//! stays logged), or a list of options: RESTART [[WITH] n] and OWNED BY table.column / NONE
+//! are read here, the others (AS type, INCREMENT [BY], [NO]
 //! MINVALUE / MAXVALUE, START [WITH], [NO] CYCLE, CACHE) by sqlparser as the options of a
 //! CREATE SEQUENCE. Anything else is 42601, an option given twice too. It changes the sequence
 //! at once and durably; inside a transaction block, of a sequence the block did not create, the
@@ -36,6 +37,8 @@ enum Action {
     Owner(Option<String>),
     /// `SET SCHEMA name`.
     SetSchema(String),
+    /// `SET LOGGED` / `SET UNLOGGED`: every sequence stays logged (crash-safe).
+    SetLogged,
     Options {
         /// `AS type`, checked once the sequence is found.
         as_type: Option<A::DataType>,
@@ -139,6 +142,8 @@ pub(super) fn parse(tokens: &[TokenWithSpan]) -> Result<AlterSequence> {
         Some(Action::Owner((!special).then_some(role)))
     } else if kw(i, "SET") && kw(i + 1, "SCHEMA") {
         Some(Action::SetSchema(one_name(i + 2)?))
+    } else if kw(i, "SET") && (kw(i + 1, "LOGGED") || kw(i + 1, "UNLOGGED")) && toks.len() == i + 2 {
+        Some(Action::SetLogged)
     } else {
         None
     };
@@ -315,6 +320,9 @@ impl Session {
                 }
             }
             Action::SetSchema(schema) => set_schema(schema)?,
+            // Nothing to do for a logged sequence (PostgreSQL's answer too); an unlogged one is
+            // kept logged, as CREATE UNLOGGED TABLE keeps its table.
+            Action::SetLogged => {}
             Action::Options {
                 as_type,
                 restart,
