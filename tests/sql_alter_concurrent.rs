@@ -6,7 +6,7 @@
 
 mod common;
 
-use augur::{Session, StatementResult, Value};
+use augur::{Session, Value};
 
 use common::open_nosync as open;
 use common::{sql_code as code, sql_ok as ok, sql_rows as rows};

@@ -8,7 +8,7 @@
 
 mod common;
 
-use augur::{Session, StatementResult, TxStatus, Value};
+use augur::{Session, TxStatus, Value};
 
 use common::open_nosync as open;
 use common::{sql_code as code, sql_ok as ok, sql_rows as rows};
