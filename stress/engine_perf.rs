@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use augur::{ColumnDef, DataType, Database, IndexDef, Key, Options, TableDef, Value};
+use augur_bench::measure::page_faults;
 use clap::Parser;
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
@@ -171,16 +172,8 @@ fn random_text(k: i64, len: usize) -> String {
         .collect()
 }
 
-/// Page faults of this process so far: (minor, major).
-fn faults() -> (u64, u64) {
-    // SAFETY: getrusage fills the zeroed struct it is given; RUSAGE_SELF is always valid.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    (u.ru_minflt as u64, u.ru_majflt as u64)
-}
-
 fn since(f0: (u64, u64)) -> String {
-    let f = faults();
+    let f = page_faults();
     format!("{} minor + {} major page faults", f.0 - f0.0, f.1 - f0.1)
 }
 
@@ -244,7 +237,7 @@ fn hist_line(h: &Histogram<u64>) -> String {
 fn first_second(db: &Database, keys: &[i64], rng: &mut StdRng, what: &str) -> anyhow::Result<()> {
     let t = db.table("t")?;
     let tx = db.begin();
-    let f0 = faults();
+    let f0 = page_faults();
     let (mut idx, mut read) = (Histogram::<u64>::new(3)?, Histogram::<u64>::new(3)?);
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(1) {
@@ -311,7 +304,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
     // file copied into a fresh allocation (what loading the arrays onto the heap would cost at
     // least), once to warm the page cache and then timed.
     drop(std::fs::read(&path)?);
-    let f0 = faults();
+    let f0 = page_faults();
     let t0 = Instant::now();
     let copy = std::fs::read(&path)?;
     println!(
@@ -321,7 +314,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
     );
     drop(copy);
     for verify in [false, true] {
-        let f0 = faults();
+        let f0 = page_faults();
         let t0 = Instant::now();
         let (idx, _) = KeyIndex::open_image(&path, verify)?;
         let took = t0.elapsed();
@@ -336,7 +329,7 @@ fn index_only(n: u64, dir: &std::path::Path, seed: u64) -> anyhow::Result<()> {
             since(f0),
             idx.bytes().mapped >> 20
         );
-        let f0 = faults();
+        let f0 = page_faults();
         let mut h = Histogram::<u64>::new(3)?;
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(1) {
@@ -549,7 +542,7 @@ fn main() -> anyhow::Result<()> {
     if a.drop_caches {
         drop_caches()?;
     }
-    let f0 = faults();
+    let f0 = page_faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts.clone())?;
     print_open("after clean close", &db, t0.elapsed(), f0);
@@ -579,7 +572,7 @@ fn main() -> anyhow::Result<()> {
     if a.drop_caches {
         drop_caches()?;
     }
-    let f0 = faults();
+    let f0 = page_faults();
     let t0 = Instant::now();
     let db = Database::open(&dir, opts.clone())?;
     print_open("after unclean stop", &db, t0.elapsed(), f0);
@@ -771,7 +764,7 @@ fn main() -> anyhow::Result<()> {
                 std::fs::remove_file(e.path())?;
             }
         }
-        let f0 = faults();
+        let f0 = page_faults();
         let t0 = Instant::now();
         let db = Database::open(
             &dir,

@@ -72,6 +72,14 @@ pub fn disk_bytes(p: &Path) -> u64 {
     walk(p, &mut HashSet::new())
 }
 
+/// Page faults of this process so far: (minor, major).
+pub fn page_faults() -> (u64, u64) {
+    // SAFETY: getrusage fills the zeroed struct it is given; RUSAGE_SELF is always valid.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    (u.ru_minflt as u64, u.ru_majflt as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,19 +13,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use augur_bench::augur_side;
 use augur_bench::keys::Rng;
+use augur_bench::measure::page_faults;
 use augur_bench::stats::median;
 
 use super::{budget, new_hist, value_of, Child};
 use crate::systems::{self, SqliteConfig, System};
 use crate::{Args, Cell, FirstSecond, OpenRecord, OpenSplit};
-
-/// Page faults of this process so far: (minor, major).
-fn faults() -> (u64, u64) {
-    // SAFETY: getrusage fills the zeroed struct it is given; RUSAGE_SELF is always valid.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
-    (u.ru_minflt as u64, u.ru_majflt as u64)
-}
 
 /// What the checks of the first-second reads compare.
 const FIRST_SECOND_WHAT: &str =
@@ -75,7 +68,7 @@ impl Child<'_> {
         let mut hist = new_hist();
         let mut rng = Rng::new(seed);
         let (mut n, mut correct, mut total) = (0u64, 0u64, Duration::ZERO);
-        let f0 = faults();
+        let f0 = page_faults();
         let t0 = Instant::now();
         while t0.elapsed() < span {
             let k = keys[rng.below(keys.len())];
@@ -92,7 +85,7 @@ impl Child<'_> {
             };
             correct += u64::from(ok);
         }
-        let f1 = faults();
+        let f1 = page_faults();
         self.check(op, "n/a", FIRST_SECOND_WHAT, n, n, correct);
         let mean = total.as_secs_f64() * 1e6 / n.max(1) as f64;
         let r = self.row(op, "n/a", &[mean], Some(&hist));
