@@ -181,10 +181,13 @@ impl Table {
         self.ncols.store(def.columns.len(), Ordering::Release);
         let def = Arc::new(def);
         let mut slot = self.def.write();
-        let nullable = |d: &TableDef| d.columns.iter().map(|c| c.nullable).collect::<Vec<_>>();
         if slot.checks != def.checks
             || slot.foreign_keys != def.foreign_keys
-            || nullable(&slot) != nullable(&def)
+            || !slot
+                .columns
+                .iter()
+                .map(|c| c.nullable)
+                .eq(def.columns.iter().map(|c| c.nullable))
         {
             let stamp = CONSTRAINT_STAMP.fetch_add(1, Ordering::AcqRel) + 1;
             self.constraints_at.store(stamp, Ordering::Release);
